@@ -1,0 +1,107 @@
+"""Loading and validating the workflow config outside Snakemake (CLI checks, tests, benchmarks).
+
+Inside the workflow, rules/common.smk validates with the same schema via snakemake.utils.validate.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA_PATH = ROOT / "config" / "schema.yaml"
+DEFAULT_CONFIG_PATH = ROOT / "config" / "config.yaml"
+
+
+class ConfigError(ValueError):
+    """A config value is invalid; the message names the key and what is allowed."""
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    """Return base updated recursively by override (Snakemake's --configfile semantics)."""
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def validate(config: dict) -> dict:
+    """Validate in place against config/schema.yaml, fill defaults, raise ConfigError naming the key."""
+    from snakemake.utils import validate as sm_validate
+    from snakemake.exceptions import WorkflowError
+
+    try:
+        sm_validate(config, str(SCHEMA_PATH), set_default=True)
+    except WorkflowError as err:
+        raise ConfigError(explain_validation_error(err)) from None
+    check_semantics(config)
+    return config
+
+
+def explain_validation_error(err: Exception) -> str:
+    """Turn a jsonschema error wrapped by Snakemake into 'config key a.b: problem'."""
+    cause = err
+    for arg in getattr(err, "args", ()):
+        if hasattr(arg, "absolute_path"):
+            cause = arg
+    inner = getattr(err, "__cause__", None) or getattr(err, "__context__", None)
+    if inner is not None and hasattr(inner, "absolute_path"):
+        cause = inner
+    if hasattr(cause, "absolute_path"):
+        key = ".".join(str(p) for p in cause.absolute_path) or "(top level)"
+        allowed = _allowed(cause)
+        return f"invalid config key {key}: {cause.message}" + (f" (allowed: {allowed})" if allowed else "")
+    return f"invalid config: {err}"
+
+
+def _allowed(error: Any) -> str:
+    schema = getattr(error, "schema", {}) or {}
+    if "enum" in schema:
+        return ", ".join(map(str, schema["enum"]))
+    parts = []
+    for bound in ("minimum", "exclusiveMinimum", "maximum", "minItems"):
+        if bound in schema:
+            parts.append(f"{bound} {schema[bound]}")
+    if "type" in schema:
+        parts.append(f"type {schema['type']}")
+    return ", ".join(parts)
+
+
+def check_semantics(config: dict) -> None:
+    """Rules a JSON schema cannot say cleanly."""
+    server = config.get("server", {})
+    if server.get("backend") == "external" and not server.get("uri"):
+        raise ConfigError("invalid config key server.uri: required when server.backend is external "
+                          "(e.g. mongodb://user:password@host:27017/)")
+
+
+def load_config(*configfiles: str | Path, overrides: dict | None = None) -> dict:
+    """Defaults from config/config.yaml, then each file in order, then overrides; validated."""
+    config: dict = yaml.safe_load(DEFAULT_CONFIG_PATH.read_text()) or {}
+    for path in configfiles:
+        path = Path(path)
+        if path.resolve() == DEFAULT_CONFIG_PATH:
+            continue
+        if not path.exists():
+            raise ConfigError(f"config file {path} does not exist")
+        config = deep_merge(config, yaml.safe_load(path.read_text()) or {})
+    if overrides:
+        config = deep_merge(config, overrides)
+    return validate(config)
+
+
+def config_hash(config: dict) -> str:
+    """Stable short hash of a config (key order does not matter); credentials are not part of it."""
+    scrubbed = copy.deepcopy(config)
+    if isinstance(scrubbed.get("server"), dict) and scrubbed["server"].get("uri"):
+        from costlab.server.provenance import redact_uri
+        scrubbed["server"]["uri"] = redact_uri(scrubbed["server"]["uri"])
+    canonical = json.dumps(scrubbed, sort_keys=True, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]

@@ -1,0 +1,99 @@
+"""The binary backend: a mongod process on this machine, bound to 127.0.0.1 on a free port."""
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+from collections import deque
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import portpicker
+from pymongo import MongoClient
+
+from costlab.server.errors import ServerUnavailable
+from costlab.server.profiles import Profile
+from costlab.server.readiness import ensure_primary, wait_until_ready
+
+STOP_GRACE_S = 30
+
+
+def find_mongod(configured: str | None) -> str | None:
+    """The mongod to run: server.mongod if set (must exist), else the one on PATH, else None."""
+    if configured:
+        path = shutil.which(configured) or (configured if os.access(configured, os.X_OK) else None)
+        if path is None:
+            raise ServerUnavailable(f"server.mongod is {configured!r}, which is not an executable file")
+        return path
+    return shutil.which("mongod")
+
+
+def mongod_command(mongod: str, profile: Profile, port: int, data_dir: Path, log_path: Path) -> list[str]:
+    return [mongod, "--port", str(port), "--bind_ip", "127.0.0.1", "--dbpath", str(data_dir),
+            "--logpath", str(log_path), *profile.mongod_args()]
+
+
+def applied_options(profile: Profile) -> dict:
+    return {
+        "wiredTigerCacheSizeGB": profile.cache_size_gb if profile.cache_size_gb is not None else "server default",
+        # A process on the host shares the host's memory and file cache: the limit is not enforced.
+        "memory_limit_bytes": "not applied (binary backend)" if profile.memory_limit_bytes else "none",
+        "replica_set": profile.replica_set or "none (standalone)",
+    }
+
+
+def _die_with_parent() -> None:
+    """In the child: ask Linux to SIGTERM mongod if this Python process dies without cleaning up."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        with open(path, errors="replace") as fh:
+            return "".join(deque(fh, maxlen=lines))
+    except OSError:
+        return f"(no log at {path})"
+
+
+def stop_process(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:
+    """SIGTERM (mongod shuts down cleanly on it), then SIGKILL after grace_s."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@contextmanager
+def run_binary(profile: Profile, data_dir: Path, mongod: str, timeout_s: float) -> Iterator[tuple[MongoClient, str, dict]]:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port = portpicker.pick_unused_port()
+    log_path = data_dir / "mongod.log"
+    console_path = data_dir / "mongod.console.log"
+    cmd = mongod_command(mongod, profile, port, data_dir, log_path)
+    with open(console_path, "ab") as console:
+        proc = subprocess.Popen(cmd, stdout=console, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                preexec_fn=_die_with_parent)
+    client = None
+    try:
+        uri = f"mongodb://127.0.0.1:{port}/?directConnection=true"
+        client = MongoClient(uri, serverSelectionTimeoutMS=2000)
+        wait_until_ready(client, timeout_s, lambda: proc.poll() is None,
+                         lambda: _tail(log_path) + _tail(console_path))
+        if profile.replica_set:
+            ensure_primary(client, profile.replica_set, f"127.0.0.1:{port}", timeout_s)
+        applied = applied_options(profile) | {"pid": proc.pid, "command": cmd}
+        yield client, uri, applied
+    finally:
+        if client is not None:
+            client.close()
+        stop_process(proc)

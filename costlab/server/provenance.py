@@ -1,0 +1,138 @@
+"""Provenance: who, what and where for every measuring job, written beside its results.
+
+A URI's credentials never appear: redact_uri drops the password and secret-looking options.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import costlab
+from costlab.config import ROOT, config_hash
+
+if TYPE_CHECKING:
+    from costlab.server import RunningServer
+
+STAND_IN_PROCESS = "secantus"
+SECRET_OPTION_WORDS = ("password", "secret", "token", "key")
+
+
+def redact_uri(uri: str) -> str:
+    """The URI without password (user name kept) and without options whose names look secret."""
+    parts = urlsplit(uri)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, hosts = netloc.rsplit("@", 1)
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user}@{hosts}" if user else hosts
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+             if not any(word in k.lower() for word in SECRET_OPTION_WORDS)
+             and not any(word in v.lower() for word in ("aws_session_token",))]
+    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe=",:"), parts.fragment))
+
+
+def server_kind(server_status: dict) -> str:
+    """'stand-in' for SecantusDB, else the process name (mongod / mongos)."""
+    process = str(server_status.get("process", "")).lower()
+    if process == STAND_IN_PROCESS:
+        return "stand-in"
+    return process or "unknown"
+
+
+def host_info() -> dict:
+    import psutil
+
+    cpu_model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "hostname": platform.node(),
+        "cpu_model": cpu_model,
+        "cpu_cores_logical": os.cpu_count(),
+        "cpu_cores_physical": psutil.cpu_count(logical=False),
+        "memory_bytes": psutil.virtual_memory().total,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def costlab_git_commit() -> str | None:
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                                timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+        return commit + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def server_description(client) -> dict:
+    """Version, git version, storage engine and kind, from buildInfo and serverStatus."""
+    build = client.admin.command("buildInfo")
+    status = client.admin.command("serverStatus")
+    hello = client.admin.command("hello")
+    return {
+        "version": build.get("version"),
+        "git_version": build.get("gitVersion"),
+        "storage_engine": (status.get("storageEngine") or {}).get("name"),
+        "process": status.get("process"),
+        "server_kind": server_kind(status),
+        "replica_set": hello.get("setName"),
+    }
+
+
+def collect_provenance(server: "RunningServer", config: dict, started_at: datetime, ended_at: datetime,
+                       job: str, extra: dict | None = None) -> dict:
+    description = server_description(server.client)
+    record: dict[str, Any] = {
+        "job": job,
+        "server": description | {"uri": redact_uri(server.uri)},
+        "server_kind": description["server_kind"],
+        "backend": server.backend,
+        "profile": server.profile.name,
+        "applied_options": server.applied,
+        "host": host_info(),
+        "config_hash": config_hash(config),
+        "costlab_version": costlab.__version__,
+        "costlab_commit": costlab_git_commit(),
+        "started_at": started_at.isoformat(),
+        "ended_at": ended_at.isoformat(),
+    }
+    if extra:
+        record["extra"] = extra
+    return record
+
+
+def write_json_atomic(path: Path, record: dict) -> None:
+    """Write JSON through a temporary file and a rename, so a half-written file never exists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(record, fh, indent=2, sort_keys=True, default=str)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_provenance(path: str | Path) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def is_stand_in(record: dict) -> bool:
+    return record.get("server_kind") == "stand-in"

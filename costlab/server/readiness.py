@@ -1,0 +1,53 @@
+"""Waiting for a started server: ping with a deadline, then (replica set) initiate and wait for primary."""
+from __future__ import annotations
+
+from typing import Callable
+
+from pymongo import MongoClient
+from pymongo.errors import OperationFailure, PyMongoError
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
+
+from costlab.server.errors import ServerStartError
+
+
+class _NotYet(Exception):
+    pass
+
+
+def wait_until_ready(client: MongoClient, timeout_s: float, still_running: Callable[[], bool],
+                     last_log: Callable[[], str]) -> None:
+    """Ping until the server answers or timeout_s passes; a server that exits fails at once."""
+
+    def attempt() -> None:
+        if not still_running():
+            raise ServerStartError(f"the server exited before it answered ping; last log lines:\n{last_log()}")
+        try:
+            client.admin.command("ping")
+        except PyMongoError as err:
+            raise _NotYet(str(err)) from err
+
+    try:
+        for try_ in Retrying(stop=stop_after_delay(timeout_s), wait=wait_fixed(0.2),
+                             retry=retry_if_exception_type(_NotYet), reraise=True):
+            with try_:
+                attempt()
+    except _NotYet as err:
+        raise ServerStartError(f"the server did not answer ping within {timeout_s:g} s ({err}); "
+                               f"last log lines:\n{last_log()}") from None
+
+
+def ensure_primary(client: MongoClient, replica_set: str, member_host: str, timeout_s: float) -> None:
+    """Initiate a one-node replica set (unless it already is one) and wait until it is primary."""
+    hello = client.admin.command("hello")
+    if not hello.get("setName"):
+        try:
+            client.admin.command("replSetInitiate",
+                                 {"_id": replica_set, "members": [{"_id": 0, "host": member_host}]})
+        except OperationFailure as err:
+            if err.code != 23:  # AlreadyInitialized: a data directory reused from an earlier run
+                raise
+    for try_ in Retrying(stop=stop_after_delay(timeout_s), wait=wait_fixed(0.2),
+                         retry=retry_if_exception_type(_NotYet), reraise=True):
+        with try_:
+            if not client.admin.command("hello").get("isWritablePrimary"):
+                raise _NotYet("not primary yet")

@@ -1,0 +1,1 @@
+# Study appversions: rules are added by its own issue.

@@ -1,0 +1,1 @@
+# Study arraygrowth: rules are added by its own issue.

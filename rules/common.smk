@@ -1,0 +1,22 @@
+# Config validation (before any job runs), shared helpers and the `mongod` resource.
+from costlab.config import validate as validate_config
+
+# Raises ConfigError naming the key and what is allowed; Snakemake stops before any job.
+validate_config(config)
+
+# Each study's .smk appends the files `all` should build when the study is enabled.
+ALL_TARGETS = []
+
+
+def study_enabled(study):
+    return study in config["studies"]
+
+
+def add_targets(study, *paths):
+    """Register files for `all`, only if the study is enabled in config['studies']."""
+    if study_enabled(study):
+        ALL_TARGETS.extend(paths)
+
+
+# Measuring rules declare resources: mongod=1; profiles/default caps it at 1 so timings never overlap.
+MONGOD = 1

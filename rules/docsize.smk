@@ -1,0 +1,1 @@
+# Study docsize: rules are added by its own issue.

@@ -1,0 +1,1 @@
+# Study flatnested: rules are added by its own issue.

@@ -1,0 +1,1 @@
+# The report: rules are added by its own issue.

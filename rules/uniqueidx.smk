@@ -1,0 +1,1 @@
+# Study uniqueidx: rules are added by its own issue.

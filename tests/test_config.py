@@ -1,0 +1,54 @@
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from costlab.config import ROOT, ConfigError, load_config
+
+
+def test_defaults_are_filled_in():
+    config = load_config()
+    assert config["server"]["backend"] == "auto"
+    assert config["server"]["image"] == "mongo:8.0"
+    assert config["docsize"]["sizes_kb"] == [1, 4, 16, 64]
+
+
+@pytest.mark.parametrize("override, key, allowed", [
+    ({"server": {"backend": "podman"}}, "server.backend", "auto, docker, binary, external"),
+    ({"docsize": {"sizes_kb": [1, -4]}}, "docsize.sizes_kb", "minimum"),
+    ({"appversions": {"events_per_year": "lots"}}, "appversions.events_per_year", "integer"),
+    ({"appversions": {"versions": ["appV9"]}}, "appversions.versions", "appV1"),
+    ({"server": {"backend": "external"}}, "server.uri", "required"),
+])
+def test_invalid_config_names_key_and_what_is_allowed(override, key, allowed):
+    with pytest.raises(ConfigError) as err:
+        load_config(overrides=override)
+    assert key in str(err.value) and allowed in str(err.value)
+
+
+def test_every_config_file_is_valid():
+    for path in sorted((ROOT / "config").glob("*.yaml")):
+        if path.name != "schema.yaml":
+            load_config(path)
+
+
+def test_snakemake_rejects_invalid_config_before_any_job(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"docsize": {"docs_per_collection": -5}}))
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--configfile", str(bad)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0
+    assert "docsize.docs_per_collection" in result.stderr + result.stdout
+
+
+def test_make_all_fails_fast_with_one_line_without_a_server(tmp_path):
+    import shutil
+    (tmp_path / "bash").symlink_to(shutil.which("bash"))  # a PATH with bash but no mongod
+    env = {"PATH": str(tmp_path), "DOCKER_HOST": "unix:///nonexistent/docker.sock", "HOME": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-m", "costlab.server.check", "--configfile",
+                             str(ROOT / "config" / "config.yaml")], cwd=ROOT, capture_output=True,
+                            text=True, env=env, timeout=60)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "server.backend: external" in lines[0]

@@ -1,0 +1,63 @@
+"""The docker backend's container spec as data, and its error when no engine answers."""
+from pathlib import Path
+
+import pytest
+
+from costlab.server import ServerUnavailable, resolve_backend
+from costlab.server.docker_backend import CONTAINER_PORT, LABEL, container_spec, engine_client
+from costlab.server.profiles import GIB, get_profile
+
+
+def spec(profile="standalone", data_dir=Path("/tmp/costlab-data")):
+    return container_spec(get_profile(profile), "mongo:8.0", data_dir, uid=1234, gid=567, run_id="abc", owner_pid=42)
+
+
+def test_port_published_on_loopback_only():
+    assert spec()["ports"] == {CONTAINER_PORT: ("127.0.0.1", None)}
+
+
+def test_data_directory_bind_mounted_and_runs_as_caller():
+    s = spec(data_dir=Path("/tmp/costlab-data"))
+    assert s["volumes"] == {"/tmp/costlab-data": {"bind": "/data/db", "mode": "rw"}}
+    assert s["user"] == "1234:567"
+    assert s["image"] == "mongo:8.0"
+
+
+def test_small_cache_profile_limits_memory_and_cache():
+    s = spec("standalone-small-cache")
+    assert s["mem_limit"] == 1 * GIB and s["memswap_limit"] == 1 * GIB
+    assert s["command"][s["command"].index("--wiredTigerCacheSizeGB") + 1] == "0.25"
+
+
+def test_default_profile_sets_no_limits():
+    s = spec("standalone")
+    assert "mem_limit" not in s
+    assert "--wiredTigerCacheSizeGB" not in s["command"]
+
+
+def test_replica_set_profile_names_the_set():
+    s = spec("replset-1")
+    assert s["command"][s["command"].index("--replSet") + 1] == "rs0"
+
+
+def test_every_container_is_labelled_for_cleanup():
+    s = spec()
+    assert s["labels"][LABEL] == "1"
+    assert s["labels"][f"{LABEL}.owner_pid"] == "42"
+    assert s["name"].startswith("costlab-")
+
+
+def test_no_engine_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(ServerUnavailable, match="no Docker engine answers"):
+        engine_client(timeout_s=1)
+
+
+def test_auto_without_docker_or_mongod_says_what_to_do(monkeypatch, tmp_path):
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ServerUnavailable) as err:
+        resolve_backend({"backend": "auto", "mongod": None})
+    message = str(err.value)
+    assert "\n" not in message
+    assert "server.backend: external" in message and "server.uri" in message and "Docker" in message
