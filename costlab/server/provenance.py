@@ -8,13 +8,13 @@ import json
 import os
 import platform
 import subprocess
-import tempfile
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import costlab
+from costlab.io import atomic_path
 from costlab.config import ROOT, config_hash
 
 if TYPE_CHECKING:
@@ -118,16 +118,8 @@ def collect_provenance(server: "RunningServer", config: dict, started_at: dateti
 
 def write_json_atomic(path: Path, record: dict) -> None:
     """Write JSON through a temporary file and a rename, so a half-written file never exists."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(record, fh, indent=2, sort_keys=True, default=str)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
 
 
 def read_provenance(path: str | Path) -> dict:

@@ -1,0 +1,1 @@
+"""Figures, tables and the HTML report."""

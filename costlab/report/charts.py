@@ -1,0 +1,42 @@
+"""Shared figure helpers: one look across studies, PNG+SVG export, the stand-in label.
+
+Studies build their altair charts and call save_chart(); colours for recurring categories
+come from the scales here so a query shape / profile / version has one colour everywhere.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import altair as alt
+
+from costlab.io import atomic_path
+
+STAND_IN_LABEL = "stand-in server — not a MongoDB measurement"
+
+# One colour per recurring category, across all figures.
+PROFILE_COLORS = {"standalone": "#4c78a8", "standalone-small-cache": "#f58518", "replset-1": "#54a24b"}
+PUBLISHED_COLOR = "#222222"
+
+
+def color_scale(mapping: dict[str, str]) -> alt.Scale:
+    return alt.Scale(domain=list(mapping), range=list(mapping.values()))
+
+
+def titled(chart: alt.TopLevelMixin, title: str, stand_in: bool = False, subtitle: str | None = None):
+    """Set the chart title; a stand-in result always carries the label as its subtitle."""
+    lines = [s for s in (STAND_IN_LABEL if stand_in else None, subtitle) if s]
+    return chart.properties(title=alt.TitleParams(title, subtitle=lines or None,
+                                                   subtitleColor="#b00020" if stand_in else "#555"))
+
+
+def save_chart(chart: alt.TopLevelMixin, *paths: str | Path, scale_factor: float = 2.0) -> None:
+    """Save to each path by its suffix (.png, .svg, .html with inline JS), atomically."""
+    for path in map(Path, paths):
+        with atomic_path(path) as tmp:
+            fmt = path.suffix.lstrip(".")
+            if fmt == "png":
+                chart.save(str(tmp), format="png", scale_factor=scale_factor)
+            elif fmt == "html":
+                chart.save(str(tmp), format="html", inline=True)
+            else:
+                chart.save(str(tmp), format=fmt)
