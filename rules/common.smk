@@ -4,8 +4,10 @@ from costlab.config import validate as validate_config
 # Raises ConfigError naming the key and what is allowed; Snakemake stops before any job.
 validate_config(config)
 
-# Each study's .smk appends the files `all` should build when the study is enabled.
+# Each study's .smk appends the files `all` should build when the study is enabled;
+# STUDY_TARGETS keeps them per study for the report.
 ALL_TARGETS = []
+STUDY_TARGETS = {}
 
 
 def study_enabled(study):
@@ -16,6 +18,7 @@ def add_targets(study, *paths):
     """Register files for `all`, only if the study is enabled in config['studies']."""
     if study_enabled(study):
         ALL_TARGETS.extend(paths)
+        STUDY_TARGETS.setdefault(study, []).extend(paths)
 
 
 # Measuring rules declare resources: mongod=1; profiles/default caps it at 1 so timings never overlap.
