@@ -25,7 +25,8 @@ def color_scale(mapping: dict[str, str]) -> alt.Scale:
 def titled(chart: alt.TopLevelMixin, title: str, stand_in: bool = False, subtitle: str | None = None):
     """Set the chart title; a stand-in result always carries the label as its subtitle."""
     lines = [s for s in (STAND_IN_LABEL if stand_in else None, subtitle) if s]
-    return chart.properties(title=alt.TitleParams(title, subtitle=lines or None,
+    # Vega-Lite rejects subtitle=None: leave it Undefined when there is no subtitle line.
+    return chart.properties(title=alt.TitleParams(title, subtitle=lines or alt.Undefined,
                                                    subtitleColor="#b00020" if stand_in else "#555"))
 
 
