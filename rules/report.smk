@@ -1,1 +1,26 @@
-# The report: rules are added by its own issue.
+# The report: results/report.html, one self-contained offline page with every study's header
+# (server, host, scale, config), figures, tables and published-vs-reproduced table.
+# Included LAST in the Snakefile: STUDY_TARGETS holds what every enabled study registered.
+from pathlib import Path
+
+from costlab.config import config_hash as _config_hash
+
+REPORT_INPUTS = list(dict.fromkeys(path for paths in STUDY_TARGETS.values() for path in paths))
+ALL_TARGETS.append("results/report.html")
+
+
+rule report:
+    input:
+        REPORT_INPUTS,
+    output:
+        "results/report.html",
+    params:
+        # What each study registered decides what its section shows; a config change rebuilds the page.
+        study_targets={study: list(paths) for study, paths in STUDY_TARGETS.items()},
+        studies=config["studies"],
+        config_hash=_config_hash(config),
+        captions_dir=str(Path(workflow.basedir) / "rules" / "captions"),
+    log:
+        "results/logs/report.log",
+    script:
+        "../scripts/report_html.py"

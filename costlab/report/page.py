@@ -1,0 +1,590 @@
+"""The HTML report: one self-contained page (no network) with every study's header, figures and tables.
+
+Figures are embedded as their Vega-Lite spec (.vl.json) and drawn by the Vega/Vega-Lite/vega-embed
+JavaScript that vl-convert bundles offline, inlined once; a figure without a spec falls back to its
+inline SVG, then to its PNG as a data URI. A study that is disabled or has no results is a
+"not run" section with the command that runs it, never an error.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+import polars as pl
+
+from costlab.config import ROOT, config_hash
+from costlab.io import atomic_path
+from costlab.report.charts import STAND_IN_LABEL
+from costlab.report.studies import STUDIES, StudyInfo
+from costlab.server.provenance import is_stand_in, read_provenance, redact_uri
+
+PUBLISHED_TABLE = "published_vs_reproduced"
+PUBLISHED_COLUMNS = ("finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind")
+MAX_TABLE_ROWS = 200
+RUN_COMMAND = ".venv/bin/snakemake --profile profiles/default results/report.html"
+
+
+# ---------------------------------------------------------------- what a section holds
+
+@dataclass
+class FigureItem:
+    name: str
+    caption: str | None           # HTML
+    spec: dict | None = None      # Vega-Lite
+    svg: str | None = None
+    png: Path | None = None
+    files: dict[str, Path] = field(default_factory=dict)  # suffix -> path on disk
+    stand_in: bool = False
+
+
+@dataclass
+class TableItem:
+    name: str
+    path: Path
+    frame: pl.DataFrame
+    caption: str | None
+    stand_in: bool
+
+
+@dataclass
+class StudySection:
+    info: StudyInfo
+    enabled: bool
+    has_rules: bool
+    provenance: list[dict] = field(default_factory=list)
+    figures: list[FigureItem] = field(default_factory=list)
+    tables: list[TableItem] = field(default_factory=list)
+    model_tables: list[TableItem] = field(default_factory=list)  # server-free numbers (results/<study>/model/)
+    published: TableItem | None = None
+    missing: list[Path] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def has_results(self) -> bool:
+        return bool(self.provenance or self.figures or self.tables or self.model_tables or self.published)
+
+    @property
+    def stand_in(self) -> bool:
+        return (any(is_stand_in(r) for r in self.provenance) or any(f.stand_in for f in self.figures)
+                or any(t.stand_in for t in self.tables) or bool(self.published and self.published.stand_in))
+
+
+@dataclass
+class ReportSummary:
+    path: Path
+    studies: dict[str, str]       # study -> "shown" / "disabled" / "no results"
+    stand_in: bool
+    problems: list[str]
+    seconds: float
+
+
+# ---------------------------------------------------------------- config
+
+def flatten(mapping: dict, prefix: str = "") -> dict[str, Any]:
+    """{'a': {'b': 1}} -> {'a.b': 1}; lists stay values."""
+    flat: dict[str, Any] = {}
+    for key, value in mapping.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            flat.update(flatten(value, dotted + "."))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def _shown_value(key: str, value: Any) -> Any:
+    if key.endswith("uri") and isinstance(value, str):
+        return redact_uri(value)
+    return value
+
+
+def config_differences(config: dict, defaults: dict) -> list[tuple[str, Any, Any]]:
+    """(dotted key, default, value) for every key whose value differs from the default; URIs redacted."""
+    current, default = flatten(config), flatten(defaults)
+    rows = []
+    for key in sorted(set(current) | set(default)):
+        if current.get(key, None) != default.get(key, None):
+            rows.append((key, _shown_value(key, default.get(key)), _shown_value(key, current.get(key))))
+    return rows
+
+
+def default_config() -> dict:
+    """config/config.yaml with the schema's defaults filled in, as a run without --configfile sees it."""
+    from costlab.config import load_config
+
+    return load_config()
+
+
+# ---------------------------------------------------------------- reading one study
+
+def caption_html(captions_dir: Path | None, study: str, name: str) -> str | None:
+    """rules/captions/<study>_<name>.rst as HTML (inline ``code``, *emphasis*, paragraphs)."""
+    if captions_dir is None:
+        return None
+    path = Path(captions_dir) / f"{study}_{name}.rst"
+    if not path.exists():
+        return None
+    text = html.escape(path.read_text().strip())
+    text = re.sub(r"``(.+?)``", r"<code>\1</code>", text)
+    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
+    text = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*", r"<em>\1</em>", text)
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip()]
+    return "".join(f"<p>{p}</p>" for p in paragraphs)
+
+
+def _figure_name(path: Path) -> str:
+    name = path.name
+    return name[: -len(".vl.json")] if name.endswith(".vl.json") else path.stem
+
+
+def _classify(paths: Iterable[Path], study_dir: Path) -> dict[str, list[Path]]:
+    kinds: dict[str, list[Path]] = {"tables": [], "model": [], "figures": [], "provenance": []}
+    for path in paths:
+        try:
+            part = path.resolve().relative_to(study_dir.resolve()).parts[0]
+        except (ValueError, IndexError):
+            continue
+        if part in ("tables", "model") and path.suffix == ".csv":
+            kinds[part].append(path)
+        elif part == "figures" and (path.name.endswith(".vl.json") or path.suffix in (".svg", ".png")):
+            kinds["figures"].append(path)
+        elif part == "provenance" and path.suffix == ".json":
+            kinds["provenance"].append(path)
+    return kinds
+
+
+def _spec_mentions_stand_in(spec: dict) -> bool:
+    return STAND_IN_LABEL in json.dumps(spec, ensure_ascii=False)
+
+
+def read_table(path: Path, study: str, captions_dir: Path | None) -> TableItem:
+    frame = pl.read_csv(path, infer_schema_length=10000)
+    stand_in = "server_kind" in frame.columns and frame["server_kind"].cast(pl.Utf8).eq("stand-in").any()
+    return TableItem(path.stem, path, frame, caption_html(captions_dir, study, path.stem), bool(stand_in))
+
+
+def collect_study(study: str, results_dir: Path, config: dict, registered: list[str] | None,
+                  captions_dir: Path | None) -> StudySection:
+    """Read what one study produced. `registered` = its add_targets paths (None: scan its folders)."""
+    info = STUDIES[study]
+    study_dir = Path(results_dir) / study
+    section = StudySection(info, enabled=study in config.get("studies", []), has_rules=True)
+    if not section.enabled:
+        return section
+    if registered is None:
+        candidates = [p for sub in ("tables", "model", "figures", "provenance") for p in sorted((study_dir / sub).glob("*"))]
+    else:
+        candidates = [Path(p) for p in registered]
+        section.missing = [p for p in candidates if not p.exists()]
+        candidates = [p for p in candidates if p.exists()]
+    kinds = _classify(candidates, study_dir)
+    if registered is not None and not kinds["provenance"] and (study_dir / "provenance").is_dir():
+        # A study that did not register its provenance files still has them beside its results.
+        kinds["provenance"] = sorted((study_dir / "provenance").glob("*.json"))
+
+    for path in dict.fromkeys(kinds["provenance"]):
+        try:
+            section.provenance.append(read_provenance(path) | {"_path": str(path)})
+        except (OSError, ValueError) as err:
+            section.problems.append(f"provenance {path} unreadable: {err}")
+
+    for path in dict.fromkeys(kinds["tables"]):
+        try:
+            table = read_table(path, study, captions_dir)
+        except Exception as err:  # a broken CSV is shown as a problem, the rest of the page still renders
+            section.problems.append(f"table {path} unreadable: {err}")
+            continue
+        if "server_kind" not in table.frame.columns:
+            section.problems.append(f"table {path.name} has no server_kind column (the results contract needs one)")
+        if table.name == PUBLISHED_TABLE:
+            absent = [c for c in PUBLISHED_COLUMNS if c not in table.frame.columns]
+            if absent:
+                section.problems.append(f"{path.name} lacks column(s) {', '.join(absent)}; "
+                                        f"expected {', '.join(PUBLISHED_COLUMNS)}")
+            section.published = table
+        else:
+            section.tables.append(table)
+
+    for path in dict.fromkeys(kinds["model"]):
+        try:
+            section.model_tables.append(read_table(path, study, captions_dir))
+        except Exception as err:
+            section.problems.append(f"model table {path} unreadable: {err}")
+
+    figures: dict[str, FigureItem] = {}
+    for path in kinds["figures"]:
+        name = _figure_name(path)
+        item = figures.setdefault(name, FigureItem(name, caption_html(captions_dir, study, name)))
+        suffix = ".vl.json" if path.name.endswith(".vl.json") else path.suffix
+        item.files[suffix] = path
+    study_stand_in = any(is_stand_in(r) for r in section.provenance)
+    for item in figures.values():
+        try:
+            if ".vl.json" in item.files:
+                item.spec = json.loads(item.files[".vl.json"].read_text())
+            elif ".svg" in item.files:
+                item.svg = re.sub(r"^<\?xml[^>]*>\s*", "", item.files[".svg"].read_text())
+            elif ".png" in item.files:
+                item.png = item.files[".png"]
+        except (OSError, ValueError) as err:
+            section.problems.append(f"figure {item.name} unreadable: {err}")
+            continue
+        # Conservative: every figure of a study measured on the stand-in carries the banner.
+        item.stand_in = study_stand_in or (item.spec is not None and _spec_mentions_stand_in(item.spec)) \
+            or (item.svg is not None and STAND_IN_LABEL in item.svg)
+        section.figures.append(item)
+    return section
+
+
+# ---------------------------------------------------------------- HTML pieces
+
+def esc(value: Any) -> str:
+    return html.escape("" if value is None else str(value))
+
+
+def format_cell(value: Any) -> str:
+    if value is None:
+        return '<span class="na">—</span>'
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value != value:
+            return '<span class="na">NaN</span>'
+        if value.is_integer() and abs(value) >= 1e4:
+            return f"{value:,.0f}"
+        return f"{value:.4g}"
+    return esc(value)
+
+
+def table_html(frame: pl.DataFrame, css_class: str = "data") -> str:
+    shown = frame.head(MAX_TABLE_ROWS)
+    head = "".join(f"<th>{esc(c)}</th>" for c in shown.columns)
+    verdict_at = shown.columns.index("verdict") if "verdict" in shown.columns else None
+    rows = []
+    for row in shown.iter_rows():  # at most MAX_TABLE_ROWS rows
+        cells = []
+        for i, value in enumerate(row):
+            attrs = ""
+            if i == verdict_at and value is not None:
+                attrs = f' class="verdict {verdict_class(str(value))}"'
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                attrs = ' class="num"'
+            cells.append(f"<td{attrs}>{format_cell(value)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    more = (f'<p class="note">First {MAX_TABLE_ROWS} of {frame.height:,} rows.</p>'
+            if frame.height > MAX_TABLE_ROWS else "")
+    return (f'<div class="scroll"><table class="{css_class}"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>{more}')
+
+
+def verdict_class(verdict: str) -> str:
+    text = verdict.lower()
+    if "not comparable" in text or "stand-in" in text:
+        return "v-na"
+    if text.startswith("not") or "not reproduced" in text:
+        return "v-no"
+    if "reproduced" in text:
+        return "v-yes"
+    return "v-other"
+
+
+def _distinct(values: Iterable[Any]) -> str:
+    seen = [v for v in dict.fromkeys(values) if v not in (None, "")]
+    return ", ".join(map(str, seen)) if seen else "—"
+
+
+def _gib(value: Any) -> str | None:
+    return f"{value / 2**30:.1f} GiB" if isinstance(value, (int, float)) else None
+
+
+def provenance_rows(records: list[dict]) -> list[tuple[str, str]]:
+    """The header's key facts, each the distinct values over the study's measuring jobs."""
+    servers = [r.get("server") or {} for r in records]
+    hosts = [r.get("host") or {} for r in records]
+    starts = sorted(r["started_at"] for r in records if r.get("started_at"))
+    ends = sorted(r["ended_at"] for r in records if r.get("ended_at"))
+    host_text = _distinct(
+        f"{h.get('cpu_model', '?')}, {h.get('cpu_cores_logical', '?')} logical cores, "
+        f"{_gib(h.get('memory_bytes')) or '? memory'}, {h.get('os', '?')}"
+        + (f" (host {h['hostname']})" if h.get("hostname") else "") for h in hosts)
+    return [
+        ("server kind", _distinct(r.get("server_kind") for r in records)),
+        ("server version", _distinct(s.get("version") for s in servers)),
+        ("git version", _distinct(s.get("git_version") for s in servers)),
+        ("storage engine", _distinct(s.get("storage_engine") for s in servers)),
+        ("backend", _distinct(r.get("backend") for r in records)),
+        ("profiles", _distinct(r.get("profile") for r in records)),
+        ("host", host_text),
+        ("measured", f"{starts[0]} … {ends[-1]}" if starts and ends else "—"),
+        ("costlab", _distinct(f"{r.get('costlab_version')} ({r.get('costlab_commit') or 'no git commit'})"
+                              for r in records)),
+    ]
+
+
+def jobs_table(records: list[dict]) -> str:
+    rows = []
+    for r in records:
+        applied = r.get("applied_options")
+        applied_text = ", ".join(f"{k}={v}" for k, v in applied.items()) if isinstance(applied, dict) else applied
+        rows.append({"job": r.get("job") or Path(r["_path"]).stem, "server_kind": r.get("server_kind"),
+                     "profile": r.get("profile"), "backend": r.get("backend"),
+                     "applied options": None if applied_text is None else str(applied_text),
+                     "started_at": r.get("started_at"), "ended_at": r.get("ended_at"),
+                     "config_hash": r.get("config_hash")})
+    return table_html(pl.DataFrame(rows, schema={k: pl.Utf8 for k in rows[0]}), "data jobs")
+
+
+def _dl(rows: list[tuple[str, str]]) -> str:
+    return "<dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
+
+
+def _value_text(value: Any) -> str:
+    return "null" if value is None else json.dumps(value) if isinstance(value, (list, dict)) else str(value)
+
+
+def config_block(study: str, config: dict, defaults: dict, records: list[dict]) -> str:
+    current_hash = config_hash(config)
+    hashes = sorted({r.get("config_hash") for r in records if r.get("config_hash")})
+    hash_text = f"<code>{esc(current_hash)}</code> (this report's config)"
+    if hashes and hashes != [current_hash]:
+        hash_text += ("; results measured with " + ", ".join(f"<code>{esc(h)}</code>" for h in hashes)
+                      + ' <span class="warn">differs: rerun the study to measure with this config</span>')
+    scale = config.get(study) or {}
+    default_scale = defaults.get(study) or {}
+    scale_text = ", ".join(
+        f'<code>{esc(k)}</code> = {esc(_value_text(v))}' + (" <span class=\"changed\">(changed)</span>"
+                                                           if default_scale.get(k, v) != v else "")
+        for k, v in scale.items()) or "the study has no config keys"
+    diffs = [d for d in config_differences(config, defaults) if d[0].split(".")[0] in (study, "server")]
+    diff_html = ("<table class=\"data diff\"><thead><tr><th>key</th><th>default</th><th>this run</th></tr></thead>"
+                 "<tbody>" + "".join(f"<tr><td><code>{esc(k)}</code></td><td>{esc(_value_text(d))}</td>"
+                                     f"<td>{esc(_value_text(v))}</td></tr>" for k, d, v in diffs)
+                 + "</tbody></table>") if diffs else "<p>all of this study's and the server's keys at their defaults</p>"
+    return _dl([("scale", scale_text), ("config hash", hash_text)]) + \
+        "<h4>Config values that differ from config/config.yaml</h4>" + diff_html
+
+
+def figure_html(study: str, item: FigureItem, out_dir: Path) -> str:
+    element_id = f"fig-{study}-{re.sub(r'[^A-Za-z0-9_-]', '-', item.name)}"
+    banner = f'<div class="figbanner">{esc(STAND_IN_LABEL)}</div>' if item.stand_in else ""
+    if item.spec is not None:
+        spec_json = json.dumps(item.spec).replace("<", "\\u003c")  # nothing in it can close the script tag
+        body = (f'<div class="vega" id="{element_id}"></div>'
+                f'<script type="application/json" data-figure="{element_id}">{spec_json}</script>')
+    elif item.svg is not None:
+        body = f'<div class="svg">{item.svg}</div>'
+    elif item.png is not None:
+        encoded = base64.b64encode(item.png.read_bytes()).decode()
+        body = f'<img alt="{esc(item.name)}" src="data:image/png;base64,{encoded}">'
+    else:
+        body = '<p class="warn">no drawable file</p>'
+    links = " · ".join(f'<a href="{esc(os.path.relpath(p, out_dir))}">{esc(suffix.lstrip("."))}</a>'
+                       for suffix, p in sorted(item.files.items()))
+    caption = item.caption or (f'<p class="warn">no caption: add rules/captions/{esc(study)}_{esc(item.name)}.rst</p>')
+    return (f'<figure id="{element_id}-box">{banner}{body}<figcaption><strong>{esc(item.name)}</strong> '
+            f'<span class="files">({links})</span>{caption}</figcaption></figure>')
+
+
+def table_block(study: str, item: TableItem, out_dir: Path, title: str | None = None) -> str:
+    banner = f'<div class="figbanner">{esc(STAND_IN_LABEL)}</div>' if item.stand_in else ""
+    caption = item.caption or ""
+    link = f'<a href="{esc(os.path.relpath(item.path, out_dir))}">{esc(item.path.name)}</a>'
+    heading = f"<h4>{esc(title or item.name)} <span class=\"files\">({link})</span></h4>"
+    return f'<div class="table-box">{heading}{banner}{caption}{table_html(item.frame)}</div>'
+
+
+def not_run_html(section: StudySection, config: dict) -> str:
+    study = section.info.name
+    if not section.enabled:
+        enabled = [s for s in STUDIES if s in config.get("studies", []) or s == study]
+        command = f".venv/bin/snakemake --profile profiles/default results/report.html --config 'studies={json.dumps(enabled)}'"
+        why = f"{study} is not in <code>studies</code> of this run's config."
+    elif not section.has_rules:
+        command = RUN_COMMAND
+        why = f"no workflow rules registered results for {study} in this checkout."
+    else:
+        command = RUN_COMMAND
+        why = f"{study} has no results yet."
+    return (f'<div class="notrun"><p><strong>not run</strong>: {why}</p>'
+            f"<p>Run it with:</p><pre>{esc(command)}</pre></div>")
+
+
+def section_html(section: StudySection, config: dict, defaults: dict, out_dir: Path) -> str:
+    info = section.info
+    study = info.name
+    status = "not run" if not section.has_results else ("stand-in" if section.stand_in else "measured")
+    parts = [f'<section class="study" id="study-{study}" data-study="{study}" data-status="{esc(status)}">',
+             f"<h2>{esc(study)}: {esc(info.title)} <span class=\"status s-{status.replace(' ', '-')}\">"
+             f"{esc(status)}</span></h2>",
+             f'<p class="source">Source: {esc(info.source)}</p>',
+             f"<p><strong>What was measured.</strong> {esc(info.measured)}</p>"]
+    if not section.has_results:
+        parts.append(not_run_html(section, config))
+        parts.append("</section>")
+        return "\n".join(parts)
+    if section.stand_in:
+        parts.append(f'<div class="banner small">{esc(STAND_IN_LABEL)}: results of this study came from '
+                     "the SecantusDB stand-in; its timings and storage sizes are not MongoDB's.</div>")
+    if section.problems:
+        parts.append('<div class="problems"><strong>Problems reading this study\'s results:</strong><ul>'
+                     + "".join(f"<li>{esc(p)}</li>" for p in section.problems) + "</ul></div>")
+    if section.missing:
+        parts.append('<div class="problems"><strong>Registered but not built yet:</strong><ul>'
+                     + "".join(f"<li><code>{esc(p)}</code></li>" for p in section.missing) + "</ul></div>")
+    parts.append('<div class="header-grid"><div><h3>Server and host</h3>')
+    if section.provenance:
+        parts.append(_dl([(k, esc(v)) for k, v in provenance_rows(section.provenance)]))
+    else:
+        parts.append("<p>No measuring job: this study's results are server-free.</p>")
+    parts.append("</div><div><h3>Config</h3>" + config_block(study, config, defaults, section.provenance)
+                 + "</div></div>")
+    if section.provenance:
+        parts.append("<details><summary>Measuring jobs (" + str(len(section.provenance)) + ")</summary>"
+                     + jobs_table(section.provenance) + "</details>")
+    parts.append("<h3>Published vs reproduced</h3>")
+    if section.published is not None:
+        parts.append('<p class="note">The verdict is about the finding, not absolute times, '
+                     "which depend on the machine.</p>")
+        parts.append(table_block(study, section.published, out_dir, "published vs reproduced"))
+    else:
+        parts.append(f'<p class="warn">No results/{esc(study)}/tables/{PUBLISHED_TABLE}.csv.</p>')
+    if section.figures:
+        parts.append("<h3>Figures</h3>")
+        parts.extend(figure_html(study, f, out_dir) for f in section.figures)
+    if section.tables:
+        parts.append("<h3>Tables</h3>")
+        parts.extend(table_block(study, t, out_dir) for t in section.tables)
+    if section.model_tables:
+        parts.append("<h3>Model (server-free numbers)</h3>")
+        parts.extend(table_block(study, t, out_dir) for t in section.model_tables)
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+CSS = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1200px;
+ padding:0 24px 48px;color:#222}
+h1{margin:24px 0 4px}h2{border-top:3px solid #4c78a8;padding-top:12px;margin-top:40px}
+h3{margin:20px 0 6px}h4{margin:14px 0 4px}
+code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px}
+pre{background:#f4f4f4;padding:8px 12px;overflow-x:auto}
+.banner{background:#b00020;color:#fff;padding:12px 16px;font-weight:600;margin:12px 0;border-radius:4px}
+.banner.small{font-weight:500}
+.figbanner{background:#fde7ea;color:#b00020;border-left:4px solid #b00020;padding:4px 10px;font-weight:600;
+ margin-bottom:6px}
+.status{font-size:13px;padding:2px 8px;border-radius:10px;vertical-align:middle;background:#ddd}
+.s-stand-in{background:#fde7ea;color:#b00020}.s-measured{background:#e3f1df;color:#2e6b22}
+.s-not-run{background:#eee;color:#666}
+.notrun{background:#f7f7f7;border:1px dashed #999;padding:8px 16px}
+.problems{background:#fff6e0;border-left:4px solid #f58518;padding:4px 12px;margin:8px 0}
+.warn{color:#9a5b00}.note{color:#555;font-size:13px}.source{color:#555;margin-top:-6px}
+.header-grid{display:grid;grid-template-columns:1fr 1fr;gap:24px}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:4px 0}dt{font-weight:600;color:#444}
+dd{margin:0}
+table.data{border-collapse:collapse;font-size:13px;margin:4px 0}
+table.data th,table.data td{border:1px solid #ccc;padding:3px 8px;text-align:left}
+table.data th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.scroll{overflow-x:auto;max-height:520px;overflow-y:auto}
+.verdict.v-yes{background:#e3f1df}.verdict.v-no{background:#fde7ea}.verdict.v-na{background:#eee;color:#555}
+figure{margin:16px 0;padding:12px;border:1px solid #e3e3e3;border-radius:4px}
+figcaption{margin-top:8px}figcaption p{margin:4px 0}.files{font-weight:normal;font-size:13px}
+.na{color:#999}.changed{color:#9a5b00;font-size:12px}
+nav ul{columns:2}
+"""
+
+SCRIPT = """
+document.querySelectorAll('script[type="application/json"][data-figure]').forEach(function (el) {
+  var target = document.getElementById(el.getAttribute('data-figure'));
+  vegaEmbed(target, JSON.parse(el.textContent), {actions: false, renderer: 'svg'}).catch(function (err) {
+    target.textContent = 'This figure could not be drawn: ' + err;
+  });
+});
+"""
+
+
+@lru_cache(maxsize=1)
+def vega_bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one script, from vl-convert (offline), matching altair's Vega-Lite."""
+    import altair as alt
+    import vl_convert as vlc
+
+    wanted = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    version = wanted if wanted in vlc.get_vegalite_versions() else None
+    return vlc.javascript_bundle(vl_version=version).replace("</script", "<\\/script")
+
+
+def render_page(sections: list[StudySection], config: dict, defaults: dict, out_dir: Path,
+                generated_at: datetime) -> str:
+    stand_in = any(s.stand_in for s in sections)
+    banner = (f'<div class="banner" id="stand-in-banner">{esc(STAND_IN_LABEL)}. Some results in this report come '
+              "from the SecantusDB stand-in used for testing: its timings and storage sizes say nothing about "
+              "MongoDB. Sections and figures concerned are marked.</div>") if stand_in else ""
+    nav = "<nav><ul>" + "".join(
+        f'<li><a href="#study-{s.info.name}">{esc(s.info.name)}</a>: {esc(s.info.title)} — '
+        f'{"not run" if not s.has_results else ("stand-in" if s.stand_in else "measured")}</li>'
+        for s in sections) + "</ul></nav>"
+    global_diffs = [d for d in config_differences(config, defaults) if d[0] == "studies"]
+    studies_note = (f"<p>Studies in this run: {esc(', '.join(config.get('studies', [])))}"
+                    + (" (default: all five)" if global_diffs else "") + ".</p>")
+    body = "\n".join(section_html(s, config, defaults, out_dir) for s in sections)
+    needs_js = any(f.spec is not None for s in sections for f in s.figures)
+    scripts = f"<script>{vega_bundle()}</script>\n<script>{SCRIPT}</script>" if needs_js else ""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>costlab report</title>
+<style>{CSS}</style></head>
+<body>
+<h1>costlab report</h1>
+<p class="note">Generated {esc(generated_at.isoformat(timespec='seconds'))} · config hash
+<code>{esc(config_hash(config))}</code> · published MongoDB studies reproduced on this machine.
+This page needs no network: figures are drawn by JavaScript included in the page.</p>
+{banner}
+{studies_note}
+{nav}
+{body}
+{scripts}
+</body></html>
+"""
+
+
+def build_report(results_dir: str | Path, out_path: str | Path, config: dict,
+                 study_targets: dict[str, list[str]] | None = None, captions_dir: str | Path | None = None,
+                 defaults: dict | None = None) -> ReportSummary:
+    """Write the report page for every known study and return what it showed.
+
+    study_targets: the paths each study registered with add_targets (Snakemake's STUDY_TARGETS);
+    None scans results/<study>/{tables,figures,provenance}/ instead (building outside Snakemake).
+    A study enabled in config but absent from study_targets has no rules yet.
+    """
+    started = time.perf_counter()
+    out_path = Path(out_path)
+    captions = Path(captions_dir) if captions_dir is not None else ROOT / "rules" / "captions"
+    defaults = default_config() if defaults is None else defaults
+    sections = []
+    for study in STUDIES:
+        registered = None if study_targets is None else study_targets.get(study)
+        if study_targets is not None and registered is None:
+            section = StudySection(STUDIES[study], enabled=study in config.get("studies", []), has_rules=False)
+        else:
+            section = collect_study(study, Path(results_dir), config, registered, captions)
+        sections.append(section)
+    page = render_page(sections, config, defaults, out_path.parent, datetime.now(timezone.utc))
+    with atomic_path(out_path) as tmp:
+        tmp.write_text(page, encoding="utf-8")
+    states = {s.info.name: ("disabled" if not s.enabled else "shown" if s.has_results else "no results")
+              for s in sections}
+    problems = [f"{s.info.name}: {p}" for s in sections for p in s.problems]
+    return ReportSummary(out_path, states, any(s.stand_in for s in sections), problems,
+                         time.perf_counter() - started)

@@ -1,0 +1,11 @@
+"""Snakemake entry point: write results/report.html from what the enabled studies registered."""
+from costlab.report.page import build_report
+
+summary = build_report("results", snakemake.output[0], dict(snakemake.config),  # noqa: F821 (Snakemake global)
+                       study_targets=snakemake.params.study_targets,  # noqa: F821
+                       captions_dir=snakemake.params.captions_dir)  # noqa: F821
+with open(snakemake.log[0], "w") as log:  # noqa: F821
+    states = ", ".join(f"{study}: {state}" for study, state in summary.studies.items())
+    log.write(f"wrote {summary.path} in {summary.seconds:.2f} s; stand-in results: {summary.stand_in}; {states}\n")
+    for problem in summary.problems:
+        log.write(f"warning: {problem}\n")

@@ -1,0 +1,268 @@
+"""The HTML report built from small synthetic results/ trees (no server, no Snakemake)."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import altair as alt
+import polars as pl
+import pytest
+
+from costlab.config import load_config
+from costlab.report.charts import STAND_IN_LABEL, save_chart, titled
+from costlab.report.page import build_report, config_differences, vega_bundle
+
+STUDY_NAMES = ["docsize", "appversions", "arraygrowth", "flatnested", "uniqueidx"]
+
+
+def provenance(kind: str, *, version: str, engine: str, backend: str, profile: str, cpu: str,
+               job: str, config_hash: str = "abc123") -> dict:
+    return {
+        "job": job,
+        "server": {"version": version, "git_version": "f00dfeed" + version, "storage_engine": engine,
+                   "process": "secantus" if kind == "stand-in" else kind, "server_kind": kind,
+                   "uri": "mongodb://127.0.0.1:27017/"},
+        "server_kind": kind, "backend": backend, "profile": profile,
+        "applied_options": {"wiredTigerCacheSizeGB": 0.25} if "small" in profile else {},
+        "host": {"hostname": "labhost", "cpu_model": cpu, "cpu_cores_logical": 8, "cpu_cores_physical": 4,
+                 "memory_bytes": 16 * 2**30, "os": "Linux-6.1-x86_64", "python": "3.11.9"},
+        "config_hash": config_hash, "costlab_version": "0.1.0", "costlab_commit": "1234abcd",
+        "started_at": "2026-11-30T10:00:00+00:00", "ended_at": "2026-11-30T10:05:00+00:00",
+    }
+
+
+def write_study(root: Path, study: str, kind: str, *, figure: str | None = "svg", cpu: str = "Fake CPU 9000",
+                version: str = "8.0.4", verdict: str = "reproduced") -> None:
+    base = root / "results" / study
+    for sub in ("tables", "figures", "provenance"):
+        (base / sub).mkdir(parents=True, exist_ok=True)
+    record = provenance(kind, version=version, engine="WiredTiger", backend="docker", profile="standalone",
+                        cpu=cpu, job=f"{study}_measure")
+    (base / "provenance" / f"{study}_measure.json").write_text(json.dumps(record))
+    pl.DataFrame({"size_kb": [1, 64], "p50_ms": [0.5, 12.25], "server_kind": [kind, kind]}).write_csv(
+        base / "tables" / "latency.csv")
+    pl.DataFrame({"finding": [f"{study} finding one"], "metric": ["ratio 64KB/1KB"], "unit": ["x"],
+                  "published": [30.0], "reproduced": [24.5], "ratio": [0.82], "verdict": [verdict],
+                  "server_kind": [kind]}).write_csv(base / "tables" / "published_vs_reproduced.csv")
+    chart = titled(alt.Chart(pl.DataFrame({"x": [1, 2], "y": [1.0, 3.0]})).mark_line().encode(
+        x=alt.X("x:Q", title="size (KB)"), y=alt.Y("y:Q", title="time (ms)")),
+        f"{study} latency", stand_in=kind == "stand-in")
+    figures = base / "figures"
+    if figure == "spec":
+        save_chart(chart, figures / "latency.png", figures / "latency.svg", figures / "latency.vl.json")
+    elif figure == "svg":
+        save_chart(chart, figures / "latency.svg")
+
+
+@pytest.fixture
+def captions(tmp_path) -> Path:
+    folder = tmp_path / "captions"
+    folder.mkdir()
+    (folder / "docsize_latency.rst").write_text("Look at the ``64 KB`` line. It rises *steeply*.\n")
+    (folder / "appversions_latency.rst").write_text("Version caption sentence one. Sentence two.\n")
+    return folder
+
+
+def smoke_config(**overrides) -> dict:
+    config = load_config(Path(__file__).resolve().parent.parent / "config" / "smoke.yaml",
+                         overrides=overrides or None)
+    return config
+
+
+@pytest.fixture
+def mixed_tree(tmp_path) -> Path:
+    """docsize on the stand-in (with a Vega-Lite spec), appversions and uniqueidx on mongod,
+    arraygrowth enabled without results, flatnested disabled."""
+    write_study(tmp_path, "docsize", "stand-in", figure="spec", version="0.9.0-secantus")
+    write_study(tmp_path, "appversions", "mongod", figure="svg")
+    write_study(tmp_path, "uniqueidx", "mongod", figure=None, verdict="not reproduced")
+    write_study(tmp_path, "flatnested", "mongod", figure="svg")  # results exist but the study is disabled
+    return tmp_path
+
+
+def build(tree: Path, config: dict, captions: Path | None, **kwargs) -> tuple[str, object]:
+    out = tree / "results" / "report.html"
+    summary = build_report(tree / "results", out, config, captions_dir=captions, **kwargs)
+    return out.read_text(), summary
+
+
+def section_of(page: str, study: str) -> str:
+    match = re.search(rf'<section class="study" id="study-{study}".*?</section>', page, re.S)
+    assert match, f"no section for {study}"
+    return match.group(0)
+
+
+@pytest.fixture
+def mixed_page(mixed_tree, captions) -> tuple[str, object]:
+    config = smoke_config(studies=["docsize", "appversions", "arraygrowth", "uniqueidx"])
+    return build(mixed_tree, config, captions)
+
+
+def test_every_study_has_a_section_with_its_state(mixed_page):
+    page, summary = mixed_page
+    assert re.findall(r'data-study="(\w+)"', page) == STUDY_NAMES
+    assert summary.studies == {"docsize": "shown", "appversions": "shown", "arraygrowth": "no results",
+                               "flatnested": "disabled", "uniqueidx": "shown"}
+    assert 'data-status="stand-in"' in section_of(page, "docsize")
+    assert 'data-status="measured"' in section_of(page, "appversions")
+
+
+def test_missing_and_disabled_studies_show_not_run_with_a_command(mixed_page):
+    page, _ = mixed_page
+    missing = section_of(page, "arraygrowth")
+    assert "not run" in missing and "has no results yet" in missing
+    assert ".venv/bin/snakemake" in missing
+    disabled = section_of(page, "flatnested")
+    assert "not run" in disabled and "not in <code>studies</code>" in disabled
+    # the command enables the study on top of the ones already enabled
+    command = re.search(r"<pre>(.*?)</pre>", disabled, re.S).group(1)
+    assert "flatnested" in command and "docsize" in command
+    # its results on disk are not shown: the run's config disabled it
+    assert "flatnested finding one" not in page
+
+
+def test_stand_in_banner_at_top_and_on_affected_figures_only(mixed_page):
+    page, summary = mixed_page
+    assert summary.stand_in
+    assert page.index('id="stand-in-banner"') < page.index('<section class="study"')
+    docsize, appversions = section_of(page, "docsize"), section_of(page, "appversions")
+    assert docsize.count('<div class="figbanner">') >= 2  # its figure and its tables
+    assert re.search(r'<figure id="fig-docsize-latency-box"><div class="figbanner">', docsize)
+    assert "<div class=\"figbanner\">" not in appversions and STAND_IN_LABEL not in appversions
+
+
+def test_no_banner_when_every_result_is_from_mongod(tmp_path, captions):
+    write_study(tmp_path, "docsize", "mongod", figure="spec")
+    write_study(tmp_path, "appversions", "mongod")
+    page, summary = build(tmp_path, smoke_config(), captions)
+    assert not summary.stand_in
+    assert 'id="stand-in-banner"' not in page and '<div class="figbanner">' not in page
+    assert STAND_IN_LABEL not in page
+
+
+def test_stand_in_table_without_provenance_still_raises_the_banner(tmp_path, captions):
+    # a server-free study whose table still says stand-in (e.g. computed from a stand-in run)
+    base = tmp_path / "results" / "uniqueidx" / "tables"
+    base.mkdir(parents=True)
+    pl.DataFrame({"case": ["nulls"], "outcome": ["E11000"], "server_kind": ["stand-in"]}).write_csv(
+        base / "cases.csv")
+    page, summary = build(tmp_path, smoke_config(), captions)
+    assert summary.stand_in and 'id="stand-in-banner"' in page
+
+
+def test_no_network_script_or_stylesheet_and_vega_inlined_once(mixed_page):
+    page, _ = mixed_page
+    assert not re.search(r"<script[^>]*\bsrc\s*=", page, re.I)
+    assert not re.search(r"<link[^>]*\bhref\s*=\s*[\"']?(https?:)?//", page, re.I)
+    assert not re.search(r"@import\s+(url\()?[\"']?(https?:)?//", page, re.I)
+    assert page.count(vega_bundle()) == 1
+    # the spec is embedded as data for vegaEmbed, not fetched
+    specs = re.findall(r'<script type="application/json" data-figure="([^"]+)">(.*?)</script>', page, re.S)
+    assert [name for name, _ in specs] == ["fig-docsize-latency"]
+    spec = json.loads(specs[0][1])
+    assert spec["title"]["text"] == "docsize latency" and "datasets" in spec
+
+
+def test_svg_only_figure_is_inlined(mixed_page):
+    page, _ = mixed_page
+    appversions = section_of(page, "appversions")
+    assert re.search(r'<div class="svg"><svg', appversions)
+    assert "<?xml" not in appversions
+
+
+def test_provenance_values_appear_in_the_header(mixed_page):
+    page, _ = mixed_page
+    docsize, appversions = section_of(page, "docsize"), section_of(page, "appversions")
+    for text in ("8.0.4", "f00dfeed8.0.4", "WiredTiger", "docker", "standalone", "Fake CPU 9000",
+                 "16.0 GiB", "2026-11-30T10:00:00+00:00", "2026-11-30T10:05:00+00:00"):
+        assert text in appversions, text
+    assert "0.9.0-secantus" in docsize and "stand-in" in docsize
+    assert "0.9.0-secantus" not in appversions
+
+
+def test_config_hash_and_differences_from_defaults(mixed_page):
+    page, _ = mixed_page
+    docsize = section_of(page, "docsize")
+    # smoke.yaml sets docsize.docs_per_collection 2000 and sizes_kb [1, 4]; defaults 50000 and [1, 4, 16, 64]
+    assert "<tr><td><code>docsize.docs_per_collection</code></td><td>50000</td><td>2000</td></tr>" in docsize
+    assert "<tr><td><code>docsize.sizes_kb</code></td><td>[1, 4, 16, 64]</td><td>[1, 4]</td></tr>" in docsize
+    # appversions' keys belong to its own section, not docsize's
+    assert "appversions.events_per_year" not in docsize
+    assert "appversions.events_per_year" in section_of(page, "appversions")
+    # the provenance was measured with another config hash than this report's: said so
+    assert "abc123" in docsize and "differs" in docsize
+
+
+def test_config_differences_redact_passwords():
+    defaults = load_config()
+    config = load_config(overrides={"server": {"backend": "external",
+                                               "uri": "mongodb://alice:s3cret@db.example:27017/"}})
+    diffs = {key: (default, value) for key, default, value in config_differences(config, defaults)}
+    assert diffs["server.backend"] == ("auto", "external")
+    assert diffs["server.uri"] == (None, "mongodb://alice@db.example:27017/")
+    assert "docsize.docs_per_collection" not in diffs
+
+
+def test_published_vs_reproduced_table_and_verdicts(mixed_page):
+    page, _ = mixed_page
+    docsize = section_of(page, "docsize")
+    pvr = re.search(r"<h3>Published vs reproduced</h3>(.*?)<h3>", docsize, re.S).group(1)
+    for header in ("finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"):
+        assert f"<th>{header}</th>" in pvr
+    assert "<td>docsize finding one</td>" in pvr
+    assert '<td class="num">24.5</td>' in pvr and '<td class="num">0.82</td>' in pvr
+    assert '<td class="verdict v-yes">reproduced</td>' in pvr
+    uniqueidx = section_of(page, "uniqueidx")
+    assert '<td class="verdict v-no">not reproduced</td>' in uniqueidx
+
+
+def test_captions_rendered_and_missing_caption_flagged(mixed_page):
+    page, _ = mixed_page
+    docsize = section_of(page, "docsize")
+    assert "<p>Look at the <code>64 KB</code> line. It rises <em>steeply</em>.</p>" in docsize
+    assert "Version caption sentence one. Sentence two." in section_of(page, "appversions")
+
+
+def test_registered_targets_drive_the_section(tmp_path, captions, monkeypatch):
+    write_study(tmp_path, "docsize", "stand-in", figure="spec", version="7.0.2-test")
+    write_study(tmp_path, "appversions", "mongod")
+    monkeypatch.chdir(tmp_path)  # registered paths are relative to the workflow's directory
+    targets = {
+        # registered: the table and the figure; the stray svg-only figure on disk is not shown
+        "docsize": ["results/docsize/tables/published_vs_reproduced.csv",
+                    "results/docsize/figures/latency.vl.json", "results/docsize/figures/latency.png",
+                    "results/docsize/figures/growth.vl.json"],
+    }
+    (tmp_path / "results" / "docsize" / "figures" / "stray.svg").write_text("<svg></svg>")
+    page, summary = build(tmp_path, smoke_config(), captions, study_targets=targets)
+    docsize = section_of(page, "docsize")
+    assert "stray" not in docsize
+    assert "latency.csv" not in docsize  # not registered
+    assert "results/docsize/figures/growth.vl.json" in docsize  # registered, not built: listed
+    assert "7.0.2-test" in docsize and "Fake CPU 9000" in docsize  # provenance found beside the results
+    # appversions has results on disk but no rules registered anything: not run
+    assert summary.studies["appversions"] == "no results"
+    assert "no workflow rules registered results" in section_of(page, "appversions")
+
+
+def test_contract_problems_are_shown_not_fatal(tmp_path, captions):
+    base = tmp_path / "results" / "docsize" / "tables"
+    base.mkdir(parents=True)
+    pl.DataFrame({"size_kb": [1]}).write_csv(base / "sizes.csv")
+    pl.DataFrame({"finding": ["x"], "published": [1.0]}).write_csv(base / "published_vs_reproduced.csv")
+    page, summary = build(tmp_path, smoke_config(), captions)
+    docsize = section_of(page, "docsize")
+    assert "sizes.csv has no server_kind column" in docsize
+    assert "lacks column(s) metric, unit, reproduced, ratio, verdict, server_kind" in docsize
+    assert any("sizes.csv" in p for p in summary.problems)
+
+
+def test_long_tables_are_cut_with_a_note(tmp_path, captions):
+    base = tmp_path / "results" / "flatnested" / "tables"
+    base.mkdir(parents=True)
+    pl.DataFrame({"i": list(range(450)), "server_kind": ["mongod"] * 450}).write_csv(base / "walk.csv")
+    page, _ = build(tmp_path, smoke_config(), captions)
+    flatnested = section_of(page, "flatnested")
+    assert "First 200 of 450 rows." in flatnested
+    assert flatnested.count("<tr><td class=\"num\">") == 200
