@@ -1,0 +1,66 @@
+"""Server-free numbers: document and data sizes of every dataset, and whether each fits a cache.
+
+Computed from the generator's templates (every order's exact BSON length) without generating
+the documents, so `snakemake results/docsize/model/collections.csv` answers in a second.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from costlab.docsize.datasets import Dataset, datasets
+from costlab.docsize.generate import document_lengths
+
+SMALL_CACHE_BYTES = 256 * 1024 * 1024
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+
+# The collections.csv contract (design.md).
+COLLECTIONS_COLUMNS = ["size_kb", "documents", "avg_doc_bytes", "data_bytes"]
+
+
+def default_cache_bytes(memory_bytes: int) -> int:
+    """WiredTiger's default cache: the larger of 50% of (RAM - 1 GB) and 256 MB (MongoDB docs)."""
+    return int(max(0.5 * (memory_bytes - GIB), SMALL_CACHE_BYTES))
+
+
+def _collection_rows(ds: Dataset, study_config: dict) -> list[dict]:
+    docs = int(study_config["docs_per_collection"])
+    seed, customers = int(study_config["seed"]), int(study_config["customers"])
+    rows = []
+    for collection, layout in ((ds.collection, ds.layout), (ds.history_collection, ds.history_layout)):
+        if collection is None:
+            continue
+        lengths = document_lengths(ds.size_kb, docs, seed, layout=layout, customers=customers)
+        rows.append({"dataset": ds.name, "variant": ds.variant, "collection": collection, "layout": layout,
+                     "size_kb": ds.size_kb, "documents": docs, "avg_doc_bytes": float(lengths.mean()),
+                     "data_bytes": int(lengths.sum())})
+    return rows
+
+
+def collections_model(study_config: dict) -> pl.DataFrame:
+    """The contract table: one row per base collection (size_kb, documents, avg_doc_bytes, data_bytes)."""
+    rows = [row for ds in datasets(study_config) if ds.variant == "base" for row in _collection_rows(ds, study_config)]
+    return pl.DataFrame(rows).select(COLLECTIONS_COLUMNS)
+
+
+def datasets_model(study_config: dict, published_collections: str | Path, memory_bytes: int) -> pl.DataFrame:
+    """Every collection of every dataset, beside the published mean size and the two caches."""
+    rows = [row for ds in datasets(study_config) for row in _collection_rows(ds, study_config)]
+    frame = pl.DataFrame(rows)
+    published = pl.read_csv(published_collections, comment_prefix="#").select(
+        pl.col("size_kb").cast(pl.Int64), pl.col("mean_document_bytes").alias("published_avg_doc_bytes"))
+    frame = frame.with_columns(pl.col("size_kb").cast(pl.Int64)).join(published, on="size_kb", how="left")
+    # Only the published layout is comparable with the published mean size.
+    frame = frame.with_columns(
+        pl.when(pl.col("layout").is_in(["history_last", "history_first"]))
+        .then(pl.col("published_avg_doc_bytes")).otherwise(None).alias("published_avg_doc_bytes"))
+    default_cache = default_cache_bytes(memory_bytes)
+    return frame.with_columns(
+        ((pl.col("avg_doc_bytes") / pl.col("published_avg_doc_bytes") - 1) * 100).round(2).alias("avg_doc_diff_pct"),
+        pl.lit(SMALL_CACHE_BYTES).alias("small_cache_bytes"),
+        (pl.col("data_bytes") <= SMALL_CACHE_BYTES).alias("fits_small_cache"),
+        pl.lit(default_cache).alias("default_cache_bytes_this_host"),
+        (pl.col("data_bytes") <= default_cache).alias("fits_default_cache_this_host"),
+    )

@@ -1,0 +1,250 @@
+"""The measurements: three query shapes over one window, three runs, everything recorded beside each timing.
+
+Per query: client wall time (find + iterating the cursor + decoding into dicts, the way an
+application pays it), server time from the opLatencies.reads delta, bytes read into the
+WiredTiger cache, keys and documents examined (serverStatus metrics.queryExecutor deltas) and
+the bytes returned. A counter the server does not report stays None (null), never 0.
+The plan (explain, executionStats) is taken once per shape and dataset before the warm-ups,
+because explain executes the query and would warm the cache between timed queries.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import bson
+import numpy as np
+import polars as pl
+from pymongo import ASCENDING
+from pymongo.collection import Collection
+
+from costlab.docsize.datasets import DATABASE, Dataset
+from costlab.docsize.generate import EPOCH_MS, MINUTE_MS, order_fields
+from costlab.docsize.load import CUSTOMER_INDEX_NAME, WINDOW_INDEX_NAME, collection_stats
+from costlab.measure import counter_delta, get_path, plan_summary, snapshot
+from costlab.progress import progress
+from costlab.server.provenance import server_kind as kind_of_server
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    name: str
+    profile: str      # costlab server profile
+    windows: str      # same | random
+    label: str        # how tables and figures name the cache setting
+
+
+RUNS: dict[str, RunSpec] = {r.name: r for r in (
+    RunSpec("same_window", "standalone", "same", "default cache, same window"),
+    RunSpec("random_windows", "standalone", "random", "default cache, random windows"),
+    RunSpec("small_cache", "standalone-small-cache", "random", "256 MB cache, random windows"),
+)}
+
+SHAPES = ("whole", "projection", "covered")
+PROJECTIONS: dict[str, dict | None] = {
+    "whole": None,
+    "projection": {"createdAt": 1, "total": 1},        # returns _id too: a projection includes it
+    "covered": {"_id": 0, "createdAt": 1, "total": 1},  # answerable from {createdAt: 1, total: 1} alone
+}
+SORT = [("createdAt", ASCENDING)]
+FAMILIES = ("window", "customer")  # customer: the spread variant's "all orders of one customer"
+
+COUNTERS = {
+    "server_latency_us": "opLatencies.reads.latency",
+    "server_read_ops": "opLatencies.reads.ops",
+    "bytes_read_into_cache": "wiredTiger.cache.bytes read into cache",
+    "keys_examined": "metrics.queryExecutor.scanned",
+    "docs_examined": "metrics.queryExecutor.scannedObjects",
+}
+CACHE_MAX_PATH = "wiredTiger.cache.maximum bytes configured"
+
+RAW_SCHEMA = {
+    "run": pl.Utf8, "run_label": pl.Utf8, "profile": pl.Utf8, "dataset": pl.Utf8, "variant": pl.Utf8,
+    "size_kb": pl.Int64, "family": pl.Utf8, "shape": pl.Utf8, "rep": pl.Int64, "query_param": pl.Int64,
+    "n_returned": pl.Int64, "client_ms": pl.Float64, "server_ms": pl.Float64, "server_read_ops": pl.Float64,
+    "bytes_read_into_cache": pl.Float64, "keys_examined": pl.Float64, "docs_examined": pl.Float64,
+    "bytes_returned": pl.Int64, "plan": pl.Utf8, "plan_keys_examined": pl.Float64,
+    "plan_docs_examined": pl.Float64, "covered_plan": pl.Boolean, "server_kind": pl.Utf8,
+}
+COLLECTION_SCHEMA = {
+    "run": pl.Utf8, "profile": pl.Utf8, "dataset": pl.Utf8, "variant": pl.Utf8, "size_kb": pl.Int64,
+    "collection": pl.Utf8, "documents": pl.Int64, "size_bytes": pl.Float64, "avg_obj_bytes": pl.Float64,
+    "storage_bytes": pl.Float64, "index_bytes": pl.Float64, "total_index_bytes": pl.Float64,
+    "cache_max_bytes": pl.Float64, "server_kind": pl.Utf8,
+}
+
+
+class ResultsMismatch(AssertionError):
+    """The three query shapes did not return the same dates and totals: no timing is meaningful."""
+
+
+def get_run(name: str) -> RunSpec:
+    try:
+        return RUNS[name]
+    except KeyError:
+        raise ValueError(f"unknown docsize run {name!r}; allowed: {', '.join(RUNS)}") from None
+
+
+def _date(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+
+
+def window_filter(start_minute: int, window_minutes: int) -> dict:
+    """createdAt in [order start_minute, order start_minute + window): exactly window orders."""
+    start = EPOCH_MS + int(start_minute) * MINUTE_MS
+    return {"createdAt": {"$gte": _date(start), "$lt": _date(start + int(window_minutes) * MINUTE_MS)}}
+
+
+def query_filter(family: str, param: int, window_minutes: int) -> dict:
+    if family == "window":
+        return window_filter(param, window_minutes)
+    if family == "customer":
+        return {"customerId": int(param)}
+    raise ValueError(f"unknown query family {family!r}; allowed: {', '.join(FAMILIES)}")
+
+
+def find(collection: Collection, shape: str, filter_: dict) -> list[dict]:
+    """One query of this shape, all results decoded (what the timing covers)."""
+    return list(collection.find(filter_, PROJECTIONS[shape]).sort(SORT))
+
+
+def check_identical(collection: Collection, filter_: dict, expected: int | None = None) -> int:
+    """Run all three shapes; raise ResultsMismatch unless they return the same (createdAt, total) rows."""
+    results = {shape: [(d.get("createdAt"), d.get("total")) for d in find(collection, shape, filter_)]
+               for shape in SHAPES}
+    reference = results["whole"]
+    if expected is not None and len(reference) != expected:
+        raise ResultsMismatch(f"{collection.name}: whole-document query returned {len(reference)} orders "
+                              f"for {filter_}, expected {expected}")
+    if not reference:
+        raise ResultsMismatch(f"{collection.name}: query {filter_} matched nothing; nothing to compare")
+    for shape in ("projection", "covered"):
+        rows = results[shape]
+        if rows != reference:
+            if len(rows) != len(reference):
+                detail = f"{len(rows)} rows against {len(reference)}"
+            else:
+                i = next(i for i, (a, b) in enumerate(zip(rows, reference)) if a != b)
+                detail = f"row {i}: {rows[i]} against {reference[i]}"
+            raise ResultsMismatch(f"{collection.name}: shape {shape!r} differs from whole documents "
+                                  f"for {filter_}: {detail}")
+    return len(reference)
+
+
+def explain_shape(collection: Collection, shape: str, filter_: dict) -> dict:
+    command = {"find": collection.name, "filter": filter_, "sort": dict(SORT)}
+    if PROJECTIONS[shape] is not None:
+        command["projection"] = PROJECTIONS[shape]
+    explain = collection.database.command("explain", command, verbosity="executionStats")
+    return plan_summary(explain)
+
+
+def timed_query(client, collection: Collection, shape: str, filter_: dict) -> dict:
+    """Client time around find+decode; counter deltas from serverStatus snapshots taken outside it."""
+    before = snapshot(client, COUNTERS.values())
+    started = time.perf_counter()
+    docs = find(collection, shape, filter_)
+    client_s = time.perf_counter() - started
+    after = snapshot(client, COUNTERS.values())
+    delta = counter_delta(before, after)
+    latency_us = delta[COUNTERS["server_latency_us"]]
+    row = {name: delta[path] for name, path in COUNTERS.items() if name != "server_latency_us"}
+    row |= {
+        "n_returned": len(docs),
+        "client_ms": client_s * 1000,
+        "server_ms": None if latency_us is None else latency_us / 1000,
+        "bytes_returned": sum(len(bson.encode(d)) for d in docs),
+    }
+    return row
+
+
+def families_for(dataset: Dataset, study_config: dict) -> list[str]:
+    spread = bool((study_config.get("variants") or {}).get("spread_customer", False))
+    return ["window", "customer"] if spread and dataset.variant == "base" else ["window"]
+
+
+def _params(family: str, windows: str, count: int, rng: np.random.Generator, study_config: dict) -> list[int]:
+    docs, window = int(study_config["docs_per_collection"]), int(study_config["window_minutes"])
+    customers = int(study_config["customers"])
+    if family == "window":
+        if windows == "same":
+            return [(docs - window) // 2] * count
+        return rng.integers(0, docs - window + 1, size=count).tolist()
+    if windows == "same":
+        return [1] * count
+    return rng.integers(1, customers + 1, size=count).tolist()
+
+
+def _expected(family: str, param: int, study_config: dict) -> int:
+    if family == "window":
+        return int(study_config["window_minutes"])
+    fields = order_fields(int(study_config["docs_per_collection"]), int(study_config["seed"]),
+                          int(study_config["customers"]))
+    return int(np.count_nonzero(fields.customer_id == param))
+
+
+def measure_dataset(client, dataset: Dataset, run_name: str, study_config: dict,
+                    database: str = DATABASE) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """All queries of one run on one dataset: (raw rows, per-collection stats)."""
+    run = get_run(run_name)
+    settings = study_config["runs"][run_name]
+    warmups, queries = int(settings["warmups"]), int(settings["queries"])
+    status = client.admin.command("serverStatus")
+    kind = kind_of_server(status)
+    db = client[database]
+    collection = db[dataset.collection]
+    if collection.estimated_document_count() != int(study_config["docs_per_collection"]):
+        raise RuntimeError(f"{database}.{dataset.collection} holds {collection.estimated_document_count()} "
+                           f"orders, config asks {study_config['docs_per_collection']}; reload the dataset")
+    window = int(study_config["window_minutes"])
+    rows: list[dict] = []
+    for family in families_for(dataset, study_config):
+        # The same windows for every size and variant, so the sizes are compared on the same orders.
+        rng = np.random.default_rng([int(study_config["seed"]), list(RUNS).index(run_name), FAMILIES.index(family)])
+        reference = _params(family, "same", 1, rng, study_config)[0]
+        check_identical(collection, query_filter(family, reference, window), _expected(family, reference, study_config))
+        plans = {shape: explain_shape(collection, shape, query_filter(family, reference, window)) for shape in SHAPES}
+        for param in _params(family, run.windows, warmups, rng, study_config):
+            for shape in SHAPES:
+                find(collection, shape, query_filter(family, param, window))
+        params = _params(family, run.windows, queries, rng, study_config)
+        for rep, param in enumerate(progress(params, desc=f"{run_name} {dataset.name} {family}", unit="query")):
+            for shape in SHAPES:
+                row = timed_query(client, collection, shape, query_filter(family, param, window))
+                expected = _expected(family, param, study_config)
+                if row["n_returned"] != expected:
+                    raise ResultsMismatch(f"{dataset.collection}: {shape} returned {row['n_returned']} orders "
+                                          f"for {family} {param}, expected {expected}")
+                plan = plans[shape]
+                rows.append(row | {
+                    "run": run.name, "run_label": run.label, "profile": run.profile, "dataset": dataset.name,
+                    "variant": dataset.variant, "size_kb": dataset.size_kb, "family": family, "shape": shape,
+                    "rep": rep, "query_param": param, "plan": plan["plan"],
+                    "plan_keys_examined": plan["keys_examined"], "plan_docs_examined": plan["docs_examined"],
+                    "covered_plan": plan["covered"], "server_kind": kind,
+                })
+    raw = pl.DataFrame(rows, schema=RAW_SCHEMA) if rows else pl.DataFrame(schema=RAW_SCHEMA)
+    return raw.select(list(RAW_SCHEMA)), collections_frame(client, dataset, run, kind, database)
+
+
+def collections_frame(client, dataset: Dataset, run: RunSpec, kind: str, database: str = DATABASE) -> pl.DataFrame:
+    """size / storageSize / index size per collection and the configured cache (None when not reported)."""
+    cache_max = get_path(client.admin.command("serverStatus"), CACHE_MAX_PATH)
+    db = client[database]
+    rows = []
+    for name in filter(None, (dataset.collection, dataset.history_collection)):
+        stats = collection_stats(db, name)
+        index_bytes = stats["index_sizes"].get(WINDOW_INDEX_NAME)
+        rows.append({
+            "run": run.name, "profile": run.profile, "dataset": dataset.name, "variant": dataset.variant,
+            "size_kb": dataset.size_kb, "collection": name, "documents": stats["documents"],
+            "size_bytes": stats["size_bytes"], "avg_obj_bytes": stats["avg_obj_bytes"],
+            "storage_bytes": stats["storage_bytes"], "index_bytes": index_bytes,
+            "total_index_bytes": stats["total_index_bytes"], "cache_max_bytes": cache_max, "server_kind": kind,
+        })
+    return pl.DataFrame(rows, schema=COLLECTION_SCHEMA)
+
+
+__all__ = ["RUNS", "SHAPES", "PROJECTIONS", "RunSpec", "ResultsMismatch", "check_identical", "measure_dataset",
+           "timed_query", "window_filter", "query_filter", "explain_shape", "get_run", "CUSTOMER_INDEX_NAME"]
