@@ -308,6 +308,18 @@ def _gib(value: Any) -> str | None:
     return f"{value / 2**30:.1f} GiB" if isinstance(value, (int, float)) else None
 
 
+def _when(iso: str) -> str:
+    """An ISO timestamp to the second, in UTC when it carries a zone."""
+    try:
+        moment = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc)
+        return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
 def provenance_rows(records: list[dict]) -> list[tuple[str, str]]:
     """The header's key facts, each the distinct values over the study's measuring jobs."""
     servers = [r.get("server") or {} for r in records]
@@ -326,7 +338,7 @@ def provenance_rows(records: list[dict]) -> list[tuple[str, str]]:
         ("backend", _distinct(r.get("backend") for r in records)),
         ("profiles", _distinct(r.get("profile") for r in records)),
         ("host", host_text),
-        ("measured", f"{starts[0]} … {ends[-1]}" if starts and ends else "—"),
+        ("measured", f"{_when(starts[0])} … {_when(ends[-1])}" if starts and ends else "—"),
         ("costlab", _distinct(f"{r.get('costlab_version')} ({r.get('costlab_commit') or 'no git commit'})"
                               for r in records)),
     ]
@@ -396,12 +408,13 @@ def figure_html(study: str, item: FigureItem, out_dir: Path) -> str:
             f'<span class="files">({links})</span>{caption}</figcaption></figure>')
 
 
-def table_block(study: str, item: TableItem, out_dir: Path, title: str | None = None) -> str:
+def table_block(study: str, item: TableItem, out_dir: Path, heading: bool = True) -> str:
     banner = f'<div class="figbanner">{esc(STAND_IN_LABEL)}</div>' if item.stand_in else ""
     caption = item.caption or ""
     link = f'<a href="{esc(os.path.relpath(item.path, out_dir))}">{esc(item.path.name)}</a>'
-    heading = f"<h4>{esc(title or item.name)} <span class=\"files\">({link})</span></h4>"
-    return f'<div class="table-box">{heading}{banner}{caption}{table_html(item.frame)}</div>'
+    title = (f"<h4>{esc(item.name)} <span class=\"files\">({link})</span></h4>" if heading
+             else f'<p class="files">file: {link}</p>')
+    return f'<div class="table-box">{title}{banner}{caption}{table_html(item.frame)}</div>'
 
 
 def not_run_html(section: StudySection, config: dict) -> str:
@@ -456,7 +469,7 @@ def section_html(section: StudySection, config: dict, defaults: dict, out_dir: P
     if section.published is not None:
         parts.append('<p class="note">The verdict is about the finding, not absolute times, '
                      "which depend on the machine.</p>")
-        parts.append(table_block(study, section.published, out_dir, "published vs reproduced"))
+        parts.append(table_block(study, section.published, out_dir, heading=False))
     else:
         parts.append(f'<p class="warn">No results/{esc(study)}/tables/{PUBLISHED_TABLE}.csv.</p>')
     if section.figures:
