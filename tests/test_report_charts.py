@@ -1,0 +1,56 @@
+"""Shared figure style: titles with the stand-in label, fixed category scales, saved files."""
+from __future__ import annotations
+
+import json
+
+import altair as alt
+import polars as pl
+import yaml
+
+from costlab.config import SCHEMA_PATH
+from costlab.report.charts import (APP_VERSION_COLORS, LAYOUT_COLORS, PROFILE_COLORS, PUBLISHED_SHAPE,
+                                   QUERY_SHAPE_COLORS, REPRODUCED_SHAPE, STAND_IN_LABEL, color_scale,
+                                   save_chart, source_shape_scale, titled)
+
+
+def chart() -> alt.Chart:
+    return alt.Chart(pl.DataFrame({"x": [1, 2], "y": [2.0, 4.0]})).mark_line().encode(x="x:Q", y="y:Q")
+
+
+def test_titled_without_subtitle_is_a_valid_spec():
+    spec = titled(chart(), "plain").to_dict()  # validates against the Vega-Lite schema
+    assert spec["title"]["text"] == "plain" and "subtitle" not in spec["title"]
+
+
+def test_titled_stand_in_puts_the_label_first():
+    spec = titled(chart(), "t", stand_in=True, subtitle="detail").to_dict()
+    assert spec["title"]["subtitle"] == [STAND_IN_LABEL, "detail"]
+
+
+def test_app_version_colours_cover_every_configurable_version_once():
+    schema = yaml.safe_load(SCHEMA_PATH.read_text())
+    versions = schema["properties"]["appversions"]["properties"]["versions"]["items"]["enum"]
+    assert list(APP_VERSION_COLORS) == versions
+    assert len(set(APP_VERSION_COLORS.values())) == len(versions)
+
+
+def test_profiles_and_category_colours_are_distinct():
+    for mapping in (PROFILE_COLORS, QUERY_SHAPE_COLORS, LAYOUT_COLORS):
+        assert len(set(mapping.values())) == len(mapping)
+    assert set(PROFILE_COLORS) == {"standalone", "standalone-small-cache", "replset-1"}
+
+
+def test_scales_fix_domain_order_and_values():
+    scale = color_scale(QUERY_SHAPE_COLORS).to_dict()
+    assert scale == {"domain": ["whole", "projection", "covered"], "range": ["#e45756", "#4c78a8", "#54a24b"]}
+    shapes = source_shape_scale("ours", "article").to_dict()
+    assert shapes == {"domain": ["ours", "article"], "range": [REPRODUCED_SHAPE, PUBLISHED_SHAPE]}
+
+
+def test_save_chart_writes_png_svg_and_spec(tmp_path):
+    paths = [tmp_path / "f.png", tmp_path / "f.svg", tmp_path / "f.vl.json"]
+    save_chart(titled(chart(), "saved", stand_in=True), *paths)
+    assert paths[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "<svg" in paths[1].read_text() and STAND_IN_LABEL in paths[1].read_text()
+    assert json.loads(paths[2].read_text())["title"]["text"] == "saved"
+    assert not list(tmp_path.glob(".*.tmp"))  # no temporary files left behind
