@@ -1,1 +1,103 @@
-# Study docsize: rules are added by its own issue.
+# Study docsize: what a two-field projection still reads as orders grow from 1 to 64 KB.
+# model (no server) -> load one data dir per dataset -> three runs per dataset -> tables -> figures.
+from costlab.docsize.datasets import datasets as _docsize_datasets
+from costlab.docsize.figures import FIGURES as _DOCSIZE_FIGURES
+from costlab.docsize.run import RUNS as _DOCSIZE_RUNS
+from costlab.docsize.tables import table_names as _docsize_table_names
+
+DS = config["docsize"]
+DS_DATASETS = [d.name for d in _docsize_datasets(DS)]
+DS_RUNS = list(_DOCSIZE_RUNS)
+DS_DATASET_RE = "orders_[1-9][0-9]*k(_tail|_split)?"
+DS_RUN_RE = "|".join(DS_RUNS)
+DS_TABLES = {name: f"results/docsize/tables/{name}.csv" for name in _docsize_table_names()}
+DS_FIGURES = [f"results/docsize/figures/{name}.{ext}" for name in _DOCSIZE_FIGURES for ext in ("png", "svg", "vl.json")]
+DS_MEASURE_PROVENANCE = expand("results/docsize/provenance/{run}__{dataset}.json", run=DS_RUNS, dataset=DS_DATASETS)
+# What changes the loaded data (and only that: more queries must not reload 3 GB).
+DS_DATA_PARAMS = {k: DS[k] for k in ("docs_per_collection", "seed", "customers")} | {
+    "spread_customer": DS["variants"]["spread_customer"]}
+
+
+rule docsize_model:
+    input:
+        published="resources/published/docsize_collections.csv",
+    output:
+        collections="results/docsize/model/collections.csv",
+        datasets="results/docsize/model/datasets.csv",
+    params:
+        study=DS,
+    script:
+        "../scripts/docsize_model.py"
+
+
+rule docsize_load:
+    output:
+        data=directory("results/docsize/data/{dataset}"),
+        provenance="results/docsize/provenance/load_{dataset}.json",
+    wildcard_constraints:
+        dataset=DS_DATASET_RE,
+    params:
+        data=DS_DATA_PARAMS,
+    resources:
+        mongod=MONGOD,
+    script:
+        "../scripts/docsize_load.py"
+
+
+rule docsize_measure:
+    input:
+        data=ancient("results/docsize/data/{dataset}"),
+    output:
+        raw="results/docsize/raw/{run}__{dataset}.parquet",
+        collections="results/docsize/raw/collstats_{run}__{dataset}.parquet",
+        provenance="results/docsize/provenance/{run}__{dataset}.json",
+    wildcard_constraints:
+        dataset=DS_DATASET_RE,
+        run=DS_RUN_RE,
+    params:
+        data=DS_DATA_PARAMS,
+        window_minutes=DS["window_minutes"],
+        runs=DS["runs"],
+    resources:
+        mongod=MONGOD,
+    script:
+        "../scripts/docsize_measure.py"
+
+
+rule docsize_tables:
+    input:
+        raw=expand("results/docsize/raw/{run}__{dataset}.parquet", run=DS_RUNS, dataset=DS_DATASETS),
+        collections=expand("results/docsize/raw/collstats_{run}__{dataset}.parquet", run=DS_RUNS, dataset=DS_DATASETS),
+        model="results/docsize/model/datasets.csv",
+        published_collections="resources/published/docsize_collections.csv",
+        published_queries="resources/published/docsize_query_tables.csv",
+    output:
+        **DS_TABLES,
+    params:
+        window_minutes=DS["window_minutes"],
+    script:
+        "../scripts/docsize_tables.py"
+
+
+rule docsize_figures:
+    input:
+        summary=DS_TABLES["summary"],
+        published_queries="resources/published/docsize_query_tables.csv",
+        provenance=DS_MEASURE_PROVENANCE,
+    output:
+        report("results/docsize/figures/time_by_size.png", caption="captions/docsize_time_by_size.rst", category="docsize"),
+        "results/docsize/figures/time_by_size.svg",
+        "results/docsize/figures/time_by_size.vl.json",
+        report("results/docsize/figures/bytes_read.png", caption="captions/docsize_bytes_read.rst", category="docsize"),
+        "results/docsize/figures/bytes_read.svg",
+        "results/docsize/figures/bytes_read.vl.json",
+        report("results/docsize/figures/server_vs_client.png", caption="captions/docsize_server_vs_client.rst", category="docsize"),
+        "results/docsize/figures/server_vs_client.svg",
+        "results/docsize/figures/server_vs_client.vl.json",
+    script:
+        "../scripts/docsize_figures.py"
+
+
+add_targets("docsize", "results/docsize/model/collections.csv", "results/docsize/model/datasets.csv",
+            *DS_TABLES.values(), *DS_FIGURES, *DS_MEASURE_PROVENANCE,
+            *expand("results/docsize/provenance/load_{dataset}.json", dataset=DS_DATASETS))

@@ -99,3 +99,17 @@ def read_marker(data_dir: str | Path, dataset: Dataset, study_config: dict) -> d
             raise RuntimeError(f"dataset {dataset.name} was loaded with {key}={record.get(key)}, config asks "
                                f"{wanted}; rerun its load: snakemake --forcerun docsize_load")
     return record
+
+
+def load_job(config: dict, dataset_name: str, data_dir: str | Path, provenance_path: str | Path) -> dict:
+    """The load step: a standalone server on data_dir, the dataset loaded, provenance written."""
+    from costlab.docsize.datasets import check_study_config, parse_dataset
+    from costlab.server import measuring_job
+
+    study_config = config["docsize"]
+    check_study_config(study_config)
+    dataset = parse_dataset(dataset_name)
+    Path(data_dir).mkdir(parents=True, exist_ok=True)
+    with measuring_job(config, "standalone", provenance_path, data_dir=data_dir, job=f"load_{dataset_name}",
+                       extra={"dataset": dataset_name}) as server:
+        return load_dataset(server.client, dataset, study_config, data_dir)

@@ -248,3 +248,20 @@ def collections_frame(client, dataset: Dataset, run: RunSpec, kind: str, databas
 
 __all__ = ["RUNS", "SHAPES", "PROJECTIONS", "RunSpec", "ResultsMismatch", "check_identical", "measure_dataset",
            "timed_query", "window_filter", "query_filter", "explain_shape", "get_run", "CUSTOMER_INDEX_NAME"]
+
+
+def measure_job(config: dict, run_name: str, dataset_name: str, data_dir: str, provenance_path: str
+                ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One measuring job: a server of the run's profile on the loaded data dir, all queries, provenance."""
+    from costlab.docsize.datasets import check_study_config, parse_dataset
+    from costlab.docsize.load import read_marker
+    from costlab.server import measuring_job
+
+    study_config = config["docsize"]
+    check_study_config(study_config)
+    run = get_run(run_name)
+    dataset = parse_dataset(dataset_name)
+    read_marker(data_dir, dataset, study_config)
+    with measuring_job(config, run.profile, provenance_path, data_dir=data_dir, job=f"{run_name}__{dataset_name}",
+                       extra={"dataset": dataset_name, "run": run_name, "run_label": run.label}) as server:
+        return measure_dataset(server.client, dataset, run_name, study_config)

@@ -1,0 +1,118 @@
+"""The study's figures: time by size per shape and cache setting, bytes read into cache, server vs client time.
+
+Reproduced medians are lines with filled points; published values are hollow diamonds of the
+same colour on the same axes. Values the server did not report are left out (never drawn as 0)
+and the subtitle says so.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import altair as alt
+import polars as pl
+
+from costlab.docsize.run import RUNS, SHAPES
+from costlab.report.charts import color_scale, save_chart, titled
+
+SHAPE_COLORS = {"whole": "#e45756", "projection": "#4c78a8", "covered": "#54a24b"}
+SHAPE_LABELS = {"whole": "whole documents", "projection": "projection, two fields", "covered": "covered"}
+RUN_ORDER = [RUNS[name].label for name in RUNS]
+SOURCE_SHAPES = {"reproduced (median)": "circle", "published": "diamond"}
+FIGURES = ("time_by_size", "bytes_read", "server_vs_client")
+
+
+def _long(summary: pl.DataFrame, published: pl.DataFrame, measure: str, metric: str) -> pl.DataFrame:
+    mine = summary.filter((pl.col("variant") == "base") & (pl.col("family") == "window")).select(
+        "run", "size_kb", "shape", pl.col(f"{measure}_p50").alias("value"),
+        pl.lit("reproduced (median)").alias("source"))
+    theirs = published.filter(pl.col("metric") == metric).select(
+        "run", pl.col("size_kb").cast(pl.Int64), "shape", pl.col("value").cast(pl.Float64),
+        pl.lit("published").alias("source"))
+    labels = pl.DataFrame({"run": list(RUNS), "cache_setting": RUN_ORDER})
+    frame = pl.concat([mine.with_columns(pl.col("size_kb").cast(pl.Int64)), theirs], how="vertical_relaxed")
+    return frame.join(labels, on="run").with_columns(
+        pl.col("shape").replace_strict(SHAPE_LABELS, default=pl.col("shape")).alias("query"))
+
+
+def _missing_note(frame: pl.DataFrame, what: str) -> str | None:
+    mine = frame.filter(pl.col("source") != "published")
+    if len(mine) and mine["value"].null_count() == len(mine):
+        return f"{what}: not reported by this server (missing, not 0) — only published points shown"
+    return None
+
+
+def _size_x() -> alt.X:
+    return alt.X("size_kb:Q", title="document size (KB, log scale)",
+                 scale=alt.Scale(type="log", base=2, nice=False), axis=alt.Axis(values=[1, 2, 4, 8, 16, 32, 64, 128]))
+
+
+def _lines_and_points(frame: pl.DataFrame, y: alt.Y, tooltip_title: str) -> alt.LayerChart:
+    color = alt.Color("query:N", title="query", scale=color_scale({SHAPE_LABELS[s]: SHAPE_COLORS[s] for s in SHAPES}))
+    shape = alt.Shape("source:N", title="values", scale=color_scale(SOURCE_SHAPES))
+    tooltip = ["cache_setting:N", "query:N", "source:N", "size_kb:Q", alt.Tooltip("value:Q", title=tooltip_title)]
+    data = frame.filter(pl.col("value").is_not_null())
+    base = alt.Chart(data)
+    lines = base.transform_filter(alt.datum.source != "published").mark_line(point=False, opacity=0.8).encode(
+        x=_size_x(), y=y, color=color, detail="query:N")
+    points = base.mark_point(size=90, filled=True, opacity=0.9).encode(
+        x=_size_x(), y=y, color=color, shape=shape, tooltip=tooltip,
+        fill=alt.condition(alt.datum.source == "published", alt.value("white"), color))
+    return alt.layer(lines, points)
+
+
+def time_by_size_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
+    frame = _long(summary, published, "client_ms", "client_ms")
+    y = alt.Y("value:Q", title="client time per query, median (ms, log scale)", scale=alt.Scale(type="log"))
+    chart = _lines_and_points(frame, y, "ms").properties(width=220, height=220).facet(
+        column=alt.Column("cache_setting:N", title=None, sort=RUN_ORDER))
+    return titled(chart, "Query time by document size, three query shapes", stand_in,
+                  _missing_note(frame, "client time"))
+
+
+def bytes_read_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
+    frame = _long(summary, published, "bytes_read_into_cache", "bytes_read_into_cache")
+    # symlog keeps the published 0 KB (covered, 1 KB) on a log-like axis without inventing a value.
+    y = alt.Y("value:Q", title="bytes read into WiredTiger cache per query, median (bytes, symlog)",
+              scale=alt.Scale(type="symlog", constant=1000))
+    chart = _lines_and_points(frame, y, "bytes").properties(width=220, height=220).facet(
+        column=alt.Column("cache_setting:N", title=None, sort=RUN_ORDER))
+    return titled(chart, "Bytes read into the cache by document size and query shape", stand_in,
+                  _missing_note(frame, "bytes read into cache"))
+
+
+def server_vs_client_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
+    client = _long(summary, published, "client_ms", "client_ms").with_columns(pl.lit("client wall time").alias("timing"))
+    server = _long(summary, published, "server_ms", "server_ms").with_columns(pl.lit("server time (opLatencies)").alias("timing"))
+    frame = pl.concat([client, server], how="vertical_relaxed")
+    note = _missing_note(server, "server time")
+    data = frame.filter(pl.col("value").is_not_null())
+    colors = {"client wall time": "#4c78a8", "server time (opLatencies)": "#f58518"}
+    color = alt.Color("timing:N", title="timing", scale=color_scale(colors))
+    y = alt.Y("value:Q", title="time per query, median (ms, log scale)", scale=alt.Scale(type="log"))
+    base = alt.Chart(data)
+    lines = base.transform_filter(alt.datum.source != "published").mark_line(opacity=0.8).encode(
+        x=_size_x(), y=y, color=color, detail="timing:N")
+    points = base.mark_point(size=80, filled=True).encode(
+        x=_size_x(), y=y, color=color, shape=alt.Shape("source:N", title="values", scale=color_scale(SOURCE_SHAPES)),
+        fill=alt.condition(alt.datum.source == "published", alt.value("white"), color),
+        tooltip=["cache_setting:N", "query:N", "timing:N", "source:N", "size_kb:Q", "value:Q"])
+    chart = alt.layer(lines, points).properties(width=180, height=160).facet(
+        column=alt.Column("query:N", title=None, sort=[SHAPE_LABELS[s] for s in SHAPES]),
+        row=alt.Row("cache_setting:N", title=None, sort=RUN_ORDER))
+    return titled(chart, "Server time vs client time (decoding included)", stand_in, note)
+
+
+def build_figures(summary_path: str | Path, published_queries: str | Path, stand_in: bool,
+                  out_dir: str | Path) -> list[Path]:
+    """Write <name>.png, .svg and .vl.json for every figure; return the paths written."""
+    summary = pl.read_csv(summary_path, infer_schema_length=None)
+    published = pl.read_csv(published_queries)
+    charts = {"time_by_size": time_by_size_chart(summary, published, stand_in),
+              "bytes_read": bytes_read_chart(summary, published, stand_in),
+              "server_vs_client": server_vs_client_chart(summary, published, stand_in)}
+    written = []
+    for name, chart in charts.items():
+        paths = [Path(out_dir) / f"{name}.{ext}" for ext in ("png", "svg", "vl.json")]
+        save_chart(chart, *paths)
+        written += paths
+    return written

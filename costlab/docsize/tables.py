@@ -1,0 +1,260 @@
+"""Raw rows -> summaries (median, p95), the article's tables with published beside reproduced, findings.
+
+A counter the server did not report stays null through every table (shown as missing, not 0).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Iterable
+
+import polars as pl
+
+from costlab.docsize.run import RUNS, SHAPES
+from costlab.measure import summarize
+
+MEASURES = ("client_ms", "server_ms", "bytes_read_into_cache", "keys_examined", "docs_examined", "bytes_returned")
+GROUP = ["run", "run_label", "profile", "dataset", "variant", "size_kb", "family", "shape"]
+STAND_IN_VERDICT = "not comparable (stand-in)"
+PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
+# Which article table each reproduced table mirrors: (file stem, run, measure, published metric).
+QUERY_TABLES = (
+    ("client_time_same_window", "same_window", "client_ms", "client_ms"),
+    ("server_time_same_window", "same_window", "server_ms", "server_ms"),
+    ("client_time_random_windows", "random_windows", "client_ms", None),
+    ("client_time_small_cache", "small_cache", "client_ms", "client_ms"),
+    ("bytes_read_small_cache", "small_cache", "bytes_read_into_cache", "bytes_read_into_cache"),
+)
+CASES = {  # (variant, family) -> how the variants table names it
+    ("base", "window"): "published layout, one window",
+    ("tail", "window"): "fields after history, one window",
+    ("split", "window"): "history in its own collection, one window",
+    ("base", "customer"): "one customer's orders (spread)",
+}
+
+
+def read_frames(paths: Iterable[str | Path]) -> pl.DataFrame:
+    frames = [pl.read_parquet(p) for p in paths]
+    return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
+
+
+def summary_table(raw: pl.DataFrame) -> pl.DataFrame:
+    """One row per run, dataset, family and shape: n, median and p95 of every measure, the plan."""
+    out = None
+    for measure in MEASURES:
+        part = summarize(raw, GROUP, measure, quantiles=(0.5, 0.95)).select(
+            GROUP + [pl.col(f"{measure}_p50"), pl.col(f"{measure}_p95")] + ([pl.col("n")] if out is None else []))
+        out = part if out is None else out.join(part, on=GROUP, how="left", nulls_equal=True)
+    plans = raw.group_by(GROUP, maintain_order=True).agg(
+        pl.col("plan").first(), pl.col("plan_docs_examined").first(), pl.col("plan_keys_examined").first(),
+        pl.col("covered_plan").first(), pl.col("server_kind").first())
+    return out.join(plans, on=GROUP, how="left", nulls_equal=True).sort(["run", "variant", "family", "size_kb"])
+
+
+def _published_queries(path: str | Path) -> pl.DataFrame:
+    return pl.read_csv(path).with_columns(pl.col("size_kb").cast(pl.Int64))
+
+
+def query_table(summary: pl.DataFrame, published: pl.DataFrame, run: str, measure: str,
+                published_metric: str | None) -> pl.DataFrame:
+    """Rows = document sizes, columns = shape x (published, reproduced median, reproduced p95)."""
+    base = summary.filter((pl.col("run") == run) & (pl.col("variant") == "base") & (pl.col("family") == "window"))
+    sizes = sorted(set(base["size_kb"].to_list()))
+    rows = []
+    for size in sizes:
+        row: dict = {"document": f"{size} KB", "size_kb": size}
+        for shape in SHAPES:
+            pub = published.filter((pl.col("run") == run) & (pl.col("size_kb") == size) & (pl.col("shape") == shape)
+                                   & (pl.col("metric") == (published_metric or "")))
+            mine = base.filter((pl.col("size_kb") == size) & (pl.col("shape") == shape))
+            row[f"{shape}_published"] = pub["value"][0] if len(pub) else None
+            row[f"{shape}_median"] = mine[f"{measure}_p50"][0] if len(mine) else None
+            row[f"{shape}_p95"] = mine[f"{measure}_p95"][0] if len(mine) else None
+        row["server_kind"] = base["server_kind"][0] if len(base) else None
+        rows.append(row)
+    schema = {"document": pl.Utf8, "size_kb": pl.Int64}
+    for shape in SHAPES:
+        schema |= {f"{shape}_published": pl.Float64, f"{shape}_median": pl.Float64, f"{shape}_p95": pl.Float64}
+    schema["server_kind"] = pl.Utf8
+    return pl.DataFrame(rows, schema=schema)
+
+
+def collections_table(collections: pl.DataFrame, published_collections: str | Path) -> pl.DataFrame:
+    """The article's first table: mean document, data, on disk, plus index and the configured caches."""
+    published = pl.read_csv(published_collections).with_columns(pl.col("size_kb").cast(pl.Int64))
+    caches = collections.group_by("run").agg(pl.col("cache_max_bytes").first())
+    cache_of = {r["run"]: r["cache_max_bytes"] for r in caches.iter_rows(named=True)}
+    # Sizes do not change between runs: take each collection once (the first run that measured it).
+    mine = collections.sort("run").unique(subset=["collection"], keep="first", maintain_order=True)
+    out = mine.join(published.select("size_kb", "mean_document_bytes", "data_mb", "on_disk_mb"),
+                    on="size_kb", how="left").with_columns(
+        pl.when(pl.col("variant") == "base").then(pl.col("mean_document_bytes")).alias("mean_document_bytes"),
+        pl.when(pl.col("variant") == "base").then(pl.col("data_mb")).alias("data_mb"),
+        pl.when(pl.col("variant") == "base").then(pl.col("on_disk_mb")).alias("on_disk_mb"))
+    return out.select(
+        "dataset", "variant", "collection", "size_kb", "documents",
+        pl.col("mean_document_bytes").cast(pl.Float64).alias("mean_document_bytes_published"),
+        pl.col("avg_obj_bytes").alias("mean_document_bytes_reproduced"),
+        pl.col("data_mb").cast(pl.Float64).alias("data_mb_published"),
+        (pl.col("size_bytes") / 1e6).alias("data_mb_reproduced"),
+        pl.col("on_disk_mb").cast(pl.Float64).alias("on_disk_mb_published"),
+        (pl.col("storage_bytes") / 1e6).alias("on_disk_mb_reproduced"),
+        (pl.col("index_bytes") / 1e6).alias("index_mb_reproduced"),
+        pl.lit(cache_of.get("same_window"), dtype=pl.Float64).alias("default_cache_bytes_configured"),
+        pl.lit(cache_of.get("small_cache"), dtype=pl.Float64).alias("small_cache_bytes_configured"),
+        "server_kind",
+    ).sort(["variant", "size_kb", "collection"])
+
+
+def variants_table(summary: pl.DataFrame) -> pl.DataFrame:
+    """Beyond the published study: each case's median client time and bytes read, per run, size, shape."""
+    cases = pl.DataFrame([{"variant": v, "family": f, "case": c} for (v, f), c in CASES.items()])
+    rows = summary.join(cases, on=["variant", "family"], how="inner")
+    return rows.select("run", "run_label", "size_kb", "shape", "case", "dataset", "client_ms_p50", "server_ms_p50",
+                       "bytes_read_into_cache_p50", "docs_examined_p50", "plan", "server_kind"
+                       ).sort(["run", "size_kb", "shape", "case"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Published vs reproduced: verdicts about findings, not absolute times.
+
+
+def _value(summary: pl.DataFrame, run: str, size: int, shape: str, column: str):
+    rows = summary.filter((pl.col("run") == run) & (pl.col("size_kb") == size) & (pl.col("shape") == shape)
+                          & (pl.col("variant") == "base") & (pl.col("family") == "window"))
+    return rows[column][0] if len(rows) else None
+
+
+def _published(published: pl.DataFrame, run: str, size: int, shape: str, metric: str):
+    rows = published.filter((pl.col("run") == run) & (pl.col("size_kb") == size) & (pl.col("shape") == shape)
+                            & (pl.col("metric") == metric))
+    return float(rows["value"][0]) if len(rows) else None
+
+
+def _div(a, b):
+    if a is None or b is None or b == 0 or (isinstance(a, float) and math.isnan(a)):
+        return None
+    return a / b
+
+
+def _verdict(kind: str, reproduced, holds) -> str:
+    if kind == "stand-in":
+        return STAND_IN_VERDICT
+    if reproduced is None:
+        return "not measured (counter not reported by the server)"
+    return "reproduced" if holds(reproduced) else "not reproduced"
+
+
+def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, published_queries: str | Path,
+                            window_minutes: int) -> pl.DataFrame:
+    pub = _published_queries(published_queries)
+    kind = summary["server_kind"][0] if len(summary) else "unknown"
+    sizes = sorted(set(summary.filter(pl.col("variant") == "base")["size_kb"].to_list()))
+    rows: list[dict] = []
+
+    def add(finding, metric, unit, published, reproduced, holds, server_kind=kind):
+        rows.append({"finding": finding, "metric": metric, "unit": unit, "published": published,
+                     "reproduced": reproduced, "ratio": _div(reproduced, published),
+                     "verdict": _verdict(server_kind, reproduced, holds), "server_kind": server_kind})
+
+    # Sizes come from the generator (server-free), so they are comparable even on the stand-in.
+    for row in model.filter(pl.col("variant") == "base").iter_rows(named=True):
+        add("the generated orders have the published mean size", f"mean document, {row['size_kb']} KB", "bytes",
+            row.get("published_avg_doc_bytes"), row["avg_doc_bytes"],
+            lambda r, p=row.get("published_avg_doc_bytes"): p is not None and abs(r / p - 1) <= 0.02,
+            server_kind="generator (no server)")
+    if not sizes:
+        return pl.DataFrame(rows, schema=dict.fromkeys(PVR_COLUMNS, pl.Utf8) | {
+            "published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64})
+    small, large = sizes[0], sizes[-1]
+    span = f"{large} KB / {small} KB"
+    growth = large / small
+
+    def ratio_of(run, shape, column, metric):
+        return (_div(_value(summary, run, large, shape, column), _value(summary, run, small, shape, column)),
+                _div(_published(pub, run, large, shape, metric), _published(pub, run, small, shape, metric)))
+
+    mine, theirs = ratio_of("same_window", "projection", "client_ms_p50", "client_ms")
+    add("with everything in the cache, projection time does not grow with document size",
+        f"projection median client time {span}, default cache, same window", "ratio", theirs, mine,
+        lambda r: r <= 1.5)
+    mine, theirs = ratio_of("same_window", "whole", "client_ms_p50", "client_ms")
+    add("whole-document time grows with document size",
+        f"whole-document median client time {span}, default cache, same window", "ratio", theirs, mine,
+        lambda r: r >= math.sqrt(growth))
+    add("the server's own time is a small part of a large whole-document query",
+        f"whole-document server time / client time, {large} KB, default cache, same window", "ratio",
+        _div(_published(pub, "same_window", large, "whole", "server_ms"), _published(pub, "same_window", large, "whole", "client_ms")),
+        _div(_value(summary, "same_window", large, "whole", "server_ms_p50"), _value(summary, "same_window", large, "whole", "client_ms_p50")),
+        lambda r: r <= 0.25)
+    mine, theirs = ratio_of("small_cache", "covered", "client_ms_p50", "client_ms")
+    add("a covered query stays flat at every size, even with the small cache",
+        f"covered median client time {span}, 256 MB cache, random windows", "ratio", theirs, mine,
+        lambda r: r <= 1.5)
+    add("projection reads whole document at small cache",
+        f"bytes read into cache, projection / whole documents, {large} KB, 256 MB cache", "ratio",
+        _div(_published(pub, "small_cache", large, "projection", "bytes_read_into_cache"),
+             _published(pub, "small_cache", large, "whole", "bytes_read_into_cache")),
+        _div(_value(summary, "small_cache", large, "projection", "bytes_read_into_cache_p50"),
+             _value(summary, "small_cache", large, "whole", "bytes_read_into_cache_p50")),
+        lambda r: r >= 0.5)
+    doc_bytes = model.filter((pl.col("variant") == "base") & (pl.col("size_kb") == large))["avg_doc_bytes"]
+    published_window_bytes = _published(pub, "small_cache", large, "projection", "bytes_read_into_cache")
+    published_doc = model.filter((pl.col("variant") == "base") & (pl.col("size_kb") == large))["published_avg_doc_bytes"]
+    add("projection reads whole document at small cache",
+        f"projection bytes read into cache / (window x mean document), {large} KB, 256 MB cache", "ratio",
+        _div(published_window_bytes, 1000 * published_doc[0]) if len(published_doc) and published_doc[0] else None,
+        _div(_value(summary, "small_cache", large, "projection", "bytes_read_into_cache_p50"),
+             window_minutes * doc_bytes[0]) if len(doc_bytes) else None,
+        lambda r: r >= 0.5)
+    add("a covered query reads next to nothing into the cache",
+        f"covered bytes read into cache / projection bytes read, {large} KB, 256 MB cache", "ratio",
+        _div(_published(pub, "small_cache", large, "covered", "bytes_read_into_cache"),
+             _published(pub, "small_cache", large, "projection", "bytes_read_into_cache")),
+        _div(_value(summary, "small_cache", large, "covered", "bytes_read_into_cache_p50"),
+             _value(summary, "small_cache", large, "projection", "bytes_read_into_cache_p50")),
+        lambda r: r <= 0.05)
+    add("the projection slows down when the documents no longer fit in the cache",
+        f"projection median client time, 256 MB cache / default cache, {large} KB", "ratio",
+        _div(_published(pub, "small_cache", large, "projection", "client_ms"),
+             _published(pub, "same_window", large, "projection", "client_ms")),
+        _div(_value(summary, "small_cache", large, "projection", "client_ms_p50"),
+             _value(summary, "random_windows", large, "projection", "client_ms_p50")),
+        lambda r: r >= 2)
+    add("the projected query fetches every document (IXSCAN > FETCH > PROJECTION_SIMPLE)",
+        f"projection documents examined per returned order, {large} KB (explain)", "ratio", 1.0,
+        _div(_value(summary, "same_window", large, "projection", "plan_docs_examined"), window_minutes),
+        lambda r: r == 1.0 and "FETCH" in (_value(summary, "same_window", large, "projection", "plan") or ""))
+    add("the covered query examines no documents (PROJECTION_COVERED, no FETCH)",
+        f"covered documents examined, {large} KB (explain)", "documents", 0.0,
+        _value(summary, "same_window", large, "covered", "plan_docs_examined"),
+        lambda r: r == 0 and "PROJECTION_COVERED" in (_value(summary, "same_window", large, "covered", "plan") or ""))
+    return pl.DataFrame(rows, schema={"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8, "published": pl.Float64,
+                                      "reproduced": pl.Float64, "ratio": pl.Float64, "verdict": pl.Utf8,
+                                      "server_kind": pl.Utf8}).select(PVR_COLUMNS)
+
+
+def table_names() -> list[str]:
+    """Every CSV build_tables writes under tables/ (Snakemake declares the same list)."""
+    return (["summary", "collections", "variants", "published_vs_reproduced"]
+            + [stem for stem, _, _, _ in QUERY_TABLES])
+
+
+def build_tables(raw_paths: Iterable[str | Path], collection_paths: Iterable[str | Path], model_path: str | Path,
+                 published_collections: str | Path, published_queries: str | Path,
+                 window_minutes: int) -> dict[str, pl.DataFrame]:
+    raw = read_frames(raw_paths)
+    summary = summary_table(raw)
+    published = _published_queries(published_queries)
+    tables = {"summary": summary,
+              "collections": collections_table(read_frames(collection_paths), published_collections),
+              "variants": variants_table(summary),
+              "published_vs_reproduced": published_vs_reproduced(summary, pl.read_csv(model_path),
+                                                                  published_queries, window_minutes)}
+    for stem, run, measure, metric in QUERY_TABLES:
+        tables[stem] = query_table(summary, published, run, measure, metric)
+    assert set(tables) == set(table_names())
+    return tables
+
+
+__all__ = ["build_tables", "summary_table", "published_vs_reproduced", "table_names", "RUNS"]

@@ -1,0 +1,9 @@
+"""Snakemake: the docsize figures (PNG, SVG, Vega-Lite JSON), stand-in labelled from provenance."""
+from pathlib import Path
+
+from costlab.docsize.figures import build_figures
+from costlab.server.provenance import is_stand_in, read_provenance
+
+stand_in = any(is_stand_in(read_provenance(p)) for p in snakemake.input.provenance)
+build_figures(snakemake.input.summary, snakemake.input.published_queries, stand_in,
+              Path(snakemake.output[0]).parent)

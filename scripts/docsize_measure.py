@@ -1,0 +1,8 @@
+"""Snakemake: one docsize run on one dataset (one row per timed query, plus collection stats)."""
+from costlab.docsize.run import measure_job
+from costlab.io import write_parquet
+
+raw, collections = measure_job(snakemake.config, snakemake.wildcards.run, snakemake.wildcards.dataset,
+                               snakemake.input.data, snakemake.output.provenance)
+write_parquet(raw, snakemake.output.raw)
+write_parquet(collections, snakemake.output.collections)

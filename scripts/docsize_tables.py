@@ -1,0 +1,11 @@
+"""Snakemake: docsize summaries, the article's tables with published beside reproduced, findings."""
+from pathlib import Path
+
+from costlab.docsize.tables import build_tables
+from costlab.io import write_csv
+
+tables = build_tables(snakemake.input.raw, snakemake.input.collections, snakemake.input.model,
+                      snakemake.input.published_collections, snakemake.input.published_queries,
+                      snakemake.params.window_minutes)
+for name, frame in tables.items():
+    write_csv(frame, Path(snakemake.output.summary).parent / f"{name}.csv")
