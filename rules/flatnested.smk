@@ -1,1 +1,109 @@
-# Study flatnested: rules are added by its own issue.
+# Study flatnested: flat N fields vs structured N/5 x 5 sub-documents, same values; time a query
+# for a field no document has (every field of every document walked) and compare BSON sizes.
+from costlab.flatnested.shapes import shapes_for as _fn_shapes_for
+from costlab.flatnested.generate import MAX_FIELDS as _FN_MAX_FIELDS
+
+FN = config["flatnested"]
+FN_SHAPES = [s.name for s in _fn_shapes_for(FN["flat_fields"], _FN_MAX_FIELDS)]
+FN_TABLES = {name: f"results/flatnested/tables/{name}.csv"
+             for name in ("timings", "comparison", "published_vs_reproduced")}
+FN_FIGURE = {ext: f"results/flatnested/figures/time_by_fields.{ext}" for ext in ("png", "svg", "vl.json")}
+
+
+
+rule flatnested_values:
+    output:
+        "results/flatnested/model/values.parquet",
+    params:
+        documents=FN["documents"],
+        groups=max(FN["flat_fields"]) // 5,
+        seed=FN["seed"],
+    log:
+        "results/logs/flatnested_values.log",
+    script:
+        "../scripts/flatnested_values.py"
+
+
+rule flatnested_model:
+    input:
+        values="results/flatnested/model/values.parquet",
+    output:
+        "results/flatnested/model/bson_sizes.csv",
+    params:
+        shapes=FN_SHAPES,
+    log:
+        "results/logs/flatnested_model.log",
+    script:
+        "../scripts/flatnested_model.py"
+
+
+rule flatnested_load:
+    input:
+        values="results/flatnested/model/values.parquet",
+    output:
+        data=directory("results/flatnested/data/{shape}"),
+        provenance="results/flatnested/provenance/load_{shape}.json",
+    wildcard_constraints:
+        shape="(flat|structured)_[0-9x]+",
+    resources:
+        mongod=MONGOD,
+    log:
+        "results/logs/flatnested_load_{shape}.log",
+    script:
+        "../scripts/flatnested_load.py"
+
+
+rule flatnested_measure:
+    input:
+        data=ancient("results/flatnested/data/{shape}"),
+    output:
+        raw="results/flatnested/raw/{shape}.parquet",
+        provenance="results/flatnested/provenance/measure_{shape}.json",
+    wildcard_constraints:
+        shape="(flat|structured)_[0-9x]+",
+    params:
+        runs=FN["runs"],
+        warmup_runs=FN["warmup_runs"],
+    resources:
+        mongod=MONGOD,
+    log:
+        "results/logs/flatnested_measure_{shape}.log",
+    script:
+        "../scripts/flatnested_measure.py"
+
+
+rule flatnested_tables:
+    input:
+        raw=expand("results/flatnested/raw/{shape}.parquet", shape=FN_SHAPES),
+        sizes="results/flatnested/model/bson_sizes.csv",
+        published_timings="resources/published/flatnested_timings.csv",
+        published_sizes="resources/published/flatnested_sample_sizes.csv",
+        provenance=expand("results/flatnested/provenance/measure_{shape}.json", shape=FN_SHAPES),
+    output:
+        **FN_TABLES,
+    log:
+        "results/logs/flatnested_tables.log",
+    script:
+        "../scripts/flatnested_tables.py"
+
+
+rule flatnested_figure:
+    input:
+        comparison=FN_TABLES["comparison"],
+    output:
+        png=report(FN_FIGURE["png"], caption="captions/flatnested_time_by_fields.rst", category="flatnested"),
+        svg=FN_FIGURE["svg"],
+        json=FN_FIGURE["vl.json"],
+    log:
+        "results/logs/flatnested_figure.log",
+    script:
+        "../scripts/flatnested_figure.py"
+
+
+add_targets(
+    "flatnested",
+    "results/flatnested/model/bson_sizes.csv",
+    *FN_TABLES.values(),
+    *FN_FIGURE.values(),
+    *expand("results/flatnested/provenance/{job}_{shape}.json", job=("load", "measure"), shape=FN_SHAPES),
+)

@@ -1,1 +1,21 @@
-# Study uniqueidx: rules are added by its own issue.
+# Study uniqueidx: the article's unique-index walkthrough as a conformance check of the configured
+# server. A step whose outcome differs is recorded as `fail` (the job still succeeds).
+UI_TABLES = {name: f"results/uniqueidx/tables/{name}.csv" for name in ("conformance", "published_vs_reproduced")}
+UI_PROVENANCE = "results/uniqueidx/provenance/conformance.json"
+
+
+rule uniqueidx_conformance:
+    output:
+        **UI_TABLES,
+        provenance=UI_PROVENANCE,
+    params:
+        steps=config["uniqueidx"]["steps"],
+    resources:
+        mongod=MONGOD,
+    log:
+        "results/logs/uniqueidx_conformance.log",
+    script:
+        "../scripts/uniqueidx_conformance.py"
+
+
+add_targets("uniqueidx", *UI_TABLES.values(), UI_PROVENANCE)

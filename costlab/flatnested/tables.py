@@ -1,0 +1,138 @@
+"""Timing summaries, the reproduced-vs-published table and the report's published_vs_reproduced.csv.
+
+The article's times are for 100 queries in a row; reproduced times are scaled the same way
+(mean per query x 100) so any configured `runs` compares. Improvement = (flat - structured) / flat.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from costlab.measure import summarize
+from costlab.server.provenance import is_stand_in, read_provenance
+
+PUBLISHED_QUERIES = 100
+STAND_IN_VERDICT = "not comparable (stand-in)"
+PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
+
+
+def server_kind_of(provenance_paths: list[str | Path]) -> str:
+    """'stand-in' if any job ran on the stand-in, else the one kind all jobs report (e.g. mongod)."""
+    records = [read_provenance(p) for p in provenance_paths]
+    if not records:
+        raise ValueError("no provenance records given: cannot say which server measured")
+    if any(is_stand_in(r) for r in records):
+        return "stand-in"
+    kinds = sorted({str(r.get("server_kind")) for r in records})
+    return kinds[0] if len(kinds) == 1 else "mixed: " + ", ".join(kinds)
+
+
+def timing_summary(raw: pl.DataFrame) -> pl.DataFrame:
+    """Per shape: runs, client and server time quantiles, and the time of 100 queries."""
+    keys = ["shape", "layout", "fields", "groups", "documents", "storage_engine", "server_kind"]
+    client = summarize(raw, keys, "client_ms")
+    server = summarize(raw, ["shape"], "server_ms").drop("n")
+    return (client.join(server, on="shape", how="left")
+            .with_columns((pl.col("client_ms_mean") * PUBLISHED_QUERIES).alias("client_ms_per_100_queries"),
+                          (pl.col("server_ms_mean") * PUBLISHED_QUERIES).alias("server_ms_per_100_queries"))
+            .sort(["fields", "layout"]))
+
+
+def _improvement(flat: pl.Expr, structured: pl.Expr) -> pl.Expr:
+    return (flat - structured) / flat * 100
+
+
+def comparison_table(summary: pl.DataFrame, sizes: pl.DataFrame, published: pl.DataFrame,
+                     server_kind: str) -> pl.DataFrame:
+    """One row per flat/structured pair: published and reproduced times, improvement %, BSON sizes."""
+    def side(layout: str) -> pl.DataFrame:
+        frame = summary.filter(pl.col("layout") == layout).join(
+            sizes.select("shape", "data_bytes", "avg_doc_bytes"), on="shape", how="left")
+        return frame.select(
+            "fields", pl.col("shape").alias(f"{layout}_shape"),
+            pl.col("n").alias(f"{layout}_runs"),
+            pl.col("client_ms_per_100_queries").alias(f"reproduced_{layout}_ms"),
+            pl.col("client_ms_p50").alias(f"reproduced_{layout}_p50_ms_per_query"),
+            pl.col("server_ms_per_100_queries").alias(f"server_{layout}_ms"),
+            pl.col("data_bytes").alias(f"{layout}_data_bytes"),
+            pl.col("avg_doc_bytes").alias(f"{layout}_avg_doc_bytes"),
+            pl.col("storage_engine").alias(f"{layout}_engine"))
+
+    pairs = side("flat").join(side("structured"), on="fields", how="inner")
+    pub = published.select(pl.col("flat_fields").alias("fields"), pl.col("flat_ms").alias("published_flat_ms"),
+                           pl.col("structured_ms").alias("published_structured_ms"),
+                           pl.col("improvement_pct").alias("published_improvement_pct"),
+                           pl.col("storage_engine").alias("published_engine"))
+    engines = sorted(set(pairs["flat_engine"].to_list() + pairs["structured_engine"].to_list()))
+    return (pairs.join(pub, on="fields", how="left")
+            .with_columns(
+                _improvement(pl.col("reproduced_flat_ms"), pl.col("reproduced_structured_ms"))
+                .alias("reproduced_improvement_pct"),
+                _improvement(pl.col("server_flat_ms"), pl.col("server_structured_ms")).alias("server_improvement_pct"),
+                _improvement(pl.col("flat_data_bytes"), pl.col("structured_data_bytes")).alias("size_saving_pct"),
+                pl.lit(", ".join(str(e) for e in engines)).alias("reproduced_engine"),
+                pl.lit(server_kind).alias("server_kind"))
+            .select("fields", "flat_shape", "structured_shape", "flat_runs", "structured_runs",
+                    "published_flat_ms", "published_structured_ms", "published_improvement_pct",
+                    "reproduced_flat_ms", "reproduced_structured_ms", "reproduced_improvement_pct",
+                    "reproduced_flat_p50_ms_per_query", "reproduced_structured_p50_ms_per_query",
+                    "server_flat_ms", "server_structured_ms", "server_improvement_pct",
+                    "published_engine", "reproduced_engine",
+                    "flat_data_bytes", "structured_data_bytes", "flat_avg_doc_bytes", "structured_avg_doc_bytes",
+                    "size_saving_pct", "server_kind")
+            .sort("fields"))
+
+
+def speed_verdict(improvement_pct: float | None, flat_p50: float | None, structured_p50: float | None,
+                  server_kind: str) -> str:
+    """'structured is faster' holds when both its mean and median time are below flat's."""
+    if server_kind == "stand-in":
+        return STAND_IN_VERDICT
+    if improvement_pct is None or flat_p50 is None or structured_p50 is None:
+        return "not reproduced"
+    return "reproduced" if improvement_pct > 0 and structured_p50 < flat_p50 else "not reproduced"
+
+
+def published_vs_reproduced(comparison: pl.DataFrame, sample_sizes: pl.DataFrame) -> pl.DataFrame:
+    """The report's contract table: per pair the flat time, structured time, improvement and size saving."""
+    published_saving = float(sample_sizes.filter(pl.col("layout") == "structured")["saving_pct"][0])
+    rows = []
+    for pair in comparison.iter_rows(named=True):
+        label = f"{pair['fields']} vs {pair['structured_shape'].split('_', 1)[1]}"
+        engines = f"published on {pair['published_engine']}, here on {pair['reproduced_engine']}"
+        verdict = speed_verdict(pair["reproduced_improvement_pct"], pair["reproduced_flat_p50_ms_per_query"],
+                                pair["reproduced_structured_p50_ms_per_query"], pair["server_kind"])
+        finding = f"structured is faster to walk ({label})"
+        for metric, unit, published, reproduced in (
+                (f"time of 100 queries, flat ({engines})", "ms", pair["published_flat_ms"], pair["reproduced_flat_ms"]),
+                (f"time of 100 queries, structured ({engines})", "ms", pair["published_structured_ms"],
+                 pair["reproduced_structured_ms"]),
+                ("improvement of structured over flat", "%", pair["published_improvement_pct"],
+                 pair["reproduced_improvement_pct"])):
+            rows.append({"finding": finding, "metric": metric, "unit": unit, "published": published,
+                         "reproduced": reproduced, "verdict": verdict, "server_kind": pair["server_kind"]})
+        # Sizes come from the server-free BSON model (exact for any server): the published figure
+        # is the article's single example document, so only the direction is compared.
+        saving = pair["size_saving_pct"]
+        rows.append({"finding": f"structured is smaller ({label})",
+                     "metric": "BSON data size saving of structured over flat (published: the article's example "
+                               "document; reproduced: the generated collection)",
+                     "unit": "%", "published": published_saving, "reproduced": saving,
+                     "verdict": "reproduced" if saving is not None and saving > 0 else "not reproduced",
+                     "server_kind": "server-free (BSON model)"})
+    frame = pl.DataFrame(rows, schema={"finding": pl.String, "metric": pl.String, "unit": pl.String,
+                                       "published": pl.Float64, "reproduced": pl.Float64, "verdict": pl.String,
+                                       "server_kind": pl.String})
+    return frame.with_columns((pl.col("reproduced") / pl.col("published")).alias("ratio")).select(PVR_COLUMNS)
+
+
+def build_tables(raw_paths: list[str | Path], sizes_path: str | Path, published_timings_path: str | Path,
+                 published_sizes_path: str | Path, provenance_paths: list[str | Path]) -> dict[str, pl.DataFrame]:
+    """All flatnested tables from the raw parquet files, the BSON model and the published CSVs."""
+    raw = pl.concat([pl.read_parquet(p) for p in raw_paths], how="vertical")
+    kind = server_kind_of(provenance_paths)
+    summary = timing_summary(raw).with_columns(pl.lit(kind).alias("server_kind"))
+    comparison = comparison_table(summary, pl.read_csv(sizes_path), pl.read_csv(published_timings_path), kind)
+    return {"timings": summary, "comparison": comparison,
+            "published_vs_reproduced": published_vs_reproduced(comparison, pl.read_csv(published_sizes_path))}
