@@ -1,1 +1,136 @@
-# Study arraygrowth: rules are added by its own issue.
+# Study arraygrowth: journal bytes of a growing array, standalone vs replica set.
+# Source: "Linear array growth in MongoDB". Logic in costlab/arraygrowth; scripts are thin.
+
+AG = config["arraygrowth"]
+AG_FALLBACK = AG["fallback"]
+AG_FALLBACK_ON = AG_FALLBACK["enabled"]
+AG_RAW = expand("results/arraygrowth/raw/{profile}_{workload}.parquet",
+                profile=AG["profiles"], workload=AG["workloads"])
+AG_PROV = expand("results/arraygrowth/provenance/{profile}_{workload}.json",
+                 profile=AG["profiles"], workload=AG["workloads"])
+AG_FB_RAW = expand("results/arraygrowth/raw/fallback_{profile}.parquet", profile=AG["profiles"])
+AG_FB_PROV = expand("results/arraygrowth/provenance/fallback_{profile}.json", profile=AG["profiles"])
+AG_MODEL = "results/arraygrowth/model/fallback_conditions.csv"
+AG_PUBLISHED = {"published_log_bytes": "resources/published/arraygrowth_log_bytes.csv",
+                "published_cursor_calls": "resources/published/arraygrowth_cursor_calls.csv"}
+AG_TABLES = {name: f"results/arraygrowth/tables/{name}.csv"
+             for name in ("runs", "fit", "counts", "published_vs_reproduced")}
+if AG_FALLBACK_ON:
+    AG_TABLES["fallback"] = "results/arraygrowth/tables/fallback.csv"
+AG_FB_INPUT = {"fallback_raw": AG_FB_RAW, "fallback_provenance": AG_FB_PROV, "model": AG_MODEL} if AG_FALLBACK_ON else {}
+AG_FIGURES = ["log_bytes_vs_n", "bytes_per_op_vs_n"] + (["fallback_sweep"] if AG_FALLBACK_ON else [])
+
+
+def ag_figure_files(name):
+    return [f"results/arraygrowth/figures/{name}.{ext}" for ext in ("png", "svg", "vl.json")]
+
+
+wildcard_constraints:
+    ag_profile="standalone|standalone-small-cache|replset-1",
+    ag_workload="insert|push",
+
+
+rule arraygrowth_run:
+    """One server per (profile, workload); every N on a fresh collection; serverStatus deltas."""
+    output:
+        raw="results/arraygrowth/raw/{ag_profile}_{ag_workload}.parquet",
+        provenance="results/arraygrowth/provenance/{ag_profile}_{ag_workload}.json",
+    params:
+        ns=AG["ns"],
+        server=config["server"],
+    resources:
+        mongod=1,
+    script:
+        "../scripts/arraygrowth_run.py"
+
+
+rule arraygrowth_fallback_model:
+    """Server-free: which updates MongoDB's size/logging conditions leave eligible for a delta."""
+    output:
+        AG_MODEL,
+    params:
+        fallback=AG_FALLBACK,
+    script:
+        "../scripts/arraygrowth_model.py"
+
+
+rule arraygrowth_fallback:
+    """The fallback sweep on one profile: every variant on a fresh collection."""
+    output:
+        raw="results/arraygrowth/raw/fallback_{ag_profile}.parquet",
+        provenance="results/arraygrowth/provenance/fallback_{ag_profile}.json",
+    params:
+        fallback=AG_FALLBACK,
+        server=config["server"],
+    resources:
+        mongod=1,
+    script:
+        "../scripts/arraygrowth_fallback.py"
+
+
+rule arraygrowth_tables:
+    input:
+        raw=AG_RAW,
+        provenance=AG_PROV,
+        **AG_PUBLISHED,
+        **AG_FB_INPUT,
+    output:
+        **AG_TABLES,
+    script:
+        "../scripts/arraygrowth_tables.py"
+
+
+rule arraygrowth_figure_log_bytes:
+    input:
+        raw=AG_RAW,
+        provenance=AG_PROV,
+        published=AG_PUBLISHED["published_log_bytes"],
+    output:
+        png=report("results/arraygrowth/figures/log_bytes_vs_n.png",
+                   caption="captions/arraygrowth_log_bytes_vs_n.rst", category="arraygrowth"),
+        svg="results/arraygrowth/figures/log_bytes_vs_n.svg",
+        json="results/arraygrowth/figures/log_bytes_vs_n.vl.json",
+    params:
+        figure="log_bytes",
+    script:
+        "../scripts/arraygrowth_figures.py"
+
+
+rule arraygrowth_figure_bytes_per_op:
+    input:
+        raw=AG_RAW,
+        provenance=AG_PROV,
+        published=AG_PUBLISHED["published_log_bytes"],
+    output:
+        png=report("results/arraygrowth/figures/bytes_per_op_vs_n.png",
+                   caption="captions/arraygrowth_bytes_per_op_vs_n.rst", category="arraygrowth"),
+        svg="results/arraygrowth/figures/bytes_per_op_vs_n.svg",
+        json="results/arraygrowth/figures/bytes_per_op_vs_n.vl.json",
+    params:
+        figure="bytes_per_op",
+    script:
+        "../scripts/arraygrowth_figures.py"
+
+
+rule arraygrowth_figure_fallback:
+    input:
+        raw=AG_RAW,
+        provenance=AG_PROV,
+        published=AG_PUBLISHED["published_log_bytes"],
+        fallback_raw=AG_FB_RAW,
+        fallback_provenance=AG_FB_PROV,
+        model=AG_MODEL,
+    output:
+        png=report("results/arraygrowth/figures/fallback_sweep.png",
+                   caption="captions/arraygrowth_fallback_sweep.rst", category="arraygrowth"),
+        svg="results/arraygrowth/figures/fallback_sweep.svg",
+        json="results/arraygrowth/figures/fallback_sweep.vl.json",
+    params:
+        figure="fallback",
+    script:
+        "../scripts/arraygrowth_figures.py"
+
+
+add_targets("arraygrowth", *AG_TABLES.values(), *AG_PROV,
+            *(AG_FB_PROV + [AG_MODEL] if AG_FALLBACK_ON else []),
+            *[f for name in AG_FIGURES for f in ag_figure_files(name)])

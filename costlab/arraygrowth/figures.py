@@ -1,0 +1,129 @@
+"""Figures: log bytes vs N, bytes per operation vs N, the fallback sweep.
+
+A counter the server did not report is left out of the marks (never drawn as 0) and the
+chart says "not reported by this server"; the article's points are always drawn, so a
+stand-in run still shows what the reproduction is compared with.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import altair as alt
+import polars as pl
+
+from costlab.arraygrowth.run import NOT_REPORTED
+from costlab.arraygrowth.tables import per_op, read_raw, with_provenance_kind
+from costlab.report.charts import PROFILE_COLORS, color_scale, save_chart, titled
+
+WORKLOAD_TITLES = {"insert": "insert N documents (one timestamp each)",
+                   "push": "$push N timestamps into one document"}
+SOURCE_SHAPES = {"reproduced": "circle", "published (article)": "diamond"}
+TOPOLOGY_COLORS = {"standalone": PROFILE_COLORS["standalone"], "replica set": PROFILE_COLORS["replset-1"]}
+
+
+def _data(frame: pl.DataFrame) -> alt.Data:
+    return alt.Data(values=frame.to_dicts())
+
+
+def growth_points(raw: pl.DataFrame, published: pl.DataFrame) -> pl.DataFrame:
+    """Reproduced (non-null only) and published points: profile, workload, n, log_bytes, bytes_per_op, source."""
+    reproduced = (per_op(raw).filter(pl.col("log_bytes").is_not_null())
+                  .select("profile", "workload", "n", pl.col("log_bytes").cast(pl.Float64),
+                          pl.col("log_bytes_per_op").alias("bytes_per_op"), pl.lit("reproduced").alias("source")))
+    article = published.select("profile", "workload", "n", pl.col("log_bytes").cast(pl.Float64),
+                               pl.col("bytes_per_op").cast(pl.Float64), pl.lit("published (article)").alias("source"))
+    points = pl.concat([reproduced, article], how="vertical")
+    return points.with_columns(pl.col("workload").replace_strict(WORKLOAD_TITLES, default=pl.col("workload"))
+                               .alias("workload_title"))
+
+
+def growth_chart(points: pl.DataFrame, value: str, y_title: str, title: str, stand_in: bool,
+                 missing_note: str | None) -> alt.TopLevelMixin:
+    """Log-log value vs N, one panel per workload, colour = profile, diamonds = the article."""
+    n_low, n_high = float(points["n"].min()) / 1.5, float(points["n"].max()) * 1.5   # keep edge points visible
+    x = alt.X("n:Q", title="N (documents inserted or elements pushed)",
+              scale=alt.Scale(type="log", domain=[n_low, n_high], nice=False), axis=alt.Axis(format="~s"))
+    y = alt.Y(f"{value}:Q", title=y_title, scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
+    profiles = {p: c for p, c in PROFILE_COLORS.items() if p in set(points["profile"].to_list())}
+    color = alt.Color("profile:N", title="server profile", scale=color_scale(profiles))
+    line = (alt.Chart().mark_line(strokeWidth=2).transform_filter(alt.datum.source == "reproduced")
+            .encode(x=x, y=y, color=color, detail="workload:N"))
+    marks = alt.Chart().mark_point(filled=True, size=90, opacity=0.9).encode(
+        x=x, y=y, color=color,
+        shape=alt.Shape("source:N", title="source", scale=color_scale(SOURCE_SHAPES)),
+        tooltip=["profile:N", "workload:N", "n:Q", alt.Tooltip(f"{value}:Q", format=",.0f"), "source:N"])
+    chart = (alt.layer(line, marks, data=_data(points)).properties(width=300, height=260)
+             .facet(column=alt.Column("workload_title:N", title=None, sort=list(WORKLOAD_TITLES.values())))
+             .resolve_scale(y="shared"))
+    return titled(chart, title, stand_in=stand_in, subtitle=missing_note)
+
+
+def fallback_chart(fallback: pl.DataFrame, model: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
+    """Left: the source conditions' prediction (server-free). Right: measured modify calls and log bytes per update."""
+    variants = model["variant"].unique(maintain_order=True).to_list()
+    predicted = (alt.Chart(_data(model)).mark_bar().encode(
+        x=alt.X("variant:N", sort=variants, title=None),
+        xOffset="topology:N",
+        y=alt.Y("modify_eligible_fraction:Q", title="updates eligible for a delta (fraction)",
+                scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("topology:N", title="topology (model)", scale=color_scale(TOPOLOGY_COLORS)),
+        tooltip=["variant:N", "topology:N", "modify_eligible_fraction:Q", "final_doc_bytes:Q"])
+        .properties(width=300, height=220, title="model: size and logging conditions (upper bound)"))
+    measured = per_op(fallback)
+    panels = [predicted]
+    for column, y_title in (("cursor_modify_per_op", "cursor modify calls per update"),
+                            ("log_bytes_per_op", "journal bytes per update")):
+        present_rows = measured.filter(pl.col(column).is_not_null())
+        if present_rows.height == 0:
+            panels.append(_not_reported_panel(f"{y_title}: {NOT_REPORTED}", y_title))
+            continue
+        scale = alt.Scale(type="log") if column == "log_bytes_per_op" and (present_rows[column] > 0).all() \
+            else alt.Scale()
+        panels.append(alt.Chart(_data(present_rows.select("variant", "profile", column))).mark_bar().encode(
+            x=alt.X("variant:N", sort=variants, title=None), xOffset="profile:N",
+            y=alt.Y(f"{column}:Q", title=y_title, scale=scale),
+            color=alt.Color("profile:N", title="server profile", scale=color_scale(PROFILE_COLORS)),
+            tooltip=["variant:N", "profile:N", alt.Tooltip(f"{column}:Q", format=",.2f")])
+            .properties(width=300, height=220, title=f"measured: {y_title}"))
+    chart = alt.hconcat(*panels).resolve_scale(color="independent")
+    return titled(chart, "Where the replica-set delta path falls back to full rewrites", stand_in=stand_in,
+                  subtitle="model: MongoDB's record-store conditions (not logged, > 1 KB, grew <= 10 %); "
+                           "WiredTiger's 16-change diff limit is only in the measurement")
+
+
+def _not_reported_panel(text: str, title: str) -> alt.Chart:
+    return (alt.Chart(alt.Data(values=[{"text": text}])).mark_text(fontSize=13, color="#b00020")
+            .encode(text="text:N").properties(width=300, height=220, title=f"measured: {title}"))
+
+
+def _missing_note(raw: pl.DataFrame) -> str | None:
+    if raw["log_bytes"].null_count() == raw.height:
+        return f"wiredTiger.log {NOT_REPORTED}: only the article's points are shown"
+    if raw["log_bytes"].null_count():
+        return f"wiredTiger.log {NOT_REPORTED} for some runs: those runs are not drawn"
+    return None
+
+
+def build_figures(raw_paths: Sequence[str | Path], provenance_paths: Sequence[str | Path],
+                  published_path: str | Path, outputs: dict[str, Sequence[str | Path]],
+                  fallback_raw_paths: Sequence[str | Path] = (), fallback_provenance_paths: Sequence[str | Path] = (),
+                  model_path: str | Path | None = None) -> None:
+    """Write each figure in `outputs` (name -> [png, svg, vl.json]); names: log_bytes, bytes_per_op, fallback."""
+    raw = with_provenance_kind(read_raw(raw_paths), provenance_paths)
+    stand_in = "stand-in" in set(raw["server_kind"].to_list())
+    points = growth_points(raw, pl.read_csv(published_path))
+    note = _missing_note(raw)
+    if "log_bytes" in outputs:
+        save_chart(growth_chart(points, "log_bytes", "journal bytes written (wiredTiger.log, bytes)",
+                                "Journal bytes vs N: $push grows quadratically on a standalone", stand_in, note),
+                   *outputs["log_bytes"])
+    if "bytes_per_op" in outputs:
+        save_chart(growth_chart(points, "bytes_per_op", "journal bytes per operation (bytes)",
+                                "Journal bytes per operation vs N", stand_in, note), *outputs["bytes_per_op"])
+    if "fallback" in outputs:
+        if model_path is None or not fallback_raw_paths:
+            raise ValueError("the fallback figure needs the fallback raw files and model/fallback_conditions.csv")
+        fallback = with_provenance_kind(read_raw(fallback_raw_paths), fallback_provenance_paths)
+        fb_stand_in = "stand-in" in set(fallback["server_kind"].to_list())
+        save_chart(fallback_chart(fallback, pl.read_csv(model_path), fb_stand_in), *outputs["fallback"])

@@ -1,0 +1,308 @@
+"""Tables the report shows, from raw rows + provenance + the article's numbers.
+
+Tables are for reading: a counter the server did not report is written as the text
+"not reported by this server" (raw parquet keeps it as null), never as 0.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import polars as pl
+
+from costlab.arraygrowth.fit import FitError, PowerLawFit, fit_power_law
+from costlab.arraygrowth.run import COUNTERS, NOT_REPORTED
+from costlab.server.provenance import read_provenance
+
+FIT_LABEL = "wiredTiger.log"   # what the fit step names when log bytes are missing
+
+# Verdict thresholds (also in docs/readme/arraygrowth.md): the finding, not the absolute number.
+QUADRATIC_EXPONENT = (1.7, 2.3)
+LINEAR_EXPONENT = (0.8, 1.2)
+MIN_STANDALONE_OVER_REPLSET = 5.0      # "far less journal on a replica set"
+REPLSET_INSERT_FACTOR = (2.0, 8.0)     # published ~4x (the oplog insert per document)
+MIN_MODIFY_PER_PUSH = 0.5
+MAX_STANDALONE_MODIFY_PER_PUSH = 0.01
+BYTES_PER_OP_FACTOR = 2.0
+
+
+def read_raw(paths: Iterable[str | Path]) -> pl.DataFrame:
+    frames = [pl.read_parquet(p) for p in paths]
+    if not frames:
+        raise ValueError("no raw arraygrowth files given")
+    return pl.concat(frames, how="vertical")
+
+
+def with_provenance_kind(raw: pl.DataFrame, provenance_paths: Iterable[str | Path]) -> pl.DataFrame:
+    """Replace server_kind by the one each job's provenance records (the contract's source)."""
+    kinds = {}
+    for path in provenance_paths:
+        record = read_provenance(path)
+        kinds[record.get("job") or Path(path).stem] = record.get("server_kind", "unknown")
+    missing = sorted(set(raw["job"].unique()) - set(kinds))
+    if missing:
+        raise ValueError(f"no provenance for arraygrowth jobs {missing}; have {sorted(kinds)}")
+    return raw.with_columns(pl.col("job").replace_strict(kinds, return_dtype=pl.Utf8).alias("server_kind"))
+
+
+def kind_of(frame: pl.DataFrame) -> str:
+    kinds = sorted(frame["server_kind"].unique().drop_nulls().to_list()) if frame.height else []
+    return "+".join(kinds) if kinds else "unknown"
+
+
+def per_op(raw: pl.DataFrame) -> pl.DataFrame:
+    """Counters divided by the write commands of the run (null stays null)."""
+    return raw.with_columns(
+        (pl.col("log_bytes") / pl.col("operations")).alias("log_bytes_per_op"),
+        (pl.col("cursor_insert_calls") / pl.col("operations")).alias("cursor_insert_per_op"),
+        (pl.col("cursor_modify_calls") / pl.col("operations")).alias("cursor_modify_per_op"),
+    )
+
+
+def present(frame: pl.DataFrame, columns: Sequence[str], digits: int = 3) -> pl.DataFrame:
+    """Numbers as text for reading; null -> 'not reported by this server'."""
+    exprs = []
+    for column in columns:
+        value = pl.col(column)
+        if frame.schema[column].is_float():
+            value = value.round_sig_figs(digits) if hasattr(pl.Expr, "round_sig_figs") else value.round(digits)
+        exprs.append(value.cast(pl.Utf8).fill_null(NOT_REPORTED).alias(column))
+    return frame.with_columns(exprs)
+
+
+# ---- runs ----------------------------------------------------------------------------------
+
+RUN_COLUMNS = ["profile", "workload", "n", "wall_s", "log_bytes", "log_bytes_per_op", "cursor_insert_calls",
+               "cursor_modify_calls", "cursor_update_calls", "cursor_remove_calls", "cursor_insert_per_op",
+               "cursor_modify_per_op", "max_doc_bytes_after", "topology", "backend", "server_kind"]
+
+
+def runs_table(raw: pl.DataFrame) -> pl.DataFrame:
+    frame = per_op(raw).sort("profile", "workload", "n").select(RUN_COLUMNS)
+    return present(frame, [c for c in RUN_COLUMNS[3:12]])
+
+
+# ---- fit -----------------------------------------------------------------------------------
+
+def fit_one(frame: pl.DataFrame) -> PowerLawFit:
+    frame = frame.sort("n")
+    return fit_power_law(frame["n"].to_list(), frame["log_bytes"].to_list(), label=FIT_LABEL)
+
+
+def published_exponent(published: pl.DataFrame, profile: str, workload: str) -> float | None:
+    """Exponent fitted through the article's own points when it gives >= 2 N for the pair."""
+    rows = published.filter((pl.col("profile") == profile) & (pl.col("workload") == workload)
+                            & (pl.col("experiment") == "quadratic"))
+    if rows["n"].n_unique() < 2:
+        return None
+    return fit_power_law(rows["n"].to_list(), rows["log_bytes"].to_list(), label="published log bytes").exponent
+
+
+def fit_table(raw: pl.DataFrame, published: pl.DataFrame) -> pl.DataFrame:
+    """Exponent of log bytes vs N per (profile, workload); 'not fitted: <why>' instead of crashing."""
+    rows = []
+    for (profile, workload), group in raw.group_by(["profile", "workload"], maintain_order=True):
+        row = {"profile": profile, "workload": workload, "points": group.height,
+               "n_min": int(group["n"].min()), "n_max": int(group["n"].max()),
+               "exponent": None, "coefficient": None, "r_squared": None}
+        try:
+            fit = fit_one(group)
+            row.update(exponent=fit.exponent, coefficient=fit.coefficient, r_squared=fit.r_squared,
+                       status="fitted")
+        except FitError as err:
+            row["status"] = f"not fitted: {err}"
+        row["published_exponent"] = published_exponent(published, profile, workload)
+        row["server_kind"] = kind_of(group)
+        rows.append(row)
+    schema = {"profile": pl.Utf8, "workload": pl.Utf8, "points": pl.Int64, "n_min": pl.Int64, "n_max": pl.Int64,
+              "exponent": pl.Float64, "coefficient": pl.Float64, "r_squared": pl.Float64, "status": pl.Utf8,
+              "published_exponent": pl.Float64, "server_kind": pl.Utf8}
+    frame = pl.DataFrame(rows, schema=schema).sort("profile", "workload")
+    # A refused fit has no numbers: 'not fitted' (never 0), and `status` says why.
+    return frame.with_columns(
+        [pl.col(c).round(4).cast(pl.Utf8).fill_null("not fitted") for c in ("exponent", "r_squared")]
+        + [pl.col("coefficient").round_sig_figs(4).cast(pl.Utf8).fill_null("not fitted")]
+        + [pl.col("published_exponent").round(3).cast(pl.Utf8).fill_null("not published")])
+
+
+# ---- insert vs modify ----------------------------------------------------------------------
+
+def counts_table(raw: pl.DataFrame, published_calls: pl.DataFrame) -> pl.DataFrame:
+    """WiredTiger insert vs modify calls per write command, beside the article's (its N=10,000)."""
+    pub = published_calls.select(
+        "profile", "workload", pl.col("n").alias("published_n"),
+        (pl.col("cursor_insert_calls") / pl.col("n")).alias("published_insert_per_op"),
+        (pl.col("cursor_modify_calls") / pl.col("n")).alias("published_modify_per_op"))
+    frame = (per_op(raw).join(pub, on=["profile", "workload"], how="left")
+             .sort("profile", "workload", "n")
+             .select("profile", "workload", "n", "cursor_insert_calls", "cursor_modify_calls",
+                     "cursor_insert_per_op", "cursor_modify_per_op", "published_n", "published_insert_per_op",
+                     "published_modify_per_op", "topology", "server_kind"))
+    frame = present(frame, ["cursor_insert_calls", "cursor_modify_calls", "cursor_insert_per_op",
+                            "cursor_modify_per_op"])
+    return frame.with_columns(pl.col("published_insert_per_op").round(4), pl.col("published_modify_per_op").round(4))
+
+
+# ---- fallback sweep ------------------------------------------------------------------------
+
+def fallback_table(raw: pl.DataFrame, model: pl.DataFrame) -> pl.DataFrame:
+    """Measured per-update counters beside the model's eligible fraction for the observed topology."""
+    measured = per_op(raw).with_columns(
+        pl.when(pl.col("topology").str.starts_with("replica set")).then(pl.lit("replica set"))
+        .otherwise(pl.lit("standalone")).alias("model_topology"))
+    joined = measured.join(model.select("variant", pl.col("topology").alias("model_topology"),
+                                        pl.col("final_doc_bytes").alias("model_final_doc_bytes"),
+                                        "modify_eligible_fraction"),
+                           on=["variant", "model_topology"], how="left")
+    frame = joined.sort("variant", "profile").select(
+        "variant", "profile", "updates", "wall_s", "log_bytes", pl.col("log_bytes_per_op").alias("log_bytes_per_update"),
+        pl.col("cursor_insert_per_op").alias("cursor_insert_per_update"),
+        pl.col("cursor_modify_per_op").alias("cursor_modify_per_update"),
+        pl.col("modify_eligible_fraction").alias("model_modify_eligible_fraction"),
+        "max_doc_bytes_after", "model_final_doc_bytes", "topology", "backend", "server_kind")
+    return present(frame, ["wall_s", "log_bytes", "log_bytes_per_update", "cursor_insert_per_update",
+                           "cursor_modify_per_update"])
+
+
+# ---- published vs reproduced ---------------------------------------------------------------
+
+PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
+
+
+def _value_at(frame: pl.DataFrame, profile: str, workload: str, column: str, n: int | None = None
+              ) -> tuple[float | None, int | None]:
+    """Value of `column` at N (or the largest N measured); (None, None) if the pair was not run."""
+    rows = frame.filter((pl.col("profile") == profile) & (pl.col("workload") == workload))
+    if n is not None:
+        rows = rows.filter(pl.col("n") == n)
+    if rows.height == 0:
+        return None, None
+    row = rows.sort("n").row(-1, named=True)
+    return row[column], row["n"]
+
+
+def _largest_common_n(frame: pl.DataFrame, pairs: Sequence[tuple[str, str]], prefer: int) -> int | None:
+    sets = [set(frame.filter((pl.col("profile") == p) & (pl.col("workload") == w))["n"].to_list()) for p, w in pairs]
+    common = set.intersection(*sets) if sets else set()
+    if not common:
+        return None
+    return prefer if prefer in common else max(common)
+
+
+def _verdict(stand_in: bool, reproduced: float | None, ok) -> str:
+    if stand_in:
+        return "not comparable (stand-in)"
+    if reproduced is None:
+        return "not comparable (not measured)"
+    return "reproduced" if ok(reproduced) else "not reproduced"
+
+
+def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], PowerLawFit | None],
+                            published: pl.DataFrame, published_calls: pl.DataFrame) -> pl.DataFrame:
+    """One row per finding of the article; verdicts judge the finding's shape, not absolute times."""
+    kind = kind_of(raw)
+    stand_in = "stand-in" in kind
+    measured = per_op(raw)
+    rows: list[dict] = []
+
+    def add(finding, metric, unit, pub, rep, ok):
+        ratio = rep / pub if rep is not None and pub not in (None, 0) else None
+        rows.append({"finding": finding, "metric": metric, "unit": unit, "published": pub,
+                     "reproduced": rep, "ratio": ratio, "verdict": _verdict(stand_in, rep, ok), "server_kind": kind})
+
+    def exponent(profile, workload):
+        fit = fits.get((profile, workload))
+        return fit.exponent if fit is not None else None
+
+    add("standalone $push: journal bytes grow quadratically with N",
+        "exponent k of log bytes ~ N^k (standalone, $push)", "1",
+        published_exponent(published, "standalone", "push"), exponent("standalone", "push"),
+        lambda k: QUADRATIC_EXPONENT[0] <= k <= QUADRATIC_EXPONENT[1])
+    add("replica set $push: journal bytes grow linearly with N",
+        "exponent k of log bytes ~ N^k (replset-1, $push); published: the article's 'linear' at one N", "1",
+        1.0, exponent("replset-1", "push"), lambda k: LINEAR_EXPONENT[0] <= k <= LINEAR_EXPONENT[1])
+
+    pub_replica = published.filter(pl.col("experiment") == "replica")
+
+    def pub_bytes(profile, workload):
+        return pub_replica.filter((pl.col("profile") == profile) & (pl.col("workload") == workload))["log_bytes"][0]
+
+    n_push = _largest_common_n(raw, [("standalone", "push"), ("replset-1", "push")], 10_000)
+    sa, _ = _value_at(raw, "standalone", "push", "log_bytes", n_push) if n_push else (None, None)
+    rs, _ = _value_at(raw, "replset-1", "push", "log_bytes", n_push) if n_push else (None, None)
+    add("a replica set writes far less journal for the same $push sequence",
+        f"standalone / replset-1 log bytes, $push (published N=10000, reproduced N={n_push})", "ratio",
+        pub_bytes("standalone", "push") / pub_bytes("replset-1", "push"),
+        sa / rs if sa is not None and rs else None, lambda r: r >= MIN_STANDALONE_OVER_REPLSET)
+
+    n_ins = _largest_common_n(raw, [("standalone", "insert"), ("replset-1", "insert")], 10_000)
+    sa_i, _ = _value_at(raw, "standalone", "insert", "log_bytes", n_ins) if n_ins else (None, None)
+    rs_i, _ = _value_at(raw, "replset-1", "insert", "log_bytes", n_ins) if n_ins else (None, None)
+    add("inserting on a replica set writes ~4x the journal (the oplog is logged too)",
+        f"replset-1 / standalone log bytes, insert (published N=10000, reproduced N={n_ins})", "ratio",
+        pub_bytes("replset-1", "insert") / pub_bytes("standalone", "insert"),
+        rs_i / sa_i if rs_i is not None and sa_i else None,
+        lambda r: REPLSET_INSERT_FACTOR[0] <= r <= REPLSET_INSERT_FACTOR[1])
+
+    def pub_calls_per_op(profile, workload, column):
+        row = published_calls.filter((pl.col("profile") == profile) & (pl.col("workload") == workload))
+        return row[column][0] / row["n"][0]
+
+    rep, n_rs = _value_at(measured, "replset-1", "push", "cursor_modify_per_op")
+    add("on a replica set $push is stored as WiredTiger modify calls (deltas)",
+        f"cursor modify calls per $push (replset-1, published N=10000, reproduced N={n_rs})", "calls/op",
+        pub_calls_per_op("replset-1", "push", "cursor_modify_calls"), rep, lambda v: v >= MIN_MODIFY_PER_PUSH)
+    rep, n_sa = _value_at(measured, "standalone", "push", "cursor_modify_per_op")
+    add("on a standalone $push rewrites the whole document (no modify calls)",
+        f"cursor modify calls per $push (standalone, published N=10000, reproduced N={n_sa})", "calls/op",
+        pub_calls_per_op("standalone", "push", "cursor_modify_calls"), rep,
+        lambda v: v <= MAX_STANDALONE_MODIFY_PER_PUSH)
+
+    rep, _ = _value_at(measured, "standalone", "push", "log_bytes_per_op", 10_000)
+    pub = published.filter((pl.col("experiment") == "quadratic") & (pl.col("profile") == "standalone")
+                           & (pl.col("n") == 10_000))["bytes_per_op"][0]
+    add("standalone $push journal bytes per update at N=10000 (~30 KB, the whole array each time)",
+        "log bytes per $push (standalone, N=10000)", "bytes/op", float(pub), rep,
+        lambda v: pub / BYTES_PER_OP_FACTOR <= v <= pub * BYTES_PER_OP_FACTOR)
+
+    frame = pl.DataFrame(rows, schema={"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8,
+                                       "published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64,
+                                       "verdict": pl.Utf8, "server_kind": pl.Utf8})
+    reproduced_text = pl.col("reproduced").round_sig_figs(4).cast(pl.Utf8)
+    why_missing = (pl.lit(NOT_REPORTED) if measured["log_bytes"].null_count() == measured.height
+                   else pl.lit("not measured"))
+    return frame.with_columns(pl.col("published").round_sig_figs(4), pl.col("ratio").round_sig_figs(3),
+                              reproduced_text.fill_null(why_missing)).select(PVR_COLUMNS)
+
+
+def fits_by_pair(raw: pl.DataFrame) -> dict[tuple[str, str], PowerLawFit | None]:
+    out: dict[tuple[str, str], PowerLawFit | None] = {}
+    for (profile, workload), group in raw.group_by(["profile", "workload"], maintain_order=True):
+        try:
+            out[(profile, workload)] = fit_one(group)
+        except FitError:
+            out[(profile, workload)] = None
+    return out
+
+
+def build_tables(raw_paths: Sequence[str | Path], provenance_paths: Sequence[str | Path],
+                 outputs: dict[str, str | Path], fallback_raw_paths: Sequence[str | Path] = (),
+                 fallback_provenance_paths: Sequence[str | Path] = (), model_path: str | Path | None = None,
+                 published_log_bytes: str | Path | None = None, published_cursor_calls: str | Path | None = None
+                 ) -> None:
+    """Write runs, fit, counts, published_vs_reproduced (and fallback when given) CSVs atomically."""
+    from costlab.arraygrowth.published import read_published_cursor_calls, read_published_log_bytes
+    from costlab.io import write_csv
+
+    raw = with_provenance_kind(read_raw(raw_paths), provenance_paths)
+    published = read_published_log_bytes(*([published_log_bytes] if published_log_bytes else []))
+    calls = read_published_cursor_calls(*([published_cursor_calls] if published_cursor_calls else []))
+    write_csv(runs_table(raw), outputs["runs"])
+    write_csv(fit_table(raw, published), outputs["fit"])
+    write_csv(counts_table(raw, calls), outputs["counts"])
+    write_csv(published_vs_reproduced(raw, fits_by_pair(raw), published, calls), outputs["published_vs_reproduced"])
+    if "fallback" in outputs:
+        if model_path is None or not fallback_raw_paths:
+            raise ValueError("the fallback table needs the fallback raw files and model/fallback_conditions.csv")
+        fallback_raw = with_provenance_kind(read_raw(fallback_raw_paths), fallback_provenance_paths)
+        write_csv(fallback_table(fallback_raw, pl.read_csv(model_path)), outputs["fallback"])

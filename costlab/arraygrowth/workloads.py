@@ -1,0 +1,185 @@
+"""What the study sends to the server. Each workload runs on a collection it is given and
+returns what it did, so callers (and tests) can check the server ended up as expected.
+
+Timestamps are 64-bit integers (bson.Int64) like the article's Unix timestamps; they are
+deterministic (BASE_TIMESTAMP + i) so two runs write the same bytes.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from bson import Int64
+from pymongo.collection import Collection
+
+from costlab.progress import progress
+
+# The first timestamp of the article's example document; any 10-digit value has the same size.
+BASE_TIMESTAMP = 1_784_106_933
+
+# The article's job document, minus the array the study grows.
+JOB_FIELDS = {"job_id": "my_scheduled_job", "schedule": "some cron expression", "command": "rsync /src /dest"}
+ARRAY_FIELD = "timestamps"
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    operations: int        # write commands sent inside the measured window
+    documents: int         # documents the workload expects in the collection afterwards
+    elements: int          # total array elements it expects across those documents
+
+
+def timestamp(i: int) -> Int64:
+    return Int64(BASE_TIMESTAMP + i)
+
+
+def _check_n(n: int, name: str = "n") -> None:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"{name} must be a positive integer, got {n!r}")
+
+
+def new_job_document(collection: Collection, job_id: str = JOB_FIELDS["job_id"]) -> object:
+    """Insert one job document with an empty array; returns its _id. Not part of any measured window."""
+    return collection.insert_one({**JOB_FIELDS, "job_id": job_id, ARRAY_FIELD: []}).inserted_id
+
+
+def insert_timestamps(collection: Collection, n: int, prepared: object = None) -> WorkloadResult:
+    """Workload 1: insert n documents, one timestamp each, one insert command at a time."""
+    _check_n(n)
+    for i in progress(range(n), total=n, desc=f"insert x{n}", unit="doc"):
+        collection.insert_one({"ts": timestamp(i)})
+    return WorkloadResult(operations=n, documents=n, elements=0)
+
+
+def push_timestamps(collection: Collection, n: int, prepared: object = None) -> WorkloadResult:
+    """Workload 2: $push n int64 timestamps into one job document's array, one update at a time.
+
+    `prepared` is the job document's _id (made by prepare_push, outside the measured window).
+    """
+    _check_n(n)
+    job_id = prepared if prepared is not None else new_job_document(collection)
+    for i in progress(range(n), total=n, desc=f"$push x{n}", unit="update"):
+        collection.update_one({"_id": job_id}, {"$push": {ARRAY_FIELD: timestamp(i)}})
+    return WorkloadResult(operations=n, documents=1, elements=n)
+
+
+def prepare_insert(collection: Collection) -> None:
+    return None
+
+
+def prepare_push(collection: Collection) -> object:
+    return new_job_document(collection)
+
+
+# name -> (prepare, run). prepare runs before the "before" snapshot.
+WORKLOADS: dict[str, tuple[Callable, Callable]] = {
+    "insert": (prepare_insert, insert_timestamps),
+    "push": (prepare_push, push_timestamps),
+}
+
+
+def get_workload(name: str) -> tuple[Callable, Callable]:
+    try:
+        return WORKLOADS[name]
+    except KeyError:
+        raise ValueError(f"unknown arraygrowth workload {name!r}; allowed: {', '.join(WORKLOADS)}") from None
+
+
+# ---- the fallback sweep ("beyond the published study") ------------------------------------
+# Each variant sends `updates` update commands; they differ in what each update does to the
+# stored document, to probe where WiredTiger's delta (modify) path stops being used.
+
+FALLBACK_VARIANTS = ("push_one", "small_docs", "push_many", "big_elements", "push_slice", "set_array")
+
+
+@dataclass(frozen=True)
+class FallbackParams:
+    updates: int = 2000              # update commands per variant
+    elements_per_update: int = 64    # push_many: int64 elements per $push ($each)
+    big_element_bytes: int = 4096    # big_elements: length of the string pushed per update
+    small_doc_elements: int = 40     # small_docs: elements per document (keeps each < 1 KB)
+    slice_elements: int = 200        # push_slice: $push with $slice keeps the last this-many elements
+
+    def __post_init__(self) -> None:
+        for name in ("updates", "elements_per_update", "big_element_bytes", "small_doc_elements",
+                     "slice_elements"):
+            _check_n(getattr(self, name), name)
+
+    def small_docs(self) -> int:
+        """Documents the small_docs variant spreads its updates over (round robin)."""
+        return math.ceil(self.updates / self.small_doc_elements)
+
+
+def fallback_settings(section: dict) -> tuple[FallbackParams, list[str]]:
+    """FallbackParams and variant list from the config section arraygrowth.fallback."""
+    variants = list(section.get("variants", FALLBACK_VARIANTS))
+    unknown = [v for v in variants if v not in FALLBACK_VARIANTS]
+    if unknown or not variants:
+        raise ValueError(f"arraygrowth.fallback.variants: unknown or empty {unknown or variants}; "
+                         f"allowed: {', '.join(FALLBACK_VARIANTS)}")
+    fields = {k: section[k] for k in FallbackParams.__dataclass_fields__ if k in section}
+    return FallbackParams(**fields), variants
+
+
+def big_element(i: int, size: int) -> str:
+    """A string of exactly `size` bytes (ASCII), different per update so nothing dedupes it."""
+    stamp = f"{i:010d}"
+    return (stamp * (size // len(stamp) + 1))[:size]
+
+
+def run_fallback_variant(collection: Collection, variant: str, params: FallbackParams,
+                         prepared: object = None) -> WorkloadResult:
+    """Send params.updates updates of kind `variant` to documents made by prepare_fallback."""
+    ids = prepared if prepared is not None else prepare_fallback(collection, variant, params)
+    u = params.updates
+    steps = progress(range(u), total=u, desc=variant, unit="update")
+    if variant == "push_one":
+        for i in steps:
+            collection.update_one({"_id": ids[0]}, {"$push": {ARRAY_FIELD: timestamp(i)}})
+        return WorkloadResult(operations=u, documents=1, elements=u)
+    if variant == "small_docs":
+        for i in steps:
+            collection.update_one({"_id": ids[i % len(ids)]}, {"$push": {ARRAY_FIELD: timestamp(i)}})
+        return WorkloadResult(operations=u, documents=len(ids), elements=u)
+    if variant == "push_many":
+        k = params.elements_per_update
+        for i in steps:
+            batch = [timestamp(i * k + j) for j in range(k)]
+            collection.update_one({"_id": ids[0]}, {"$push": {ARRAY_FIELD: {"$each": batch}}})
+        return WorkloadResult(operations=u, documents=1, elements=u * k)
+    if variant == "big_elements":
+        for i in steps:
+            collection.update_one({"_id": ids[0]},
+                                  {"$push": {ARRAY_FIELD: big_element(i, params.big_element_bytes)}})
+        return WorkloadResult(operations=u, documents=1, elements=u)
+    if variant == "push_slice":
+        # A capped array (the usual advice against unbounded arrays): once full, every element
+        # shifts one slot, so the stored bytes change all along the array.
+        keep = params.slice_elements
+        for i in steps:
+            collection.update_one({"_id": ids[0]},
+                                  {"$push": {ARRAY_FIELD: {"$each": [timestamp(i)], "$slice": -keep}}})
+        return WorkloadResult(operations=u, documents=1, elements=min(u, keep))
+    if variant == "set_array":
+        # The application keeps the array and writes all of it back each time: same stored bytes
+        # as push_one, but the update (and so the oplog entry on a replica set) carries the array.
+        values: list[Int64] = []
+        for i in steps:
+            values.append(timestamp(i))
+            collection.update_one({"_id": ids[0]}, {"$set": {ARRAY_FIELD: values}})
+        return WorkloadResult(operations=u, documents=1, elements=u)
+    raise ValueError(f"unknown fallback variant {variant!r}; allowed: {', '.join(FALLBACK_VARIANTS)}")
+
+
+def job_name(j: int) -> str:
+    """Fixed width, so every fallback job document has the same base size."""
+    return f"job_{j:06d}"
+
+
+def prepare_fallback(collection: Collection, variant: str, params: FallbackParams) -> list:
+    """The job documents a variant updates, made before the measured window."""
+    if variant not in FALLBACK_VARIANTS:
+        raise ValueError(f"unknown fallback variant {variant!r}; allowed: {', '.join(FALLBACK_VARIANTS)}")
+    count = params.small_docs() if variant == "small_docs" else 1
+    return [new_job_document(collection, job_name(j)) for j in range(count)]
