@@ -19,6 +19,8 @@ SHAPE_LABELS = {"whole": "whole documents", "projection": "projection, two field
 RUN_ORDER = [RUNS[name].label for name in RUNS]
 SOURCE_SHAPES = {"reproduced (median)": "circle", "published": "diamond"}
 FIGURES = ("time_by_size", "bytes_read", "server_vs_client")
+_BYTES_LABEL = ("datum.value >= 1e9 ? datum.value / 1e9 + ' GB' : datum.value >= 1e6 ? datum.value / 1e6 + ' MB'"
+                " : datum.value >= 1e3 ? datum.value / 1e3 + ' kB' : datum.value + ' B'")
 
 
 def _long(summary: pl.DataFrame, published: pl.DataFrame, measure: str, metric: str) -> pl.DataFrame:
@@ -46,18 +48,23 @@ def _size_x() -> alt.X:
                  scale=alt.Scale(type="log", base=2, nice=False), axis=alt.Axis(values=[1, 2, 4, 8, 16, 32, 64, 128]))
 
 
+def _layers(data: pl.DataFrame, y: alt.Y, color: alt.Color, detail: str, tooltip: list) -> alt.LayerChart:
+    """Reproduced: lines with filled circles; published: hollow diamonds of the same colour."""
+    shape = alt.Shape("source:N", title="values", scale=color_scale(SOURCE_SHAPES))
+    base = alt.Chart(data)
+    mine = base.transform_filter(alt.datum.source != "published")
+    lines = mine.mark_line(opacity=0.8).encode(x=_size_x(), y=y, color=color, detail=detail)
+    points = mine.mark_point(size=70, filled=True, opacity=0.95).encode(
+        x=_size_x(), y=y, color=color, shape=shape, tooltip=tooltip)
+    published = base.transform_filter(alt.datum.source == "published").mark_point(
+        size=130, filled=False, strokeWidth=2.2).encode(x=_size_x(), y=y, color=color, shape=shape, tooltip=tooltip)
+    return alt.layer(lines, points, published)
+
+
 def _lines_and_points(frame: pl.DataFrame, y: alt.Y, tooltip_title: str) -> alt.LayerChart:
     color = alt.Color("query:N", title="query", scale=color_scale({SHAPE_LABELS[s]: SHAPE_COLORS[s] for s in SHAPES}))
-    shape = alt.Shape("source:N", title="values", scale=color_scale(SOURCE_SHAPES))
     tooltip = ["cache_setting:N", "query:N", "source:N", "size_kb:Q", alt.Tooltip("value:Q", title=tooltip_title)]
-    data = frame.filter(pl.col("value").is_not_null())
-    base = alt.Chart(data)
-    lines = base.transform_filter(alt.datum.source != "published").mark_line(point=False, opacity=0.8).encode(
-        x=_size_x(), y=y, color=color, detail="query:N")
-    points = base.mark_point(size=90, filled=True, opacity=0.9).encode(
-        x=_size_x(), y=y, color=color, shape=shape, tooltip=tooltip,
-        fill=alt.condition(alt.datum.source == "published", alt.value("white"), color))
-    return alt.layer(lines, points)
+    return _layers(frame.filter(pl.col("value").is_not_null()), y, color, "query:N", tooltip)
 
 
 def time_by_size_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
@@ -72,8 +79,9 @@ def time_by_size_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in:
 def bytes_read_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
     frame = _long(summary, published, "bytes_read_into_cache", "bytes_read_into_cache")
     # symlog keeps the published 0 KB (covered, 1 KB) on a log-like axis without inventing a value.
-    y = alt.Y("value:Q", title="bytes read into WiredTiger cache per query, median (bytes, symlog)",
-              scale=alt.Scale(type="symlog", constant=1000))
+    y = alt.Y("value:Q", title="bytes read into cache per query (median, symlog)",
+              scale=alt.Scale(type="symlog", constant=1000),
+              axis=alt.Axis(values=[0, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9], labelExpr=_BYTES_LABEL))
     chart = _lines_and_points(frame, y, "bytes").properties(width=220, height=220).facet(
         column=alt.Column("cache_setting:N", title=None, sort=RUN_ORDER))
     return titled(chart, "Bytes read into the cache by document size and query shape", stand_in,
@@ -88,17 +96,13 @@ def server_vs_client_chart(summary: pl.DataFrame, published: pl.DataFrame, stand
     data = frame.filter(pl.col("value").is_not_null())
     colors = {"client wall time": "#4c78a8", "server time (opLatencies)": "#f58518"}
     color = alt.Color("timing:N", title="timing", scale=color_scale(colors))
-    y = alt.Y("value:Q", title="time per query, median (ms, log scale)", scale=alt.Scale(type="log"))
-    base = alt.Chart(data)
-    lines = base.transform_filter(alt.datum.source != "published").mark_line(opacity=0.8).encode(
-        x=_size_x(), y=y, color=color, detail="timing:N")
-    points = base.mark_point(size=80, filled=True).encode(
-        x=_size_x(), y=y, color=color, shape=alt.Shape("source:N", title="values", scale=color_scale(SOURCE_SHAPES)),
-        fill=alt.condition(alt.datum.source == "published", alt.value("white"), color),
-        tooltip=["cache_setting:N", "query:N", "timing:N", "source:N", "size_kb:Q", "value:Q"])
-    chart = alt.layer(lines, points).properties(width=180, height=160).facet(
+    y = alt.Y("value:Q", title="ms per query (median, log)", scale=alt.Scale(type="log"))
+    tooltip = ["cache_setting:N", "query:N", "timing:N", "source:N", "size_kb:Q", "value:Q"]
+    layers = _layers(data, y, color, "timing:N", tooltip)
+    chart = layers.properties(width=180, height=160).facet(
         column=alt.Column("query:N", title=None, sort=[SHAPE_LABELS[s] for s in SHAPES]),
-        row=alt.Row("cache_setting:N", title=None, sort=RUN_ORDER))
+        row=alt.Row("cache_setting:N", title=None, sort=RUN_ORDER,
+                    header=alt.Header(labelOrient="top", labelAngle=0, labelAnchor="start", labelFontWeight="bold")))
     return titled(chart, "Server time vs client time (decoding included)", stand_in, note)
 
 
