@@ -281,3 +281,13 @@ def test_page_draws_its_figures_offline_in_a_browser(mixed_tree, captions):
     assert drawn, dom[:2000]
     assert "<svg" in drawn.group(1) and "could not be drawn" not in drawn.group(1)
     assert "docsize latency" in drawn.group(1)  # the title, drawn as SVG text by Vega
+
+
+def test_vega_bundle_is_cached_on_disk_by_version(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    bundle = vega_bundle.__wrapped__()  # bypass the in-process memo
+    cached = list((tmp_path / "costlab").glob("vega-bundle-vlc*-vl*.js"))
+    assert len(cached) == 1 and cached[0].read_text() == bundle
+    assert "vegaEmbed" in bundle and "</script" not in bundle
+    cached[0].write_text("/* from the cache */")
+    assert vega_bundle.__wrapped__() == "/* from the cache */"

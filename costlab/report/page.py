@@ -526,15 +526,34 @@ document.querySelectorAll('script[type="application/json"][data-figure]').forEac
 """
 
 
+def bundle_cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "costlab"
+
+
 @lru_cache(maxsize=1)
 def vega_bundle() -> str:
-    """Vega, Vega-Lite and vega-embed as one script, from vl-convert (offline), matching altair's Vega-Lite."""
+    """Vega, Vega-Lite and vega-embed as one script, from vl-convert (offline), matching altair's Vega-Lite.
+
+    Bundling takes vl-convert 2-5 s, most of a report's rendering time; the result is kept in
+    $XDG_CACHE_HOME/costlab/ under a name holding both versions, so reports after the first take well under one.
+    """
     import altair as alt
     import vl_convert as vlc
 
     wanted = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
     version = wanted if wanted in vlc.get_vegalite_versions() else None
-    return vlc.javascript_bundle(vl_version=version).replace("</script", "<\\/script")
+    cached = bundle_cache_dir() / f"vega-bundle-vlc{vlc.__version__}-vl{version or 'latest'}.js"
+    try:
+        return cached.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    bundle = vlc.javascript_bundle(vl_version=version).replace("</script", "<\\/script")
+    try:
+        with atomic_path(cached) as tmp:
+            tmp.write_text(bundle, encoding="utf-8")
+    except OSError:  # a read-only cache only costs time
+        pass
+    return bundle
 
 
 def render_page(sections: list[StudySection], config: dict, defaults: dict, out_dir: Path,
