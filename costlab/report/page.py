@@ -414,7 +414,9 @@ def table_block(study: str, item: TableItem, out_dir: Path, heading: bool = True
     link = f'<a href="{esc(os.path.relpath(item.path, out_dir))}">{esc(item.path.name)}</a>'
     title = (f"<h4>{esc(item.name)} <span class=\"files\">({link})</span></h4>" if heading
              else f'<p class="files">file: {link}</p>')
-    return f'<div class="table-box">{title}{banner}{caption}{table_html(item.frame)}</div>'
+    # The published-vs-reproduced table is the point of the section: shown whole, not in a scroll box.
+    box_class = "table-box" if heading else "table-box pvr"
+    return f'<div class="{box_class}">{title}{banner}{caption}{table_html(item.frame)}</div>'
 
 
 def not_run_html(section: StudySection, config: dict) -> str:
@@ -508,7 +510,7 @@ dd{margin:0}
 table.data{border-collapse:collapse;font-size:13px;margin:4px 0}
 table.data th,table.data td{border:1px solid #ccc;padding:3px 8px;text-align:left}
 table.data th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.scroll{overflow-x:auto;max-height:520px;overflow-y:auto}
+.scroll{overflow-x:auto;max-height:520px;overflow-y:auto}.pvr .scroll{max-height:none}
 .verdict.v-yes{background:#e3f1df}.verdict.v-no{background:#fde7ea}.verdict.v-na{background:#eee;color:#555}
 figure{margin:16px 0;padding:12px;border:1px solid #e3e3e3;border-radius:4px}
 figcaption{margin-top:8px}figcaption p{margin:4px 0}.files{font-weight:normal;font-size:13px}
