@@ -97,10 +97,17 @@ def _check_positive_int(name: str, value: int, minimum: int = 1) -> int:
     return int(value)
 
 
+DEFAULT_CUSTOMERS = 50
+
+
 @lru_cache(maxsize=4)
-def order_fields(documents: int, seed: int = 42, customers: int = 50) -> OrderFields:
-    """The small fields of every order, from `seed` alone (never from the document size)."""
+def order_fields(documents: int, seed: int = 42, customers: int | None = None) -> OrderFields:
+    """The small fields of every order, from `seed` alone (never from the document size).
+
+    customers=None means min(DEFAULT_CUSTOMERS, documents).
+    """
     documents = _check_positive_int("documents", documents)
+    customers = min(DEFAULT_CUSTOMERS, documents) if customers is None else customers
     customers = _check_positive_int("customers", customers)
     if customers > documents:
         raise ValueError(f"customers ({customers}) must not exceed documents ({documents})")
@@ -327,7 +334,7 @@ def default_batch_docs(size_kb: int) -> int:
 
 
 def generate_bson_batches(size_kb: int, documents: int, seed: int = 42, *, layout: str = "history_last",
-                          customers: int = 50, batch_docs: int | None = None) -> Iterator[list[bytes]]:
+                          customers: int | None = None, batch_docs: int | None = None) -> Iterator[list[bytes]]:
     """Yield lists of encoded BSON orders (bytes), in createdAt order, `batch_docs` per list.
 
     Wrap each in bson.raw_bson.RawBSONDocument for insert_many. The same (size_kb, documents,
@@ -356,7 +363,7 @@ def generate_bson_batches(size_kb: int, documents: int, seed: int = 42, *, layou
 
 
 def document_lengths(size_kb: int, documents: int, seed: int = 42, *, layout: str = "history_last",
-                     customers: int = 50) -> np.ndarray:
+                     customers: int | None = None) -> np.ndarray:
     """BSON length of every order, from the templates alone (no bytes generated)."""
     fields = order_fields(documents, seed, customers)
     per_status = np.array([template(size_kb, code, layout, seed).length for code in range(len(STATUSES))])

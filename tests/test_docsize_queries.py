@@ -1,0 +1,186 @@
+"""docsize against the test server: load, the three query shapes, the identical-results check,
+missing counters as null (never 0), the runs' rows, and the tables built from them."""
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+from costlab.docsize import run as run_module
+from costlab.docsize.datasets import parse_dataset
+from costlab.docsize.load import MARKER, load_dataset, read_marker
+from costlab.docsize.run import (ResultsMismatch, check_identical, explain_shape, measure_dataset, timed_query,
+                                 window_filter)
+from costlab.docsize.tables import STAND_IN_VERDICT, published_vs_reproduced, summary_table
+
+DOCS, WINDOW = 1200, 100
+STUDY = {"docs_per_collection": DOCS, "sizes_kb": [1, 4], "seed": 42, "customers": 12, "window_minutes": WINDOW,
+         "runs": {name: {"warmups": 1, "queries": 3} for name in ("same_window", "random_windows", "small_cache")},
+         "variants": {"fields_after_history": False, "spread_customer": True, "split_history": False}}
+PUBLISHED_QUERIES = "resources/published/docsize_query_tables.csv"
+
+
+@pytest.fixture
+def loaded(test_db, tmp_path, mongo_client):
+    dataset = parse_dataset("orders_4k")
+    record = load_dataset(mongo_client, dataset, STUDY, tmp_path / "data", database=test_db.name)
+    return dataset, test_db[dataset.collection], record, tmp_path / "data"
+
+
+def test_load_writes_collection_index_and_marker_last(loaded):
+    dataset, collection, record, data_dir = loaded
+    assert collection.count_documents({}) == DOCS
+    indexes = collection.index_information()
+    assert indexes["createdAt_1_total_1"]["key"] == [("createdAt", 1), ("total", 1)]
+    assert "customerId_1_createdAt_1_total_1" in indexes  # spread variant on
+    marker = json.loads((data_dir / MARKER).read_text())
+    assert marker["documents"] == DOCS and marker["collections"][0]["documents"] == DOCS
+    assert read_marker(data_dir, dataset, STUDY)["dataset"] == "orders_4k"
+    with pytest.raises(RuntimeError, match="docs_per_collection|documents=1200"):
+        read_marker(data_dir, dataset, STUDY | {"docs_per_collection": 5000})
+    (data_dir / MARKER).unlink()
+    with pytest.raises(RuntimeError, match="incomplete"):
+        read_marker(data_dir, dataset, STUDY)
+
+
+def test_three_shapes_return_the_same_window(loaded):
+    _, collection, _, _ = loaded
+    filter_ = window_filter(500, WINDOW)
+    assert check_identical(collection, filter_, expected=WINDOW) == WINDOW
+    whole = list(collection.find(filter_).sort("createdAt", 1))
+    projection = list(collection.find(filter_, run_module.PROJECTIONS["projection"]).sort("createdAt", 1))
+    covered = list(collection.find(filter_, run_module.PROJECTIONS["covered"]).sort("createdAt", 1))
+    assert len(whole) == WINDOW and "history" in whole[0]
+    assert set(projection[0]) == {"_id", "createdAt", "total"}
+    assert set(covered[0]) == {"createdAt", "total"}
+    assert [d["createdAt"] for d in whole] == [d["createdAt"] for d in covered]
+
+
+def test_check_fails_loudly_on_a_mismatch(loaded, monkeypatch):
+    _, collection, _, _ = loaded
+    with pytest.raises(ResultsMismatch, match="expected 99"):
+        check_identical(collection, window_filter(0, WINDOW), expected=99)
+    # A covered shape that forgot `total` must not pass as "the same results".
+    monkeypatch.setitem(run_module.PROJECTIONS, "covered", {"_id": 0, "createdAt": 1})
+    with pytest.raises(ResultsMismatch, match="covered"):
+        check_identical(collection, window_filter(0, WINDOW), expected=WINDOW)
+
+
+def test_plans(loaded, real_mongod):
+    _, collection, _, _ = loaded
+    filter_ = window_filter(10, WINDOW)
+    projection = explain_shape(collection, "projection", filter_)
+    assert projection["stages"][:2] == ["IXSCAN", "FETCH"]
+    assert projection["docs_examined"] == WINDOW
+    covered = explain_shape(collection, "covered", filter_)
+    assert covered["stages"][0] == "IXSCAN"
+    if real_mongod:  # the stand-in still shows FETCH under a covered query
+        assert covered["stages"] == ["IXSCAN", "PROJECTION_COVERED"]
+        assert covered["docs_examined"] == 0 and covered["covered"]
+
+
+def test_missing_counters_are_null_never_zero(loaded, mongo_client, real_mongod):
+    _, collection, _, _ = loaded
+    row = timed_query(mongo_client, collection, "projection", window_filter(0, WINDOW))
+    assert row["n_returned"] == WINDOW and row["client_ms"] > 0
+    if real_mongod:
+        assert row["bytes_read_into_cache"] is not None and row["server_ms"] is not None
+    else:  # the stand-in has no wiredTiger section and no opLatencies
+        assert row["bytes_read_into_cache"] is None
+        assert row["server_ms"] is None and row["server_read_ops"] is None
+
+
+def test_measure_dataset_rows_and_tables(loaded, mongo_client, real_mongod):
+    dataset, _, _, _ = loaded
+    raw, collections = measure_dataset(mongo_client, dataset, "random_windows", STUDY,
+                                       database=loaded[1].database.name)
+    # 3 queries x 3 shapes for the window family and again for one customer's orders (spread).
+    assert raw.height == 18
+    assert raw.group_by("family", "shape").len()["len"].to_list() == [3] * 6
+    assert raw.filter(pl.col("family") == "window")["n_returned"].to_list() == [WINDOW] * 9
+    assert raw.filter(pl.col("family") == "customer")["n_returned"].to_list() == [DOCS // 12] * 9
+    assert len(set(raw.filter(pl.col("family") == "window")["query_param"].to_list())) > 1  # random windows
+    whole = raw.filter(pl.col("shape") == "whole")["bytes_returned"].min()
+    projection = raw.filter(pl.col("shape") == "projection")["bytes_returned"].max()
+    assert whole > 10 * projection
+    assert collections["documents"].to_list() == [DOCS]
+    assert collections["index_bytes"][0] > 0
+    if not real_mongod:
+        assert raw["bytes_read_into_cache"].null_count() == raw.height
+        assert collections["cache_max_bytes"].null_count() == 1
+        assert set(raw["server_kind"]) == {"stand-in"}
+    summary = summary_table(raw)
+    if not real_mongod:  # a median of nothing stays missing
+        assert summary["bytes_read_into_cache_p50"].null_count() == summary.height
+        assert summary["server_ms_p50"].null_count() == summary.height
+    assert summary.filter(pl.col("family") == "window")["n"].to_list() == [3, 3, 3]
+
+
+def test_bad_run_name_is_named():
+    with pytest.raises(ValueError, match="same_window, random_windows, small_cache"):
+        run_module.get_run("fast")
+
+
+# --- verdicts (synthetic summaries: values chosen by hand, not computed by the code) -----------
+
+def _summary(rows, kind):
+    frame = pl.DataFrame([{"run": r, "variant": "base", "family": "window", "size_kb": s, "shape": sh,
+                           "client_ms_p50": c, "server_ms_p50": sv, "bytes_read_into_cache_p50": b,
+                           "plan": p, "plan_docs_examined": d, "server_kind": kind}
+                          for r, s, sh, c, sv, b, p, d in rows],
+                         schema_overrides={"bytes_read_into_cache_p50": pl.Float64, "server_ms_p50": pl.Float64})
+    return frame
+
+
+def _model():
+    return pl.DataFrame({"variant": ["base", "base"], "size_kb": [1, 64], "avg_doc_bytes": [1024.0, 65536.0],
+                         "published_avg_doc_bytes": [1037.0, 65876.0]})
+
+
+ROWS_LIKE_ARTICLE = [
+    # run, size, shape, client ms, server ms, bytes read, plan, docs examined
+    ("same_window", 1, "whole", 12.0, 0.9, 0.0, "IXSCAN > FETCH", 1000),
+    ("same_window", 64, "whole", 550.0, 8.5, 0.0, "IXSCAN > FETCH", 1000),
+    ("same_window", 1, "projection", 3.5, 0.8, 0.0, "IXSCAN > FETCH > PROJECTION_SIMPLE", 1000),
+    ("same_window", 64, "projection", 3.4, 1.0, 0.0, "IXSCAN > FETCH > PROJECTION_SIMPLE", 1000),
+    ("same_window", 1, "covered", 3.1, 0.5, 0.0, "IXSCAN > PROJECTION_COVERED", 0),
+    ("same_window", 64, "covered", 2.6, 0.4, 0.0, "IXSCAN > PROJECTION_COVERED", 0),
+    ("random_windows", 64, "projection", 3.3, 1.0, 0.0, "IXSCAN > FETCH > PROJECTION_SIMPLE", 1000),
+    ("small_cache", 1, "covered", 2.7, 0.4, 0.0, "IXSCAN > PROJECTION_COVERED", 0),
+    ("small_cache", 64, "covered", 2.3, 0.4, 13000.0, "IXSCAN > PROJECTION_COVERED", 0),
+    ("small_cache", 64, "whole", 553.0, 20.0, 60e6, "IXSCAN > FETCH", 1000),
+    ("small_cache", 64, "projection", 34.0, 30.0, 61e6, "IXSCAN > FETCH > PROJECTION_SIMPLE", 1000),
+]
+
+
+def test_verdicts_reproduced_when_the_findings_hold():
+    pvr = published_vs_reproduced(_summary(ROWS_LIKE_ARTICLE, "mongod"), _model(), PUBLISHED_QUERIES, 1000)
+    assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
+    verdicts = dict(zip(pvr["metric"], pvr["verdict"]))
+    assert set(verdicts.values()) == {"reproduced"}, verdicts
+    reads = pvr.filter(pl.col("finding") == "projection reads whole document at small cache")
+    assert reads["reproduced"][0] == pytest.approx(61 / 60)
+
+
+def test_verdicts_not_reproduced_and_missing():
+    rows = [list(r) for r in ROWS_LIKE_ARTICLE]
+    for r in rows:
+        if r[0] == "small_cache" and r[2] == "projection":
+            r[5] = 0.5e6       # projection read far less than whole documents
+        if r[0] == "small_cache" and r[2] == "whole":
+            r[5] = None        # not reported
+    pvr = published_vs_reproduced(_summary([tuple(r) for r in rows], "mongod"), _model(), PUBLISHED_QUERIES, 1000)
+    by_metric = dict(zip(pvr["metric"], pvr["verdict"]))
+    assert by_metric["projection bytes read into cache / (window x mean document), 64 KB, 256 MB cache"] == "not reproduced"
+    missing = by_metric["bytes read into cache, projection / whole documents, 64 KB, 256 MB cache"]
+    assert missing.startswith("not measured")
+    assert pvr.filter(pl.col("metric").str.contains("projection / whole"))["reproduced"][0] is None
+
+
+def test_verdicts_on_the_stand_in_are_not_comparable():
+    pvr = published_vs_reproduced(_summary(ROWS_LIKE_ARTICLE, "stand-in"), _model(), PUBLISHED_QUERIES, 1000)
+    measured = pvr.filter(pl.col("server_kind") == "stand-in")
+    assert measured.height >= 8 and set(measured["verdict"]) == {STAND_IN_VERDICT}
+    sizes = pvr.filter(pl.col("server_kind") != "stand-in")  # from the generator: comparable anywhere
+    assert set(sizes["verdict"]) == {"reproduced"}
