@@ -19,10 +19,8 @@ if AG_FALLBACK_ON:
     AG_TABLES["fallback"] = "results/arraygrowth/tables/fallback.csv"
 AG_FB_INPUT = {"fallback_raw": AG_FB_RAW, "fallback_provenance": AG_FB_PROV, "model": AG_MODEL} if AG_FALLBACK_ON else {}
 AG_FIGURES = ["log_bytes_vs_n", "bytes_per_op_vs_n"] + (["fallback_sweep"] if AG_FALLBACK_ON else [])
-
-
-def ag_figure_files(name):
-    return [f"results/arraygrowth/figures/{name}.{ext}" for ext in ("png", "svg", "vl.json")]
+AG_FIGURE_FILES = [f"results/arraygrowth/figures/{name}.{ext}"
+                   for name in AG_FIGURES for ext in ("png", "svg", "vl.json")]
 
 
 wildcard_constraints:
@@ -40,6 +38,8 @@ rule arraygrowth_run:
         server=config["server"],
     resources:
         mongod=1,
+    log:
+        "results/logs/arraygrowth_run_{ag_profile}_{ag_workload}.log",
     script:
         "../scripts/arraygrowth_run.py"
 
@@ -50,6 +50,8 @@ rule arraygrowth_fallback_model:
         AG_MODEL,
     params:
         fallback=AG_FALLBACK,
+    log:
+        "results/logs/arraygrowth_fallback_model.log",
     script:
         "../scripts/arraygrowth_model.py"
 
@@ -64,6 +66,8 @@ rule arraygrowth_fallback:
         server=config["server"],
     resources:
         mongod=1,
+    log:
+        "results/logs/arraygrowth_fallback_{ag_profile}.log",
     script:
         "../scripts/arraygrowth_fallback.py"
 
@@ -76,6 +80,8 @@ rule arraygrowth_tables:
         **AG_FB_INPUT,
     output:
         **AG_TABLES,
+    log:
+        "results/logs/arraygrowth_tables.log",
     script:
         "../scripts/arraygrowth_tables.py"
 
@@ -92,6 +98,8 @@ rule arraygrowth_figure_log_bytes:
         json="results/arraygrowth/figures/log_bytes_vs_n.vl.json",
     params:
         figure="log_bytes",
+    log:
+        "results/logs/arraygrowth_figure_log_bytes.log",
     script:
         "../scripts/arraygrowth_figures.py"
 
@@ -108,6 +116,8 @@ rule arraygrowth_figure_bytes_per_op:
         json="results/arraygrowth/figures/bytes_per_op_vs_n.vl.json",
     params:
         figure="bytes_per_op",
+    log:
+        "results/logs/arraygrowth_figure_bytes_per_op.log",
     script:
         "../scripts/arraygrowth_figures.py"
 
@@ -127,10 +137,12 @@ rule arraygrowth_figure_fallback:
         json="results/arraygrowth/figures/fallback_sweep.vl.json",
     params:
         figure="fallback",
+    log:
+        "results/logs/arraygrowth_figure_fallback.log",
     script:
         "../scripts/arraygrowth_figures.py"
 
 
 add_targets("arraygrowth", *AG_TABLES.values(), *AG_PROV,
             *(AG_FB_PROV + [AG_MODEL] if AG_FALLBACK_ON else []),
-            *[f for name in AG_FIGURES for f in ag_figure_files(name)])
+            *AG_FIGURE_FILES)

@@ -49,11 +49,16 @@ def growth_chart(points: pl.DataFrame, value: str, y_title: str, title: str, sta
     color = alt.Color("profile:N", title="server profile", scale=color_scale(profiles))
     line = (alt.Chart().mark_line(strokeWidth=2).transform_filter(alt.datum.source == "reproduced")
             .encode(x=x, y=y, color=color, detail="workload:N"))
-    marks = alt.Chart().mark_point(filled=True, size=90, opacity=0.9).encode(
-        x=x, y=y, color=color,
-        shape=alt.Shape("source:N", title="source", scale=color_scale(SOURCE_SHAPES)),
-        tooltip=["profile:N", "workload:N", "n:Q", alt.Tooltip(f"{value}:Q", format=",.0f"), "source:N"])
-    chart = (alt.layer(line, marks, data=_data(points)).properties(width=300, height=260)
+    shape = alt.Shape("source:N", title="source", scale=color_scale(SOURCE_SHAPES))
+    tooltip = ["profile:N", "workload:N", "n:Q", alt.Tooltip(f"{value}:Q", format=",.0f"), "source:N"]
+    reproduced = (alt.Chart().mark_point(filled=True, size=70, opacity=0.9)
+                  .transform_filter(alt.datum.source == "reproduced")
+                  .encode(x=x, y=y, color=color, shape=shape, tooltip=tooltip))
+    # the article's points: large open diamonds drawn last, so a reproduced point never hides one
+    article = (alt.Chart().mark_point(filled=False, size=220, strokeWidth=2.5)
+               .transform_filter(alt.datum.source != "reproduced")
+               .encode(x=x, y=y, color=color, shape=shape, tooltip=tooltip))
+    chart = (alt.layer(line, reproduced, article, data=_data(points)).properties(width=300, height=260)
              .facet(column=alt.Column("workload_title:N", title=None, sort=list(WORKLOAD_TITLES.values())))
              .resolve_scale(y="shared"))
     return titled(chart, title, stand_in=stand_in, subtitle=missing_note)
@@ -78,12 +83,17 @@ def fallback_chart(fallback: pl.DataFrame, model: pl.DataFrame, stand_in: bool) 
         if present_rows.height == 0:
             panels.append(_not_reported_panel(f"{y_title}: {NOT_REPORTED}", y_title))
             continue
-        scale = alt.Scale(type="log") if column == "log_bytes_per_op" and (present_rows[column] > 0).all() \
-            else alt.Scale()
-        panels.append(alt.Chart(_data(present_rows.select("variant", "profile", column))).mark_bar().encode(
+        # journal bytes span orders of magnitude: dots on a log axis (bars cannot start at log 0)
+        log_axis = column == "log_bytes_per_op" and bool((present_rows[column] > 0).all())
+        mark = alt.Chart(_data(present_rows.select("variant", "profile", column)))
+        mark = mark.mark_point(filled=True, size=110) if log_axis else mark.mark_bar()
+        profiles = {p: c for p, c in PROFILE_COLORS.items() if p in set(present_rows["profile"].to_list())}
+        panels.append(mark.encode(
             x=alt.X("variant:N", sort=variants, title=None), xOffset="profile:N",
-            y=alt.Y(f"{column}:Q", title=y_title, scale=scale),
-            color=alt.Color("profile:N", title="server profile", scale=color_scale(PROFILE_COLORS)),
+            y=alt.Y(f"{column}:Q", title=y_title,
+                    scale=alt.Scale(type="log") if log_axis else alt.Scale(),
+                    axis=alt.Axis(format="~s") if log_axis else alt.Axis()),
+            color=alt.Color("profile:N", title="server profile", scale=color_scale(profiles)),
             tooltip=["variant:N", "profile:N", alt.Tooltip(f"{column}:Q", format=",.2f")])
             .properties(width=300, height=220, title=f"measured: {y_title}"))
     chart = alt.hconcat(*panels).resolve_scale(color="independent")
