@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -82,4 +83,9 @@ def test_snakemake_report_zip(built, server_uri):
     workdir, _ = built
     result = run_snakemake(workdir, ["results/report.html"], server_uri, extra_args=("--report", "report.zip"))
     assert result.returncode == 0, result.stderr[-4000:]
-    assert (workdir / "report.zip").stat().st_size > 0
+    with zipfile.ZipFile(workdir / "report.zip") as archive:
+        names = {Path(name).name for name in archive.namelist()}
+    # every study figure is declared with report(...), so Snakemake's report carries it
+    for study in studies_with_rules():
+        for png in sorted((workdir / "results" / study / "figures").glob("*.png")):
+            assert png.name in names, f"{png} is not declared with report(...) in rules/{study}.smk"
