@@ -26,6 +26,8 @@ rule docsize_model:
         datasets="results/docsize/model/datasets.csv",
     params:
         study=DS,
+    log:
+        "results/logs/docsize_model.log",
     script:
         "../scripts/docsize_model.py"
 
@@ -40,6 +42,8 @@ rule docsize_load:
         data=DS_DATA_PARAMS,
     resources:
         mongod=MONGOD,
+    log:
+        "results/logs/docsize_load_{dataset}.log",
     script:
         "../scripts/docsize_load.py"
 
@@ -60,6 +64,8 @@ rule docsize_measure:
         runs=DS["runs"],
     resources:
         mongod=MONGOD,
+    log:
+        "results/logs/docsize_measure_{run}__{dataset}.log",
     script:
         "../scripts/docsize_measure.py"
 
@@ -75,6 +81,8 @@ rule docsize_tables:
         **DS_TABLES,
     params:
         window_minutes=DS["window_minutes"],
+    log:
+        "results/logs/docsize_tables.log",
     script:
         "../scripts/docsize_tables.py"
 
@@ -94,6 +102,8 @@ rule docsize_figures:
         report("results/docsize/figures/server_vs_client.png", caption="captions/docsize_server_vs_client.rst", category="docsize"),
         "results/docsize/figures/server_vs_client.svg",
         "results/docsize/figures/server_vs_client.vl.json",
+    log:
+        "results/logs/docsize_figures.log",
     script:
         "../scripts/docsize_figures.py"
 

@@ -1,4 +1,6 @@
 """Snakemake: one docsize run on one dataset (one row per timed query, plus collection stats)."""
+from pathlib import Path
+
 from costlab.docsize.run import measure_job
 from costlab.io import write_parquet
 
@@ -6,3 +8,4 @@ raw, collections = measure_job(snakemake.config, snakemake.wildcards.run, snakem
                                snakemake.input.data, snakemake.output.provenance)
 write_parquet(raw, snakemake.output.raw)
 write_parquet(collections, snakemake.output.collections)
+Path(snakemake.log[0]).write_text(f"{raw.height} timed queries\n" + collections.write_csv())

@@ -1,4 +1,6 @@
 """Snakemake: server-free sizes of every docsize collection (and whether each fits a cache)."""
+from pathlib import Path
+
 import psutil
 
 from costlab.docsize.model import collections_model, datasets_model
@@ -6,4 +8,6 @@ from costlab.io import write_csv
 
 study = snakemake.params.study
 write_csv(collections_model(study), snakemake.output.collections)
-write_csv(datasets_model(study, snakemake.input.published, psutil.virtual_memory().total), snakemake.output.datasets)
+datasets = datasets_model(study, snakemake.input.published, psutil.virtual_memory().total)
+write_csv(datasets, snakemake.output.datasets)
+Path(snakemake.log[0]).write_text(datasets.write_csv())

@@ -9,3 +9,4 @@ tables = build_tables(snakemake.input.raw, snakemake.input.collections, snakemak
                       snakemake.params.window_minutes)
 for name, frame in tables.items():
     write_csv(frame, Path(snakemake.output.summary).parent / f"{name}.csv")
+Path(snakemake.log[0]).write_text(tables["published_vs_reproduced"].write_csv())
