@@ -291,3 +291,15 @@ def test_vega_bundle_is_cached_on_disk_by_version(tmp_path, monkeypatch):
     assert "vegaEmbed" in bundle and "</script" not in bundle
     cached[0].write_text("/* from the cache */")
     assert vega_bundle.__wrapped__() == "/* from the cache */"
+
+
+def test_command_line_builds_from_a_results_folder(mixed_tree, monkeypatch, capsys):
+    from costlab.report.__main__ import main
+
+    monkeypatch.chdir(mixed_tree)
+    assert main(["--configfile", str(Path(__file__).resolve().parent.parent / "config" / "smoke.yaml")]) == 0
+    page = (mixed_tree / "results" / "report.html").read_text()
+    out = capsys.readouterr().out
+    assert re.match(r"wrote results/report.html in \d+\.\d\d s \(docsize shown, appversions shown, "
+                    r"arraygrowth no results, flatnested shown, uniqueidx shown\)", out), out
+    assert "flatnested finding one" in page  # every study enabled by default: flatnested's results shown

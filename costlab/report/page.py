@@ -432,7 +432,8 @@ def not_run_html(section: StudySection, config: dict) -> str:
         command = RUN_COMMAND
         why = f"{study} has no results yet."
     return (f'<div class="notrun"><p><strong>not run</strong>: {why}</p>'
-            f"<p>Run it with:</p><pre>{esc(command)}</pre></div>")
+            f"<p>Run it with:</p><pre>{esc(command)}</pre>"
+            '<p class="note">Add the same <code>--configfile</code> you ran the other studies with.</p></div>')
 
 
 def section_html(section: StudySection, config: dict, defaults: dict, out_dir: Path) -> str:
