@@ -184,3 +184,29 @@ def test_verdicts_on_the_stand_in_are_not_comparable():
     assert measured.height >= 8 and set(measured["verdict"]) == {STAND_IN_VERDICT}
     sizes = pvr.filter(pl.col("server_kind") != "stand-in")  # from the generator: comparable anywhere
     assert set(sizes["verdict"]) == {"reproduced"}
+
+
+def test_tail_and_split_variants(test_db, mongo_client, tmp_path):
+    from costlab.docsize.tables import variants_table
+
+    study = STUDY | {"variants": {"fields_after_history": True, "spread_customer": False, "split_history": True}}
+    frames = []
+    for name in ("orders_1k_tail", "orders_1k_split"):
+        dataset = parse_dataset(name)
+        load_dataset(mongo_client, dataset, study, tmp_path / name, database=test_db.name)
+        raw, collections = measure_dataset(mongo_client, dataset, "same_window", study, database=test_db.name)
+        frames.append(raw)
+        if name.endswith("_split"):
+            assert collections["collection"].to_list() == ["orders_1k_split", "orders_1k_split_history"]
+            history = test_db["orders_1k_split_history"].find_one()
+            order = test_db["orders_1k_split"].find_one({"_id": history["_id"]})
+            assert "history" not in order and order["createdAt"] is not None  # keyed by the order's _id
+        else:
+            assert list(test_db[name].find_one())[-2:] == ["createdAt", "total"]
+    raw = pl.concat(frames)
+    assert set(raw["n_returned"]) == {WINDOW}
+    whole = raw.filter(pl.col("shape") == "whole").group_by("variant").agg(pl.col("bytes_returned").max())
+    sizes = dict(zip(whole["variant"], whole["bytes_returned"]))
+    assert sizes["tail"] == WINDOW * 1024 and sizes["split"] < WINDOW * 200  # small orders only
+    cases = set(variants_table(summary_table(raw))["case"])
+    assert cases == {"fields after history, one window", "history in its own collection, one window"}
