@@ -67,6 +67,8 @@ def test_report_page_from_the_workflow(built, real_mongod):
                 assert re.search(rf'<figure id="fig-{study}-{re.escape(name)}-box"><div class="figbanner">', section)
         if not real_mongod:
             assert STAND_IN_LABEL in section
+    # measured and reported in one run: the provenance's config hash is the report's
+    assert "differs: rerun" not in page
     # the config differences: smoke.yaml and the external server differ from config/config.yaml
     assert "<td><code>server.backend</code></td><td>auto</td><td>external</td>" in page
 
