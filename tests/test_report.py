@@ -189,6 +189,8 @@ def test_config_hash_and_differences_from_defaults(mixed_page):
     # smoke.yaml sets docsize.docs_per_collection 2000 and sizes_kb [1, 4]; defaults 50000 and [1, 4, 16, 64]
     assert "<tr><td><code>docsize.docs_per_collection</code></td><td>50000</td><td>2000</td></tr>" in docsize
     assert "<tr><td><code>docsize.sizes_kb</code></td><td>[1, 4, 16, 64]</td><td>[1, 4]</td></tr>" in docsize
+    # the scale: the study's own keys, changed ones marked
+    assert '<code>docs_per_collection</code> = 2000 <span class="changed">(changed)</span>' in docsize
     # appversions' keys belong to its own section, not docsize's
     assert "appversions.events_per_year" not in docsize
     assert "appversions.events_per_year" in section_of(page, "appversions")

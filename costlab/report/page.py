@@ -372,8 +372,8 @@ def config_block(study: str, config: dict, defaults: dict, records: list[dict]) 
     if hashes and hashes != [current_hash]:
         hash_text += ("; results measured with " + ", ".join(f"<code>{esc(h)}</code>" for h in hashes)
                       + ' <span class="warn">differs: rerun the study to measure with this config</span>')
-    scale = config.get(study) or {}
-    default_scale = defaults.get(study) or {}
+    scale = flatten(config.get(study) or {})
+    default_scale = flatten(defaults.get(study) or {})
     scale_text = ", ".join(
         f'<code>{esc(k)}</code> = {esc(_value_text(v))}' + (" <span class=\"changed\">(changed)</span>"
                                                            if default_scale.get(k, v) != v else "")
