@@ -1,0 +1,175 @@
+"""Server-free reference model: what each version's collection holds, and the expected reports.
+
+Document sizes follow the BSON rules (bsonspec.org), per element `type byte + name + NUL + value`:
+int32 4 bytes, date 8, ObjectId 12, string 4 + bytes + NUL, binary 4 + subtype byte + bytes,
+embedded document / array 4 + elements + NUL (array element names are "0", "1", ...). Counters
+are int32 (`$inc` by the int 1 keeps int32). Everything is computed with polars group-bys, one row
+per document, never by encoding documents one by one; tests check the formulas against `bson`
+encodings of the documents a server actually holds after the versions' own Bulk Upserts.
+"""
+from __future__ import annotations
+
+from datetime import date, datetime
+
+import polars as pl
+
+from costlab.appversions.events import STATUSES
+from costlab.appversions.versions import VERSIONS, AppVersion, report_windows
+
+STATS_COLUMNS = ["version", "events", "documents", "avg_doc_bytes", "data_bytes"]
+
+KEY_HEX = 64
+KEY_BYTES = 32
+DATE_BYTES = 8
+INT32_BYTES = 4
+OBJECTID_BYTES = 12
+BUCKET_CODE_BYTES = {"day": 4, "month": 3, "quarter": 3}  # YYYYMMDD / YYYYMM / YYYYQQ as hex bytes
+ITEM_NAME_CHARS = {"DD": 2, "MMDD": 4, "YYYYMMDD": 8}
+
+
+def element(name: str | int, value_bytes: int | pl.Expr) -> int | pl.Expr:
+    """Size of one BSON element: type byte + name + NUL + value."""
+    name_len = name if isinstance(name, int) else len(name.encode())
+    return 1 + name_len + 1 + value_bytes
+
+
+def document(content_bytes: int | pl.Expr) -> int | pl.Expr:
+    """Size of a BSON document (or array) around `content_bytes` of elements: int32 length + NUL."""
+    return 4 + content_bytes + 1
+
+
+def string_value(text_bytes: int) -> int:
+    return 4 + text_bytes + 1
+
+
+def binary_value(data_bytes: int) -> int:
+    return 4 + 1 + data_bytes
+
+
+def array_index_name_bytes(n: pl.Expr) -> pl.Expr:
+    """Sum over i < n of len(str(i)): the names of an n-element array's elements (without NUL)."""
+    n = n.cast(pl.Int64)  # unsigned counts would wrap below zero in n - power
+    total = n
+    for power in (10, 100, 1_000, 10_000, 100_000):
+        total = total + pl.max_horizontal(n - power, pl.lit(0))
+    return total
+
+
+def _status_fields_bytes(version: AppVersion, prefix: str = "has_") -> pl.Expr:
+    """Sum of the int32 status elements that are present (one flag column per status)."""
+    return pl.sum_horizontal(
+        pl.col(f"{prefix}{s}").cast(pl.Int64) * element(version.status_field(s), INT32_BYTES) for s in STATUSES)
+
+
+def _with_buckets(events: pl.DataFrame) -> pl.DataFrame:
+    return events.select(
+        "key", "date",
+        pl.col("status").cast(pl.Utf8),
+        month=pl.col("date").dt.truncate("1mo"),
+        quarter=pl.col("date").dt.truncate("1q"),
+    )
+
+
+def _per_day(events: pl.DataFrame) -> pl.DataFrame:
+    """One row per (key, day): which statuses occurred (the day documents / day items)."""
+    return events.group_by("key", "date", "month", "quarter").agg(
+        **{f"has_{s}": (pl.col("status") == s).any() for s in STATUSES})
+
+
+def document_sizes(version: AppVersion, events: pl.DataFrame) -> pl.Series:
+    """BSON size of every document `version` holds after upserting `events` (one value per document)."""
+    frame = _with_buckets(events)
+    layout = version.layout
+    if layout in ("embedded_id", "key_string", "key_binary", "id_day"):
+        days = _per_day(frame)
+        if layout == "embedded_id":  # _id: {date, key}
+            fixed = element("_id", document(element("date", DATE_BYTES) + element("key", string_value(KEY_HEX))))
+        elif layout == "key_string":
+            fixed = element("_id", OBJECTID_BYTES) + element("key", string_value(KEY_HEX)) + element("date", DATE_BYTES)
+        elif layout == "key_binary":
+            fixed = element("_id", OBJECTID_BYTES) + element("key", binary_value(KEY_BYTES)) + element("date", DATE_BYTES)
+        else:
+            fixed = element("_id", binary_value(KEY_BYTES + BUCKET_CODE_BYTES["day"]))
+        return days.select(size=document(fixed + _status_fields_bytes(version)))["size"]
+
+    id_bytes = element("_id", binary_value(KEY_BYTES + BUCKET_CODE_BYTES[version.bucket]))
+    bucket = version.bucket
+    if layout == "push":  # one {date, <status>: 1} element per event
+        pushed = document(element("date", DATE_BYTES) + element("a", INT32_BYTES))
+        buckets = frame.group_by("key", bucket).agg(n=pl.len().cast(pl.Int64))
+        items = element("items", document(
+            pl.col("n") * (1 + 1 + pushed) + array_index_name_bytes(pl.col("n"))))
+        return buckets.select(size=document(id_bytes + items))["size"]
+
+    days = _per_day(frame).with_columns(statuses=_status_fields_bytes(version))
+    if layout == "array_daily":  # one {date, statuses...} element per day
+        per_bucket = days.group_by("key", bucket).agg(
+            n=pl.len().cast(pl.Int64), day_docs=(pl.lit(document(element("date", DATE_BYTES))) + pl.col("statuses")).sum())
+        items = element("items", document(
+            pl.col("n") * 2 + array_index_name_bytes(pl.col("n")) + pl.col("day_docs")))
+        # appV5R4's totals hold all four counters from the first event on (its pseudo-code).
+        totals = element("totals", document(4 * element("a", INT32_BYTES))) if version.totals else 0
+        return per_bucket.select(size=document(id_bytes + totals + items))["size"]
+
+    if layout == "dynamic":  # items: {<day name>: {statuses...}}
+        name_chars = ITEM_NAME_CHARS[version.item_name_format]
+        per_bucket = days.group_by("key", bucket).agg(
+            day_elements=(pl.lit(element(name_chars, document(0))) + pl.col("statuses")).sum(),
+            **{f"any_{s}": pl.col(f"has_{s}").any() for s in STATUSES})
+        items = element("items", document(pl.col("day_elements")))
+        # appV6R2's totals are $inc'ed: only statuses that occurred in the quarter exist.
+        totals = element("totals", document(_status_fields_bytes(version, "any_"))) if version.totals else 0
+        return per_bucket.select(size=document(id_bytes + items + totals))["size"]
+    raise ValueError(f"unknown layout {layout!r}")
+
+
+def collection_stats(events: pl.DataFrame, versions: list[str] | None = None) -> pl.DataFrame:
+    """One row per version: version, events, documents, avg_doc_bytes, data_bytes (BSON bytes)."""
+    names = list(VERSIONS) if versions is None else versions
+    rows = []
+    for name in names:
+        if name not in VERSIONS:
+            raise ValueError(f"unknown app version {name!r}; allowed: {', '.join(VERSIONS)}")
+        sizes = document_sizes(VERSIONS[name], events)
+        data_bytes = int(sizes.sum()) if len(sizes) else 0
+        rows.append({"version": name, "events": events.height, "documents": len(sizes),
+                     "avg_doc_bytes": data_bytes / len(sizes) if len(sizes) else 0.0, "data_bytes": data_bytes})
+    return pl.DataFrame(rows, schema={"version": pl.Utf8, "events": pl.Int64, "documents": pl.Int64,
+                                      "avg_doc_bytes": pl.Float64, "data_bytes": pl.Int64})
+
+
+def expected_reports(events: pl.DataFrame, key: str, end_date: date | datetime) -> list[dict]:
+    """Status counts of `key`'s events in each window [end - N years, end), N = 1, 3, 5, 7, 10.
+
+    Straight from the events (no version logic): the answer every version's Get Reports must give.
+    """
+    mine = events.filter(pl.col("key") == key.upper())
+    reports = []
+    for years, start, end in report_windows(end_date):
+        counts = mine.filter((pl.col("date") >= start) & (pl.col("date") < end)).select(
+            **{s: (pl.col("status") == s).sum() for s in STATUSES}).row(0, named=True)
+        reports.append({"window_years": years, **{s: int(counts[s]) for s in STATUSES}})
+    return reports
+
+
+def compare_with_published(model: pl.DataFrame, published: pl.DataFrame, tolerance: float = 0.015) -> pl.DataFrame:
+    """Model vs published documents per event and average document size, one row per version.
+
+    `published` is resources/published/appversions_collection_stats.csv (500,000,000 events).
+    The per-user density does not depend on events_per_year, so ratios per event are comparable.
+    """
+    joined = model.join(published.select("version", "events", "documents", "avg_doc_bytes"),
+                        on="version", how="left", suffix="_published")
+    return joined.select(
+        "version",
+        model_docs_per_event=pl.col("documents") / pl.col("events"),
+        published_docs_per_event=pl.col("documents_published") / pl.col("events_published"),
+        model_avg_doc_bytes=pl.col("avg_doc_bytes"),
+        published_avg_doc_bytes=pl.col("avg_doc_bytes_published").cast(pl.Float64),
+    ).with_columns(
+        docs_ratio=pl.col("model_docs_per_event") / pl.col("published_docs_per_event"),
+        size_ratio=pl.col("model_avg_doc_bytes") / pl.col("published_avg_doc_bytes"),
+    ).with_columns(
+        within_tolerance=((pl.col("docs_ratio") - 1).abs() <= tolerance)
+        & ((pl.col("size_ratio") - 1).abs() <= tolerance),
+    )

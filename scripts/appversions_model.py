@@ -1,0 +1,15 @@
+"""Snakemake: server-free collection sizes per version and their comparison with the published tables."""
+from pathlib import Path
+
+import polars as pl
+
+from costlab.appversions.model import collection_stats, compare_with_published
+from costlab.io import write_csv
+
+events = pl.read_parquet(snakemake.input.events)
+stats = collection_stats(events, list(snakemake.params.versions))
+write_csv(stats, snakemake.output.stats)
+published = pl.read_csv(snakemake.input.published)
+comparison = compare_with_published(stats, published, snakemake.params.tolerance)
+write_csv(comparison, snakemake.output.vs_published)
+Path(snakemake.log[0]).write_text(comparison.write_csv())
