@@ -119,6 +119,7 @@ def test_load_then_measure_on_the_test_server(tmp_path, external_server_config, 
     assert raw["docs_returned"].to_list() == [0] * 4
     assert raw["docs_examined"].unique().to_list() == [60]       # the server walked every document
     assert (raw["client_ms"] > 0).all()
+    assert raw["server_data_bytes"].unique().to_list() == [marker["model_data_bytes"]]
     if real_mongod:
         assert raw["server_ms"].null_count() == 0
     else:
@@ -138,7 +139,8 @@ def synthetic_raw(flat_ms: float, structured_ms: float, server_kind: str) -> pl.
         for run in range(4):
             rows.append({"shape": shape.name, "layout": shape.layout, "fields": 10, "groups": 2, "documents": 100,
                          "run": run, "client_ms": ms, "server_ms": None, "server_read_ops": None,
-                         "docs_returned": 0, "docs_examined": 100, "storage_engine": "wiredTiger",
+                         "docs_returned": 0, "docs_examined": 100, "server_data_bytes": 1000,
+                         "server_storage_bytes": 500, "storage_engine": "wiredTiger",
                          "server_version": "8.0.0", "server_kind": server_kind})
     return pl.DataFrame(rows, schema_overrides={"server_ms": pl.Float64, "server_read_ops": pl.Int64})
 

@@ -33,6 +33,7 @@ READ_OPS = "opLatencies.reads.ops"
 RAW_SCHEMA = {"shape": pl.String, "layout": pl.String, "fields": pl.Int64, "groups": pl.Int64,
               "documents": pl.Int64, "run": pl.Int64, "client_ms": pl.Float64, "server_ms": pl.Float64,
               "server_read_ops": pl.Int64, "docs_returned": pl.Int64, "docs_examined": pl.Int64,
+              "server_data_bytes": pl.Int64, "server_storage_bytes": pl.Int64,
               "storage_engine": pl.String, "server_version": pl.String, "server_kind": pl.String}
 
 
@@ -103,6 +104,7 @@ def measure_dataset(config: dict, data_dir: str | Path, shape_name: str, runs: i
             rows.append({"run": run, "client_ms": client_ns / 1e6, "docs_returned": returned,
                          "server_ms": None if delta[LATENCY] is None else delta[LATENCY] / 1000,
                          "server_read_ops": None if delta[READ_OPS] is None else int(delta[READ_OPS])})
+        stats = server.client[DATABASE].command("collStats", shape.name)
         plan = plan_summary(server.client[DATABASE].command(
             "explain", {"find": shape.name, "filter": ABSENT_FILTER}, verbosity="executionStats"))
     frame = pl.DataFrame(rows, schema={k: RAW_SCHEMA[k] for k in ("run", "client_ms", "docs_returned",
@@ -112,6 +114,9 @@ def measure_dataset(config: dict, data_dir: str | Path, shape_name: str, runs: i
         pl.lit(shape.fields, dtype=pl.Int64).alias("fields"), pl.lit(shape.groups, dtype=pl.Int64).alias("groups"),
         pl.lit(count, dtype=pl.Int64).alias("documents"),
         pl.lit(plan["docs_examined"], dtype=pl.Int64).alias("docs_examined"),
+        # collStats as the server reports it (on the stand-in storageSize is just size)
+        pl.lit(stats.get("size"), dtype=pl.Int64).alias("server_data_bytes"),
+        pl.lit(stats.get("storageSize"), dtype=pl.Int64).alias("server_storage_bytes"),
         pl.lit(description["storage_engine"], dtype=pl.String).alias("storage_engine"),
         pl.lit(description["version"], dtype=pl.String).alias("server_version"),
         pl.lit(description["server_kind"], dtype=pl.String).alias("server_kind"),

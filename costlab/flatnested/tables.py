@@ -30,7 +30,8 @@ def server_kind_of(provenance_paths: list[str | Path]) -> str:
 
 def timing_summary(raw: pl.DataFrame) -> pl.DataFrame:
     """Per shape: runs, client and server time quantiles, and the time of 100 queries."""
-    keys = ["shape", "layout", "fields", "groups", "documents", "storage_engine", "server_kind"]
+    keys = ["shape", "layout", "fields", "groups", "documents", "server_data_bytes", "server_storage_bytes",
+            "storage_engine", "server_kind"]
     client = summarize(raw, keys, "client_ms")
     server = summarize(raw, ["shape"], "server_ms").drop("n")
     return (client.join(server, on="shape", how="left")
