@@ -36,3 +36,98 @@ rule appversions_model:
 add_targets("appversions", "results/appversions/model/stats.csv", "results/appversions/model/vs_published.csv")
 
 # --- load, stats, load test, figures ---
+# One data directory per version, loaded through the version's own Bulk Upsert; collStats per
+# version; the phased load test per version on that data; then tables and figures of all of them.
+from costlab.appversions.figures import figure_names as _av_figure_names
+
+AV_LT = AV["loadtest"]
+AV_LOADED = list(AV["versions"])
+AV_TESTED = list(AV_LT["versions"] or AV_LOADED)
+if not set(AV_TESTED) <= set(AV_LOADED):
+    raise ValueError(f"invalid config key appversions.loadtest.versions: {sorted(set(AV_TESTED) - set(AV_LOADED))} "
+                     f"are not in appversions.versions (allowed: {', '.join(AV_LOADED)})")
+AV_VERSION_RE = "appV[1-6](R[0-4])?"
+# What changes the loaded data (and only that: another load test must not reload).
+AV_DATA_PARAMS = {k: AV[k] for k in ("events_per_year", "seed", "batch_size")}
+# What changes a load test's schedule (binning and tolerance only change the tables).
+AV_LT_PARAMS = {k: v for k, v in AV_LT.items() if k not in ("versions", "bin_seconds", "tolerance")}
+AV_FIGURES = _av_figure_names(AV_TESTED)
+AV_TABLES = {name: f"results/appversions/tables/{name}.csv"
+             for name in ("collection_stats", "loadtest_bins", "loadtest_steps", "published_vs_reproduced")}
+AV_PROVENANCE = (expand("results/appversions/provenance/load_{version}.json", version=AV_LOADED)
+                 + expand("results/appversions/provenance/loadtest_{version}.json", version=AV_TESTED))
+
+
+rule appversions_load:
+    input:
+        events="results/appversions/events.parquet",
+    output:
+        data=directory("results/appversions/data/{version}"),
+        collstats="results/appversions/raw/collstats_{version}.parquet",
+        provenance="results/appversions/provenance/load_{version}.json",
+    wildcard_constraints:
+        version=AV_VERSION_RE,
+    params:
+        data=AV_DATA_PARAMS,
+        load_workers=AV["load_workers"],
+        profile=AV_LT["profile"],
+    resources:
+        mongod=MONGOD,
+    script:
+        "../scripts/appversions_load.py"
+
+
+rule appversions_loadtest:
+    input:
+        data=ancient("results/appversions/data/{version}"),
+    output:
+        raw="results/appversions/raw/loadtest_{version}.parquet",
+        provenance="results/appversions/provenance/loadtest_{version}.json",
+    wildcard_constraints:
+        version=AV_VERSION_RE,
+    params:
+        data=AV_DATA_PARAMS,
+        loadtest=AV_LT_PARAMS,
+    resources:
+        mongod=MONGOD,
+    script:
+        "../scripts/appversions_loadtest.py"
+
+
+rule appversions_tables:
+    input:
+        collstats=expand("results/appversions/raw/collstats_{version}.parquet", version=AV_LOADED),
+        load_provenance=expand("results/appversions/provenance/load_{version}.json", version=AV_LOADED),
+        loadtest_raw=expand("results/appversions/raw/loadtest_{version}.parquet", version=AV_TESTED),
+        loadtest_provenance=expand("results/appversions/provenance/loadtest_{version}.json", version=AV_TESTED),
+        model="results/appversions/model/stats.csv",
+        published_collection="resources/published/appversions_collection_stats.csv",
+        published_events="resources/published/appversions_event_stats.csv",
+        facts="resources/published/appversions_loadtest_facts.csv",
+    output:
+        **AV_TABLES,
+    params:
+        loadtest=AV_LT,
+        model_tolerance=AV["model_tolerance"],
+    script:
+        "../scripts/appversions_tables.py"
+
+
+rule appversions_figures:
+    input:
+        collection_stats=AV_TABLES["collection_stats"],
+        loadtest_bins=AV_TABLES["loadtest_bins"],
+        facts="resources/published/appversions_loadtest_facts.csv",
+        provenance=AV_PROVENANCE,
+    output:
+        [report(f"results/appversions/figures/{name}.png", caption=f"captions/appversions_{name}.rst", category="appversions") for name in AV_FIGURES],
+        [f"results/appversions/figures/{name}.{ext}" for name in AV_FIGURES for ext in ("svg", "vl.json")],
+    params:
+        loadtest_versions=AV_TESTED,
+        loadtest=AV_LT,
+    script:
+        "../scripts/appversions_figures.py"
+
+
+add_targets("appversions", *AV_TABLES.values(), *AV_PROVENANCE,
+            *[f"results/appversions/figures/{name}.{ext}" for name in AV_FIGURES for ext in ("png", "svg", "vl.json")])

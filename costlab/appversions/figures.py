@@ -1,0 +1,198 @@
+"""Figures of the appversions study (altair): storage per event, document size, load tests.
+
+Load-test figures follow the comparisons the articles draw; a comparison is drawn when all its
+versions were load tested. Published load tests exist only as prose (no series), so published
+numbers appear as marks only where the articles give one (peak latencies, peak rates).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import altair as alt
+import polars as pl
+
+from costlab.appversions.loadtest import LoadTestPlan, segments
+from costlab.report.charts import (APP_VERSION_COLORS, PUBLISHED_COLOR, color_scale, save_chart,
+                                   source_shape_scale, titled)
+
+# (figure name, versions) as the articles compare them, then all versions together.
+COMPARISONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("loadtest_appV5R0_vs_appV6R0", ("appV5R0", "appV6R0")),
+    ("loadtest_appV6R1_vs_appV6R2", ("appV6R1", "appV6R2")),
+    ("loadtest_appV6R3_vs_appV6R4", ("appV6R3", "appV6R4")),
+)
+STATIC_FIGURES = ("storage_per_event", "document_size")
+OPERATION_TITLES = {"report": "Get Reports (requests/s)", "upsert": "Bulk Upsert (events/s)"}
+
+
+def loadtest_figures(loadtest_versions: list[str]) -> list[tuple[str, tuple[str, ...]]]:
+    """Comparison figures whose versions were all load tested, plus all versions together."""
+    tested = set(loadtest_versions)
+    figures = [(name, versions) for name, versions in COMPARISONS if set(versions) <= tested]
+    if tested:
+        figures.append(("loadtest_all", tuple(v for v in APP_VERSION_COLORS if v in tested)))
+    return figures
+
+
+def figure_names(loadtest_versions: list[str]) -> list[str]:
+    return [*STATIC_FIGURES, *(name for name, _ in loadtest_figures(loadtest_versions))]
+
+
+def _version_scale(versions) -> alt.Scale:
+    return color_scale({v: APP_VERSION_COLORS[v] for v in APP_VERSION_COLORS if v in set(versions)})
+
+
+def storage_per_event_chart(stats: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
+    """Data and index bytes per event by version, ours beside the published (stacked bars)."""
+    long = []
+    for rec in stats.iter_rows(named=True):
+        for source, prefix in (("reproduced", ""), ("published", "published_")):
+            for component in ("data", "index"):
+                value = rec[f"{prefix}{component}_bytes_per_event"]
+                if value is not None:
+                    long.append({"version": rec["version"], "source": source, "component": component,
+                                 "bytes_per_event": value})
+    frame = pl.DataFrame(long, schema={"version": pl.Utf8, "source": pl.Utf8, "component": pl.Utf8,
+                                       "bytes_per_event": pl.Float64})
+    order = [v for v in APP_VERSION_COLORS if v in set(stats["version"])]
+    chart = alt.Chart(frame).mark_bar().encode(
+        x=alt.X("version:N", sort=order, title="app version"),
+        xOffset=alt.XOffset("source:N", sort=["reproduced", "published"]),
+        y=alt.Y("sum(bytes_per_event):Q", title="bytes per event (data + index)"),
+        color=alt.Color("component:N", scale=color_scale({"data": "#4c78a8", "index": "#f58518"}),
+                        title="part"),
+        opacity=alt.Opacity("source:N", scale=alt.Scale(domain=["reproduced", "published"], range=[1.0, 0.45]),
+                            title="source"),
+        tooltip=["version", "source", "component", alt.Tooltip("bytes_per_event:Q", format=".1f")],
+    ).properties(width=alt.Step(18), height=280)
+    return titled(chart, "Storage per event by version (collStats size / events)", stand_in,
+                  "left bar: this run; right bar (faded): published, 500 million events")
+
+
+def document_size_chart(stats: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
+    """Average document size by version: our bars, published diamonds on the same axis."""
+    order = [v for v in APP_VERSION_COLORS if v in set(stats["version"])]
+    frame = pl.concat([
+        stats.select("version", pl.col("avg_doc_bytes").cast(pl.Float64).alias("bytes"),
+                     pl.lit("reproduced").alias("source")),
+        stats.select("version", pl.col("published_avg_doc_bytes").cast(pl.Float64).alias("bytes"),
+                     pl.lit("published").alias("source")),
+    ]).drop_nulls("bytes")
+    base = alt.Chart(frame).encode(x=alt.X("version:N", sort=order, title="app version"))
+    bars = base.transform_filter(alt.datum.source == "reproduced").mark_bar().encode(
+        y=alt.Y("bytes:Q", title="average document size (bytes)"),
+        color=alt.Color("version:N", scale=_version_scale(order), legend=None),
+        tooltip=["version", "source", alt.Tooltip("bytes:Q", format=".1f")])
+    points = base.mark_point(filled=True, size=90, color=PUBLISHED_COLOR).encode(
+        y="bytes:Q", shape=alt.Shape("source:N", scale=source_shape_scale(), title="source"),
+        tooltip=["version", "source", alt.Tooltip("bytes:Q", format=".1f")])
+    chart = alt.layer(bars, points).properties(width=alt.Step(28), height=280)
+    return titled(chart, "Average document size by version", stand_in,
+                  "bars and circles: this run (collStats avgObjSize); diamonds: published")
+
+
+def _time_unit(total_seconds: float) -> tuple[str, float]:
+    """Minutes for tests of ten minutes or more (the published 200), else seconds (smoke runs)."""
+    return ("minutes", 60.0) if total_seconds >= 600 else ("seconds", 1.0)
+
+
+def target_steps(plan: LoadTestPlan, divisor: float) -> pl.DataFrame:
+    """The schedule's target rates as step lines: (kind, time, target_rate) incl. each step's end."""
+    segs = segments(plan)
+    starts = segs.select("kind", (pl.col("start_s") / divisor).alias("time"), pl.col("events_per_s").alias("target_rate"))
+    last = (segs.sort("end_s").group_by("kind").agg(pl.col("end_s").last(), pl.col("events_per_s").last())
+            .select("kind", (pl.col("end_s") / divisor).alias("time"), pl.col("events_per_s").alias("target_rate")))
+    upsert_warmup = (pl.DataFrame({"kind": ["upsert"], "time": [0.0], "target_rate": [0.0]})
+                     if plan.warmup_seconds > 0 else None)
+    parts = [starts, last] + ([upsert_warmup] if upsert_warmup is not None else [])
+    return pl.concat(parts, how="vertical_relaxed").sort(["kind", "time"])
+
+
+def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, stand_in: bool, plan: LoadTestPlan,
+                   published_points: pl.DataFrame | None = None) -> alt.TopLevelMixin:
+    """2 x 2: rows Get Reports / Bulk Upsert; columns rate vs target, latency p50/p99 (log)."""
+    unit, divisor = _time_unit(plan.total_seconds)
+    time_title = f"test time ({unit})"
+    mine = (bins.filter(pl.col("version").is_in(list(versions)))
+            .with_columns(((pl.col("bin_start_s") + pl.col("bin_seconds") / 2) / divisor).alias("time")))
+    targets = target_steps(plan, divisor)
+    scale = _version_scale(versions)
+    rows = []
+    for kind in ("report", "upsert"):
+        part = mine.filter(pl.col("kind") == kind)
+        rates = part.select("time", "version", pl.col("achieved_rate").alias("rate"))
+        rate_lines = alt.Chart(rates).mark_line(point=True).encode(
+            x=alt.X("time:Q", title=time_title),
+            y=alt.Y("rate:Q", title=OPERATION_TITLES[kind]),
+            color=alt.Color("version:N", scale=scale, title="version"),
+            tooltip=["version", alt.Tooltip("time:Q", format=".2f"), alt.Tooltip("rate:Q", format=".1f")])
+        target_line = alt.Chart(targets.filter(pl.col("kind") == kind)).mark_line(
+            color=PUBLISHED_COLOR, strokeDash=[4, 3], interpolate="step-after").encode(
+            x="time:Q", y="target_rate:Q", tooltip=[alt.Tooltip("target_rate:Q", title="target")])
+        latency = (part.select("time", "version", "latency_ms_p50", "latency_ms_p99")
+                   .unpivot(["latency_ms_p50", "latency_ms_p99"], index=["time", "version"],
+                            variable_name="percentile", value_name="latency_ms")
+                   .with_columns(pl.col("percentile").str.replace("latency_ms_", ""))
+                   .drop_nulls("latency_ms").filter(pl.col("latency_ms") > 0))
+        latency_lines = alt.Chart(latency).mark_line().encode(
+            x=alt.X("time:Q", title=time_title),
+            y=alt.Y("latency_ms:Q", scale=alt.Scale(type="log"),
+                    title=f"{OPERATION_TITLES[kind].split(' (')[0]} latency (ms, log)"),
+            color=alt.Color("version:N", scale=scale, title="version"),
+            strokeDash=alt.StrokeDash("percentile:N", scale=alt.Scale(domain=["p50", "p99"], range=[[1, 0], [5, 3]]),
+                                      title="percentile"),
+            tooltip=["version", "percentile", alt.Tooltip("latency_ms:Q", format=".1f")])
+        latency_layer = latency_lines
+        if published_points is not None and published_points.height:
+            pts = published_points.filter(pl.col("kind") == kind).with_columns(
+                (pl.col("time_s") / divisor).alias("time"))
+            if pts.height:
+                latency_layer = alt.layer(latency_lines, alt.Chart(pts).mark_point(
+                    shape="diamond", filled=True, size=90, color=PUBLISHED_COLOR).encode(
+                    x="time:Q", y="latency_ms:Q",
+                    tooltip=["label:N", alt.Tooltip("latency_ms:Q", format=".0f")]))
+        rows.append(alt.hconcat(alt.layer(target_line, rate_lines).properties(width=330, height=200),
+                                latency_layer.properties(width=330, height=200)))
+    chart = alt.vconcat(*rows).resolve_scale(color="shared")
+    subtitle = ("left: achieved rate per bin (lines) vs target (dashed steps); right: latency from the intended "
+                "start (open loop), p50 solid, p99 dashed")
+    if published_points is not None and published_points.height:
+        subtitle += "; diamonds: published peak latency per phase"
+    return titled(chart, title, stand_in, subtitle)
+
+
+def published_latency_points(facts: pl.DataFrame, versions: tuple[str, ...], warmup_seconds: float,
+                             phase_seconds: float) -> pl.DataFrame:
+    """Published peak latencies per phase (ms) placed at each phase's middle on our time axis (s)."""
+    peaks = facts.filter((pl.col("metric") == "latency_max") & pl.col("phase").is_not_null()
+                         & pl.col("version").is_in(list(versions)))
+    return peaks.select(
+        pl.when(pl.col("operation") == "bulk_upsert").then(pl.lit("upsert")).otherwise(pl.lit("report")).alias("kind"),
+        (warmup_seconds + (pl.col("phase") - 0.5) * phase_seconds).alias("time_s"),
+        pl.col("value").cast(pl.Float64).alias("latency_ms"),
+        (pl.col("version") + pl.lit(" published peak, phase ") + pl.col("phase").cast(pl.Int64).cast(pl.Utf8))
+        .alias("label"))
+
+
+def build_figures(collection_stats_csv: str | Path, bins_csv: str | Path, facts_csv: str | Path,
+                  loadtest_versions: list[str], stand_in: bool, out_dir: str | Path,
+                  loadtest_settings: dict) -> list[Path]:
+    """Write every figure as PNG, SVG and Vega-Lite JSON; return the PNG paths."""
+    out_dir = Path(out_dir)
+    plan = LoadTestPlan.from_config(loadtest_settings)
+    stats = pl.read_csv(collection_stats_csv)
+    bins = pl.read_csv(bins_csv)
+    facts = pl.read_csv(facts_csv)
+    charts = {"storage_per_event": storage_per_event_chart(stats, stand_in),
+              "document_size": document_size_chart(stats, stand_in)}
+    for name, versions in loadtest_figures(loadtest_versions):
+        label = "all load-tested versions" if name == "loadtest_all" else " vs ".join(versions)
+        points = None if name == "loadtest_all" else published_latency_points(
+            facts, versions, plan.warmup_seconds, plan.phase_seconds)
+        charts[name] = loadtest_chart(bins, versions, f"Load test: {label}", stand_in, plan, points)
+    written = []
+    for name, chart in charts.items():
+        paths = [out_dir / f"{name}.{ext}" for ext in ("png", "svg", "vl.json")]
+        save_chart(chart, *paths)
+        written.append(paths[0])
+    return written

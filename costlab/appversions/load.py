@@ -1,0 +1,202 @@
+"""Load one app version's collection through its own Bulk Upsert, then read its collection stats.
+
+Published method: every version got the same 500 million events through its Bulk Upsert
+function, in unordered batches of 250. Here the events come from events.parquet and are sent
+by several worker processes. Each worker owns a disjoint set of keys (all of a user's events go
+to one worker, in date order), so two workers never upsert the same document at the same time
+(no duplicate-key races on upsert, and a bucket's items keep the order they had in the source).
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from costlab.progress import progress
+
+DATABASE = "costlab_appversions"
+PUBLISHED_BATCH_SIZE = 250
+
+# collStats fields -> our column names.
+COLLSTATS_FIELDS = {"count": "documents", "size": "data_bytes", "avgObjSize": "avg_doc_bytes",
+                    "storageSize": "storage_bytes", "nindexes": "indexes", "totalIndexSize": "index_bytes"}
+COLLECTION_STATS_COLUMNS = ["version", "collection", "events", *COLLSTATS_FIELDS.values(),
+                            "data_bytes_per_event", "index_bytes_per_event", "total_bytes_per_event",
+                            "storage_bytes_per_event", "total_storage_bytes_per_event", "documents_per_event"]
+
+
+def worker_of_key(keys: pl.Expr, workers: int) -> pl.Expr:
+    """Worker that owns a key: the key's last 8 hex digits modulo `workers` (vectorised)."""
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers!r}")
+    return keys.str.slice(-8).str.to_integer(base=16).mod(workers).cast(pl.Int32)
+
+
+def batches(events: pl.DataFrame, batch_size: int) -> list[pl.DataFrame]:
+    """Consecutive slices of `batch_size` rows (the last may be shorter)."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size!r}")
+    return [events.slice(offset, batch_size) for offset in range(0, events.height, batch_size)]
+
+
+@dataclass
+class _LoadJob:
+    uri: str
+    database: str
+    collection: str
+    version: str
+    events_path: str
+    worker: int
+    workers: int
+    batch_size: int
+
+
+def _load_worker(job: _LoadJob, done_counter) -> None:
+    from pymongo import MongoClient
+
+    from costlab.appversions.versions import get_version
+
+    version = get_version(job.version)
+    events = (pl.read_parquet(job.events_path)
+              .filter(worker_of_key(pl.col("key"), job.workers) == job.worker))
+    client = MongoClient(job.uri, maxPoolSize=1)
+    try:
+        collection = client[job.database][job.collection]
+        for batch in batches(events, job.batch_size):
+            collection.bulk_write(version.bulk_upsert_ops(batch), ordered=False)
+            with done_counter.get_lock():
+                done_counter.value += batch.height
+    finally:
+        client.close()
+
+
+def load_events(uri: str, database: str, collection: str, version: str, events_path: str | Path,
+                batch_size: int = PUBLISHED_BATCH_SIZE, workers: int = 4) -> int:
+    """Send every event of events_path through the version's Bulk Upsert; return events sent.
+
+    The collection must already be prepared (options, indexes). Raises RuntimeError naming the
+    version and the failed workers if any worker fails (the partial collection is then not
+    marked complete: the caller writes dataset.json only after this returns).
+    """
+    if workers < 1:
+        raise ValueError(f"load workers must be >= 1, got {workers!r}")
+    total = pl.scan_parquet(events_path).select(pl.len()).collect().item()
+    ctx = mp.get_context("spawn")   # fresh interpreters: no client state inherited across fork
+    done = ctx.Value("q", 0)
+    processes = [ctx.Process(target=_load_worker, name=f"load-{version}-{w}", daemon=True,
+                             args=(_LoadJob(uri, database, collection, version, str(events_path), w, workers,
+                                            batch_size), done)) for w in range(workers)]
+    bar = progress(total=total, desc=f"load {version}", unit="events")
+    try:
+        for process in processes:
+            process.start()
+        shown = 0
+        while any(p.is_alive() for p in processes):
+            time.sleep(0.25)
+            if done.value > shown:
+                bar.update(done.value - shown)
+                shown = done.value
+        for process in processes:
+            process.join()
+    finally:
+        bar.close()
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+                process.join(5)
+    failed = [p.name for p in processes if p.exitcode != 0]
+    if failed:
+        raise RuntimeError(f"loading {version} failed in worker processes {', '.join(failed)} "
+                           "(see their traceback above)")
+    if done.value != total:
+        raise RuntimeError(f"loading {version}: {done.value} of {total} events sent")
+    return total
+
+
+def collection_stats(db, collection: str) -> dict:
+    """collStats of one collection (bytes, unscaled) as our column names."""
+    raw = db.command("collStats", collection)
+    return {ours: raw.get(theirs) for theirs, ours in COLLSTATS_FIELDS.items()}
+
+
+def per_event_figures(stats: dict, events: int) -> dict:
+    """The articles' Event Statistics: sizes divided by the number of events loaded.
+
+    data/index/total bytes per event as in Parts 1-3 (total = data + index); storage (the
+    compressed data size) per event and storage + index per event as in appV6R4's table.
+    """
+    if events < 1:
+        raise ValueError(f"events must be >= 1 to divide by, got {events!r}")
+
+    def per(value):
+        return None if value is None else value / events
+
+    data, index, storage = stats.get("data_bytes"), stats.get("index_bytes"), stats.get("storage_bytes")
+    return {
+        "data_bytes_per_event": per(data),
+        "index_bytes_per_event": per(index),
+        "total_bytes_per_event": None if data is None or index is None else (data + index) / events,
+        "storage_bytes_per_event": per(storage),
+        "total_storage_bytes_per_event": None if storage is None or index is None else (storage + index) / events,
+        "documents_per_event": per(stats.get("documents")),
+    }
+
+
+def stats_row(version: str, collection: str, events: int, stats: dict) -> dict:
+    return {"version": version, "collection": collection, "events": events, **stats,
+            **per_event_figures(stats, events)}
+
+
+def write_marker(data_dir: str | Path, record: dict) -> None:
+    """dataset.json: written last, so a half-loaded data directory never looks complete."""
+    from costlab.server.provenance import write_json_atomic
+
+    write_json_atomic(Path(data_dir) / "dataset.json", record)
+
+
+def read_marker(data_dir: str | Path) -> dict:
+    path = Path(data_dir) / "dataset.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: the data directory was not loaded completely; "
+                                "rerun the load step (snakemake -R appversions_load)")
+    return json.loads(path.read_text())
+
+
+def worker_uri(server, config: dict) -> str:
+    """The URI worker processes connect with.
+
+    RunningServer.uri has its password removed (it is for provenance); an external deployment's
+    workers need the configured URI itself. Local docker/binary servers have no credentials.
+    """
+    if server.backend == "external":
+        return config["server"]["uri"]
+    return server.uri
+
+
+def load_job(config: dict, version_name: str, events_path: str | Path, data_dir: str | Path,
+             collstats_path: str | Path, provenance_path: str | Path) -> dict:
+    """The load step of one version: prepare, bulk upsert all events, collStats, marker last."""
+    from costlab.appversions.versions import get_version
+    from costlab.io import write_parquet
+    from costlab.server import measuring_job
+
+    settings = config["appversions"]
+    version = get_version(version_name)
+    extra = {"study": "appversions", "step": "load", "version": version_name,
+             "batch_size": settings["batch_size"], "load_workers": settings["load_workers"]}
+    with measuring_job(config, settings["loadtest"]["profile"], provenance_path, data_dir=data_dir,
+                       job=f"appversions_load_{version_name}", extra=extra) as server:
+        db = server.client[DATABASE]
+        version.prepare_collection(db)
+        started = time.monotonic()
+        events = load_events(worker_uri(server, config), DATABASE, version.collection_name, version_name,
+                             events_path, batch_size=settings["batch_size"], workers=settings["load_workers"])
+        extra["load_seconds"] = round(time.monotonic() - started, 3)
+        row = stats_row(version_name, version.collection_name, events, collection_stats(db, version.collection_name))
+        write_parquet(pl.DataFrame([row]), collstats_path)
+        write_marker(data_dir, {"database": DATABASE, **row})
+    return row

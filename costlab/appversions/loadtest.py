@@ -1,0 +1,536 @@
+"""The published load test of one app version, at a configurable time scale.
+
+Method (series Introduction, "Load Testing Methodology"): Bulk Upsert and Get Reports run
+concurrently, each from its own pool of workers (published: 20 each). After a warm-up of Get
+Reports at the first report rate, four Bulk Upsert phases run at 250, 500, 750 and 1000 events/s
+(batches of 250 events); inside each phase Get Reports rises from 25 to 250 requests/s by 25
+every tenth of the phase. Published: 50-minute phases (200 minutes); here `phase_seconds`.
+
+Open loop: every operation has an intended start time fixed before the test starts; a worker
+sends it at that time, or as soon as it is free when it is late. Latency is measured from the
+intended start, not from the moment of sending, so a slow server cannot hide its backlog by
+slowing the client down (no coordinated omission). An operation that has not started when the
+test ends is recorded as `skipped` (it counts against the achieved rate).
+
+For each operation the worker also records why it was late: `queue_wait_ms` (the worker was
+still busy with its previous operation, i.e. waiting on the server) and `client_lag_ms` (the
+worker was free but started late: its own scheduling / CPU). The per-bin summary uses these
+to say whether the client or the server fell behind when a target was not met.
+"""
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing as mp
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from costlab.measure import summarize
+from costlab.progress import progress
+
+KINDS = ("report", "upsert")
+# Published parameters (series Introduction).
+PUBLISHED_UPSERT_RATES = (250.0, 500.0, 750.0, 1000.0)                  # events/s per phase
+PUBLISHED_REPORT_RATES = tuple(float(r) for r in range(25, 251, 25))    # requests/s per tenth of a phase
+PUBLISHED_BATCH_SIZE = 250
+PUBLISHED_PHASE_SECONDS = 50 * 60
+PUBLISHED_WORKERS = 20
+
+RAW_COLUMNS = ["version", "kind", "op_index", "worker", "phase", "step", "events", "intended_s",
+               "start_s", "end_s", "latency_ms", "service_ms", "queue_wait_ms", "client_lag_ms",
+               "status", "error"]
+
+
+@dataclass(frozen=True)
+class LoadTestPlan:
+    """The schedule's parameters; rates are the published ones times `rate_scale`."""
+    phase_seconds: float
+    warmup_seconds: float = 0.0
+    upsert_rates: tuple[float, ...] = PUBLISHED_UPSERT_RATES   # events/s, one per phase
+    report_rates: tuple[float, ...] = PUBLISHED_REPORT_RATES   # requests/s, steps inside each phase
+    batch_size: int = PUBLISHED_BATCH_SIZE
+    rate_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.phase_seconds > 0:
+            raise ValueError(f"phase_seconds must be > 0, got {self.phase_seconds!r}")
+        if self.warmup_seconds < 0:
+            raise ValueError(f"warmup_seconds must be >= 0, got {self.warmup_seconds!r}")
+        if not self.upsert_rates or not self.report_rates:
+            raise ValueError("upsert_rates and report_rates need at least one rate each")
+        if any(r < 0 for r in (*self.upsert_rates, *self.report_rates)):
+            raise ValueError(f"rates must be >= 0, got {self.upsert_rates!r} / {self.report_rates!r}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size!r}")
+        if not self.rate_scale > 0:
+            raise ValueError(f"rate_scale must be > 0, got {self.rate_scale!r}")
+
+    @property
+    def step_seconds(self) -> float:
+        return self.phase_seconds / len(self.report_rates)
+
+    @property
+    def total_seconds(self) -> float:
+        return self.warmup_seconds + self.phase_seconds * len(self.upsert_rates)
+
+    @classmethod
+    def from_config(cls, loadtest_config: dict) -> "LoadTestPlan":
+        return cls(phase_seconds=float(loadtest_config["phase_seconds"]),
+                   warmup_seconds=float(loadtest_config["warmup_seconds"]),
+                   upsert_rates=tuple(float(r) for r in loadtest_config["upsert_rates"]),
+                   report_rates=tuple(float(r) for r in loadtest_config["report_rates"]),
+                   batch_size=int(loadtest_config["batch_size"]),
+                   rate_scale=float(loadtest_config["rate_scale"]))
+
+
+def segments(plan: LoadTestPlan) -> pl.DataFrame:
+    """One row per (kind, phase, step) of constant target rate.
+
+    phase 0 is the warm-up (Get Reports only, at the first report rate); phases 1.. are the
+    Bulk Upsert phases, each split into len(report_rates) steps. `ops_per_s` is operations
+    (upsert batches or report requests) per second; `events_per_s` counts events for upserts.
+    """
+    rows = []
+    if plan.warmup_seconds > 0:
+        rate = plan.report_rates[0] * plan.rate_scale
+        rows.append(("report", 0, 0, 0.0, plan.warmup_seconds, rate, rate))
+    for phase, upsert_rate in enumerate(plan.upsert_rates, start=1):
+        phase_start = plan.warmup_seconds + (phase - 1) * plan.phase_seconds
+        for step, report_rate in enumerate(plan.report_rates, start=1):
+            start = phase_start + (step - 1) * plan.step_seconds
+            end = start + plan.step_seconds
+            events_rate = upsert_rate * plan.rate_scale
+            rows.append(("upsert", phase, step, start, end, events_rate / plan.batch_size, events_rate))
+            rows.append(("report", phase, step, start, end, report_rate * plan.rate_scale,
+                         report_rate * plan.rate_scale))
+    return pl.DataFrame(rows, orient="row", schema={
+        "kind": pl.Utf8, "phase": pl.Int32, "step": pl.Int32, "start_s": pl.Float64, "end_s": pl.Float64,
+        "ops_per_s": pl.Float64, "events_per_s": pl.Float64})
+
+
+def intended_starts(kind_segments: pl.DataFrame) -> pl.DataFrame:
+    """Intended start times of one kind's operations, from its rate segments (sorted by start).
+
+    Operation k starts when the cumulative target count (the integral of the rate) reaches
+    k + 0.5, so a constant rate r gives starts at 0.5/r, 1.5/r, ... and fractional rates carry
+    over segment boundaries instead of being rounded in each segment.
+    """
+    kind_segments = kind_segments.sort("start_s")
+    starts, phases, steps = [], [], []
+    cumulative = 0.0
+    for seg in kind_segments.iter_rows(named=True):   # a few dozen segments, not per operation
+        rate, begin, end = seg["ops_per_s"], seg["start_s"], seg["end_s"]
+        if rate <= 0:
+            continue
+        cumulative_end = cumulative + rate * (end - begin)
+        ks = np.arange(math.ceil(cumulative - 0.5), math.ceil(cumulative_end - 0.5), dtype=np.int64)
+        starts.append(begin + (ks + 0.5 - cumulative) / rate)
+        phases.append(np.full(len(ks), seg["phase"], dtype=np.int32))
+        steps.append(np.full(len(ks), seg["step"], dtype=np.int32))
+        cumulative = cumulative_end
+    if not starts:
+        return pl.DataFrame(schema={"op_index": pl.Int64, "intended_s": pl.Float64, "phase": pl.Int32,
+                                    "step": pl.Int32})
+    intended = np.concatenate(starts)
+    return pl.DataFrame({"op_index": np.arange(len(intended), dtype=np.int64), "intended_s": intended,
+                         "phase": np.concatenate(phases), "step": np.concatenate(steps)})
+
+
+def schedule(plan: LoadTestPlan) -> dict[str, pl.DataFrame]:
+    """Intended starts per kind: {"report": ..., "upsert": ...}."""
+    segs = segments(plan)
+    return {kind: intended_starts(segs.filter(pl.col("kind") == kind)) for kind in KINDS}
+
+
+def assign_workers(n_ops: int, workers: int) -> np.ndarray:
+    """Operation i goes to worker i mod workers: consecutive operations on different workers."""
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers!r}")
+    return np.arange(n_ops, dtype=np.int64) % workers
+
+
+def lateness(intended_s: np.ndarray, start_s: np.ndarray, previous_end_s: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Split an operation's late start into (queue_wait_s, client_lag_s).
+
+    queue_wait: the worker was still busy with its previous operation at the intended time
+    (it waited on the server). client_lag: the rest of the delay, after the worker was free
+    (the client's own scheduling / CPU). previous_end_s is -inf for a worker's first operation.
+    """
+    free_at = np.maximum(intended_s, previous_end_s)
+    queue_wait = free_at - intended_s
+    client_lag = np.maximum(start_s - free_at, 0.0)
+    return queue_wait, client_lag
+
+
+# --- the driver -------------------------------------------------------------------------------
+
+@dataclass
+class WorkerSpec:
+    kind: str
+    worker: int
+    version: str
+    uri: str
+    database: str
+    collection: str
+    op_index: np.ndarray
+    intended_s: np.ndarray
+    payload_path: str          # parquet: upsert events (in batch order) or report requests
+    batch_size: int
+    test_seconds: float
+    out_path: str
+    extra: dict = field(default_factory=dict)
+
+
+def _sleep_until(deadline: float) -> None:
+    remaining = deadline - time.monotonic()
+    if remaining > 0:
+        time.sleep(remaining)
+
+
+def _error_text(exc: Exception) -> str:
+    details = getattr(exc, "details", None)
+    if isinstance(details, dict) and details.get("writeErrors"):
+        first = details["writeErrors"][0]
+        return f"{type(exc).__name__}: {len(details['writeErrors'])} write errors, first: {first.get('errmsg')}"[:300]
+    return f"{type(exc).__name__}: {exc}"[:300]
+
+
+def _worker_main(spec: WorkerSpec, ready_queue, go_event, t0_value) -> None:
+    """One worker process: connect, prepare, wait for the common start, run its operations."""
+    from pymongo import MongoClient
+
+    from costlab.appversions.versions import get_version
+
+    version = get_version(spec.version)
+    client = MongoClient(spec.uri, maxPoolSize=2)
+    try:
+        collection = client[spec.database][spec.collection]
+        client.admin.command("ping")
+        payload = pl.read_parquet(spec.payload_path)
+        if spec.kind == "report":
+            payload = payload.filter(pl.col("op_index").is_in(spec.op_index.tolist())).sort("op_index")
+            keys = payload["key"].to_list()
+            end_dates = payload["end_date"].to_list()
+        n = len(spec.op_index)
+        start = np.full(n, np.nan)
+        end = np.full(n, np.nan)
+        status = np.array(["skipped"] * n, dtype=object)
+        errors: list[str | None] = [None] * n
+        ready_queue.put(spec.worker)
+        go_event.wait()
+        t0 = t0_value.value
+        cutoff = t0 + spec.test_seconds
+        cpu_before = time.process_time()
+        for i in range(n):
+            # Build the request before its start time so building is not part of the latency.
+            if spec.kind == "upsert":
+                batch = payload.slice(int(spec.op_index[i]) * spec.batch_size, spec.batch_size)
+                ops = version.bulk_upsert_ops(batch)
+            _sleep_until(t0 + spec.intended_s[i])
+            started = time.monotonic()
+            if started >= cutoff:
+                break   # the test is over: this and later operations stay `skipped`
+            try:
+                if spec.kind == "upsert":
+                    collection.bulk_write(ops, ordered=False)
+                else:
+                    version.get_reports(collection, keys[i], end_dates[i])
+                status[i] = "ok"
+            except Exception as exc:  # recorded per operation; the summary counts them
+                status[i] = "error"
+                errors[i] = _error_text(exc)
+            start[i] = started - t0
+            end[i] = time.monotonic() - t0
+        cpu_seconds = time.process_time() - cpu_before
+    finally:
+        client.close()
+    frame = pl.DataFrame({"op_index": spec.op_index, "intended_s": spec.intended_s, "start_s": start,
+                          "end_s": end, "status": status.astype(str), "error": errors},
+                         schema_overrides={"error": pl.Utf8}).with_columns(
+        pl.lit(spec.worker).alias("worker"), pl.lit(spec.kind).alias("kind"))
+    frame = frame.with_columns(pl.col("start_s").fill_nan(None), pl.col("end_s").fill_nan(None))
+    frame.write_parquet(spec.out_path)
+    Path(spec.out_path).with_suffix(".json").write_text(json.dumps({"cpu_seconds": cpu_seconds}))
+
+
+def _finish_raw(frame: pl.DataFrame, version: str, batch_size: int,
+                plan_schedule: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Add phase/step, latency, service time and the lateness split (per worker, in intended order)."""
+    steps = pl.concat([plan_schedule[kind].select("op_index", "phase", "step").with_columns(pl.lit(kind).alias("kind"))
+                       for kind in KINDS])
+    frame = frame.join(steps, on=["kind", "op_index"], how="left").sort(["kind", "worker", "intended_s"])
+    previous_end = (frame.select(pl.col("end_s").shift(1).over(["kind", "worker"]))
+                    .to_series().fill_null(-np.inf).to_numpy())
+    start = frame["start_s"].fill_null(np.nan).to_numpy()
+    intended = frame["intended_s"].to_numpy()
+    queue_wait, client_lag = lateness(intended, start, np.nan_to_num(previous_end, nan=-np.inf))
+    frame = frame.with_columns(
+        pl.lit(version).alias("version"),
+        pl.when(pl.col("kind") == "upsert").then(batch_size).otherwise(1).cast(pl.Int64).alias("events"),
+        ((pl.col("end_s") - pl.col("intended_s")) * 1000).alias("latency_ms"),
+        ((pl.col("end_s") - pl.col("start_s")) * 1000).alias("service_ms"),
+        pl.Series("queue_wait_ms", queue_wait * 1000).fill_nan(None),
+        pl.Series("client_lag_ms", client_lag * 1000).fill_nan(None),
+    )
+    return frame.sort(["kind", "op_index"]).select(RAW_COLUMNS)
+
+
+def loadtest_requests(plan: LoadTestPlan, new_events: pl.DataFrame, report_keys: list[str] | np.ndarray,
+                      seed: int) -> tuple[dict[str, pl.DataFrame], pl.DataFrame, pl.DataFrame]:
+    """The schedule plus what each operation sends.
+
+    Upsert batch j sends rows [j*batch, (j+1)*batch) of new_events (cycled if the schedule needs
+    more); report i asks for a uniform key from report_keys and a uniform end date in 2020.
+    """
+    plan_schedule = schedule(plan)
+    n_upserts = plan_schedule["upsert"].height
+    needed = n_upserts * plan.batch_size
+    if needed and new_events.height == 0:
+        raise ValueError("no new events to upsert")
+    if needed > new_events.height:
+        repeats = math.ceil(needed / new_events.height)
+        new_events = pl.concat([new_events] * repeats)
+    upsert_events = new_events.head(needed)
+    rng = np.random.default_rng(seed)
+    n_reports = plan_schedule["report"].height
+    keys = np.asarray(report_keys)
+    key_choice = keys[rng.integers(0, len(keys), size=n_reports)] if n_reports else keys[:0]
+    days_2020 = (date(2021, 1, 1) - date(2020, 1, 1)).days
+    day_offsets = rng.integers(0, days_2020, size=n_reports)
+    end_dates = [datetime(2020, 1, 1, tzinfo=timezone.utc) + timedelta(days=int(d)) for d in day_offsets]
+    reports = pl.DataFrame({"op_index": np.arange(n_reports, dtype=np.int64), "key": key_choice.astype(str),
+                            "end_date": end_dates},
+                           schema={"op_index": pl.Int64, "key": pl.Utf8,
+                                   "end_date": pl.Datetime("ms", "UTC")})
+    return plan_schedule, upsert_events, reports
+
+
+def run_loadtest(uri: str, database: str, collection: str, version: str, plan: LoadTestPlan,
+                 upsert_events: pl.DataFrame, reports: pl.DataFrame, plan_schedule: dict[str, pl.DataFrame],
+                 upsert_workers: int, report_workers: int, start_timeout_s: float = 180.0
+                 ) -> tuple[pl.DataFrame, dict]:
+    """Run the schedule from worker processes; return (raw rows, run facts).
+
+    Each worker is a process of its own (spawned, with its own client) so that the Python
+    client is not one GIL-bound bottleneck; workers start together at a shared monotonic t0.
+    """
+    ctx = mp.get_context("spawn")
+    ready_queue = ctx.Queue()
+    go_event = ctx.Event()
+    t0_value = ctx.Value("d", 0.0)
+    with tempfile.TemporaryDirectory(prefix="costlab-loadtest-") as tmp:
+        tmp_path = Path(tmp)
+        upsert_path = tmp_path / "upsert_events.parquet"
+        report_path = tmp_path / "reports.parquet"
+        upsert_events.write_parquet(upsert_path)
+        reports.write_parquet(report_path)
+        specs: list[WorkerSpec] = []
+        for kind, workers, payload in (("upsert", upsert_workers, upsert_path), ("report", report_workers, report_path)):
+            ops = plan_schedule[kind]
+            owner = assign_workers(ops.height, workers)
+            for w in range(workers):
+                mine = ops.filter(pl.Series(owner == w))
+                specs.append(WorkerSpec(kind=kind, worker=w, version=version, uri=uri, database=database,
+                                        collection=collection, op_index=mine["op_index"].to_numpy(),
+                                        intended_s=mine["intended_s"].to_numpy(), payload_path=str(payload),
+                                        batch_size=plan.batch_size, test_seconds=plan.total_seconds,
+                                        out_path=str(tmp_path / f"{kind}_{w}.parquet")))
+        processes = [ctx.Process(target=_worker_main, args=(spec, ready_queue, go_event, t0_value),
+                                 name=f"loadtest-{spec.kind}-{spec.worker}", daemon=True) for spec in specs]
+        try:
+            for process in processes:
+                process.start()
+            deadline = time.monotonic() + start_timeout_s
+            for _ in processes:
+                remaining = deadline - time.monotonic()
+                try:
+                    ready_queue.get(timeout=max(remaining, 0.1))
+                except Exception:
+                    dead = [p.name for p in processes if p.exitcode not in (None, 0)]
+                    raise RuntimeError(f"load test workers for {version} not ready within {start_timeout_s} s"
+                                       + (f"; exited: {', '.join(dead)}" if dead else "")) from None
+            t0_value.value = time.monotonic() + 0.2
+            started_at = datetime.now(timezone.utc) + timedelta(seconds=0.2)
+            go_event.set()
+            bar = progress(total=round(plan.total_seconds), desc=f"load test {version}", unit="s")
+            shown = 0
+            while any(p.is_alive() for p in processes):
+                time.sleep(0.25)
+                elapsed = min(round(time.monotonic() - t0_value.value), round(plan.total_seconds))
+                if elapsed > shown:
+                    bar.update(elapsed - shown)
+                    shown = elapsed
+                if time.monotonic() > t0_value.value + plan.total_seconds + 600:
+                    raise RuntimeError(f"load test workers for {version} still running 600 s after the test end")
+            bar.close()
+            for process in processes:
+                process.join()
+            failed = [p.name for p in processes if p.exitcode != 0]
+            if failed:
+                raise RuntimeError(f"load test of {version}: worker processes failed: {', '.join(failed)}")
+            parts = [pl.read_parquet(spec.out_path) for spec in specs]
+            cpu = {f"{spec.kind}_{spec.worker}": json.loads(Path(spec.out_path).with_suffix(".json").read_text())["cpu_seconds"]
+                   for spec in specs}
+        finally:
+            for process in processes:
+                if process.is_alive():
+                    process.terminate()
+                    process.join(5)
+    raw = _finish_raw(pl.concat(parts, how="vertical_relaxed"), version, plan.batch_size, plan_schedule)
+    facts = {"started_at": started_at.isoformat(), "test_seconds": plan.total_seconds,
+             "upsert_workers": upsert_workers, "report_workers": report_workers,
+             "worker_cpu_seconds_total": round(sum(cpu.values()), 3),
+             "worker_cpu_share_of_test": round(sum(cpu.values()) / (plan.total_seconds * (os.cpu_count() or 1)), 4)}
+    return raw, facts
+
+
+# --- summaries --------------------------------------------------------------------------------
+
+def summarize_bins(raw: pl.DataFrame, bin_seconds: float, total_seconds: float,
+                   tolerance: float = 0.05) -> pl.DataFrame:
+    """Per (version, kind, time bin): target vs achieved rate, latency percentiles, who fell behind.
+
+    target_rate: events/s (upserts) or requests/s (reports) the schedule intended in the bin.
+    achieved_rate: events or requests of operations that completed without error in the bin.
+    Latency (from the intended start) is over the successful operations intended in the bin.
+    met: achieved >= (1 - tolerance) * target. When not met, `behind` says which side lost the
+    time: "server" when the delay was mostly workers waiting on responses (or errors from the
+    server), "client" when the delay was mostly workers starting late while free.
+    """
+    if not bin_seconds > 0:
+        raise ValueError(f"bin_seconds must be > 0, got {bin_seconds!r}")
+    n_bins = max(1, math.ceil(total_seconds / bin_seconds - 1e-9))
+    bin_of = lambda col: pl.col(col).floordiv(bin_seconds).clip(0, n_bins - 1).cast(pl.Int64)  # noqa: E731
+    groups = ["version", "kind"]
+    intended = raw.with_columns(bin_of("intended_s").alias("bin"))
+    planned = intended.group_by([*groups, "bin"]).agg(
+        pl.col("events").sum().alias("target_events"),
+        pl.len().alias("ops_planned"),
+        (pl.col("status") == "error").sum().alias("ops_error"),
+        (pl.col("status") == "skipped").sum().alias("ops_skipped"),
+        pl.col("queue_wait_ms").sum().alias("queue_wait_ms_total"),
+        pl.col("client_lag_ms").sum().alias("client_lag_ms_total"),
+        pl.col("client_lag_ms").quantile(0.95).alias("client_lag_ms_p95"),
+    )
+    done = (raw.filter(pl.col("status") == "ok").with_columns(bin_of("end_s").alias("bin"))
+            .group_by([*groups, "bin"]).agg(pl.col("events").sum().alias("achieved_events")))
+    latency = summarize(intended.filter(pl.col("status") == "ok"), by=[*groups, "bin"], value="latency_ms")
+    frame = (planned.join(done, on=[*groups, "bin"], how="full", coalesce=True)
+             .join(latency, on=[*groups, "bin"], how="left")
+             .with_columns(pl.col("target_events", "achieved_events", "ops_planned", "ops_error",
+                                  "ops_skipped").fill_null(0)))
+    bin_start = pl.col("bin") * bin_seconds
+    bin_length = pl.min_horizontal(pl.lit(bin_seconds), pl.lit(total_seconds) - bin_start)
+    frame = frame.with_columns(bin_start.alias("bin_start_s"), bin_length.alias("bin_seconds"))
+    frame = frame.with_columns(
+        (pl.col("target_events") / pl.col("bin_seconds")).alias("target_rate"),
+        (pl.col("achieved_events") / pl.col("bin_seconds")).alias("achieved_rate"),
+    )
+    met = pl.col("achieved_rate") >= (1 - tolerance) * pl.col("target_rate")
+    server_side = ((pl.col("ops_error") > 0) | (pl.col("queue_wait_ms_total") >= pl.col("client_lag_ms_total"))
+                   | (pl.col("ops_skipped") > 0) & (pl.col("queue_wait_ms_total") > 0))
+    frame = frame.with_columns(
+        met.alias("met"),
+        pl.when(met).then(pl.lit("none")).when(server_side).then(pl.lit("server")).otherwise(pl.lit("client"))
+        .alias("behind"),
+    )
+    columns = ["version", "kind", "bin", "bin_start_s", "bin_seconds", "target_rate", "achieved_rate", "met",
+               "behind", "ops_planned", "ops_error", "ops_skipped", "latency_ms_p50", "latency_ms_p90",
+               "latency_ms_p95", "latency_ms_p99", "latency_ms_mean", "queue_wait_ms_total",
+               "client_lag_ms_total", "client_lag_ms_p95"]
+    return frame.select(columns).sort(["version", "kind", "bin"])
+
+
+def summarize_phases(raw: pl.DataFrame, plan: LoadTestPlan, tolerance: float = 0.05) -> pl.DataFrame:
+    """Per (version, kind, phase, step): target vs achieved, latency, and who fell behind.
+
+    The step is the published unit of constant target rate (a tenth of a phase), so this says
+    for each target in the published graph whether it was reached. achieved_rate is the target
+    times the share of the step's intended operations that succeeded (before the test ended).
+    """
+    segs = segments(plan).with_columns((pl.col("end_s") - pl.col("start_s")).alias("step_seconds"))
+    per_step = raw.group_by(["version", "kind", "phase", "step"]).agg(
+        pl.len().alias("ops_planned"),
+        (pl.col("status") == "ok").sum().alias("ops_ok"),
+        (pl.col("status") == "error").sum().alias("ops_error"),
+        (pl.col("status") == "skipped").sum().alias("ops_skipped"),
+        pl.col("events").filter(pl.col("status") == "ok").sum().alias("achieved_events"),
+        pl.col("latency_ms").filter(pl.col("status") == "ok").quantile(0.5).alias("latency_ms_p50"),
+        pl.col("latency_ms").filter(pl.col("status") == "ok").quantile(0.95).alias("latency_ms_p95"),
+        pl.col("latency_ms").filter(pl.col("status") == "ok").max().alias("latency_ms_max"),
+        pl.col("queue_wait_ms").sum().alias("queue_wait_ms_total"),
+        pl.col("client_lag_ms").sum().alias("client_lag_ms_total"),
+    )
+    # achieved = the target scaled by the share of the step's intended operations that succeeded
+    # (the schedule's whole operations, so a met step reads as achieved == target).
+    frame = segs.join(per_step, on=["kind", "phase", "step"], how="inner").with_columns(
+        (pl.col("events_per_s") * pl.col("ops_ok") / pl.col("ops_planned")).alias("achieved_rate"),
+        pl.col("events_per_s").alias("target_rate"))
+    met = pl.col("ops_ok") >= (1 - tolerance) * pl.col("ops_planned")
+    server_side = (pl.col("ops_error") > 0) | (pl.col("queue_wait_ms_total") >= pl.col("client_lag_ms_total"))
+    frame = frame.with_columns(
+        met.alias("met"),
+        pl.when(met).then(pl.lit("none")).when(server_side).then(pl.lit("server")).otherwise(pl.lit("client"))
+        .alias("behind"))
+    return frame.select(["version", "kind", "phase", "step", "start_s", "step_seconds", "target_rate",
+                         "achieved_rate", "met", "behind", "ops_planned", "ops_ok", "ops_error", "ops_skipped",
+                         "latency_ms_p50", "latency_ms_p95", "latency_ms_max", "queue_wait_ms_total",
+                         "client_lag_ms_total"]).sort(["version", "kind", "phase", "step"])
+
+
+# --- the job ----------------------------------------------------------------------------------
+
+def new_events_2020(events_per_year: int, seed: int) -> pl.DataFrame:
+    """The load test's new events: the generator's 2020, same key space, shuffled (uniform dates)."""
+    from costlab.appversions.events import generate_events
+
+    events = generate_events(events_per_year, seed + 2020, start=date(2020, 1, 1), end=date(2021, 1, 1))
+    return events.sample(fraction=1.0, shuffle=True, seed=seed)
+
+
+def loadtest_job(config: dict, version_name: str, data_dir: str | Path, raw_path: str | Path,
+                 provenance_path: str | Path) -> dict:
+    """The load test of one version on its loaded data directory; raw rows to raw_path."""
+    from costlab.appversions.events import keys_for_users, users_for
+    from costlab.appversions.load import DATABASE, read_marker, worker_uri
+    from costlab.appversions.versions import get_version
+    from costlab.io import write_parquet
+    from costlab.server import measuring_job
+
+    settings = config["appversions"]
+    lt = settings["loadtest"]
+    version = get_version(version_name)
+    marker = read_marker(data_dir)
+    plan = LoadTestPlan.from_config(lt)
+    plan_schedule, upsert_events, reports = loadtest_requests(
+        plan, new_events_2020(settings["events_per_year"], settings["seed"]),
+        keys_for_users(users_for(settings["events_per_year"])).to_numpy(), seed=settings["seed"])
+    extra: dict = {"study": "appversions", "step": "loadtest", "version": version_name,
+                   "plan": {"phase_seconds": plan.phase_seconds, "warmup_seconds": plan.warmup_seconds,
+                            "upsert_rates": list(plan.upsert_rates), "report_rates": list(plan.report_rates),
+                            "batch_size": plan.batch_size, "rate_scale": plan.rate_scale},
+                   "open_loop": "latency measured from each operation's intended start time"}
+    with measuring_job(config, lt["profile"], provenance_path, data_dir=data_dir,
+                       job=f"appversions_loadtest_{version_name}", extra=extra) as server:
+        collection = server.client[DATABASE][version.collection_name]
+        documents_before = collection.estimated_document_count()
+        if documents_before == 0:
+            raise RuntimeError(f"collection {DATABASE}.{version.collection_name} is empty on this server: "
+                               f"load it first (snakemake -R appversions_load, or delete {data_dir})")
+        extra["documents_before"] = documents_before
+        # A previous load test on this data directory already added 2020 events: say so.
+        extra["dataset_as_loaded"] = documents_before == marker.get("documents")
+        raw, facts = run_loadtest(worker_uri(server, config), DATABASE, version.collection_name, version_name,
+                                  plan, upsert_events, reports, plan_schedule,
+                                  upsert_workers=lt["upsert_workers"], report_workers=lt["report_workers"])
+        extra.update(facts)
+        write_parquet(raw, raw_path)
+    return extra

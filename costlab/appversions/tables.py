@@ -1,0 +1,232 @@
+"""Tables of the appversions study: collection stats beside the published ones, load-test
+summaries, and published vs reproduced findings (the report's contract columns).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import polars as pl
+
+from costlab.appversions.load import COLLECTION_STATS_COLUMNS
+from costlab.appversions.loadtest import LoadTestPlan, summarize_bins, summarize_phases
+from costlab.server.provenance import read_provenance
+
+GIB = 1024 ** 3   # the articles' "GB" are GiB (see resources/published/appversions_collection_stats.csv)
+PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
+STAND_IN_VERDICT = "not comparable (stand-in)"
+# A count (documents per event) matches when within this relative distance of the published value.
+COUNT_TOLERANCE = 0.05
+MODEL_TOLERANCE = 0.015
+OPERATION_OF_KIND = {"upsert": "bulk_upsert", "report": "get_reports"}
+
+
+def server_kinds(provenance_paths: Iterable[str | Path], prefix: str) -> dict[str, str]:
+    """{version: server_kind} from provenance files named <prefix><version>.json."""
+    kinds = {}
+    for path in map(Path, provenance_paths):
+        kinds[path.stem.removeprefix(prefix)] = read_provenance(path)["server_kind"]
+    return kinds
+
+
+def published_collection_stats(collection_csv: str | Path, event_csv: str | Path) -> pl.DataFrame:
+    """Published collStats and Event Statistics per version, in bytes, columns prefixed published_."""
+    stats = pl.read_csv(collection_csv)
+    events = pl.read_csv(event_csv)
+    stats = stats.select(
+        "version",
+        pl.col("documents").alias("published_documents"),
+        (pl.col("data_size_gib") * GIB).alias("published_data_bytes"),
+        pl.col("avg_doc_bytes").cast(pl.Float64).alias("published_avg_doc_bytes"),
+        (pl.col("storage_size_gib") * GIB).alias("published_storage_bytes"),
+        pl.col("indexes").alias("published_indexes"),
+        (pl.col("index_size_gib") * GIB).alias("published_index_bytes"),
+        (pl.col("documents") / pl.col("events")).alias("published_documents_per_event"),
+    )
+    events = events.select("version", *[pl.col(c).cast(pl.Float64).alias(f"published_{c}") for c in
+                                          ("data_bytes_per_event", "index_bytes_per_event", "total_bytes_per_event",
+                                           "storage_bytes_per_event", "total_storage_bytes_per_event")])
+    return stats.join(events, on="version", how="left")
+
+
+def collection_stats_table(collstats_paths: Sequence[str | Path], provenance_paths: Sequence[str | Path],
+                           published_collection_csv: str | Path, published_event_csv: str | Path) -> pl.DataFrame:
+    """One row per loaded version: our collStats and per-event figures, the published ones, server_kind."""
+    ours = pl.concat([pl.read_parquet(p) for p in collstats_paths], how="vertical_relaxed")
+    missing = [c for c in COLLECTION_STATS_COLUMNS if c not in ours.columns]
+    if missing:
+        raise ValueError(f"collstats files lack columns {missing}")
+    kinds = server_kinds(provenance_paths, "load_")
+    unknown = sorted(set(ours["version"]) - set(kinds))
+    if unknown:
+        raise ValueError(f"no load provenance for versions {unknown}")
+    published = published_collection_stats(published_collection_csv, published_event_csv)
+    table = (ours.select(COLLECTION_STATS_COLUMNS)
+             .join(published, on="version", how="left")
+             .with_columns(pl.col("version").replace_strict(kinds, default=None).alias("server_kind")))
+    order = {name: i for i, name in enumerate(published["version"].to_list())}
+    return table.sort(pl.col("version").replace_strict(order, default=len(order)))
+
+
+def loadtest_tables(raw_paths: Sequence[str | Path], provenance_paths: Sequence[str | Path],
+                    plan: LoadTestPlan, bin_seconds: float | None, tolerance: float
+                    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(per-bin summary, per-step summary) of every load-tested version, each with server_kind."""
+    kinds = server_kinds(provenance_paths, "loadtest_")
+    bins, steps = [], []
+    for path in raw_paths:
+        raw = pl.read_parquet(path)
+        bins.append(summarize_bins(raw, bin_seconds or plan.step_seconds, plan.total_seconds, tolerance))
+        steps.append(summarize_phases(raw, plan, tolerance))
+    kind_col = pl.col("version").replace_strict(kinds, default=None).alias("server_kind")
+    return (pl.concat(bins, how="vertical_relaxed").with_columns(kind_col),
+            pl.concat(steps, how="vertical_relaxed").with_columns(kind_col))
+
+
+# --- published vs reproduced ------------------------------------------------------------------
+
+def _verdict(published: float | None, reproduced: float | None, tolerance: float) -> str:
+    if published is None or reproduced is None or published == 0:
+        return "not reproduced" if reproduced is None else ("reproduced" if reproduced == published else
+                                                            "not reproduced")
+    return "reproduced" if abs(reproduced / published - 1) <= tolerance else "not reproduced"
+
+
+def _row(finding: str, metric: str, unit: str, published, reproduced, verdict: str, server_kind: str) -> dict:
+    ratio = (reproduced / published) if published not in (None, 0) and reproduced is not None else None
+    return {"finding": finding, "metric": metric, "unit": unit, "published": published,
+            "reproduced": reproduced, "ratio": ratio, "verdict": verdict, "server_kind": server_kind}
+
+
+def collection_findings(stats: pl.DataFrame) -> list[dict]:
+    """Per version: documents per event (a count: comparable on any server), sizes per event
+    (MongoDB's sizes: not comparable on the stand-in); and two cross-version findings."""
+    rows = []
+    for rec in stats.iter_rows(named=True):
+        kind, version = rec["server_kind"], rec["version"]
+        stand_in = kind == "stand-in"
+        rows.append(_row(f"{version}: documents per event (bucketing)", "documents_per_event", "documents/event",
+                         rec["published_documents_per_event"], rec["documents_per_event"],
+                         _verdict(rec["published_documents_per_event"], rec["documents_per_event"], COUNT_TOLERANCE),
+                         kind))
+        for metric, unit in (("avg_doc_bytes", "B"), ("data_bytes_per_event", "B/event"),
+                             ("index_bytes_per_event", "B/event"), ("total_bytes_per_event", "B/event"),
+                             ("storage_bytes_per_event", "B/event")):
+            published = rec[f"published_{metric}"]
+            if published is None:
+                continue
+            verdict = STAND_IN_VERDICT if stand_in else _verdict(published, rec[metric], 0.15)
+            rows.append(_row(f"{version}: {metric.replace('_', ' ')}", metric, unit, published, rec[metric],
+                             verdict, kind))
+    by_version = {rec["version"]: rec for rec in stats.iter_rows(named=True)}
+
+    def ratio_finding(finding, metric, num, den, published_num, published_den, expect_below_one=True):
+        if num not in by_version or den not in by_version:
+            return
+        a, b = by_version[num], by_version[den]
+        kind = a["server_kind"] if a["server_kind"] == b["server_kind"] else f"{a['server_kind']}/{b['server_kind']}"
+        published = published_num / published_den
+        reproduced = a[metric] / b[metric] if a[metric] and b[metric] else None
+        if "stand-in" in kind:
+            verdict = STAND_IN_VERDICT
+        elif reproduced is None:
+            verdict = "not reproduced"
+        else:
+            verdict = "reproduced" if (reproduced < 1) == expect_below_one else "not reproduced"
+        rows.append(_row(finding, f"{metric} {num}/{den}", "ratio", published, reproduced, verdict, kind))
+
+    ratio_finding("zstd (appV6R4) stores the same data in less space than snappy (appV6R3)", "storage_bytes",
+                  "appV6R4", "appV6R3", 1.47, 2.56)
+    ratio_finding("quarter buckets (appV5R1) shrink the index per event against one document per day (appV4)",
+                  "index_bytes_per_event", "appV5R1", "appV4", 2.3, 20.4)
+    ratio_finding("dynamic schema (appV6R1) shrinks data per event against arrays (appV5R3)",
+                  "data_bytes_per_event", "appV6R1", "appV5R3", 17.6, 25.7)
+    return rows
+
+
+def model_findings(model_stats: pl.DataFrame, published: pl.DataFrame,
+                   tolerance: float = MODEL_TOLERANCE) -> list[dict]:
+    """The server-free model's documents per event and average document size vs published."""
+    rows = []
+    joined = model_stats.join(published, on="version", how="inner")
+    for rec in joined.iter_rows(named=True):
+        docs_per_event = rec["documents"] / rec["events"] if rec["events"] else None
+        rows.append(_row(f"{rec['version']}: documents per event (model)", "documents_per_event", "documents/event",
+                         rec["published_documents_per_event"], docs_per_event,
+                         _verdict(rec["published_documents_per_event"], docs_per_event, tolerance),
+                         "model (no server)"))
+        rows.append(_row(f"{rec['version']}: average document size (model, BSON)", "avg_doc_bytes", "B",
+                         rec["published_avg_doc_bytes"], rec["avg_doc_bytes"],
+                         _verdict(rec["published_avg_doc_bytes"], rec["avg_doc_bytes"], tolerance),
+                         "model (no server)"))
+    return rows
+
+
+def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame) -> list[dict]:
+    """Load-test findings the articles state in relative terms, checked on our steps."""
+    rows = []
+    tested = set(steps["version"].unique().to_list()) if steps.height else set()
+    kinds = dict(steps.select("version", "server_kind").unique().iter_rows()) if steps.height else {}
+    for fact in facts.iter_rows(named=True):
+        version, other = fact["version"], fact["compared_with"]
+        if version not in tested:
+            continue
+        kind = kinds[version]
+        kind_of_op = {v: k for k, v in OPERATION_OF_KIND.items()}[fact["operation"]]
+        mine = steps.filter((pl.col("version") == version) & (pl.col("kind") == kind_of_op) & (pl.col("phase") > 0))
+        if fact["metric"] == "all_targets_met":
+            share = float(mine["met"].mean()) if mine.height else None
+            verdict = STAND_IN_VERDICT if kind == "stand-in" else (
+                "reproduced" if share is not None and (share >= 0.999) == bool(fact["value"]) else "not reproduced")
+            rows.append(_row(f"{version}: {fact['statement']}", f"{fact['operation']} share of steps at target",
+                             "share", 1.0 if fact["value"] else None, share, verdict, kind))
+        elif fact["metric"] == "peak_latency_reduction" and other in tested:
+            theirs = steps.filter((pl.col("version") == other) & (pl.col("kind") == kind_of_op)
+                                  & (pl.col("phase") == int(fact["phase"])))
+            ours = mine.filter(pl.col("phase") == int(fact["phase"]))
+            peak_mine, peak_other = ours["latency_ms_max"].max(), theirs["latency_ms_max"].max()
+            reduction = (1 - peak_mine / peak_other) * 100 if peak_mine is not None and peak_other else None
+            both_kind = kind if kinds[other] == kind else f"{kind}/{kinds[other]}"
+            verdict = STAND_IN_VERDICT if "stand-in" in both_kind else (
+                "reproduced" if reduction is not None and reduction > 0 else "not reproduced")
+            rows.append(_row(f"{version} vs {other}: {fact['statement']}",
+                             f"{fact['operation']} peak latency reduction, phase {int(fact['phase'])}", "%",
+                             float(fact["value"]), reduction, verdict, both_kind))
+        elif fact["metric"] == "peak_rate" and fact["operation"] == "get_reports":
+            first = mine.filter((pl.col("phase") == int(fact["phase"])) & (pl.col("step") == 1))
+            share = float(first["achieved_rate"].max() / first["target_rate"].max()) if first.height else None
+            verdict = STAND_IN_VERDICT if kind == "stand-in" else (
+                "reproduced" if share is not None and share < 1 else "not reproduced")
+            rows.append(_row(f"{version}: {fact['statement']}", "get_reports first-step rate / target", "share",
+                             float(fact["value"]) / 25.0, share, verdict, kind))
+    return rows
+
+
+def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame, facts: pl.DataFrame,
+                            model_stats: pl.DataFrame | None, published: pl.DataFrame,
+                            model_tolerance: float = MODEL_TOLERANCE) -> pl.DataFrame:
+    """The report's table: one row per finding, verdict about the finding, server_kind of its data."""
+    rows = collection_findings(collection_stats) + loadtest_findings(steps, facts)
+    if model_stats is not None:
+        rows += model_findings(model_stats, published, model_tolerance)
+    schema = {"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8, "published": pl.Float64,
+              "reproduced": pl.Float64, "ratio": pl.Float64, "verdict": pl.Utf8, "server_kind": pl.Utf8}
+    return pl.DataFrame(rows, schema=schema).select(PVR_COLUMNS)
+
+
+def write_tables(inputs, outputs, loadtest_settings: dict, model_tolerance: float = MODEL_TOLERANCE) -> None:
+    """The table step: read every input named in the rule, write each table atomically."""
+    from costlab.io import write_csv
+
+    plan = LoadTestPlan.from_config(loadtest_settings)
+    stats = collection_stats_table(inputs.collstats, inputs.load_provenance, inputs.published_collection,
+                                   inputs.published_events)
+    bins, steps = loadtest_tables(inputs.loadtest_raw, inputs.loadtest_provenance, plan,
+                                  loadtest_settings.get("bin_seconds"), loadtest_settings["tolerance"])
+    published = published_collection_stats(inputs.published_collection, inputs.published_events)
+    model = pl.read_csv(inputs.model) if getattr(inputs, "model", None) else None
+    pvr = published_vs_reproduced(stats, steps, pl.read_csv(inputs.facts), model, published, model_tolerance)
+    write_csv(stats, outputs.collection_stats)
+    write_csv(bins, outputs.loadtest_bins)
+    write_csv(steps, outputs.loadtest_steps)
+    write_csv(pvr, outputs.published_vs_reproduced)

@@ -1,0 +1,7 @@
+"""Snakemake: load one app version through its Bulk Upsert, then collStats (dataset.json written last)."""
+from costlab.appversions.load import load_job
+
+# Load workers are spawned processes: they re-import this file as __mp_main__, so guard the job.
+if __name__ == "__main__":
+    load_job(snakemake.config, snakemake.wildcards.version, snakemake.input.events, snakemake.output.data,
+             snakemake.output.collstats, snakemake.output.provenance)

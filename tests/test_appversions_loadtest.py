@@ -1,0 +1,173 @@
+"""Load-test schedule, open-loop math and per-bin summaries (no server needed)."""
+import numpy as np
+import polars as pl
+import pytest
+
+from costlab.appversions.loadtest import (LoadTestPlan, assign_workers, intended_starts, lateness, schedule,
+                                          segments, summarize_bins, summarize_phases)
+
+
+def published_plan(**overrides):
+    values = dict(phase_seconds=3000.0, warmup_seconds=300.0)
+    values.update(overrides)
+    return LoadTestPlan(**values)
+
+
+def test_published_targets_per_phase_and_step():
+    segs = segments(published_plan())
+    upserts = segs.filter(pl.col("kind") == "upsert")
+    # Four phases of ten steps; 250/500/750/1000 events/s = 1/2/3/4 batches of 250 per second.
+    assert upserts.height == 40
+    per_phase = upserts.group_by("phase").agg(pl.col("events_per_s").unique(), pl.col("ops_per_s").unique()).sort("phase")
+    assert per_phase["events_per_s"].to_list() == [[250.0], [500.0], [750.0], [1000.0]]
+    assert per_phase["ops_per_s"].to_list() == [[1.0], [2.0], [3.0], [4.0]]
+    reports = segs.filter(pl.col("kind") == "report")
+    warmup = reports.filter(pl.col("phase") == 0)
+    assert warmup.rows() == [("report", 0, 0, 0.0, 300.0, 25.0, 25.0)]
+    phase3 = reports.filter(pl.col("phase") == 3).sort("step")
+    assert phase3["ops_per_s"].to_list() == [25.0 * k for k in range(1, 11)]
+    # A step is five minutes (a tenth of a 50-minute phase); phase 3 starts after warm-up + 2 phases.
+    assert phase3["start_s"].to_list()[:2] == [300.0 + 6000.0, 300.0 + 6000.0 + 300.0]
+    assert published_plan().total_seconds == 300.0 + 4 * 3000.0
+
+
+def test_rate_scale_and_batch_size_scale_targets():
+    segs = segments(published_plan(rate_scale=0.1, batch_size=25, warmup_seconds=0))
+    first = segs.filter((pl.col("phase") == 1) & (pl.col("step") == 1)).sort("kind")
+    assert first["events_per_s"].to_list() == [2.5, 25.0]           # report 25*0.1, upsert 250*0.1
+    assert first["ops_per_s"].to_list() == [2.5, 1.0]               # 25 events/s in batches of 25
+    assert not segs.filter(pl.col("phase") == 0).height             # no warm-up segment
+
+
+def test_intended_starts_constant_rate_are_evenly_spaced_midpoints():
+    segs = pl.DataFrame({"phase": [1], "step": [1], "start_s": [10.0], "end_s": [12.0], "ops_per_s": [4.0]},
+                        schema_overrides={"phase": pl.Int32, "step": pl.Int32})
+    starts = intended_starts(segs)
+    assert starts["intended_s"].to_list() == pytest.approx([10.125, 10.375, 10.625, 10.875,
+                                                            11.125, 11.375, 11.625, 11.875])
+    assert starts["op_index"].to_list() == list(range(8))
+
+
+def test_fractional_rates_carry_over_segment_boundaries():
+    # 0.75 ops in each of two 1-second segments: 1.5 ops in total -> exactly one op, at cumulative 0.5,
+    # which is reached at 0.5/0.75 s; then the second segment adds the op at cumulative 1.5 (t = 2.0 - 0).
+    segs = pl.DataFrame({"phase": [1, 1], "step": [1, 2], "start_s": [0.0, 1.0], "end_s": [1.0, 2.0],
+                         "ops_per_s": [0.75, 0.75]}, schema_overrides={"phase": pl.Int32, "step": pl.Int32})
+    starts = intended_starts(segs)
+    assert starts["intended_s"].to_list() == pytest.approx([0.5 / 0.75])
+    assert starts["step"].to_list() == [1]
+    # Over three such segments (2.25 ops): ops at cumulative 0.5 and 1.5 -> t = 0.667 and 2.0.
+    segs3 = pl.concat([segs, pl.DataFrame({"phase": [1], "step": [3], "start_s": [2.0], "end_s": [3.0],
+                                           "ops_per_s": [0.75]}, schema_overrides={"phase": pl.Int32,
+                                                                                   "step": pl.Int32})])
+    assert intended_starts(segs3)["intended_s"].to_list() == pytest.approx([0.5 / 0.75, 1.5 / 0.75])
+
+
+def test_schedule_counts_match_published_totals():
+    plan = published_plan(warmup_seconds=0)
+    sched = schedule(plan)
+    # Bulk Upsert: (1+2+3+4) batches/s * 3000 s = 30,000 batches = 7.5 million events.
+    assert sched["upsert"].height == 30_000
+    # Get Reports: mean of 25..250 = 137.5 req/s * 12,000 s = 1,650,000 requests.
+    assert sched["report"].height == 1_650_000
+    assert (np.diff(sched["report"]["intended_s"].to_numpy()) > 0).all()
+
+
+def test_assign_workers_round_robin():
+    assert assign_workers(7, 3).tolist() == [0, 1, 2, 0, 1, 2, 0]
+    with pytest.raises(ValueError, match="workers"):
+        assign_workers(3, 0)
+
+
+def test_lateness_splits_queue_wait_from_client_lag():
+    intended = np.array([1.0, 2.0, 3.0])
+    previous_end = np.array([-np.inf, 2.5, 2.0])    # op 2: worker busy until 2.5; op 3: free since 2.0
+    start = np.array([1.01, 2.6, 3.0])
+    queue_wait, client_lag = lateness(intended, start, previous_end)
+    assert queue_wait.tolist() == pytest.approx([0.0, 0.5, 0.0])
+    assert client_lag.tolist() == pytest.approx([0.01, 0.1, 0.0])
+
+
+def test_plan_rejects_bad_values_naming_them():
+    with pytest.raises(ValueError, match="phase_seconds"):
+        LoadTestPlan(phase_seconds=0)
+    with pytest.raises(ValueError, match="batch_size"):
+        LoadTestPlan(phase_seconds=1, batch_size=0)
+
+
+def raw_rows(rows):
+    """Synthetic raw load-test rows: (kind, intended_s, start_s, end_s, status, queue_wait_ms, client_lag_ms)."""
+    frame = pl.DataFrame(rows, orient="row", schema={
+        "kind": pl.Utf8, "intended_s": pl.Float64, "start_s": pl.Float64, "end_s": pl.Float64,
+        "status": pl.Utf8, "queue_wait_ms": pl.Float64, "client_lag_ms": pl.Float64})
+    return frame.with_columns(
+        pl.lit("appVX").alias("version"),
+        pl.when(pl.col("kind") == "upsert").then(10).otherwise(1).cast(pl.Int64).alias("events"),
+        ((pl.col("end_s") - pl.col("intended_s")) * 1000).alias("latency_ms"))
+
+
+def test_summarize_bins_known_answers():
+    rows = [
+        # bin 0 (0-1 s): 4 reports intended, all ok in the bin, latencies 10, 20, 30, 40 ms
+        ("report", 0.1, 0.1, 0.11, "ok", 0.0, 0.0),
+        ("report", 0.3, 0.3, 0.32, "ok", 0.0, 0.0),
+        ("report", 0.5, 0.5, 0.53, "ok", 0.0, 0.0),
+        ("report", 0.7, 0.7, 0.74, "ok", 0.0, 0.0),
+        # bin 1 (1-2 s): 4 intended, 1 ok, 1 error, 2 skipped; worker waited on the server
+        ("report", 1.1, 1.1, 1.9, "ok", 0.0, 0.0),
+        ("report", 1.3, 1.9, 1.95, "error", 600.0, 0.0),
+        ("report", 1.5, None, None, "skipped", None, None),
+        ("report", 1.7, None, None, "skipped", None, None),
+        # upserts, 10 events each: bin 0 two ok; bin 1 two intended, one ok, one started late by the client
+        ("upsert", 0.2, 0.2, 0.4, "ok", 0.0, 0.0),
+        ("upsert", 0.6, 0.6, 0.8, "ok", 0.0, 0.0),
+        ("upsert", 1.2, 1.2, 1.4, "ok", 0.0, 0.0),
+        ("upsert", 1.6, 2.05, None, "skipped", 0.0, 450.0),
+    ]
+    summary = summarize_bins(raw_rows(rows), bin_seconds=1.0, total_seconds=2.0)
+    reports = summary.filter(pl.col("kind") == "report").sort("bin")
+    assert reports["target_rate"].to_list() == [4.0, 4.0]
+    assert reports["achieved_rate"].to_list() == [4.0, 1.0]
+    assert reports["met"].to_list() == [True, False]
+    assert reports["behind"].to_list() == ["none", "server"]
+    assert reports["ops_error"].to_list() == [0, 1]
+    assert reports["ops_skipped"].to_list() == [0, 2]
+    assert reports["latency_ms_p50"][0] == pytest.approx(25.0)    # linear interpolation of 10..40
+    assert reports["latency_ms_p99"][0] == pytest.approx(39.7)
+    assert reports["latency_ms_p50"][1] == pytest.approx(800.0)   # only the ok op counts
+    upserts = summary.filter(pl.col("kind") == "upsert").sort("bin")
+    assert upserts["target_rate"].to_list() == [20.0, 20.0]       # events/s
+    assert upserts["achieved_rate"].to_list() == [20.0, 10.0]
+    assert upserts["behind"].to_list() == ["none", "client"]
+
+
+def test_summarize_bins_last_bin_is_partial():
+    rows = [("report", 0.5, 0.5, 0.6, "ok", 0.0, 0.0), ("report", 1.2, 1.2, 1.3, "ok", 0.0, 0.0)]
+    summary = summarize_bins(raw_rows(rows), bin_seconds=1.0, total_seconds=1.5).sort("bin")
+    assert summary["bin_seconds"].to_list() == [1.0, 0.5]
+    assert summary["target_rate"].to_list() == [1.0, 2.0]
+
+
+def test_summarize_phases_marks_unmet_steps():
+    plan = LoadTestPlan(phase_seconds=2.0, warmup_seconds=0, upsert_rates=(10.0,), report_rates=(1.0, 2.0),
+                        batch_size=10)
+    sched = schedule(plan)
+    raw = pl.concat([
+        sched["report"].with_columns(pl.lit("report").alias("kind")),
+        sched["upsert"].with_columns(pl.lit("upsert").alias("kind")),
+    ]).with_columns(
+        pl.lit("appVX").alias("version"),
+        pl.when(pl.col("kind") == "upsert").then(10).otherwise(1).cast(pl.Int64).alias("events"),
+        # every report of step 2 skipped (server backlog), everything else ok in 5 ms
+        pl.when((pl.col("kind") == "report") & (pl.col("step") == 2)).then(pl.lit("skipped"))
+        .otherwise(pl.lit("ok")).alias("status"),
+        pl.lit(5.0).alias("latency_ms"), pl.lit(1.0).alias("queue_wait_ms"), pl.lit(0.0).alias("client_lag_ms"))
+    phases = summarize_phases(raw, plan)
+    reports = phases.filter(pl.col("kind") == "report").sort("step")
+    assert reports["ops_planned"].to_list() == [1, 2]
+    assert reports["met"].to_list() == [True, False]
+    assert reports["behind"].to_list() == ["none", "server"]
+    upserts = phases.filter(pl.col("kind") == "upsert")
+    assert upserts["target_rate"].to_list() == [10.0, 10.0]
+    assert upserts["achieved_rate"].to_list() == [10.0, 10.0]
+    assert upserts["met"].all()
