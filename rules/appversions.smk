@@ -33,7 +33,30 @@ rule appversions_model:
         "../scripts/appversions_model.py"
 
 
-add_targets("appversions", "results/appversions/model/stats.csv", "results/appversions/model/vs_published.csv")
+# Correctness before timing: Get Reports of the loaded version == the model (fails on a mismatch).
+rule appversions_correctness:
+    input:
+        events="results/appversions/events.parquet",
+        data=ancient("results/appversions/data/{version}"),
+    output:
+        checked="results/appversions/tables/correctness_{version}.csv",
+        provenance="results/appversions/provenance/correctness_{version}.json",
+    wildcard_constraints:
+        version="appV[1-6](R[0-4])?",
+    params:
+        samples=AV["correctness_samples"],
+        seed=AV["correctness_seed"],
+    resources:
+        mongod=MONGOD,
+    log:
+        "results/logs/appversions_correctness_{version}.log",
+    script:
+        "../scripts/appversions_correctness.py"
+
+
+add_targets("appversions", "results/appversions/model/stats.csv", "results/appversions/model/vs_published.csv",
+            *expand("results/appversions/tables/correctness_{version}.csv", version=AV["versions"]),
+            *expand("results/appversions/provenance/correctness_{version}.json", version=AV["versions"]))
 
 # --- load, stats, load test, figures ---
 # One data directory per version, loaded through the version's own Bulk Upsert; collStats per
@@ -41,11 +64,14 @@ add_targets("appversions", "results/appversions/model/stats.csv", "results/appve
 from costlab.appversions.figures import figure_names as _av_figure_names
 
 AV_LT = AV["loadtest"]
-AV_LOADED = list(AV["versions"])
+AV_LOADED = list(AV["load_versions"] or AV["versions"])
 AV_TESTED = list(AV_LT["versions"] or AV_LOADED)
+if not set(AV_LOADED) <= set(AV["versions"]):
+    raise ValueError(f"invalid config key appversions.load_versions: {sorted(set(AV_LOADED) - set(AV['versions']))} "
+                     f"are not in appversions.versions (allowed: {', '.join(AV['versions'])})")
 if not set(AV_TESTED) <= set(AV_LOADED):
     raise ValueError(f"invalid config key appversions.loadtest.versions: {sorted(set(AV_TESTED) - set(AV_LOADED))} "
-                     f"are not in appversions.versions (allowed: {', '.join(AV_LOADED)})")
+                     f"are not loaded (allowed: {', '.join(AV_LOADED)})")
 AV_VERSION_RE = "appV[1-6](R[0-4])?"
 # What changes the loaded data (and only that: another load test must not reload).
 AV_DATA_PARAMS = {k: AV[k] for k in ("events_per_year", "seed", "batch_size")}

@@ -1,0 +1,142 @@
+"""Correctness before timing: every version's Get Reports must equal the reference model's reports.
+
+`sample_report_requests` picks (key, end date) pairs that stress the versions' edges: keys from the
+dense and the sparse part of the key distribution (plus one key without events) and end dates at,
+just before and just after month, quarter and year starts (and 29 February), where bucket ids and
+item-name bounds are cut. `check_reports` raises `ReportMismatch` naming version, key, date,
+window, status and both values at the first difference.
+"""
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+
+import numpy as np
+import polars as pl
+from pymongo.collection import Collection
+from pymongo.database import Database
+
+from costlab.appversions.events import STATUSES, key_for
+from costlab.appversions.model import expected_reports
+from costlab.appversions.versions import AppVersion, get_version, report_windows
+
+# Always checked first: the end of the data (every window full), leap days, a quarter start.
+FIXED_END_DATES = (date(2020, 1, 1), date(2016, 2, 29), date(2013, 4, 1), date(2011, 1, 1))
+
+
+class ReportMismatch(AssertionError):
+    """Get Reports of a version differs from the reference model."""
+
+
+def edge_end_dates(first: date = date(2010, 1, 1), last: date = date(2020, 1, 1)) -> list[date]:
+    """Month starts in [first, last] with the day before and after each (kept inside [first, last]).
+
+    The default `last` is the end of the initial data: windows then never reach the 2020 events a
+    load test adds, so the check also holds on a data directory after its load test.
+    """
+    dates = {date(2012, 2, 29), date(2016, 2, 29)}
+    month = date(first.year, first.month, 1)
+    while month <= last:
+        dates.update({month - timedelta(days=1), month, month + timedelta(days=1)})
+        month = (month + timedelta(days=32)).replace(day=1)
+    return sorted(d for d in dates if first <= d <= last)
+
+
+def sample_report_requests(events: pl.DataFrame, samples: int, seed: int) -> list[tuple[str, datetime]]:
+    """`samples` (key, end date) pairs: alternately a dense and a sparse key, edge end dates.
+
+    Dense keys: the most active 5 % of keys with events; sparse keys: the least active half. The last
+    pair uses a key without any event (every window must be all zeros).
+    """
+    if samples < 4:
+        raise ValueError(f"correctness samples must be >= 4, got {samples}")
+    if events.height == 0:
+        raise ValueError("no events to sample report requests from")
+    counts = events.group_by("key").len().sort(["len", "key"], descending=[True, False])
+    keys = counts["key"].to_list()
+    dense = keys[:max(1, len(keys) // 20)]
+    sparse = keys[len(keys) // 2:] or keys[-1:]
+    absent_key = key_for(max(int(k, 16) for k in keys) + 1)
+
+    rng = np.random.default_rng(seed)
+    edges = edge_end_dates()
+    end_dates = list(FIXED_END_DATES) + [edges[i] for i in rng.integers(0, len(edges), samples)]
+    pairs = []
+    for i in range(samples - 1):
+        pool = dense if i % 2 == 0 else sparse
+        key = pool[int(rng.integers(0, len(pool)))]
+        pairs.append((key, _utc(end_dates[i])))
+    pairs.append((absent_key, _utc(end_dates[samples - 1])))
+    return pairs
+
+
+def _utc(day: date) -> datetime:
+    return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+
+
+def check_reports(db: Database, version: AppVersion | str, events: pl.DataFrame,
+                  samples: list[tuple[str, date | datetime]]) -> None:
+    """Compare Get Reports on db[version.collection_name] with the model for every sample pair."""
+    version = get_version(version) if isinstance(version, str) else version
+    collection = db[version.collection_name]
+    for key, end_date in samples:
+        got = version.get_reports(collection, key, end_date)
+        expected = expected_reports(events, key, end_date)
+        _compare(version.name, key, end_date, got, expected)
+
+
+def _compare(version_name: str, key: str, end_date: date | datetime, got: list[dict], expected: list[dict]) -> None:
+    windows = {years: (start, end) for years, start, end in report_windows(end_date)}
+    if [g["window_years"] for g in got] != [e["window_years"] for e in expected]:
+        raise ReportMismatch(f"{version_name}: key {key}, end date {end_date:%Y-%m-%d}: windows "
+                             f"{[g['window_years'] for g in got]} != {[e['window_years'] for e in expected]}")
+    for got_window, expected_window in zip(got, expected):
+        for status in STATUSES:
+            if got_window[status] != expected_window[status]:
+                years = expected_window["window_years"]
+                start, end = windows[years]
+                raise ReportMismatch(
+                    f"{version_name}: Get Reports differs from the model for key {key}, end date "
+                    f"{end_date:%Y-%m-%d}, window {years} years [{start:%Y-%m-%d}, {end:%Y-%m-%d}): "
+                    f"{status} = {got_window[status]} from the server, {expected_window[status]} in the model")
+
+
+def load_events(collection: Collection, version: AppVersion, events: pl.DataFrame, batch_size: int = 250) -> None:
+    """Load `events` with the version's own Bulk Upsert: unordered bulk_write of `batch_size` operations."""
+    for batch in version.iter_op_batches(events, batch_size):
+        collection.bulk_write(batch, ordered=False)
+
+
+def report_rows(version: AppVersion, collection: Collection, samples: list[tuple[str, datetime]]) -> pl.DataFrame:
+    """Get Reports of every sample as rows: version, key, end_date, window_years and the four counts."""
+    rows = []
+    for key, end_date in samples:
+        for window in version.get_reports(collection, key, end_date):
+            rows.append({"version": version.name, "key": key, "end_date": end_date, **window})
+    return pl.DataFrame(rows)
+
+
+def correctness_job(config: dict, version_name: str, events_path: str, data_dir: str,
+                    output_path: str, provenance_path: str) -> None:
+    """Check one loaded version against the model on a server started on its data directory.
+
+    Raises ReportMismatch (the job fails, no output) at the first difference; otherwise writes the
+    checked reports with the server kind.
+    """
+    from costlab.appversions.load import DATABASE, read_marker
+    from costlab.io import write_csv
+    from costlab.server import measuring_job
+    from costlab.server.provenance import read_provenance
+
+    settings = config["appversions"]
+    version = get_version(version_name)
+    read_marker(data_dir)  # a half-loaded directory must not be checked
+    events = pl.read_parquet(events_path)
+    samples = sample_report_requests(events, settings["correctness_samples"], settings["correctness_seed"])
+    extra = {"study": "appversions", "step": "correctness", "version": version_name, "samples": len(samples)}
+    with measuring_job(config, settings["loadtest"]["profile"], provenance_path, data_dir=data_dir,
+                       job=f"appversions_correctness_{version_name}", extra=extra) as server:
+        db = server.client[DATABASE]
+        check_reports(db, version, events, samples)
+        checked = report_rows(version, db[version.collection_name], samples)
+    kind = read_provenance(provenance_path)["server_kind"]
+    write_csv(checked.with_columns(server_kind=pl.lit(kind)), output_path)
