@@ -54,9 +54,11 @@ rule appversions_correctness:
         "../scripts/appversions_correctness.py"
 
 
+# Checked: every loaded version (the load section below loads appversions.load_versions or versions).
+AV_CHECKED = list(AV.get("load_versions") or AV["versions"])
 add_targets("appversions", "results/appversions/model/stats.csv", "results/appversions/model/vs_published.csv",
-            *expand("results/appversions/tables/correctness_{version}.csv", version=AV["versions"]),
-            *expand("results/appversions/provenance/correctness_{version}.json", version=AV["versions"]))
+            *expand("results/appversions/tables/correctness_{version}.csv", version=AV_CHECKED),
+            *expand("results/appversions/provenance/correctness_{version}.json", version=AV_CHECKED))
 
 # --- load, stats, load test, figures ---
 # One data directory per version, loaded through the version's own Bulk Upsert; collStats per

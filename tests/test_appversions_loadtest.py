@@ -171,3 +171,21 @@ def test_summarize_phases_marks_unmet_steps():
     assert upserts["target_rate"].to_list() == [10.0, 10.0]
     assert upserts["achieved_rate"].to_list() == [10.0, 10.0]
     assert upserts["met"].all()
+
+
+def test_summarize_phases_lists_steps_without_operations():
+    # 0.5 upsert batches per step: every other step has no operation, yet every step is listed.
+    plan = LoadTestPlan(phase_seconds=2.0, warmup_seconds=0, upsert_rates=(25.0,), report_rates=(1.0, 2.0, 3.0, 4.0),
+                        batch_size=25)
+    sched = schedule(plan)
+    assert sched["upsert"].height == 2
+    raw = sched["upsert"].with_columns(
+        pl.lit("upsert").alias("kind"), pl.lit("appVX").alias("version"), pl.lit(25, pl.Int64).alias("events"),
+        pl.lit("ok").alias("status"), pl.lit(5.0).alias("latency_ms"), pl.lit(0.0).alias("queue_wait_ms"),
+        pl.lit(0.0).alias("client_lag_ms"))
+    upserts = summarize_phases(raw, plan).filter(pl.col("kind") == "upsert").sort("step")
+    assert upserts["step"].to_list() == [1, 2, 3, 4]
+    # 1 batch/s: operations at 0.5 s and 1.5 s, the starts of steps 2 and 4 (half-open steps)
+    assert upserts["ops_planned"].to_list() == [0, 1, 0, 1]
+    assert upserts["achieved_rate"].to_list() == [None, 25.0, None, 25.0]
+    assert upserts["version"].to_list() == ["appVX"] * 4

@@ -471,9 +471,17 @@ def summarize_phases(raw: pl.DataFrame, plan: LoadTestPlan, tolerance: float = 0
     )
     # achieved = the target scaled by the share of the step's intended operations that succeeded
     # (the schedule's whole operations, so a met step reads as achieved == target).
-    frame = segs.join(per_step, on=["kind", "phase", "step"], how="inner").with_columns(
-        (pl.col("events_per_s") * pl.col("ops_ok") / pl.col("ops_planned")).alias("achieved_rate"),
-        pl.col("events_per_s").alias("target_rate"))
+    # Every step of the schedule appears, also one whose fractional target rounds to no operation.
+    version = raw["version"][0] if raw.height else None
+    frame = (segs.join(per_step.drop("version"), on=["kind", "phase", "step"], how="left")
+             .with_columns(pl.lit(version).alias("version"),
+                           pl.col("ops_planned", "ops_ok", "ops_error", "ops_skipped", "achieved_events",
+                                  "queue_wait_ms_total", "client_lag_ms_total").fill_null(0))
+             .with_columns(
+                 pl.when(pl.col("ops_planned") > 0)
+                 .then(pl.col("events_per_s") * pl.col("ops_ok") / pl.col("ops_planned"))
+                 .otherwise(None).alias("achieved_rate"),
+                 pl.col("events_per_s").alias("target_rate")))
     met = pl.col("ops_ok") >= (1 - tolerance) * pl.col("ops_planned")
     server_side = (pl.col("ops_error") > 0) | (pl.col("queue_wait_ms_total") >= pl.col("client_lag_ms_total"))
     frame = frame.with_columns(

@@ -1,0 +1,107 @@
+"""The appversions study end to end on config/smoke.yaml against the test server (the stand-in in CI)."""
+import json
+
+import polars as pl
+import pytest
+import yaml
+
+from costlab.appversions.figures import figure_names
+from costlab.appversions.loadtest import RAW_COLUMNS
+from costlab.appversions.tables import PVR_COLUMNS
+from costlab.config import ROOT
+
+SMOKE = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())["appversions"]
+LOADED = SMOKE["load_versions"]
+TESTED = SMOKE["loadtest"]["versions"]
+TABLES = ["collection_stats", "loadtest_bins", "loadtest_steps", "published_vs_reproduced"]
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory, server_uri):
+    from tests.conftest import run_snakemake
+
+    workdir = tmp_path_factory.mktemp("appversions_smoke")
+    targets = [f"results/appversions/tables/{t}.csv" for t in TABLES]
+    targets += [f"results/appversions/figures/{name}.{ext}" for name in figure_names(TESTED)
+                for ext in ("png", "svg", "vl.json")]
+    result = run_snakemake(workdir, targets, server_uri)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return workdir / "results" / "appversions", server_uri
+
+
+def test_smoke_config_is_small_and_consistent():
+    assert set(TESTED) <= set(LOADED)
+    assert SMOKE["loadtest"]["phase_seconds"] <= 5 and SMOKE["loadtest"]["upsert_workers"] <= 4
+
+
+def test_collection_stats_rows_and_labels(smoke_run):
+    results, _ = smoke_run
+    stats = pl.read_csv(results / "tables" / "collection_stats.csv")
+    assert stats["version"].to_list() == LOADED
+    for column in ("documents", "data_bytes", "avg_doc_bytes", "storage_bytes", "indexes", "index_bytes",
+                   "data_bytes_per_event", "index_bytes_per_event", "total_bytes_per_event",
+                   "published_documents", "published_avg_doc_bytes", "server_kind"):
+        assert column in stats.columns, column
+    events = pl.read_parquet(results / "events.parquet").height
+    assert (stats["events"] == events).all()
+    # appV4 holds one document per (key, day); the bucketed versions hold far fewer documents.
+    docs = dict(zip(stats["version"], stats["documents"]))
+    assert docs["appV5R1"] < docs["appV4"] / 5
+    assert docs["appV6R3"] == docs["appV6R4"] == docs["appV5R1"]    # same quarter buckets
+    model = pl.read_csv(results / "model" / "stats.csv")
+    model_docs = dict(zip(model["version"], model["documents"]))
+    assert all(docs[v] == model_docs[v] for v in LOADED)             # the server holds what the model says
+    for version in LOADED:
+        marker = json.loads((results / "data" / version / "dataset.json").read_text())
+        assert marker["documents"] == docs[version] and marker["database"] == "costlab_appversions"
+
+
+def test_loadtest_raw_and_summaries(smoke_run, real_mongod):
+    results, _ = smoke_run
+    for version in TESTED:
+        raw = pl.read_parquet(results / "raw" / f"loadtest_{version}.parquet")
+        assert raw.columns == RAW_COLUMNS
+        assert set(raw["kind"]) == {"report", "upsert"}
+        assert set(raw["status"]) <= {"ok", "error", "skipped"}
+        ok = raw.filter(pl.col("status") == "ok")
+        assert ok.height > 0
+        # open loop: latency counts from the intended start, so it is never below the service time
+        assert (ok["latency_ms"] >= ok["service_ms"] - 1e-6).all()
+        assert (raw.filter(pl.col("kind") == "upsert")["phase"] >= 1).all()
+        assert set(raw.filter(pl.col("kind") == "report")["phase"]) >= {0, 1}   # warm-up, then phases
+    steps = pl.read_csv(results / "tables" / "loadtest_steps.csv")
+    # 4 phases x 10 steps of upserts, plus the same for reports and one warm-up step, per version
+    assert steps.group_by("version", "kind").len().sort("version", "kind")["len"].to_list() == [41, 40] * len(TESTED)
+    assert set(steps["behind"]) <= {"none", "server", "client"}
+    assert ((steps["behind"] == "none") == steps["met"]).all()
+    bins = pl.read_csv(results / "tables" / "loadtest_bins.csv")
+    assert {"target_rate", "achieved_rate", "latency_ms_p50", "latency_ms_p99", "server_kind"} <= set(bins.columns)
+    if not real_mongod:
+        assert set(bins["server_kind"]) == {"stand-in"} and set(steps["server_kind"]) == {"stand-in"}
+
+
+def test_published_vs_reproduced_contract(smoke_run, real_mongod):
+    results, _ = smoke_run
+    pvr = pl.read_csv(results / "tables" / "published_vs_reproduced.csv")
+    assert pvr.columns == PVR_COLUMNS
+    assert pvr.height > 0
+    assert set(pvr["verdict"]) <= {"reproduced", "not reproduced", "not comparable (stand-in)"}
+    if not real_mongod:
+        measured = pvr.filter(pl.col("server_kind") != "model (no server)")
+        sizes = measured.filter(pl.col("unit").is_in(["B", "B/event", "%"]))
+        assert sizes.height > 0 and set(sizes["verdict"]) == {"not comparable (stand-in)"}
+
+
+def test_figures_exist_and_are_labelled_stand_in(smoke_run, real_mongod):
+    results, _ = smoke_run
+    names = figure_names(TESTED)
+    assert "loadtest_appV6R3_vs_appV6R4" in names and "loadtest_all" in names
+    for name in names:
+        for ext in ("png", "svg", "vl.json"):
+            assert (results / "figures" / f"{name}.{ext}").stat().st_size > 0
+        spec = json.loads((results / "figures" / f"{name}.vl.json").read_text())
+        subtitle = spec["title"].get("subtitle") or []
+        assert ("stand-in server — not a MongoDB measurement" in subtitle) == (not real_mongod)
+    for version in LOADED:
+        record = json.loads((results / "provenance" / f"load_{version}.json").read_text())
+        assert record["extra"]["version"] == version
