@@ -1,0 +1,93 @@
+"""Correctness before timing, against the test server (the stand-in unless COSTLAB_TEST_URI is set).
+
+Every version is loaded through its own Bulk Upsert (unordered bulk_write, batches of 250); its Get
+Reports must equal the model's reports for dense and sparse keys and end dates at bucket edges, and
+the documents it holds must have the model's count and BSON sizes.
+"""
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+
+import polars as pl
+import pytest
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
+
+from costlab.appversions.correctness import (
+    ReportMismatch, check_reports, edge_end_dates, load_events, sample_report_requests)
+from costlab.appversions.events import generate_events, users_for
+from costlab.appversions.model import document_sizes
+from costlab.appversions.versions import VERSIONS, get_version
+
+EVENTS_PER_YEAR = 180  # 1,800 events, 3 users: user 1 is dense (~60 % of events), the others sparse
+SEED = 11
+# The stand-in does not use the _id index for appV1's embedded-document _id equality (a collection
+# scan per upsert, see the study README), so appV1 gets every 4th event to stay fast.
+APPV1_STRIDE = 3
+
+
+@pytest.fixture(scope="module")
+def events() -> pl.DataFrame:
+    return generate_events(EVENTS_PER_YEAR, SEED)
+
+
+def _events_for(name: str, events: pl.DataFrame) -> pl.DataFrame:
+    return events.gather_every(APPV1_STRIDE) if name == "appV1" else events
+
+
+@pytest.mark.parametrize("name", list(VERSIONS))
+def test_get_reports_equal_the_model(name, events, test_db):
+    version = get_version(name)
+    loaded = _events_for(name, events)
+    collection = version.prepare_collection(test_db)
+    load_events(collection, version, loaded, batch_size=250)
+
+    samples = sample_report_requests(loaded, samples=10, seed=SEED)
+    check_reports(test_db, version, loaded, samples)
+
+    # What the server holds is what the model says, byte for byte.
+    raw = collection.with_options(codec_options=CodecOptions(document_class=RawBSONDocument))
+    held = sorted(len(doc.raw) for doc in raw.find())
+    assert held == sorted(document_sizes(version, loaded).to_list())
+
+
+def test_mismatch_names_version_key_date_window_and_values(events, test_db):
+    version = get_version("appV4")
+    collection = version.prepare_collection(test_db)
+    dense_key = events.group_by("key").len().sort("len", descending=True)["key"][0]
+    one_key = events.filter(pl.col("key") == dense_key)
+    load_events(collection, version, one_key)
+    # One extra approved on 2019-06-03: inside the 1-year window ending 2020-01-01.
+    collection.update_one({"_id": bytes.fromhex(dense_key + "20190603")}, {"$inc": {"a": 1}}, upsert=True)
+    with pytest.raises(ReportMismatch) as error:
+        check_reports(test_db, "appV4", one_key, [(dense_key, date(2020, 1, 1))])
+    expected = one_key.filter((pl.col("date") >= datetime(2019, 1, 1, tzinfo=timezone.utc))
+                              & (pl.col("status") == "approved")).height
+    message = str(error.value)
+    for part in ("appV4", dense_key, "2020-01-01", "window 1 years", "[2019-01-01, 2020-01-01)",
+                 f"approved = {expected + 1} from the server", f"{expected} in the model"):
+        assert part in message
+
+
+def test_sampler_mixes_dense_sparse_and_absent_keys_at_edges(events):
+    samples = sample_report_requests(events, samples=12, seed=1)
+    assert samples == sample_report_requests(events, samples=12, seed=1)
+    assert len(samples) == 12
+    counts = dict(events.group_by("key").len().iter_rows())
+    ranked = sorted(counts, key=counts.get, reverse=True)
+    keys = [key for key, _ in samples]
+    assert all(key == ranked[0] for key in keys[0:11:2])          # 3 users: the top 5 % is user 1
+    assert all(ranked.index(key) >= len(ranked) // 2 for key in keys[1:11:2])  # the least active half
+    assert counts[ranked[0]] > 2 * max(counts[key] for key in keys[1:11:2])
+    assert keys[-1] not in counts and int(keys[-1], 16) == users_for(EVENTS_PER_YEAR) + 1
+    ends = [end.date() for _, end in samples]
+    assert ends[:4] == [date(2020, 1, 1), date(2016, 2, 29), date(2013, 4, 1), date(2011, 1, 1)]
+    assert all(end.day in (1, 2, 28, 29, 30, 31) and end <= date(2020, 1, 1) for end in ends)
+    with pytest.raises(ValueError, match="must be >= 4"):
+        sample_report_requests(events, samples=2, seed=1)
+
+
+def test_edge_end_dates():
+    edges = edge_end_dates(date(2019, 11, 1), date(2020, 1, 1))
+    assert edges == [date(2019, 11, 1), date(2019, 11, 2), date(2019, 11, 30), date(2019, 12, 1),
+                     date(2019, 12, 2), date(2019, 12, 31), date(2020, 1, 1)]
