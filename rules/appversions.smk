@@ -101,6 +101,8 @@ rule appversions_load:
         profile=AV_LT["profile"],
     resources:
         mongod=MONGOD,
+    log:
+        "results/logs/appversions_load_{version}.log",
     script:
         "../scripts/appversions_load.py"
 
@@ -108,6 +110,8 @@ rule appversions_load:
 rule appversions_loadtest:
     input:
         data=ancient("results/appversions/data/{version}"),
+        # correctness before timing: a version whose Get Reports differ from the model is not timed
+        correctness="results/appversions/tables/correctness_{version}.csv",
     output:
         raw="results/appversions/raw/loadtest_{version}.parquet",
         provenance="results/appversions/provenance/loadtest_{version}.json",
@@ -118,6 +122,8 @@ rule appversions_loadtest:
         loadtest=AV_LT_PARAMS,
     resources:
         mongod=MONGOD,
+    log:
+        "results/logs/appversions_loadtest_{version}.log",
     script:
         "../scripts/appversions_loadtest.py"
 
@@ -137,6 +143,8 @@ rule appversions_tables:
     params:
         loadtest=AV_LT,
         model_tolerance=AV["model_tolerance"],
+    log:
+        "results/logs/appversions_tables.log",
     script:
         "../scripts/appversions_tables.py"
 
@@ -153,6 +161,8 @@ rule appversions_figures:
     params:
         loadtest_versions=AV_TESTED,
         loadtest=AV_LT,
+    log:
+        "results/logs/appversions_figures.log",
     script:
         "../scripts/appversions_figures.py"
 

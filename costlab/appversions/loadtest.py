@@ -541,4 +541,20 @@ def loadtest_job(config: dict, version_name: str, data_dir: str | Path, raw_path
                                   upsert_workers=lt["upsert_workers"], report_workers=lt["report_workers"])
         extra.update(facts)
         write_parquet(raw, raw_path)
+    steps = summarize_phases(raw, plan, lt["tolerance"])
+    extra["shortfalls"] = describe_shortfalls(steps)
     return extra
+
+
+def describe_shortfalls(steps: pl.DataFrame) -> str:
+    """One line per step whose target was not met, saying who fell behind; a summary line first."""
+    missed = steps.filter(~pl.col("met"))
+    lines = [f"{steps['version'][0] if steps.height else '?'}: {steps.height - missed.height} of {steps.height} "
+             f"steps at target"]
+    for rec in missed.iter_rows(named=True):
+        what = "events/s" if rec["kind"] == "upsert" else "requests/s"
+        achieved = "none" if rec["achieved_rate"] is None else f"{rec['achieved_rate']:.1f}"
+        lines.append(f"  {rec['kind']} phase {rec['phase']} step {rec['step']}: target {rec['target_rate']:.1f} "
+                     f"{what}, achieved {achieved} ({rec['ops_ok']} of {rec['ops_planned']} operations ok, "
+                     f"{rec['ops_error']} errors, {rec['ops_skipped']} not started) - the {rec['behind']} fell behind")
+    return "\n".join(lines) + "\n"

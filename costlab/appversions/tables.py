@@ -214,8 +214,10 @@ def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame,
     return pl.DataFrame(rows, schema=schema).select(PVR_COLUMNS)
 
 
-def write_tables(inputs, outputs, loadtest_settings: dict, model_tolerance: float = MODEL_TOLERANCE) -> None:
-    """The table step: read every input named in the rule, write each table atomically."""
+def write_tables(inputs, outputs, loadtest_settings: dict, model_tolerance: float = MODEL_TOLERANCE) -> pl.DataFrame:
+    """The table step: read every input named in the rule, write each table atomically.
+
+    Returns the count of findings per verdict and server kind (for the log)."""
     from costlab.io import write_csv
 
     plan = LoadTestPlan.from_config(loadtest_settings)
@@ -230,3 +232,4 @@ def write_tables(inputs, outputs, loadtest_settings: dict, model_tolerance: floa
     write_csv(bins, outputs.loadtest_bins)
     write_csv(steps, outputs.loadtest_steps)
     write_csv(pvr, outputs.published_vs_reproduced)
+    return pvr.group_by("server_kind", "verdict").len().sort("server_kind", "verdict")
