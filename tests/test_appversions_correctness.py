@@ -19,7 +19,11 @@ from costlab.appversions.events import generate_events, users_for
 from costlab.appversions.model import document_sizes
 from costlab.appversions.versions import VERSIONS, get_version
 
-EVENTS_PER_YEAR = 180  # 1,800 events, 3 users: user 1 is dense (~60 % of events), the others sparse
+# Ten sparse years (120 events/year: fewer than one event per day, so no two share a day) plus a
+# dense last quarter of 2019 (3,650 events/year: ~10 a day, user 1 gets ~3 a day), so same-day
+# increments of one document/item, several statuses per day and dense and sparse keys all occur.
+BACKGROUND_PER_YEAR = 120
+BURST_PER_YEAR = 3_650
 SEED = 11
 # The stand-in does not use the _id index for appV1's embedded-document _id equality (a collection
 # scan per upsert, see the study README), so appV1 gets every 4th event to stay fast.
@@ -28,7 +32,11 @@ APPV1_STRIDE = 3
 
 @pytest.fixture(scope="module")
 def events() -> pl.DataFrame:
-    return generate_events(EVENTS_PER_YEAR, SEED)
+    background = generate_events(BACKGROUND_PER_YEAR, SEED)
+    burst = generate_events(BURST_PER_YEAR, SEED, start=date(2019, 10, 1), end=date(2020, 1, 1))
+    combined = pl.concat([background, burst]).sort("date", maintain_order=True)
+    assert combined.group_by("key", "date").len()["len"].max() >= 3  # the merge paths are exercised
+    return combined
 
 
 def _events_for(name: str, events: pl.DataFrame) -> pl.DataFrame:
@@ -74,12 +82,13 @@ def test_sampler_mixes_dense_sparse_and_absent_keys_at_edges(events):
     assert samples == sample_report_requests(events, samples=12, seed=1)
     assert len(samples) == 12
     counts = dict(events.group_by("key").len().iter_rows())
-    ranked = sorted(counts, key=counts.get, reverse=True)
+    ranked = sorted(counts, key=lambda key: (-counts[key], key))  # ties by key, as documented
     keys = [key for key, _ in samples]
-    assert all(key == ranked[0] for key in keys[0:11:2])          # 3 users: the top 5 % is user 1
+    dense = ranked[:len(ranked) // 20]  # 61 users: the top 5 % are 3 keys
+    assert all(key in dense for key in keys[0:11:2])
     assert all(ranked.index(key) >= len(ranked) // 2 for key in keys[1:11:2])  # the least active half
-    assert counts[ranked[0]] > 2 * max(counts[key] for key in keys[1:11:2])
-    assert keys[-1] not in counts and int(keys[-1], 16) == users_for(EVENTS_PER_YEAR) + 1
+    assert min(counts[key] for key in keys[0:11:2]) > max(counts[key] for key in keys[1:11:2])
+    assert keys[-1] not in counts and int(keys[-1], 16) == users_for(BURST_PER_YEAR) + 1
     ends = [end.date() for _, end in samples]
     assert ends[:4] == [date(2020, 1, 1), date(2016, 2, 29), date(2013, 4, 1), date(2011, 1, 1)]
     assert all(end.day in (1, 2, 28, 29, 30, 31) and end <= date(2020, 1, 1) for end in ends)

@@ -44,8 +44,8 @@ def edge_end_dates(first: date = date(2010, 1, 1), last: date = date(2020, 1, 1)
 def sample_report_requests(events: pl.DataFrame, samples: int, seed: int) -> list[tuple[str, datetime]]:
     """`samples` (key, end date) pairs: alternately a dense and a sparse key, edge end dates.
 
-    Dense keys: the most active 5 % of keys with events; sparse keys: the least active half. The last
-    pair uses a key without any event (every window must be all zeros).
+    Keys are ranked by event count (ties by key). Dense keys: the top 5 % (at least one); sparse
+    keys: the lower half. The last pair uses a key without any event (every window must be zeros).
     """
     if samples < 4:
         raise ValueError(f"correctness samples must be >= 4, got {samples}")
