@@ -72,8 +72,9 @@ def test_load_events_from_workers_matches_a_sequential_load(server_uri, mongo_cl
     mongo_client.drop_database(db.name)
     try:
         version.prepare_collection(db)
+        # chunks of 170 rows: batches of 50 carry over chunk boundaries
         sent = load_events(server_uri, db.name, version.collection_name, version_name, path, batch_size=50,
-                           workers=2)
+                           workers=2, chunk_rows=170)
         assert sent == events.height
         sequential = db[f"{version.collection_name}_seq"]
         for batch in batches(events, 250):

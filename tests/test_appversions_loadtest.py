@@ -189,3 +189,26 @@ def test_summarize_phases_lists_steps_without_operations():
     assert upserts["ops_planned"].to_list() == [0, 1, 0, 1]
     assert upserts["achieved_rate"].to_list() == [None, 25.0, None, 25.0]
     assert upserts["version"].to_list() == ["appVX"] * 4
+
+
+def test_new_events_continue_into_2020_with_the_same_key_space():
+    from datetime import datetime, timezone
+
+    from costlab.appversions.events import keys_for_users, users_for
+    from costlab.appversions.loadtest import loadtest_requests, new_events_2020
+
+    events = new_events_2020(6_000, seed=1, needed=1_000)
+    assert events.height >= 1_000
+    assert events["date"].min() == datetime(2020, 1, 1, tzinfo=timezone.utc)
+    # only the first ~62 days of 2020 (1,000 of 6,000 a year, one day spare), not the whole year
+    assert events["date"].max() < datetime(2020, 3, 5, tzinfo=timezone.utc)
+    assert events.height < 1_100
+    assert set(events["key"]) <= set(keys_for_users(users_for(6_000)))
+    plan = LoadTestPlan(phase_seconds=10.0, warmup_seconds=2.0, batch_size=10, rate_scale=0.1)
+    keys = keys_for_users(users_for(6_000)).to_numpy()
+    sched, upserts, reports = loadtest_requests(plan, events.head(50), keys, seed=3)
+    assert upserts.height == sched["upsert"].height * 10          # 50 events cycled to fill every batch
+    assert reports.height == sched["report"].height
+    assert reports["end_date"].dt.year().unique().to_list() == [2020]
+    assert (reports["end_date"].dt.hour() == 0).all()
+    assert set(reports["key"]) <= set(keys)

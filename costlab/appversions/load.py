@@ -53,6 +53,7 @@ class _LoadJob:
     worker: int
     workers: int
     batch_size: int
+    chunk_rows: int = 1_000_000
 
 
 def _load_worker(job: _LoadJob, done_counter) -> None:
@@ -61,21 +62,30 @@ def _load_worker(job: _LoadJob, done_counter) -> None:
     from costlab.appversions.versions import get_version
 
     version = get_version(job.version)
-    events = (pl.read_parquet(job.events_path)
-              .filter(worker_of_key(pl.col("key"), job.workers) == job.worker))
+    total = pl.scan_parquet(job.events_path).select(pl.len()).collect().item()
     client = MongoClient(job.uri, maxPoolSize=1)
     try:
         collection = client[job.database][job.collection]
-        for batch in batches(events, job.batch_size):
-            collection.bulk_write(version.bulk_upsert_ops(batch), ordered=False)
-            with done_counter.get_lock():
-                done_counter.value += batch.height
+        pending = None   # this worker's rows not yet sent (less than a batch), carried to the next chunk
+        # Read in chunks so a 500-million-event file never sits in memory whole.
+        for offset in range(0, total, job.chunk_rows):
+            chunk = (pl.scan_parquet(job.events_path).slice(offset, job.chunk_rows)
+                     .filter(worker_of_key(pl.col("key"), job.workers) == job.worker).collect())
+            if pending is not None:
+                chunk = pl.concat([pending, chunk])
+            full = chunk.height - chunk.height % job.batch_size
+            last_chunk = offset + job.chunk_rows >= total
+            to_send, pending = (chunk, None) if last_chunk else (chunk.head(full), chunk.slice(full))
+            for batch in batches(to_send, job.batch_size):
+                collection.bulk_write(version.bulk_upsert_ops(batch), ordered=False)
+                with done_counter.get_lock():
+                    done_counter.value += batch.height
     finally:
         client.close()
 
 
 def load_events(uri: str, database: str, collection: str, version: str, events_path: str | Path,
-                batch_size: int = PUBLISHED_BATCH_SIZE, workers: int = 4) -> int:
+                batch_size: int = PUBLISHED_BATCH_SIZE, workers: int = 4, chunk_rows: int = 1_000_000) -> int:
     """Send every event of events_path through the version's Bulk Upsert; return events sent.
 
     The collection must already be prepared (options, indexes). Raises RuntimeError naming the
@@ -89,7 +99,7 @@ def load_events(uri: str, database: str, collection: str, version: str, events_p
     done = ctx.Value("q", 0)
     processes = [ctx.Process(target=_load_worker, name=f"load-{version}-{w}", daemon=True,
                              args=(_LoadJob(uri, database, collection, version, str(events_path), w, workers,
-                                            batch_size), done)) for w in range(workers)]
+                                            batch_size, chunk_rows), done)) for w in range(workers)]
     bar = progress(total=total, desc=f"load {version}", unit="events")
     try:
         for process in processes:

@@ -214,9 +214,9 @@ def _worker_main(spec: WorkerSpec, ready_queue, go_event, t0_value) -> None:
     try:
         collection = client[spec.database][spec.collection]
         client.admin.command("ping")
+        # This worker's own requests, in its operations' order (split by the parent).
         payload = pl.read_parquet(spec.payload_path)
         if spec.kind == "report":
-            payload = payload.filter(pl.col("op_index").is_in(spec.op_index.tolist())).sort("op_index")
             keys = payload["key"].to_list()
             end_dates = payload["end_date"].to_list()
         n = len(spec.op_index)
@@ -232,8 +232,7 @@ def _worker_main(spec: WorkerSpec, ready_queue, go_event, t0_value) -> None:
         for i in range(n):
             # Build the request before its start time so building is not part of the latency.
             if spec.kind == "upsert":
-                batch = payload.slice(int(spec.op_index[i]) * spec.batch_size, spec.batch_size)
-                ops = version.bulk_upsert_ops(batch)
+                ops = version.bulk_upsert_ops(payload.slice(i * spec.batch_size, spec.batch_size))
             _sleep_until(t0 + spec.intended_s[i])
             started = time.monotonic()
             if started >= cutoff:
@@ -289,6 +288,7 @@ def loadtest_requests(plan: LoadTestPlan, new_events: pl.DataFrame, report_keys:
 
     Upsert batch j sends rows [j*batch, (j+1)*batch) of new_events (cycled if the schedule needs
     more); report i asks for a uniform key from report_keys and a uniform end date in 2020.
+    A uniform end date is a whole UTC day (reports end at midnight, like the events' dates).
     """
     plan_schedule = schedule(plan)
     n_upserts = plan_schedule["upsert"].height
@@ -328,19 +328,22 @@ def run_loadtest(uri: str, database: str, collection: str, version: str, plan: L
     t0_value = ctx.Value("d", 0.0)
     with tempfile.TemporaryDirectory(prefix="costlab-loadtest-") as tmp:
         tmp_path = Path(tmp)
-        upsert_path = tmp_path / "upsert_events.parquet"
-        report_path = tmp_path / "reports.parquet"
-        upsert_events.write_parquet(upsert_path)
-        reports.write_parquet(report_path)
+        # Each worker gets a file with only its own requests: upsert batch j (rows j*batch ..) and
+        # report j go to worker j mod workers, the same rule as assign_workers.
+        batch_of_row = np.arange(upsert_events.height, dtype=np.int64) // plan.batch_size
+        payloads = {"upsert": (upsert_events, batch_of_row), "report": (reports, reports["op_index"].to_numpy())}
         specs: list[WorkerSpec] = []
-        for kind, workers, payload in (("upsert", upsert_workers, upsert_path), ("report", report_workers, report_path)):
+        for kind, workers in (("upsert", upsert_workers), ("report", report_workers)):
             ops = plan_schedule[kind]
             owner = assign_workers(ops.height, workers)
+            rows, op_of_row = payloads[kind]
             for w in range(workers):
                 mine = ops.filter(pl.Series(owner == w))
+                payload_path = tmp_path / f"{kind}_{w}_requests.parquet"
+                rows.filter(pl.Series(op_of_row % workers == w)).write_parquet(payload_path)
                 specs.append(WorkerSpec(kind=kind, worker=w, version=version, uri=uri, database=database,
                                         collection=collection, op_index=mine["op_index"].to_numpy(),
-                                        intended_s=mine["intended_s"].to_numpy(), payload_path=str(payload),
+                                        intended_s=mine["intended_s"].to_numpy(), payload_path=str(payload_path),
                                         batch_size=plan.batch_size, test_seconds=plan.total_seconds,
                                         out_path=str(tmp_path / f"{kind}_{w}.parquet")))
         processes = [ctx.Process(target=_worker_main, args=(spec, ready_queue, go_event, t0_value),
@@ -496,12 +499,18 @@ def summarize_phases(raw: pl.DataFrame, plan: LoadTestPlan, tolerance: float = 0
 
 # --- the job ----------------------------------------------------------------------------------
 
-def new_events_2020(events_per_year: int, seed: int) -> pl.DataFrame:
-    """The load test's new events: the generator's 2020, same key space, shuffled (uniform dates)."""
+def new_events_2020(events_per_year: int, seed: int, needed: int) -> pl.DataFrame:
+    """The load test's new events: the generator continued into 2020 (same key space, date order).
+
+    Only the first days of 2020 that hold `needed` events are generated (the published scale
+    needs 7.5 million of 2020's 50 million); more than a year's worth is cycled by the caller.
+    """
     from costlab.appversions.events import generate_events
 
-    events = generate_events(events_per_year, seed + 2020, start=date(2020, 1, 1), end=date(2021, 1, 1))
-    return events.sample(fraction=1.0, shuffle=True, seed=seed)
+    days_2020 = (date(2021, 1, 1) - date(2020, 1, 1)).days
+    days = min(days_2020, math.ceil(needed / events_per_year * days_2020) + 1)
+    return generate_events(events_per_year, seed + 2020, start=date(2020, 1, 1),
+                           end=date(2020, 1, 1) + timedelta(days=days))
 
 
 def loadtest_job(config: dict, version_name: str, data_dir: str | Path, raw_path: str | Path,
@@ -518,8 +527,9 @@ def loadtest_job(config: dict, version_name: str, data_dir: str | Path, raw_path
     version = get_version(version_name)
     marker = read_marker(data_dir)
     plan = LoadTestPlan.from_config(lt)
+    needed = schedule(plan)["upsert"].height * plan.batch_size
     plan_schedule, upsert_events, reports = loadtest_requests(
-        plan, new_events_2020(settings["events_per_year"], settings["seed"]),
+        plan, new_events_2020(settings["events_per_year"], settings["seed"], max(needed, 1)),
         keys_for_users(users_for(settings["events_per_year"])).to_numpy(), seed=settings["seed"])
     extra: dict = {"study": "appversions", "step": "loadtest", "version": version_name,
                    "plan": {"phase_seconds": plan.phase_seconds, "warmup_seconds": plan.warmup_seconds,
