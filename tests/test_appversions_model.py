@@ -113,3 +113,18 @@ def test_compare_with_published_flags_the_tolerance():
     out = compare_with_published(model, published, tolerance=0.015)
     assert out["docs_ratio"].to_list() == pytest.approx([1.0, 700 / 720])
     assert out["within_tolerance"].to_list() == [True, False]  # appV4 documents per event are 2.8 % low
+
+
+def test_workflow_writes_model_stats_without_a_server_job(snakemake_run):
+    result = snakemake_run(["results/appversions/model/stats.csv", "results/appversions/model/vs_published.csv"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert not (snakemake_run.workdir / "results/appversions/provenance").exists()  # no server job ran
+    stats = pl.read_csv(snakemake_run.workdir / "results/appversions/model/stats.csv")
+    assert stats.columns == STATS_COLUMNS
+    assert stats["version"].to_list() == list(VERSIONS)
+    events = pl.read_parquet(snakemake_run.workdir / "results/appversions/events.parquet")
+    assert (stats["events"] == events.height).all()
+    day_docs = events.select(pl.struct("key", "date").n_unique()).item()
+    assert stats.filter(pl.col("version") == "appV4")["documents"].item() == day_docs
+    comparison = pl.read_csv(snakemake_run.workdir / "results/appversions/model/vs_published.csv")
+    assert comparison.height == len(VERSIONS) and "within_tolerance" in comparison.columns
