@@ -14,7 +14,7 @@ from datetime import date, datetime
 import polars as pl
 
 from costlab.appversions.events import STATUSES
-from costlab.appversions.versions import VERSIONS, AppVersion, report_windows
+from costlab.appversions.versions import VERSIONS, AppVersion, Bucket, report_windows
 
 STATS_COLUMNS = ["version", "events", "documents", "avg_doc_bytes", "data_bytes"]
 
@@ -76,26 +76,48 @@ def _per_day(events: pl.DataFrame) -> pl.DataFrame:
         **{f"has_{s}": (pl.col("status") == s).any() for s in STATUSES})
 
 
-def _shared_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(events with bucket columns, per-day flags): the same for every version, so built once."""
-    frame = _with_buckets(events)
-    return frame, _per_day(frame)
+class SharedFrames:
+    """Group-bys that are the same for many versions, computed once per events frame.
+
+    Only which statuses a day / bucket holds matters for the sizes, never the status names'
+    spelling, so the per-day flags and the per-(key, bucket) day counts serve every version.
+    """
+
+    def __init__(self, events: pl.DataFrame) -> None:
+        self.frame = _with_buckets(events)
+        self._days: pl.DataFrame | None = None
+        self._buckets: dict[str, pl.DataFrame] = {}
+
+    @property
+    def days(self) -> pl.DataFrame:
+        if self._days is None:
+            self._days = _per_day(self.frame)
+        return self._days
+
+    def bucket_days(self, bucket: Bucket) -> pl.DataFrame:
+        """Per (key, bucket): n days, and per status the days that hold it (day_<status>)."""
+        if bucket not in self._buckets:
+            self._buckets[bucket] = self.days.group_by("key", bucket).agg(
+                n=pl.len().cast(pl.Int64), **{f"day_{s}": pl.col(f"has_{s}").sum().cast(pl.Int64) for s in STATUSES})
+        return self._buckets[bucket]
 
 
-def document_sizes(version: AppVersion, events: pl.DataFrame,
-                   shared: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> pl.Series:
+def _status_counts_bytes(version: AppVersion, prefix: str) -> pl.Expr:
+    """Sum over statuses of (count column) x (size of that status's int32 element)."""
+    return pl.sum_horizontal(
+        pl.col(f"{prefix}{s}") * element(version.status_field(s), INT32_BYTES) for s in STATUSES)
+
+
+def document_sizes(version: AppVersion, events: pl.DataFrame, shared: SharedFrames | None = None) -> pl.Series:
     """BSON size of every document `version` holds after upserting `events` (one value per document).
 
-    shared: _shared_frames(events), when several versions are sized from the same events.
+    shared: SharedFrames(events), when several versions are sized from the same events.
     """
-    frame, days_flags = shared if shared is not None else (_with_buckets(events), None)
-
-    def per_day() -> pl.DataFrame:
-        return _per_day(frame) if days_flags is None else days_flags
-
+    shared = SharedFrames(events) if shared is None else shared
+    frame = shared.frame
     layout = version.layout
     if layout in ("embedded_id", "key_string", "key_binary", "id_day"):
-        days = per_day()
+        days = shared.days
         if layout == "embedded_id":  # _id: {date, key}
             fixed = element("_id", document(element("date", DATE_BYTES) + element("key", string_value(KEY_HEX))))
         elif layout == "key_string":
@@ -115,24 +137,26 @@ def document_sizes(version: AppVersion, events: pl.DataFrame,
             pl.col("n") * (1 + 1 + pushed) + array_index_name_bytes(pl.col("n"))))
         return buckets.select(size=document(id_bytes + items))["size"]
 
-    days = per_day().with_columns(statuses=_status_fields_bytes(version))
+    per_bucket = shared.bucket_days(bucket)
+    statuses = _status_counts_bytes(version, "day_")  # the status elements of all the bucket's days
     if layout == "array_daily":  # one {date, statuses...} element per day
-        per_bucket = days.group_by("key", bucket).agg(
-            n=pl.len().cast(pl.Int64), day_docs=(pl.lit(document(element("date", DATE_BYTES))) + pl.col("statuses")).sum())
+        day_docs = pl.col("n") * document(element("date", DATE_BYTES)) + statuses
         items = element("items", document(
-            pl.col("n") * 2 + array_index_name_bytes(pl.col("n")) + pl.col("day_docs")))
+            pl.col("n") * 2 + array_index_name_bytes(pl.col("n")) + day_docs))
         # appV5R4's totals hold all four counters from the first event on (its pseudo-code).
         totals = element("totals", document(4 * element("a", INT32_BYTES))) if version.totals else 0
         return per_bucket.select(size=document(id_bytes + totals + items))["size"]
 
     if layout == "dynamic":  # items: {<day name>: {statuses...}}
         name_chars = ITEM_NAME_CHARS[version.item_name_format]
-        per_bucket = days.group_by("key", bucket).agg(
-            day_elements=(pl.lit(element(name_chars, document(0))) + pl.col("statuses")).sum(),
-            **{f"any_{s}": pl.col(f"has_{s}").any() for s in STATUSES})
-        items = element("items", document(pl.col("day_elements")))
+        day_elements = pl.col("n") * element(name_chars, document(0)) + statuses
+        items = element("items", document(day_elements))
         # appV6R2's totals are $inc'ed: only statuses that occurred in the quarter exist.
-        totals = element("totals", document(_status_fields_bytes(version, "any_"))) if version.totals else 0
+        totals = 0
+        if version.totals:
+            present = pl.sum_horizontal((pl.col(f"day_{s}") > 0).cast(pl.Int64)
+                                        * element(version.status_field(s), INT32_BYTES) for s in STATUSES)
+            totals = element("totals", document(present))
         return per_bucket.select(size=document(id_bytes + items + totals))["size"]
     raise ValueError(f"unknown layout {layout!r}")
 
@@ -143,8 +167,8 @@ def collection_stats(events: pl.DataFrame, versions: list[str] | None = None) ->
     for name in names:
         if name not in VERSIONS:
             raise ValueError(f"unknown app version {name!r}; allowed: {', '.join(VERSIONS)}")
-    # The per-day group-by is most of the cost and the same for all 14 versions (benchmarks/bench_model.py).
-    shared = _shared_frames(events)
+    # The group-bys are most of the cost and shared by the versions (benchmarks/bench_model.py).
+    shared = SharedFrames(events)
     rows = []
     for name in names:
         sizes = document_sizes(VERSIONS[name], events, shared)
