@@ -125,7 +125,8 @@ def machine() -> str:
         memory = f"{psutil.virtual_memory().total / 2**30:.0f} GiB"
     except ImportError:
         memory = "? GiB"
-    return f"{model}, {os.cpu_count()} cores, {memory}, Python {sys.version.split()[0]}"
+    load = ", load average {:.1f}".format(os.getloadavg()[0]) if hasattr(os, "getloadavg") else ""
+    return f"{model}, {os.cpu_count()} cores, {memory}, Python {sys.version.split()[0]}{load}"
 
 
 @contextmanager
