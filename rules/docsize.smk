@@ -1,11 +1,13 @@
 # Study docsize: what a two-field projection still reads as orders grow from 1 to 64 KB.
 # model (no server) -> load one data dir per dataset -> three runs per dataset -> tables -> figures.
+from costlab.docsize.datasets import check_study_config as _docsize_check
 from costlab.docsize.datasets import datasets as _docsize_datasets
 from costlab.docsize.figures import FIGURES as _DOCSIZE_FIGURES
 from costlab.docsize.run import RUNS as _DOCSIZE_RUNS
 from costlab.docsize.tables import table_names as _docsize_table_names
 
 DS = config["docsize"]
+_docsize_check(DS)  # window and customers against docs_per_collection, before any job runs
 DS_DATASETS = [d.name for d in _docsize_datasets(DS)]
 DS_RUNS = list(_DOCSIZE_RUNS)
 DS_DATASET_RE = "orders_[1-9][0-9]*k(_tail|_split)?"

@@ -47,3 +47,12 @@ def test_model_needs_no_server(snakemake_run):
     model = pl.read_csv(snakemake_run.workdir / "results" / "docsize" / "model" / "collections.csv")
     assert model.columns == ["size_kb", "documents", "avg_doc_bytes", "data_bytes"]
     assert model["avg_doc_bytes"].to_list() == [1024.0, 4096.0]
+
+
+def test_window_larger_than_collection_stops_before_any_job(snakemake_run, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("docsize:\n  docs_per_collection: 1000\n  window_minutes: 5000\n")
+    result = snakemake_run(["results/docsize/model/collections.csv"], configfiles=("config/smoke.yaml", str(bad)),
+                           extra_args=("-n",))
+    assert result.returncode != 0
+    assert "docsize.window_minutes (5000) must not exceed docsize.docs_per_collection (1000)" in result.stderr + result.stdout
