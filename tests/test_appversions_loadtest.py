@@ -212,3 +212,45 @@ def test_new_events_continue_into_2020_with_the_same_key_space():
     assert reports["end_date"].dt.year().unique().to_list() == [2020]
     assert (reports["end_date"].dt.hour() == 0).all()
     assert set(reports["key"]) <= set(keys)
+
+
+def test_describe_shortfalls_names_missed_steps_and_side():
+    from costlab.appversions.loadtest import describe_shortfalls
+
+    steps = pl.DataFrame({"version": ["appVX"] * 3, "kind": ["report", "upsert", "report"], "phase": [1, 1, 2],
+                          "step": [1, 1, 3], "target_rate": [25.0, 250.0, 75.0], "achieved_rate": [25.0, 125.0, None],
+                          "met": [True, False, False], "behind": ["none", "server", "client"],
+                          "ops_ok": [25, 1, 0], "ops_planned": [25, 2, 3], "ops_error": [0, 0, 0],
+                          "ops_skipped": [0, 1, 3]})
+    text = describe_shortfalls(steps)
+    assert text.splitlines()[0] == "appVX: 1 of 3 steps at target"
+    assert "upsert phase 1 step 1: target 250.0 events/s, achieved 125.0" in text and "the server fell behind" in text
+    assert "report phase 2 step 3: target 75.0 requests/s, achieved none" in text and "the client fell behind" in text
+    assert "phase 1 step 1: target 25.0" not in text
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("phase_seconds", 0, "appversions.loadtest.phase_seconds"),
+    ("upsert_workers", 0, "appversions.loadtest.upsert_workers"),
+    ("versions", ["appV9"], "appversions.loadtest.versions"),
+    ("tolerance", 2, "appversions.loadtest.tolerance"),
+])
+def test_loadtest_config_rejects_bad_values_naming_the_key(key, value, message):
+    from costlab.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+        load_config(overrides={"appversions": {"loadtest": {key: value}}})
+
+
+def test_loadtest_config_defaults_are_the_published_method():
+    from costlab.config import load_config
+
+    lt = load_config()["appversions"]["loadtest"]
+    plan = LoadTestPlan.from_config(lt)
+    assert plan.upsert_rates == (250.0, 500.0, 750.0, 1000.0)
+    assert plan.report_rates == tuple(float(r) for r in range(25, 251, 25))
+    assert plan.batch_size == 250 and lt["upsert_workers"] == lt["report_workers"] == 20
+    from costlab.config import ROOT
+
+    full = load_config(ROOT / "config" / "full.yaml")["appversions"]["loadtest"]
+    assert full["phase_seconds"] == 3000                                # 4 x 50 minutes = 200 minutes
