@@ -254,3 +254,17 @@ def test_loadtest_config_defaults_are_the_published_method():
 
     full = load_config(ROOT / "config" / "full.yaml")["appversions"]["loadtest"]
     assert full["phase_seconds"] == 3000                                # 4 x 50 minutes = 200 minutes
+
+
+def test_run_loadtest_fails_fast_naming_the_version_when_workers_cannot_start(tmp_path):
+    from costlab.appversions.loadtest import loadtest_requests, run_loadtest
+
+    plan = LoadTestPlan(phase_seconds=0.5, warmup_seconds=0, batch_size=5, rate_scale=0.01,
+                        upsert_rates=(500.0,), report_rates=(100.0,))
+    events = pl.DataFrame({"key": ["0" * 63 + "1"] * 5}).with_columns(
+        pl.lit(None, pl.Datetime("ms", "UTC")).alias("date"), pl.lit("approved").alias("status"))
+    sched, upserts, reports = loadtest_requests(plan, events, ["0" * 63 + "1"], seed=1)
+    # an unknown version: the workers exit at start-up (get_version raises), the parent says so
+    with pytest.raises(RuntimeError, match="appVnope.*exited with an error"):
+        run_loadtest("mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=200", "db", "coll", "appVnope", plan,
+                     upserts, reports, sched, upsert_workers=1, report_workers=1, start_timeout_s=60)

@@ -23,6 +23,7 @@ import json
 import math
 import multiprocessing as mp
 import os
+import queue
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -352,14 +353,19 @@ def run_loadtest(uri: str, database: str, collection: str, version: str, plan: L
             for process in processes:
                 process.start()
             deadline = time.monotonic() + start_timeout_s
-            for _ in processes:
-                remaining = deadline - time.monotonic()
+            ready = 0
+            while ready < len(processes):
                 try:
-                    ready_queue.get(timeout=max(remaining, 0.1))
-                except Exception:
-                    dead = [p.name for p in processes if p.exitcode not in (None, 0)]
-                    raise RuntimeError(f"load test workers for {version} not ready within {start_timeout_s} s"
-                                       + (f"; exited: {', '.join(dead)}" if dead else "")) from None
+                    ready_queue.get(timeout=0.5)
+                    ready += 1
+                    continue
+                except queue.Empty:
+                    pass
+                dead = [p.name for p in processes if p.exitcode not in (None, 0)]
+                if dead or time.monotonic() > deadline:
+                    raise RuntimeError(f"load test workers for {version}: {ready} of {len(processes)} ready"
+                                       + (f"; exited with an error: {', '.join(dead)} (traceback above)" if dead
+                                          else f" after {start_timeout_s} s"))
             t0_value.value = time.monotonic() + 0.2
             started_at = datetime.now(timezone.utc) + timedelta(seconds=0.2)
             go_event.set()
