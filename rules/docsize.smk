@@ -94,6 +94,8 @@ rule docsize_figures:
         summary=DS_TABLES["summary"],
         published_queries="resources/published/docsize_query_tables.csv",
         provenance=DS_MEASURE_PROVENANCE,
+    params:
+        window_minutes=DS["window_minutes"],
     output:
         report("results/docsize/figures/time_by_size.png", caption="captions/docsize_time_by_size.rst", category="docsize"),
         "results/docsize/figures/time_by_size.svg",

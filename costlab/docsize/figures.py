@@ -67,16 +67,27 @@ def _lines_and_points(frame: pl.DataFrame, y: alt.Y, tooltip_title: str) -> alt.
     return _layers(frame.filter(pl.col("value").is_not_null()), y, color, "query:N", tooltip)
 
 
-def time_by_size_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
+def _subtitle(window_minutes: int | None, note: str | None) -> str | None:
+    parts = []
+    if window_minutes is not None:
+        parts.append(f"{window_minutes:,} orders per query (published: 1,000)")
+    if note:
+        parts.append(note)
+    return "; ".join(parts) or None
+
+
+def time_by_size_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool,
+                       window_minutes: int | None = None) -> alt.TopLevelMixin:
     frame = _long(summary, published, "client_ms", "client_ms")
     y = alt.Y("value:Q", title="client time per query, median (ms, log scale)", scale=alt.Scale(type="log"))
     chart = _lines_and_points(frame, y, "ms").properties(width=220, height=220).facet(
         column=alt.Column("cache_setting:N", title=None, sort=RUN_ORDER))
     return titled(chart, "Query time by document size, three query shapes", stand_in,
-                  _missing_note(frame, "client time"))
+                  _subtitle(window_minutes, _missing_note(frame, "client time")))
 
 
-def bytes_read_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
+def bytes_read_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool,
+                     window_minutes: int | None = None) -> alt.TopLevelMixin:
     frame = _long(summary, published, "bytes_read_into_cache", "bytes_read_into_cache")
     # symlog keeps the published 0 KB (covered, 1 KB) on a log-like axis without inventing a value.
     y = alt.Y("value:Q", title="bytes read into cache per query (median, symlog)",
@@ -85,10 +96,11 @@ def bytes_read_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: b
     chart = _lines_and_points(frame, y, "bytes").properties(width=220, height=220).facet(
         column=alt.Column("cache_setting:N", title=None, sort=RUN_ORDER))
     return titled(chart, "Bytes read into the cache by document size and query shape", stand_in,
-                  _missing_note(frame, "bytes read into cache"))
+                  _subtitle(window_minutes, _missing_note(frame, "bytes read into cache")))
 
 
-def server_vs_client_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
+def server_vs_client_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool,
+                           window_minutes: int | None = None) -> alt.TopLevelMixin:
     client = _long(summary, published, "client_ms", "client_ms").with_columns(pl.lit("client wall time").alias("timing"))
     server = _long(summary, published, "server_ms", "server_ms").with_columns(pl.lit("server time (opLatencies)").alias("timing"))
     frame = pl.concat([client, server], how="vertical_relaxed")
@@ -103,17 +115,17 @@ def server_vs_client_chart(summary: pl.DataFrame, published: pl.DataFrame, stand
         column=alt.Column("query:N", title=None, sort=[SHAPE_LABELS[s] for s in SHAPES]),
         row=alt.Row("cache_setting:N", title=None, sort=RUN_ORDER,
                     header=alt.Header(labelOrient="top", labelAngle=0, labelAnchor="start", labelFontWeight="bold")))
-    return titled(chart, "Server time vs client time (decoding included)", stand_in, note)
+    return titled(chart, "Server time vs client time (decoding included)", stand_in, _subtitle(window_minutes, note))
 
 
 def build_figures(summary_path: str | Path, published_queries: str | Path, stand_in: bool,
-                  out_dir: str | Path) -> list[Path]:
+                  out_dir: str | Path, window_minutes: int | None = None) -> list[Path]:
     """Write <name>.png, .svg and .vl.json for every figure; return the paths written."""
     summary = pl.read_csv(summary_path, infer_schema_length=None)
     published = pl.read_csv(published_queries)
-    charts = {"time_by_size": time_by_size_chart(summary, published, stand_in),
-              "bytes_read": bytes_read_chart(summary, published, stand_in),
-              "server_vs_client": server_vs_client_chart(summary, published, stand_in)}
+    charts = {"time_by_size": time_by_size_chart(summary, published, stand_in, window_minutes),
+              "bytes_read": bytes_read_chart(summary, published, stand_in, window_minutes),
+              "server_vs_client": server_vs_client_chart(summary, published, stand_in, window_minutes)}
     written = []
     for name, chart in charts.items():
         paths = [Path(out_dir) / f"{name}.{ext}" for ext in ("png", "svg", "vl.json")]
