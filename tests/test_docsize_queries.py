@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import bson
+
 import polars as pl
 import pytest
 
@@ -210,3 +212,43 @@ def test_tail_and_split_variants(test_db, mongo_client, tmp_path):
     assert sizes["tail"] == WINDOW * 1024 and sizes["split"] < WINDOW * 200  # small orders only
     cases = set(variants_table(summary_table(raw))["case"])
     assert cases == {"fields after history, one window", "history in its own collection, one window"}
+
+
+# --- seams only a real server exercises: counter paths and units, on serverStatus-shaped documents
+
+def _server_status(latency_us, ops, bytes_read, scanned, scanned_objects, cache_max):
+    # The shape MongoDB documents for serverStatus (WiredTiger keys contain spaces).
+    return {"opLatencies": {"reads": {"latency": latency_us, "ops": ops}},
+            "wiredTiger": {"cache": {"bytes read into cache": bytes_read, "maximum bytes configured": cache_max}},
+            "metrics": {"queryExecutor": {"scanned": scanned, "scannedObjects": scanned_objects}}}
+
+
+def test_counter_paths_and_units_on_a_mongod_shaped_status():
+    from costlab.measure import counter_delta, get_path
+    from costlab.docsize.run import CACHE_MAX_PATH, COUNTERS, row_from_counters
+
+    before = _server_status(1_000, 10, 5_000, 100, 100, 268_435_456)
+    after = _server_status(9_500, 12, 61_005_000, 1_100, 1_100, 268_435_456)
+    delta = counter_delta({p: get_path(before, p) for p in COUNTERS.values()},
+                          {p: get_path(after, p) for p in COUNTERS.values()})
+    row = row_from_counters(delta, [{"createdAt": 1, "total": 2.5}] * 3, 0.0345)
+    assert row["server_ms"] == 8.5              # 8,500 microseconds
+    assert row["server_read_ops"] == 2          # find + getMore
+    assert row["bytes_read_into_cache"] == 61_000_000
+    assert row["keys_examined"] == 1_000 and row["docs_examined"] == 1_000
+    assert row["client_ms"] == pytest.approx(34.5)
+    assert row["n_returned"] == 3 and row["bytes_returned"] == 3 * len(bson.encode({"createdAt": 1, "total": 2.5}))
+    assert get_path(after, CACHE_MAX_PATH) == 268_435_456
+
+
+def test_counters_missing_from_status_stay_none():
+    from costlab.measure import counter_delta, get_path
+    from costlab.docsize.run import COUNTERS, row_from_counters
+
+    status = {"opLatencies": {"reads": {"latency": 10, "ops": 1}}}  # no wiredTiger, no metrics
+    delta = counter_delta({p: get_path(status, p) for p in COUNTERS.values()},
+                          {p: get_path(status, p) for p in COUNTERS.values()})
+    row = row_from_counters(delta, [], 0.001)
+    assert row["server_ms"] == 0.0                # reported, and nothing happened
+    assert row["bytes_read_into_cache"] is None   # not reported: None, never 0
+    assert row["docs_examined"] is None and row["keys_examined"] is None

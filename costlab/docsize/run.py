@@ -140,6 +140,19 @@ def explain_shape(collection: Collection, shape: str, filter_: dict) -> dict:
     return plan_summary(explain)
 
 
+def row_from_counters(delta: dict, docs: list[dict], client_s: float) -> dict:
+    """One timing row from serverStatus counter deltas (None stays None) and the decoded results."""
+    latency_us = delta.get(COUNTERS["server_latency_us"])
+    row = {name: delta.get(path) for name, path in COUNTERS.items() if name != "server_latency_us"}
+    row |= {
+        "n_returned": len(docs),
+        "client_ms": client_s * 1000,
+        "server_ms": None if latency_us is None else latency_us / 1000,  # opLatencies are microseconds
+        "bytes_returned": sum(len(bson.encode(d)) for d in docs),
+    }
+    return row
+
+
 def timed_query(client, collection: Collection, shape: str, filter_: dict) -> dict:
     """Client time around find+decode; counter deltas from serverStatus snapshots taken outside it."""
     before = snapshot(client, COUNTERS.values())
@@ -147,16 +160,7 @@ def timed_query(client, collection: Collection, shape: str, filter_: dict) -> di
     docs = find(collection, shape, filter_)
     client_s = time.perf_counter() - started
     after = snapshot(client, COUNTERS.values())
-    delta = counter_delta(before, after)
-    latency_us = delta[COUNTERS["server_latency_us"]]
-    row = {name: delta[path] for name, path in COUNTERS.items() if name != "server_latency_us"}
-    row |= {
-        "n_returned": len(docs),
-        "client_ms": client_s * 1000,
-        "server_ms": None if latency_us is None else latency_us / 1000,
-        "bytes_returned": sum(len(bson.encode(d)) for d in docs),
-    }
-    return row
+    return row_from_counters(counter_delta(before, after), docs, client_s)
 
 
 def families_for(dataset: Dataset, study_config: dict) -> list[str]:
