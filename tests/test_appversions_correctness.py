@@ -16,7 +16,7 @@ from bson.raw_bson import RawBSONDocument
 from costlab.appversions.correctness import (
     ReportMismatch, check_reports, edge_end_dates, load_events, sample_report_requests)
 from costlab.appversions.events import generate_events, users_for
-from costlab.appversions.model import document_sizes
+from costlab.appversions.model import document_sizes, expected_reports
 from costlab.appversions.versions import VERSIONS, get_version
 
 # Ten sparse years (120 events/year: fewer than one event per day, so no two share a day) plus a
@@ -100,3 +100,53 @@ def test_edge_end_dates():
     edges = edge_end_dates(date(2019, 11, 1), date(2020, 1, 1))
     assert edges == [date(2019, 11, 1), date(2019, 11, 2), date(2019, 11, 30), date(2019, 12, 1),
                      date(2019, 12, 2), date(2019, 12, 31), date(2020, 1, 1)]
+
+
+def _job_config(external_server_config) -> dict:
+    from costlab.config import load_config
+    return load_config("config/config.yaml", overrides={
+        "server": external_server_config, "appversions": {"correctness_samples": 6, "correctness_seed": 3}})
+
+
+def _loaded_data_dir(tmp_path, mongo_client, events, name):
+    """A 'data directory' of the external test deployment: the collection loaded, the marker written."""
+    from costlab.appversions.load import DATABASE, write_marker
+    version = get_version(name)
+    load_events(version.prepare_collection(mongo_client[DATABASE]), version, events)
+    data_dir = tmp_path / "data" / name
+    data_dir.mkdir(parents=True)
+    write_marker(data_dir, {"database": DATABASE, "version": name, "events": events.height})
+    events_path = tmp_path / "events.parquet"
+    events.write_parquet(events_path)
+    return data_dir, events_path
+
+
+def test_correctness_job_writes_checked_reports(tmp_path, mongo_client, external_server_config, events):
+    from costlab.appversions.correctness import correctness_job
+    small = events.filter(pl.col("date") >= datetime(2019, 10, 1, tzinfo=timezone.utc))
+    data_dir, events_path = _loaded_data_dir(tmp_path, mongo_client, small, "appV6R1")
+    out, provenance = tmp_path / "checked.csv", tmp_path / "provenance.json"
+    correctness_job(_job_config(external_server_config), "appV6R1", str(events_path), str(data_dir),
+                    str(out), str(provenance))
+    checked = pl.read_csv(out)
+    assert checked.height == 6 * 5 and set(checked["version"]) == {"appV6R1"}
+    assert checked["server_kind"].n_unique() == 1 and provenance.exists()
+    first = checked.row(0, named=True)
+    expected = expected_reports(small, first["key"], date.fromisoformat(first["end_date"]))[0]
+    assert first["window_years"] == expected["window_years"] == 1
+    assert {s: first[s] for s in ("approved", "noFunds", "pending", "rejected")} == {
+        s: expected[s] for s in ("approved", "noFunds", "pending", "rejected")}
+
+
+def test_correctness_job_fails_without_output_on_a_mismatch(tmp_path, mongo_client, external_server_config, events):
+    from costlab.appversions.correctness import correctness_job
+    from costlab.appversions.load import DATABASE
+    small = events.filter(pl.col("date") >= datetime(2019, 10, 1, tzinfo=timezone.utc))
+    data_dir, events_path = _loaded_data_dir(tmp_path, mongo_client, small, "appV6R1")
+    # Damage every 2019Q4 bucket: one more approved on 2 December.
+    mongo_client[DATABASE]["appV6R1"].update_many({}, {"$inc": {"items.1202.a": 1}})
+    out, provenance = tmp_path / "checked.csv", tmp_path / "provenance.json"
+    with pytest.raises(ReportMismatch, match="appV6R1: Get Reports differs from the model"):
+        correctness_job(_job_config(external_server_config), "appV6R1", str(events_path), str(data_dir),
+                        str(out), str(provenance))
+    assert not out.exists() and not provenance.exists()

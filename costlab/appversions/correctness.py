@@ -17,7 +17,7 @@ from pymongo.database import Database
 
 from costlab.appversions.events import STATUSES, key_for
 from costlab.appversions.model import expected_reports
-from costlab.appversions.versions import AppVersion, get_version, report_windows
+from costlab.appversions.versions import AppVersion, as_report_end, get_version, report_windows
 
 # Always checked first: the end of the data (every window full), leap days, a quarter start.
 FIXED_END_DATES = (date(2020, 1, 1), date(2016, 2, 29), date(2013, 4, 1), date(2011, 1, 1))
@@ -106,12 +106,13 @@ def load_events(collection: Collection, version: AppVersion, events: pl.DataFram
         collection.bulk_write(batch, ordered=False)
 
 
-def report_rows(version: AppVersion, collection: Collection, samples: list[tuple[str, datetime]]) -> pl.DataFrame:
-    """Get Reports of every sample as rows: version, key, end_date, window_years and the four counts."""
+def report_rows(version: AppVersion, collection: Collection,
+                samples: list[tuple[str, date | datetime]]) -> pl.DataFrame:
+    """Get Reports of every sample as rows: version, key, end_date (a date), window_years, the four counts."""
     rows = []
     for key, end_date in samples:
         for window in version.get_reports(collection, key, end_date):
-            rows.append({"version": version.name, "key": key, "end_date": end_date, **window})
+            rows.append({"version": version.name, "key": key, "end_date": as_report_end(end_date).date(), **window})
     return pl.DataFrame(rows)
 
 
