@@ -252,3 +252,19 @@ def test_counters_missing_from_status_stay_none():
     assert row["server_ms"] == 0.0                # reported, and nothing happened
     assert row["bytes_read_into_cache"] is None   # not reported: None, never 0
     assert row["docs_examined"] is None and row["keys_examined"] is None
+
+
+def test_small_cache_findings_not_comparable_when_the_cache_was_not_applied():
+    from costlab.docsize.tables import NO_SMALL_CACHE_VERDICT, small_cache_applied
+
+    def stats(cache):
+        return pl.DataFrame({"run": ["same_window", "small_cache"], "cache_max_bytes": [16e9, cache]})
+
+    assert small_cache_applied(stats(256 * 1024 * 1024)) is True
+    assert small_cache_applied(stats(16e9)) is False           # e.g. an external deployment
+    assert small_cache_applied(stats(None)) is None            # not reported: no claim either way
+    pvr = published_vs_reproduced(_summary(ROWS_LIKE_ARTICLE, "mongod"), _model(), PUBLISHED_QUERIES, 1000,
+                                  small_cache=False)
+    small = pvr.filter(pl.col("metric").str.contains("256 MB cache"))
+    assert small.height == 5 and set(small["verdict"]) == {NO_SMALL_CACHE_VERDICT}
+    assert set(pvr.filter(~pl.col("metric").str.contains("256 MB cache"))["verdict"]) == {"reproduced"}

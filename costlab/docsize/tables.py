@@ -137,6 +137,18 @@ def _div(a, b):
     return a / b
 
 
+NO_SMALL_CACHE_VERDICT = "not comparable (256 MB cache not applied)"
+
+
+def small_cache_applied(collections: pl.DataFrame) -> bool | None:
+    """False when the small_cache run's server reported a cache well above 256 MB (e.g. an external
+    deployment, where profiles cannot be applied); None when it did not report one."""
+    rows = collections.filter(pl.col("run") == "small_cache")["cache_max_bytes"].drop_nulls() if len(collections) else []
+    if len(rows) == 0:
+        return None
+    return bool(max(rows) <= 1.1 * 256 * 1024 * 1024)
+
+
 def _verdict(kind: str, reproduced, holds) -> str:
     if kind == "stand-in":
         return STAND_IN_VERDICT
@@ -146,16 +158,19 @@ def _verdict(kind: str, reproduced, holds) -> str:
 
 
 def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, published_queries: str | Path,
-                            window_minutes: int) -> pl.DataFrame:
+                            window_minutes: int, small_cache: bool | None = None) -> pl.DataFrame:
     pub = _published_queries(published_queries)
     kind = summary["server_kind"][0] if len(summary) else "unknown"
     sizes = sorted(set(summary.filter(pl.col("variant") == "base")["size_kb"].to_list()))
     rows: list[dict] = []
 
     def add(finding, metric, unit, published, reproduced, holds, server_kind=kind):
+        verdict = _verdict(server_kind, reproduced, holds)
+        if small_cache is False and "256 MB cache" in metric and verdict != STAND_IN_VERDICT:
+            verdict = NO_SMALL_CACHE_VERDICT
         rows.append({"finding": finding, "metric": metric, "unit": unit, "published": published,
                      "reproduced": reproduced, "ratio": _div(reproduced, published),
-                     "verdict": _verdict(server_kind, reproduced, holds), "server_kind": server_kind})
+                     "verdict": verdict, "server_kind": server_kind})
 
     # Sizes come from the generator (server-free), so they are comparable even on the stand-in.
     for row in model.filter(pl.col("variant") == "base").iter_rows(named=True):
@@ -246,11 +261,13 @@ def build_tables(raw_paths: Iterable[str | Path], collection_paths: Iterable[str
     raw = read_frames(raw_paths)
     summary = summary_table(raw)
     published = _published_queries(published_queries)
+    collections = read_frames(collection_paths)
     tables = {"summary": summary,
-              "collections": collections_table(read_frames(collection_paths), published_collections),
+              "collections": collections_table(collections, published_collections),
               "variants": variants_table(summary),
               "published_vs_reproduced": published_vs_reproduced(summary, pl.read_csv(model_path),
-                                                                  published_queries, window_minutes)}
+                                                                  published_queries, window_minutes,
+                                                                  small_cache_applied(collections))}
     for stem, run, measure, metric in QUERY_TABLES:
         tables[stem] = query_table(summary, published, run, measure, metric)
     assert set(tables) == set(table_names())
