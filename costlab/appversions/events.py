@@ -18,7 +18,7 @@ initial data set's.
 from __future__ import annotations
 
 import math
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 
 import numpy as np
 import polars as pl
