@@ -18,7 +18,10 @@ common.one_core()
 import sys  # noqa: E402
 
 import bson  # noqa: E402
+import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
+import pyarrow as pa  # noqa: E402
+from bson.raw_bson import RawBSONDocument  # noqa: E402
 from pymongo import UpdateOne  # noqa: E402
 
 from costlab.appversions import versions as v  # noqa: E402
@@ -75,6 +78,43 @@ def baseline(version: v.AppVersion, events: pl.DataFrame) -> int:
     return encode_statements(baseline_ops(version, events))
 
 
+def raw_statements_appv4(events: pl.DataFrame) -> list[RawBSONDocument]:
+    """PROTOTYPE of the fix (not product code): appV4's update statements as raw BSON, no dicts.
+
+    One statement template per status field (all the same length: one-letter names); numpy writes
+    each event's 36-byte _id into its row; each statement is a RawBSONDocument, which the driver
+    copies as is (e.g. in `db.command({"update": coll, "updates": statements, "ordered": False})`).
+    """
+    version = v.VERSIONS["appV4"]
+    prepared = v._prepared(version, events).select("id", "field")
+    ids = prepared["id"].to_arrow()
+    id_bytes = np.frombuffer(pa.concat_arrays([ids]).buffers()[2], dtype=np.uint8)[:36 * len(ids)].reshape(-1, 36) \
+        if ids.offset == 0 else np.frombuffer(b"".join(ids.to_pylist()), dtype=np.uint8).reshape(-1, 36)
+    templates = {name: np.frombuffer(bson.encode({"q": {"_id": bytes(36)}, "u": {"$inc": {name: 1}},
+                                                  "multi": False, "upsert": True}), dtype=np.uint8)
+                 for name in v.SHORT_NAMES.values()}
+    length = len(templates["a"])
+    id_at = bytes(templates["a"]).index(b"\x05_id\x00") + 5 + 4 + 1  # element header, length, subtype
+    rows = np.empty((len(ids), length), dtype=np.uint8)
+    fields = prepared["field"].to_numpy()
+    for name, template in templates.items():
+        rows[fields == name] = template
+    rows[:, id_at:id_at + 36] = id_bytes
+    flat = rows.tobytes()
+    return [RawBSONDocument(flat[i * length:(i + 1) * length]) for i in range(len(ids))]
+
+
+def prototype(events: pl.DataFrame, cmd: str) -> None:
+    version = v.VERSIONS["appV4"]
+    sample = events.head(500)
+    same = [bytes(d.raw) for d in raw_statements_appv4(sample)] == [statement(o) for o in version.bulk_upsert_ops(sample)]
+    fast = common.best_of_cpu(lambda: vectorised(version, events), repeat=2)
+    raw = common.best_of_cpu(lambda: raw_statements_appv4(events), repeat=2)
+    common.result("PROTOTYPE appV4 raw BSON statements, events/s per core", events.height / raw.cpu_s, "events/s",
+                  None, note=f"{fast.cpu_s / raw.cpu_s:.1f}x the UpdateOne path"
+                             + ("; byte-identical statements" if same else "; STATEMENTS DIFFER"), command=cmd)
+
+
 def main(n_events: int = 50_000, n_baseline: int = 10_000) -> None:
     common.header(f"Bulk Upsert build + encode, one core, per version ({common.machine()})")
     events_per_year = max(1, n_events // 10)
@@ -106,6 +146,8 @@ def main(n_events: int = 50_000, n_baseline: int = 10_000) -> None:
             short.append(f"{name} ({kind}, {bytes_per_op:,.0f} B/statement, {rate:,.0f} events/s, "
                          f"{rate / base_rate:.1f}x)")
     print("\nbelow target or without one: " + ("; ".join(short) if short else "none"))
+    print("\nWhat a fix would give (statements built as raw BSON with numpy templates, like docsize's generator):")
+    prototype(events, cmd)
 
 
 if __name__ == "__main__":
