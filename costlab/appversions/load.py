@@ -76,10 +76,11 @@ def _load_worker(job: _LoadJob, done_counter) -> None:
             full = chunk.height - chunk.height % job.batch_size
             last_chunk = offset + job.chunk_rows >= total
             to_send, pending = (chunk, None) if last_chunk else (chunk.head(full), chunk.slice(full))
-            for batch in batches(to_send, job.batch_size):
-                collection.bulk_write(version.bulk_upsert_ops(batch), ordered=False)
+            # Operations are built vectorised for many rows at once, then sent `batch_size` at a time.
+            for ops in version.iter_op_batches(to_send, job.batch_size):
+                collection.bulk_write(ops, ordered=False)
                 with done_counter.get_lock():
-                    done_counter.value += batch.height
+                    done_counter.value += len(ops)
     finally:
         client.close()
 
