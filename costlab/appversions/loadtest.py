@@ -26,7 +26,7 @@ import os
 import queue
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -187,7 +187,6 @@ class WorkerSpec:
     batch_size: int
     test_seconds: float
     out_path: str
-    extra: dict = field(default_factory=dict)
 
 
 def _sleep_until(deadline: float) -> None:
