@@ -130,15 +130,19 @@ def machine() -> str:
 
 
 @contextmanager
-def bench_server() -> Iterator[str]:
-    """COSTLAB_BENCH_URI if set (a real mongod), else the SecantusDB stand-in in-process."""
+def bench_server(storage_path: str = ":memory:", port: int = 0) -> Iterator[str]:
+    """COSTLAB_BENCH_URI if set (a real mongod), else the SecantusDB stand-in in-process.
+
+    storage_path/port: keep the stand-in's data on disk at a fixed address between runs
+    (bench_workflow.py reuses a built workflow directory whose data lives in the server).
+    """
     uri = os.environ.get("COSTLAB_BENCH_URI")
     if uri:
         yield uri
         return
     import secantus
 
-    server = secantus.SecantusDBServer(storage_path=":memory:")
+    server = secantus.SecantusDBServer(port=port, storage_path=storage_path)
     server.start()
     try:
         print("(server: SecantusDB stand-in — throughput figures are the stand-in's, not MongoDB's)")
