@@ -7,9 +7,11 @@ on a fresh collection per run. CPU accounting, from getrusage:
 - client = the worker processes (RUSAGE_CHILDREN, after they are joined);
 - server = this process (the in-process stand-in's threads; the parent only polls a counter).
 With COSTLAB_BENCH_URI (a real mongod elsewhere) the server column is only this process's idle poll.
-Throughput figures here are the stand-in's (a Python server), not MongoDB's.
+Throughput figures here are the stand-in's (a Python server), not MongoDB's. The stand-in serves
+requests under one interpreter lock (about 0.8 of a core here): when the 1-worker run already keeps
+it that busy (>= SATURATED_CORES), the N-vs-1 comparison is printed without a target ("n/a").
 
-    python benchmarks/bench_loader.py [events] [version]   # defaults 8000, appV4
+    python benchmarks/bench_loader.py [events] [version]   # defaults 40000, appV4
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from costlab.appversions.versions import get_version  # noqa: E402
 
 DATABASE = "costlab_bench_loader"
 WORKER_COUNTS = (1, 2, 4)
+SATURATED_CORES = 0.75
 
 
 def cpu_seconds(usage: resource.struct_rusage) -> float:
@@ -53,7 +56,7 @@ def run(uri: str, version_name: str, events_path: Path, workers: int) -> dict:
             "events_per_s": sent / wall, "client_cpu_s": client_cpu, "server_cpu_s": server_cpu}
 
 
-def main(n_events: int = 8_000, version_name: str = "appV4") -> None:
+def main(n_events: int = 40_000, version_name: str = "appV4") -> None:
     common.header(f"Loader, {version_name}, unordered bulk writes of {PUBLISHED_BATCH_SIZE} ({common.machine()})")
     cmd = "python benchmarks/bench_loader.py"
     with tempfile.TemporaryDirectory(prefix="costlab-bench-loader-") as scratch, common.bench_server() as uri:
@@ -64,6 +67,9 @@ def main(n_events: int = 8_000, version_name: str = "appV4") -> None:
         with MongoClient(uri) as client:
             client.drop_database(DATABASE)
     one = results[0]
+    # The stand-in answers under one interpreter lock: ~0.8 of a core is its ceiling here. Once the
+    # server is that busy, more client workers only queue (the target then does not apply).
+    saturated_at_one = one["server_cpu_s"] / one["wall_s"] >= SATURATED_CORES
     for r in results:
         share = r["client_cpu_s"] / max(1e-9, r["client_cpu_s"] + r["server_cpu_s"])
         common.result(f"{r['workers']} worker(s): events/s", r["events_per_s"], "events/s", None,
@@ -73,12 +79,14 @@ def main(n_events: int = 8_000, version_name: str = "appV4") -> None:
                            f"server {r['server_cpu_s']:.1f} s CPU ({r['server_cpu_s'] / r['wall_s']:.2f} cores)",
                       command=cmd)
         if r is not one:
-            # The stand-in runs its requests under one interpreter lock: about one core is its ceiling.
-            saturated = r["server_cpu_s"] / r["wall_s"] >= 0.85
             common.result(f"{r['workers']} workers vs 1: throughput ratio", r["events_per_s"] / one["events_per_s"],
-                          "x", None if saturated and r["workers"] > 2 else 1.0,
-                          note="server saturated (>= 0.85 core busy)" if saturated else "", command=cmd)
-
+                          "x", None if saturated_at_one else 1.0,
+                          note=(f"n/a: server saturated with 1 worker ({one['server_cpu_s'] / one['wall_s']:.2f} "
+                                f"cores busy)") if saturated_at_one else "", command=cmd)
+    # What one client core could feed: events per worker CPU second (spawn, imports and parquet included).
+    capacity = one["events"] / max(1e-9, one["client_cpu_s"])
+    common.result("client capacity: events/s per worker CPU second", capacity, "events/s", None,
+                  note=f"{capacity / one['events_per_s']:.0f}x what the server absorbed with 1 worker", command=cmd)
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 8_000, sys.argv[2] if len(sys.argv) > 2 else "appV4")
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 40_000, sys.argv[2] if len(sys.argv) > 2 else "appV4")
