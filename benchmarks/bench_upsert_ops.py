@@ -18,21 +18,18 @@ common.one_core()
 import sys  # noqa: E402
 
 import bson  # noqa: E402
-import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
-import pyarrow as pa  # noqa: E402
-from bson.raw_bson import RawBSONDocument  # noqa: E402
 from pymongo import UpdateOne  # noqa: E402
 
 from costlab.appversions import versions as v  # noqa: E402
+import raw_statements  # noqa: E402
 from costlab.appversions.events import generate_events  # noqa: E402
 
 INC_LAYOUTS = ("embedded_id", "key_string", "key_binary", "id_day", "dynamic")
 
 
-def statement(op: UpdateOne) -> bytes:
-    """The update statement pymongo's bulk writer sends for this operation, BSON-encoded."""
-    return bson.encode({"q": op._filter, "u": op._doc, "multi": False, "upsert": op._upsert})
+# The update statement pymongo's bulk writer sends for an UpdateOne, BSON-encoded.
+statement = raw_statements.statement_bytes
 
 
 def encode_statements(ops: list[UpdateOne]) -> int:
@@ -78,41 +75,9 @@ def baseline(version: v.AppVersion, events: pl.DataFrame) -> int:
     return encode_statements(baseline_ops(version, events))
 
 
-def raw_statements_appv4(events: pl.DataFrame) -> list[RawBSONDocument]:
-    """PROTOTYPE of the fix (not product code): appV4's update statements as raw BSON, no dicts.
-
-    One statement template per status field (all the same length: one-letter names); numpy writes
-    each event's 36-byte _id into its row; each statement is a RawBSONDocument, which the driver
-    copies as is (e.g. in `db.command({"update": coll, "updates": statements, "ordered": False})`).
-    """
-    version = v.VERSIONS["appV4"]
-    prepared = v._prepared(version, events).select("id", "field")
-    ids = prepared["id"].to_arrow()
-    id_bytes = np.frombuffer(pa.concat_arrays([ids]).buffers()[2], dtype=np.uint8)[:36 * len(ids)].reshape(-1, 36) \
-        if ids.offset == 0 else np.frombuffer(b"".join(ids.to_pylist()), dtype=np.uint8).reshape(-1, 36)
-    templates = {name: np.frombuffer(bson.encode({"q": {"_id": bytes(36)}, "u": {"$inc": {name: 1}},
-                                                  "multi": False, "upsert": True}), dtype=np.uint8)
-                 for name in v.SHORT_NAMES.values()}
-    length = len(templates["a"])
-    id_at = bytes(templates["a"]).index(b"\x05_id\x00") + 5 + 4 + 1  # element header, length, subtype
-    rows = np.empty((len(ids), length), dtype=np.uint8)
-    fields = prepared["field"].to_numpy()
-    for name, template in templates.items():
-        rows[fields == name] = template
-    rows[:, id_at:id_at + 36] = id_bytes
-    flat = rows.tobytes()
-    return [RawBSONDocument(flat[i * length:(i + 1) * length]) for i in range(len(ids))]
-
-
-def prototype(events: pl.DataFrame, cmd: str) -> None:
-    version = v.VERSIONS["appV4"]
-    sample = events.head(500)
-    same = [bytes(d.raw) for d in raw_statements_appv4(sample)] == [statement(o) for o in version.bulk_upsert_ops(sample)]
-    fast = common.best_of_cpu(lambda: vectorised(version, events), repeat=2)
-    raw = common.best_of_cpu(lambda: raw_statements_appv4(events), repeat=2)
-    common.result("PROTOTYPE appV4 raw BSON statements, events/s per core", events.height / raw.cpu_s, "events/s",
-                  None, note=f"{fast.cpu_s / raw.cpu_s:.1f}x the UpdateOne path"
-                             + ("; byte-identical statements" if same else "; STATEMENTS DIFFER"), command=cmd)
+def raw_path(version: v.AppVersion, events: pl.DataFrame) -> int:
+    """The prototype fix: statements as raw BSON from templates (benchmarks/raw_statements.py)."""
+    return sum(len(doc.raw) for doc in raw_statements.statements(version, events))
 
 
 def main(n_events: int = 50_000, n_baseline: int = 10_000) -> None:
@@ -121,7 +86,7 @@ def main(n_events: int = 50_000, n_baseline: int = 10_000) -> None:
     events = generate_events(events_per_year, seed=1)
     base_events = events.sample(n_baseline, seed=1, shuffle=False) if n_baseline < events.height else events
     cmd = "python benchmarks/bench_upsert_ops.py"
-    short = []
+    short, prototypes = [], []
     for name, version in v.VERSIONS.items():
         # The baseline must build the same statements, or the comparison means nothing.
         sample = base_events.head(200)
@@ -145,9 +110,20 @@ def main(n_events: int = 50_000, n_baseline: int = 10_000) -> None:
         if ok_rate is False or ok_ratio is False or not is_inc:
             short.append(f"{name} ({kind}, {bytes_per_op:,.0f} B/statement, {rate:,.0f} events/s, "
                          f"{rate / base_rate:.1f}x)")
+        prototypes.append((name, kind, mine, base_rate, fast.cpu_s / mine.height))
     print("\nbelow target or without one: " + ("; ".join(short) if short else "none"))
-    print("\nWhat a fix would give (statements built as raw BSON with numpy templates, like docsize's generator):")
-    prototype(events, cmd)
+    print("\nWhat the fix would give: PROTOTYPE statements as raw BSON from numpy-filled templates "
+          "(benchmarks/raw_statements.py), byte-identical to the driver's (checked on 200 events each):")
+    for name, kind, mine, base_rate, product_s_per_event in prototypes:
+        version = v.VERSIONS[name]
+        sample = mine.head(200)
+        same = [bytes(d.raw) for d in raw_statements.statements(version, sample)] == \
+               [statement(o) for o in version.bulk_upsert_ops(sample)]
+        raw = common.best_of_cpu(lambda: raw_path(version, mine), repeat=2)
+        rate = mine.height / raw.cpu_s
+        common.result(f"PROTOTYPE {name} ({kind}) raw statements, events/s per core", rate, "events/s", None,
+                      note=f"{rate / base_rate:.1f}x the baseline, {product_s_per_event * rate:.1f}x the product path"
+                           + ("" if same else "; STATEMENTS DIFFER"), command=cmd)
 
 
 if __name__ == "__main__":

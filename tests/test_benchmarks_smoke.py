@@ -34,14 +34,15 @@ def test_upsert_baseline_builds_the_same_statements_for_every_version():
         assert product == baseline, name
 
 
-def test_raw_statement_prototype_matches_the_driver_statements():
-    bench = importlib.import_module("bench_upsert_ops")
+def test_raw_statement_prototype_matches_the_driver_statements_for_every_version():
+    raw_statements = importlib.import_module("raw_statements")
     from costlab.appversions.events import generate_events
     from costlab.appversions.versions import VERSIONS
 
-    events = generate_events(100, seed=2)
-    raw = [bytes(doc.raw) for doc in bench.raw_statements_appv4(events)]
-    assert raw == [bench.statement(op) for op in VERSIONS["appV4"].bulk_upsert_ops(events)]
+    events = generate_events(200, seed=2)  # 2,000 events: every status, many buckets
+    for name, version in VERSIONS.items():
+        raw = [bytes(doc.raw) for doc in raw_statements.statements(version, events)]
+        assert raw == [raw_statements.statement_bytes(op) for op in version.bulk_upsert_ops(events)], name
 
 
 def test_docsize_dict_baseline_builds_the_same_bytes():
