@@ -13,6 +13,8 @@ rule appversions_events:
         seed=AV["seed"],
     log:
         "results/logs/appversions_events.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/appversions_events.py"
 
@@ -29,6 +31,8 @@ rule appversions_model:
         tolerance=AV["model_tolerance"],
     log:
         "results/logs/appversions_model.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/appversions_model.py"
 
@@ -50,6 +54,8 @@ rule appversions_correctness:
         mongod=MONGOD,
     log:
         "results/logs/appversions_correctness_{version}.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/appversions_correctness.py"
 
@@ -103,6 +109,8 @@ rule appversions_load:
         mongod=MONGOD,
     log:
         "results/logs/appversions_load_{version}.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/appversions_load.py"
 
@@ -124,6 +132,8 @@ rule appversions_loadtest:
         mongod=MONGOD,
     log:
         "results/logs/appversions_loadtest_{version}.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/appversions_loadtest.py"
 
@@ -145,6 +155,8 @@ rule appversions_tables:
         model_tolerance=AV["model_tolerance"],
     log:
         "results/logs/appversions_tables.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/appversions_tables.py"
 
@@ -163,6 +175,8 @@ rule appversions_figures:
         loadtest=AV_LT,
     log:
         "results/logs/appversions_figures.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/appversions_figures.py"
 

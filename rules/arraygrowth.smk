@@ -40,6 +40,8 @@ rule arraygrowth_run:
         mongod=1,
     log:
         "results/logs/arraygrowth_run_{ag_profile}_{ag_workload}.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/arraygrowth_run.py"
 
@@ -52,6 +54,8 @@ rule arraygrowth_fallback_model:
         fallback=AG_FALLBACK,
     log:
         "results/logs/arraygrowth_fallback_model.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/arraygrowth_model.py"
 
@@ -68,6 +72,8 @@ rule arraygrowth_fallback:
         mongod=1,
     log:
         "results/logs/arraygrowth_fallback_{ag_profile}.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/arraygrowth_fallback.py"
 
@@ -82,6 +88,8 @@ rule arraygrowth_tables:
         **AG_TABLES,
     log:
         "results/logs/arraygrowth_tables.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/arraygrowth_tables.py"
 
@@ -100,6 +108,8 @@ rule arraygrowth_figure_log_bytes:
         figure="log_bytes",
     log:
         "results/logs/arraygrowth_figure_log_bytes.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/arraygrowth_figures.py"
 
@@ -118,6 +128,8 @@ rule arraygrowth_figure_bytes_per_op:
         figure="bytes_per_op",
     log:
         "results/logs/arraygrowth_figure_bytes_per_op.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/arraygrowth_figures.py"
 
@@ -139,6 +151,8 @@ rule arraygrowth_figure_fallback:
         figure="fallback",
     log:
         "results/logs/arraygrowth_figure_fallback.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/arraygrowth_figures.py"
 

@@ -4,6 +4,10 @@ from costlab.config import validate as validate_config
 # Raises ConfigError naming the key and what is allowed; Snakemake stops before any job.
 validate_config(config)
 
+# For --use-conda users (with PYTHONPATH set to this checkout so scripts import costlab);
+# the tested path is pip + venv (`make all`). Relative to rules/.
+CONDA_ENV = "../environment.yml"
+
 # Each study's .smk appends the files `all` should build when the study is enabled;
 # STUDY_TARGETS keeps them per study for the report.
 ALL_TARGETS = []

@@ -30,6 +30,8 @@ rule docsize_model:
         study=DS,
     log:
         "results/logs/docsize_model.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/docsize_model.py"
 
@@ -46,6 +48,8 @@ rule docsize_load:
         mongod=MONGOD,
     log:
         "results/logs/docsize_load_{dataset}.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/docsize_load.py"
 
@@ -68,6 +72,8 @@ rule docsize_measure:
         mongod=MONGOD,
     log:
         "results/logs/docsize_measure_{run}__{dataset}.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/docsize_measure.py"
 
@@ -85,6 +91,8 @@ rule docsize_tables:
         window_minutes=DS["window_minutes"],
     log:
         "results/logs/docsize_tables.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/docsize_tables.py"
 
@@ -108,6 +116,8 @@ rule docsize_figures:
         "results/docsize/figures/server_vs_client.vl.json",
     log:
         "results/logs/docsize_figures.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/docsize_figures.py"
 

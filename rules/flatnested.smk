@@ -20,6 +20,8 @@ rule flatnested_values:
         seed=FN["seed"],
     log:
         "results/logs/flatnested_values.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/flatnested_values.py"
 
@@ -33,6 +35,8 @@ rule flatnested_model:
         shapes=FN_SHAPES,
     log:
         "results/logs/flatnested_model.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/flatnested_model.py"
 
@@ -49,6 +53,8 @@ rule flatnested_load:
         mongod=MONGOD,
     log:
         "results/logs/flatnested_load_{shape}.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/flatnested_load.py"
 
@@ -68,6 +74,8 @@ rule flatnested_measure:
         mongod=MONGOD,
     log:
         "results/logs/flatnested_measure_{shape}.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/flatnested_measure.py"
 
@@ -83,6 +91,8 @@ rule flatnested_tables:
         **FN_TABLES,
     log:
         "results/logs/flatnested_tables.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/flatnested_tables.py"
 
@@ -96,6 +106,8 @@ rule flatnested_figure:
         json=FN_FIGURE["vl.json"],
     log:
         "results/logs/flatnested_figure.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/flatnested_figure.py"
 

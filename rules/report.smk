@@ -22,5 +22,7 @@ rule report:
         captions_dir=str(Path(workflow.basedir) / "rules" / "captions"),
     log:
         "results/logs/report.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/report_html.py"

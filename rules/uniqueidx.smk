@@ -14,6 +14,8 @@ rule uniqueidx_conformance:
         mongod=MONGOD,
     log:
         "results/logs/uniqueidx_conformance.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/uniqueidx_conformance.py"
 

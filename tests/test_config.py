@@ -52,3 +52,28 @@ def test_make_all_fails_fast_with_one_line_without_a_server(tmp_path):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "server.backend: external" in lines[0]
+
+
+def test_environment_yml_mirrors_the_pinned_requirements():
+    pinned = {line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
+              if line.strip() and not line.startswith("#")}
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    assert set(pip_section) == pinned
+
+
+@pytest.mark.parametrize("configfile", ["config/config.yaml", "config/smoke.yaml", "config/full.yaml"])
+def test_dry_run_plans_every_study(configfile):
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--configfile", configfile],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    for rule in ("docsize_measure", "appversions_loadtest", "arraygrowth_run", "flatnested_measure",
+                 "uniqueidx_conformance", "report"):
+        assert rule in result.stdout, f"{rule} missing from the plan for {configfile}"
+
+
+def test_lint_is_clean():
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0
+    assert "Lints for" not in result.stdout + result.stderr
