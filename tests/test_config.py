@@ -77,3 +77,20 @@ def test_lint_is_clean():
                             text=True, timeout=300)
     assert result.returncode == 0
     assert "Lints for" not in result.stdout + result.stderr
+
+
+def _schema_keys(node: dict, prefix: str = "") -> list[str]:
+    props = node.get("properties")
+    if not props:
+        return [prefix]
+    return [key for name, child in props.items()
+            for key in _schema_keys(child, f"{prefix}.{name}" if prefix else name)]
+
+
+def test_readme_documents_every_config_key():
+    readme = (ROOT / "README.md").read_text()
+    schema = yaml.safe_load((ROOT / "config" / "schema.yaml").read_text())
+    keys = _schema_keys(schema)
+    assert len(keys) > 20
+    missing = [key for key in keys if f"`{key}`" not in readme]
+    assert not missing, f"README.md does not document config keys {missing}"
