@@ -73,9 +73,12 @@ def test_load_events_from_workers_matches_a_sequential_load(server_uri, mongo_cl
     try:
         version.prepare_collection(db)
         # chunks of 170 rows: batches of 50 carry over chunk boundaries
-        sent = load_events(server_uri, db.name, version.collection_name, version_name, path, batch_size=50,
-                           workers=2, chunk_rows=170)
-        assert sent == events.height
+        counts = load_events(server_uri, db.name, version.collection_name, version_name, path, batch_size=50,
+                             workers=2, chunk_rows=170)
+        # The servers' counts summed over both workers: every event applied, each document created once.
+        assert counts.statements == counts.applied == events.height
+        assert counts.upserted == db[version.collection_name].count_documents({})
+        assert counts.modified == events.height - counts.upserted > 0
         sequential = db[f"{version.collection_name}_seq"]
         for batch in batches(events, 250):
             sequential.bulk_write(version.bulk_upsert_ops(batch), ordered=False)
@@ -91,6 +94,23 @@ def test_load_events_from_workers_matches_a_sequential_load(server_uri, mongo_cl
         assert stats["indexes"] == 1 + len(version.indexes)
         row = stats_row(version_name, version.collection_name, events.height, stats)
         assert row["documents_per_event"] == pytest.approx(stats["documents"] / events.height)
+    finally:
+        mongo_client.drop_database(db.name)
+
+
+def test_load_events_write_error_fails_the_load_naming_the_version(server_uri, mongo_client, tmp_path):
+    """A write error in a reply (here a unique index the upserts violate) fails the load."""
+    path = tmp_path / "events.parquet"
+    generate_events(600, seed=3).filter(pl.col("status") == "approved").head(20).write_parquet(path)
+    version = get_version("appV4")
+    db = mongo_client["t_load_write_error"]
+    mongo_client.drop_database(db.name)
+    try:
+        collection = version.prepare_collection(db)
+        collection.insert_one({"_id": b"someone else", "a": 1})
+        collection.create_index("a", unique=True)   # every new appV4 document of an approved event has a: 1
+        with pytest.raises(RuntimeError, match="loading appV4 failed in worker processes load-appV4-0"):
+            load_events(server_uri, db.name, version.collection_name, "appV4", path, batch_size=10, workers=1)
     finally:
         mongo_client.drop_database(db.name)
 

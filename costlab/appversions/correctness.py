@@ -101,9 +101,12 @@ def _compare(version_name: str, key: str, end_date: date | datetime, got: list[d
 
 
 def load_events(collection: Collection, version: AppVersion, events: pl.DataFrame, batch_size: int = 250) -> None:
-    """Load `events` with the version's own Bulk Upsert: unordered bulk_write of `batch_size` operations."""
-    for batch in version.iter_op_batches(events, batch_size):
-        collection.bulk_write(batch, ordered=False)
+    """Load `events` with the version's own Bulk Upsert as the loader sends it: unordered `update`
+    commands of `batch_size` pre-encoded statements (statements.py), every reply checked."""
+    from costlab.appversions.statements import iter_statement_batches, send_update_statements
+
+    for statements in iter_statement_batches(version, events, batch_size):
+        send_update_statements(collection, statements, version.name)
 
 
 def report_rows(version: AppVersion, collection: Collection,

@@ -5,6 +5,10 @@ function, in unordered batches of 250. Here the events come from events.parquet 
 by several worker processes. Each worker owns a disjoint set of keys (all of a user's events go
 to one worker, in date order), so two workers never upsert the same document at the same time
 (no duplicate-key races on upsert, and a bucket's items keep the order they had in the source).
+
+A batch is one unordered `update` command of pre-encoded statements (statements.py: the same
+statements `bulk_write(version.bulk_upsert_ops(...), ordered=False)` sends, built without a Python
+object per event); every reply is checked, and the server's counts are summed across workers.
 """
 from __future__ import annotations
 
@@ -13,10 +17,14 @@ import multiprocessing as mp
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from costlab.progress import progress
+
+if TYPE_CHECKING:  # statements.py imports pymongo; tables.py imports this module for column names only
+    from costlab.appversions.statements import UpsertCounts
 
 DATABASE = "costlab_appversions"
 PUBLISHED_BATCH_SIZE = 250
@@ -56,9 +64,14 @@ class _LoadJob:
     chunk_rows: int = 1_000_000
 
 
-def _load_worker(job: _LoadJob, done_counter) -> None:
+# Shared counters of the worker processes: events sent, then the server's n, nModified, upserted.
+_SENT, _APPLIED, _MODIFIED, _UPSERTED = range(4)
+
+
+def _load_worker(job: _LoadJob, counters) -> None:
     from pymongo import MongoClient
 
+    from costlab.appversions.statements import iter_statement_batches, send_update_statements
     from costlab.appversions.versions import get_version
 
     version = get_version(job.version)
@@ -76,31 +89,39 @@ def _load_worker(job: _LoadJob, done_counter) -> None:
             full = chunk.height - chunk.height % job.batch_size
             last_chunk = offset + job.chunk_rows >= total
             to_send, pending = (chunk, None) if last_chunk else (chunk.head(full), chunk.slice(full))
-            # Operations are built vectorised for many rows at once, then sent `batch_size` at a time.
-            for ops in version.iter_op_batches(to_send, job.batch_size):
-                collection.bulk_write(ops, ordered=False)
-                with done_counter.get_lock():
-                    done_counter.value += len(ops)
+            # Statements are built vectorised for many rows at once, then sent `batch_size` at a time.
+            for statements in iter_statement_batches(version, to_send, job.batch_size):
+                counts = send_update_statements(collection, statements, job.version)
+                with counters.get_lock():
+                    counters[_SENT] += counts.statements
+                    counters[_APPLIED] += counts.applied
+                    counters[_MODIFIED] += counts.modified
+                    counters[_UPSERTED] += counts.upserted
     finally:
         client.close()
 
 
 def load_events(uri: str, database: str, collection: str, version: str, events_path: str | Path,
-                batch_size: int = PUBLISHED_BATCH_SIZE, workers: int = 4, chunk_rows: int = 1_000_000) -> int:
-    """Send every event of events_path through the version's Bulk Upsert; return events sent.
+                batch_size: int = PUBLISHED_BATCH_SIZE, workers: int = 4, chunk_rows: int = 1_000_000
+                ) -> UpsertCounts:
+    """Send every event of events_path through the version's Bulk Upsert; return the server's counts.
 
-    The collection must already be prepared (options, indexes). Raises RuntimeError naming the
-    version and the failed workers if any worker fails (the partial collection is then not
-    marked complete: the caller writes dataset.json only after this returns).
+    `applied` (the replies' n summed) is the number of events applied; `upserted` the documents
+    created, `modified` the existing documents updated. The collection must already be prepared
+    (options, indexes). Raises RuntimeError naming the version and the failed workers if any worker
+    fails, e.g. on a write error in a reply (the partial collection is then not marked complete:
+    the caller writes dataset.json only after this returns).
     """
+    from costlab.appversions.statements import UpsertCounts
+
     if workers < 1:
         raise ValueError(f"load workers must be >= 1, got {workers!r}")
     total = pl.scan_parquet(events_path).select(pl.len()).collect().item()
     ctx = mp.get_context("spawn")   # fresh interpreters: no client state inherited across fork
-    done = ctx.Value("q", 0)
+    counters = ctx.Array("q", 4)
     processes = [ctx.Process(target=_load_worker, name=f"load-{version}-{w}", daemon=True,
                              args=(_LoadJob(uri, database, collection, version, str(events_path), w, workers,
-                                            batch_size, chunk_rows), done)) for w in range(workers)]
+                                            batch_size, chunk_rows), counters)) for w in range(workers)]
     bar = progress(total=total, desc=f"load {version}", unit="events")
     try:
         for process in processes:
@@ -108,9 +129,9 @@ def load_events(uri: str, database: str, collection: str, version: str, events_p
         shown = 0
         while any(p.is_alive() for p in processes):
             time.sleep(0.25)
-            if done.value > shown:
-                bar.update(done.value - shown)
-                shown = done.value
+            if counters[_APPLIED] > shown:
+                bar.update(counters[_APPLIED] - shown)
+                shown = counters[_APPLIED]
         for process in processes:
             process.join()
     finally:
@@ -123,9 +144,12 @@ def load_events(uri: str, database: str, collection: str, version: str, events_p
     if failed:
         raise RuntimeError(f"loading {version} failed in worker processes {', '.join(failed)} "
                            "(see their traceback above)")
-    if done.value != total:
-        raise RuntimeError(f"loading {version}: {done.value} of {total} events sent")
-    return total
+    counts = UpsertCounts(statements=counters[_SENT], applied=counters[_APPLIED], modified=counters[_MODIFIED],
+                          upserted=counters[_UPSERTED])
+    if counts.statements != total or counts.applied != total:
+        raise RuntimeError(f"loading {version}: {counts.statements} of {total} events sent, "
+                           f"{counts.applied} applied")
+    return counts
 
 
 def collection_stats(db, collection: str) -> dict:
@@ -204,9 +228,12 @@ def load_job(config: dict, version_name: str, events_path: str | Path, data_dir:
         db = server.client[DATABASE]
         version.prepare_collection(db)
         started = time.monotonic()
-        events = load_events(worker_uri(server, config), DATABASE, version.collection_name, version_name,
+        counts = load_events(worker_uri(server, config), DATABASE, version.collection_name, version_name,
                              events_path, batch_size=settings["batch_size"], workers=settings["load_workers"])
+        events = counts.applied
         extra["load_seconds"] = round(time.monotonic() - started, 3)
+        extra.update(events_applied=counts.applied, documents_upserted=counts.upserted,
+                     documents_modified=counts.modified)
         row = stats_row(version_name, version.collection_name, events, collection_stats(db, version.collection_name))
         write_parquet(pl.DataFrame([row]), collstats_path)
         write_marker(data_dir, {"database": DATABASE, **row})

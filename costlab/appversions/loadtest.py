@@ -207,6 +207,7 @@ def _worker_main(spec: WorkerSpec, ready_queue, go_event, t0_value) -> None:
     """One worker process: connect, prepare, wait for the common start, run its operations."""
     from pymongo import MongoClient
 
+    from costlab.appversions.statements import send_update_statements, update_statements
     from costlab.appversions.versions import get_version
 
     version = get_version(spec.version)
@@ -232,14 +233,15 @@ def _worker_main(spec: WorkerSpec, ready_queue, go_event, t0_value) -> None:
         for i in range(n):
             # Build the request before its start time so building is not part of the latency.
             if spec.kind == "upsert":
-                ops = version.bulk_upsert_ops(payload.slice(i * spec.batch_size, spec.batch_size))
+                statements = update_statements(version, payload.slice(i * spec.batch_size, spec.batch_size))
             _sleep_until(t0 + spec.intended_s[i])
             started = time.monotonic()
             if started >= cutoff:
                 break   # the test is over: this and later operations stay `skipped`
             try:
                 if spec.kind == "upsert":
-                    collection.bulk_write(ops, ordered=False)
+                    # Raises BulkUpsertError on writeErrors / writeConcernError in the reply.
+                    send_update_statements(collection, statements, spec.version)
                 else:
                     version.get_reports(collection, keys[i], end_dates[i])
                 status[i] = "ok"
