@@ -22,27 +22,31 @@ def test_benchmark_imports_and_has_main(name):
     assert callable(module.main)
 
 
-def test_upsert_baseline_builds_the_same_statements_for_every_version():
+def test_upsert_baseline_and_product_build_the_same_statements_for_every_version():
     bench = importlib.import_module("bench_upsert_ops")
     from costlab.appversions.events import generate_events
+    from costlab.appversions.statements import driver_statement
     from costlab.appversions.versions import VERSIONS
 
     events = generate_events(300, seed=5)  # 3,000 events over 10 years
     for name, version in VERSIONS.items():
-        product = [bench.statement(op) for op in version.bulk_upsert_ops(events)]
-        baseline = [bench.statement(op) for op in bench.baseline_ops(version, events)]
-        assert product == baseline, name
+        reference = [driver_statement(op) for op in version.bulk_upsert_ops(events)]
+        assert [driver_statement(op) for op in bench.baseline_ops(version, events)] == reference, name
+        assert bench.same_statements(version, events.head(50)) == (True, True), name
 
 
-def test_raw_statement_prototype_matches_the_driver_statements_for_every_version():
-    raw_statements = importlib.import_module("raw_statements")
+def test_upsert_product_figure_counts_the_commands_the_driver_sends():
+    bench = importlib.import_module("bench_upsert_ops")
     from costlab.appversions.events import generate_events
-    from costlab.appversions.versions import VERSIONS
+    from costlab.appversions.statements import driver_statement
+    from costlab.appversions.versions import get_version
 
-    events = generate_events(200, seed=2)  # 2,000 events: every status, many buckets
-    for name, version in VERSIONS.items():
-        raw = [bytes(doc.raw) for doc in raw_statements.statements(version, events)]
-        assert raw == [raw_statements.statement_bytes(op) for op in version.bulk_upsert_ops(events)], name
+    version = get_version("appV4")
+    events = generate_events(300, seed=5).head(600)   # three commands: 250 + 250 + 100 statements
+    statement_bytes = sum(len(driver_statement(op)) for op in version.bulk_upsert_ops(events))
+    # Each command adds its header ("update", name, "ordered") and an array index key per statement.
+    overhead = bench.product(version, events) - statement_bytes
+    assert 600 * 4 < overhead < 600 * 8 + 3 * 64, overhead
 
 
 def test_docsize_dict_baseline_builds_the_same_bytes():
