@@ -2,7 +2,7 @@
 
 Target (issue 8): N workers give more throughput than 1 until the server saturates, and the
 client's CPU share is reported. Runs costlab.appversions.load.load_events (the workflow's load
-step: spawned workers, each owning a disjoint set of keys, unordered bulk_write of 250 events)
+step: spawned workers, each owning a disjoint set of keys, one unordered `update` command of 250 raw statements per batch, replies checked)
 on a fresh collection per run. CPU accounting, from getrusage:
 - client = the worker processes (RUSAGE_CHILDREN, after they are joined);
 - server = this process (the in-process stand-in's threads; the parent only polls a counter).
@@ -44,8 +44,9 @@ def run(uri: str, version_name: str, events_path: Path, workers: int) -> dict:
         version.prepare_collection(client[DATABASE])
     self0, children0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    sent = load_events(uri, DATABASE, version.collection_name, version_name, events_path,
-                       batch_size=PUBLISHED_BATCH_SIZE, workers=workers)
+    counts = load_events(uri, DATABASE, version.collection_name, version_name, events_path,
+                         batch_size=PUBLISHED_BATCH_SIZE, workers=workers)
+    sent = counts.applied   # events the server reports applied (the replies' n, summed)
     wall = time.perf_counter() - start
     self1, children1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     with MongoClient(uri) as client:
