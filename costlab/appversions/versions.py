@@ -177,7 +177,11 @@ class AppVersion:
 
     # -- Bulk Upsert ---------------------------------------------------------------------------
     def bulk_upsert_ops(self, events: pl.DataFrame) -> list[UpdateOne]:
-        """One upsert UpdateOne per event row (in row order)."""
+        """One upsert UpdateOne per event row (in row order): the readable reference.
+
+        The loader and the load test send the same statements built as raw BSON
+        (statements.update_statements), which also derives its templates from this builder.
+        """
         return _build_ops(self, events)
 
     def iter_op_batches(self, events: pl.DataFrame, batch_size: int = 250,
