@@ -111,22 +111,12 @@ def header(title: str) -> None:
 
 def machine() -> str:
     """One line: CPU model, cores, memory (what the figures were measured on)."""
-    model = "unknown CPU"
-    try:
-        for text_line in Path("/proc/cpuinfo").read_text().splitlines():
-            if text_line.startswith("model name"):
-                model = text_line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        import psutil
+    from costlab.server.provenance import host_info
 
-        memory = f"{psutil.virtual_memory().total / 2**30:.0f} GiB"
-    except ImportError:
-        memory = "? GiB"
+    host = host_info()
     load = ", load average {:.1f}".format(os.getloadavg()[0]) if hasattr(os, "getloadavg") else ""
-    return f"{model}, {os.cpu_count()} cores, {memory}, Python {sys.version.split()[0]}{load}"
+    return (f"{host['cpu_model']}, {host['cpu_cores_logical']} cores, {host['memory_bytes'] / 2**30:.0f} GiB, "
+            f"Python {host['python']}{load}")
 
 
 @contextmanager

@@ -41,7 +41,7 @@ from pymongo.collection import Collection
 from pymongo.errors import OperationFailure
 
 from costlab.appversions.events import EVENT_SCHEMA, STATUS_DTYPE, STATUSES
-from costlab.appversions.versions import AppVersion, bucket_code, item_name
+from costlab.appversions.versions import AppVersion, bucket_code, chunked_batches, item_name
 
 # Sentinel event whose bytes are searched for in its statement: values no real event's other
 # bytes contain (a key of repeating distinct hex pairs, a date in 2037).
@@ -281,13 +281,7 @@ def update_statements(version: AppVersion, events: pl.DataFrame) -> list[RawBSON
 def iter_statement_batches(version: AppVersion, events: pl.DataFrame, batch_size: int = 250,
                            chunk_rows: int = 50_000) -> Iterator[list[RawBSONDocument]]:
     """Statements in batches of `batch_size`, built `chunk_rows` events at a time (bounded memory)."""
-    if batch_size < 1 or chunk_rows < 1:
-        raise ValueError(f"batch_size and chunk_rows must be >= 1, got {batch_size}, {chunk_rows}")
-    chunk_rows = max(batch_size, chunk_rows - chunk_rows % batch_size)
-    for offset in range(0, events.height, chunk_rows):
-        statements = update_statements(version, events.slice(offset, chunk_rows))
-        for i in range(0, len(statements), batch_size):
-            yield statements[i:i + batch_size]
+    return chunked_batches(lambda chunk: update_statements(version, chunk), events, batch_size, chunk_rows)
 
 
 # --------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import gc
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
-from typing import Any, Iterator, Literal
+from typing import Any, Callable, Iterator, Literal
 
 import polars as pl
 from pymongo import ASCENDING, IndexModel, UpdateOne
@@ -150,6 +150,18 @@ def full_bucket_bounds(key: str, start: datetime, end: datetime, bucket: Bucket)
 # The registry entry
 # --------------------------------------------------------------------------------------------
 
+def chunked_batches(build: Callable[[pl.DataFrame], list], events: pl.DataFrame, batch_size: int = 250,
+                    chunk_rows: int = 50_000) -> Iterator[list]:
+    """build(chunk) over `chunk_rows` events at a time (bounded memory), yielded in batches of `batch_size`."""
+    if batch_size < 1 or chunk_rows < 1:
+        raise ValueError(f"batch_size and chunk_rows must be >= 1, got {batch_size}, {chunk_rows}")
+    chunk_rows = max(batch_size, chunk_rows - chunk_rows % batch_size)
+    for offset in range(0, events.height, chunk_rows):
+        built = build(events.slice(offset, chunk_rows))
+        for i in range(0, len(built), batch_size):
+            yield built[i:i + batch_size]
+
+
 @dataclass(frozen=True)
 class AppVersion:
     """One application version: declarative data; behaviour comes from the shared builders."""
@@ -187,13 +199,7 @@ class AppVersion:
     def iter_op_batches(self, events: pl.DataFrame, batch_size: int = 250,
                         chunk_rows: int = 50_000) -> Iterator[list[UpdateOne]]:
         """Operations in batches of `batch_size`, built `chunk_rows` events at a time (bounded memory)."""
-        if batch_size < 1 or chunk_rows < 1:
-            raise ValueError(f"batch_size and chunk_rows must be >= 1, got {batch_size}, {chunk_rows}")
-        chunk_rows = max(batch_size, chunk_rows - chunk_rows % batch_size)
-        for offset in range(0, events.height, chunk_rows):
-            ops = _build_ops(self, events.slice(offset, chunk_rows))
-            for i in range(0, len(ops), batch_size):
-                yield ops[i:i + batch_size]
+        return chunked_batches(lambda chunk: _build_ops(self, chunk), events, batch_size, chunk_rows)
 
     # -- Get Reports ---------------------------------------------------------------------------
     def get_reports_pipelines(self, key: str, end_date: date | datetime) -> list[list[dict]]:
