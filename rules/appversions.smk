@@ -69,7 +69,8 @@ add_targets("appversions", "results/appversions/model/stats.csv", "results/appve
 # --- load, stats, load test, figures ---
 # One data directory per version, loaded through the version's own Bulk Upsert; collStats per
 # version; the phased load test per version on that data; then tables and figures of all of them.
-from costlab.appversions.figures import figure_names as _av_figure_names
+# names.py is light (no altair): parsing the workflow must not import the figure code.
+from costlab.appversions.names import figure_names as _av_figure_names
 
 AV_LT = AV["loadtest"]
 AV_LOADED = list(AV["load_versions"] or AV["versions"])

@@ -2,9 +2,10 @@
 # model (no server) -> load one data dir per dataset -> three runs per dataset -> tables -> figures.
 from costlab.docsize.datasets import check_study_config as _docsize_check
 from costlab.docsize.datasets import datasets as _docsize_datasets
-from costlab.docsize.figures import FIGURES as _DOCSIZE_FIGURES
-from costlab.docsize.run import RUNS as _DOCSIZE_RUNS
-from costlab.docsize.tables import table_names as _docsize_table_names
+# Light modules only (stdlib): parsing the workflow must not import pymongo, polars or altair.
+from costlab.docsize.names import FIGURES as _DOCSIZE_FIGURES
+from costlab.docsize.names import RUNS as _DOCSIZE_RUNS
+from costlab.docsize.names import table_names as _docsize_table_names
 
 DS = config["docsize"]
 _docsize_check(DS)  # window and customers against docs_per_collection, before any job runs

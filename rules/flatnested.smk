@@ -1,7 +1,8 @@
 # Study flatnested: flat N fields vs structured N/5 x 5 sub-documents, same values; time a query
 # for a field no document has (every field of every document walked) and compare BSON sizes.
+# shapes is stdlib only: parsing the workflow must not import faker (generate.py).
+from costlab.flatnested.shapes import MAX_FIELDS as _FN_MAX_FIELDS
 from costlab.flatnested.shapes import shapes_for as _fn_shapes_for
-from costlab.flatnested.generate import MAX_FIELDS as _FN_MAX_FIELDS
 
 FN = config["flatnested"]
 FN_SHAPES = [s.name for s in _fn_shapes_for(FN["flat_fields"], _FN_MAX_FIELDS)]

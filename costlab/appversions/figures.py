@@ -12,30 +12,11 @@ import altair as alt
 import polars as pl
 
 from costlab.appversions.loadtest import LoadTestPlan, segments
+from costlab.appversions.names import figure_names, loadtest_figures  # figure_names: re-exported
 from costlab.report.charts import (APP_VERSION_COLORS, PUBLISHED_COLOR, color_scale, save_chart,
                                    source_shape_scale, titled)
 
-# (figure name, versions) as the articles compare them, then all versions together.
-COMPARISONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("loadtest_appV5R0_vs_appV6R0", ("appV5R0", "appV6R0")),
-    ("loadtest_appV6R1_vs_appV6R2", ("appV6R1", "appV6R2")),
-    ("loadtest_appV6R3_vs_appV6R4", ("appV6R3", "appV6R4")),
-)
-STATIC_FIGURES = ("storage_per_event", "document_size")
 OPERATION_TITLES = {"report": "Get Reports (requests/s)", "upsert": "Bulk Upsert (events/s)"}
-
-
-def loadtest_figures(loadtest_versions: list[str]) -> list[tuple[str, tuple[str, ...]]]:
-    """Comparison figures whose versions were all load tested, plus all versions together."""
-    tested = set(loadtest_versions)
-    figures = [(name, versions) for name, versions in COMPARISONS if set(versions) <= tested]
-    if tested:
-        figures.append(("loadtest_all", tuple(v for v in APP_VERSION_COLORS if v in tested)))
-    return figures
-
-
-def figure_names(loadtest_versions: list[str]) -> list[str]:
-    return [*STATIC_FIGURES, *(name for name, _ in loadtest_figures(loadtest_versions))]
 
 
 def _version_scale(versions) -> alt.Scale:

@@ -11,14 +11,14 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 
-from costlab.docsize.run import RUNS, SHAPES
+from costlab.docsize.names import FIGURES, RUNS
+from costlab.docsize.run import SHAPES
 from costlab.report.charts import color_scale, save_chart, titled
 
 SHAPE_COLORS = {"whole": "#e45756", "projection": "#4c78a8", "covered": "#54a24b"}
 SHAPE_LABELS = {"whole": "whole documents", "projection": "projection, two fields", "covered": "covered"}
 RUN_ORDER = [RUNS[name].label for name in RUNS]
 SOURCE_SHAPES = {"reproduced (median)": "circle", "published": "diamond"}
-FIGURES = ("time_by_size", "bytes_read", "server_vs_client")
 _BYTES_LABEL = ("datum.value >= 1e9 ? datum.value / 1e9 + ' GB' : datum.value >= 1e6 ? datum.value / 1e6 + ' MB'"
                 " : datum.value >= 1e3 ? datum.value / 1e3 + ' kB' : datum.value + ' B'")
 

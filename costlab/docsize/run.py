@@ -10,7 +10,6 @@ because explain executes the query and would warm the cache between timed querie
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import bson
@@ -22,24 +21,11 @@ from pymongo.collection import Collection
 from costlab.docsize.datasets import DATABASE, Dataset
 from costlab.docsize.generate import EPOCH_MS, MINUTE_MS, order_fields
 from costlab.docsize.load import CUSTOMER_INDEX_NAME, WINDOW_INDEX_NAME, collection_stats
+from costlab.docsize.names import RUNS, RunSpec
 from costlab.measure import counter_delta, get_path, plan_summary, snapshot
 from costlab.progress import progress
 from costlab.server.provenance import server_kind as kind_of_server
 
-
-@dataclass(frozen=True)
-class RunSpec:
-    name: str
-    profile: str      # costlab server profile
-    windows: str      # same | random
-    label: str        # how tables and figures name the cache setting
-
-
-RUNS: dict[str, RunSpec] = {r.name: r for r in (
-    RunSpec("same_window", "standalone", "same", "default cache, same window"),
-    RunSpec("random_windows", "standalone", "random", "default cache, random windows"),
-    RunSpec("small_cache", "standalone-small-cache", "random", "256 MB cache, random windows"),
-)}
 
 SHAPES = ("whole", "projection", "covered")
 PROJECTIONS: dict[str, dict | None] = {

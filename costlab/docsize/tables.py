@@ -10,21 +10,14 @@ from typing import Iterable
 
 import polars as pl
 
-from costlab.docsize.run import RUNS, SHAPES
+from costlab.docsize.names import QUERY_TABLES, RUNS, table_names
+from costlab.docsize.run import SHAPES
 from costlab.measure import summarize
 
 MEASURES = ("client_ms", "server_ms", "bytes_read_into_cache", "keys_examined", "docs_examined", "bytes_returned")
 GROUP = ["run", "run_label", "profile", "dataset", "variant", "size_kb", "family", "shape"]
 STAND_IN_VERDICT = "not comparable (stand-in)"
 PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
-# Which article table each reproduced table mirrors: (file stem, run, measure, published metric).
-QUERY_TABLES = (
-    ("client_time_same_window", "same_window", "client_ms", "client_ms"),
-    ("server_time_same_window", "same_window", "server_ms", "server_ms"),
-    ("client_time_random_windows", "random_windows", "client_ms", None),
-    ("client_time_small_cache", "small_cache", "client_ms", "client_ms"),
-    ("bytes_read_small_cache", "small_cache", "bytes_read_into_cache", "bytes_read_into_cache"),
-)
 CASES = {  # (variant, family) -> how the variants table names it
     ("base", "window"): "published layout, one window",
     ("tail", "window"): "fields after history, one window",
@@ -247,12 +240,6 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
     return pl.DataFrame(rows, schema={"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8, "published": pl.Float64,
                                       "reproduced": pl.Float64, "ratio": pl.Float64, "verdict": pl.Utf8,
                                       "server_kind": pl.Utf8}).select(PVR_COLUMNS)
-
-
-def table_names() -> list[str]:
-    """Every CSV build_tables writes under tables/ (Snakemake declares the same list)."""
-    return (["summary", "collections", "variants", "published_vs_reproduced"]
-            + [stem for stem, _, _, _ in QUERY_TABLES])
 
 
 def build_tables(raw_paths: Iterable[str | Path], collection_paths: Iterable[str | Path], model_path: str | Path,

@@ -12,7 +12,7 @@ from typing import Callable
 import polars as pl
 from faker import Faker
 
-from costlab.flatnested.shapes import FIELDS_PER_GROUP, Shape
+from costlab.flatnested.shapes import FIELDS_PER_GROUP, MAX_FIELDS, MAX_GROUPS, Shape  # MAX_FIELDS: re-exported
 from costlab.progress import progress
 
 SEPARATOR = "_"
@@ -36,8 +36,8 @@ def _address(prefix: str) -> tuple[str, tuple[tuple[str, Gen], ...]]:
                     ("country", lambda f: f.country()))
 
 
-# 20 groups x 5 fields = the widest published shape (100 fields / 20x5). Order matters: a shape
-# with G groups uses the first G. Names are what a person record could really hold.
+# MAX_GROUPS (20) groups x 5 fields = the widest published shape (100 fields / 20x5). Order matters:
+# a shape with G groups uses the first G. Names are what a person record could really hold.
 GROUPS: tuple[tuple[str, tuple[tuple[str, Gen], ...]], ...] = (
     ("name", (("first", lambda f: f.first_name()), ("middle", lambda f: f.first_name()),
               ("last", lambda f: f.last_name()), ("prefix", lambda f: f.prefix()),
@@ -90,7 +90,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, Gen], ...]], ...] = (
     ("login", (("username", lambda f: f.user_name()), ("password", lambda f: f.sha256()),
                ("last", _date), ("ip", lambda f: f.ipv4_public()), ("attempts", lambda f: f.random_int(0, 5)))),
 )
-MAX_FIELDS = len(GROUPS) * FIELDS_PER_GROUP
+assert len(GROUPS) == MAX_GROUPS  # shapes.MAX_FIELDS, which the workflow plans with, counts on it
 assert all(len(fields) == FIELDS_PER_GROUP for _, fields in GROUPS)
 assert len({name for name, _ in GROUPS}) == len(GROUPS)
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 FIELDS_PER_GROUP = 5
+# The widest published shape (100 fields / 20x5); generate.GROUPS holds exactly this many groups.
+# Kept here, not derived from GROUPS, so the workflow can plan shapes without importing faker.
+MAX_GROUPS = 20
+MAX_FIELDS = MAX_GROUPS * FIELDS_PER_GROUP
 LAYOUTS = ("flat", "structured")
 
 

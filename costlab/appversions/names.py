@@ -1,0 +1,29 @@
+"""The study's figure names: what rules/appversions.smk needs to declare its jobs.
+
+No altair, polars or pymongo here, so parsing the workflow stays cheap; figures.py takes these
+from here.
+"""
+from __future__ import annotations
+
+from costlab.report.palette import APP_VERSION_COLORS
+
+# (figure name, versions) as the articles compare them, then all versions together.
+COMPARISONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("loadtest_appV5R0_vs_appV6R0", ("appV5R0", "appV6R0")),
+    ("loadtest_appV6R1_vs_appV6R2", ("appV6R1", "appV6R2")),
+    ("loadtest_appV6R3_vs_appV6R4", ("appV6R3", "appV6R4")),
+)
+STATIC_FIGURES = ("storage_per_event", "document_size")
+
+
+def loadtest_figures(loadtest_versions: list[str]) -> list[tuple[str, tuple[str, ...]]]:
+    """Comparison figures whose versions were all load tested, plus all versions together."""
+    tested = set(loadtest_versions)
+    figures = [(name, versions) for name, versions in COMPARISONS if set(versions) <= tested]
+    if tested:
+        figures.append(("loadtest_all", tuple(v for v in APP_VERSION_COLORS if v in tested)))
+    return figures
+
+
+def figure_names(loadtest_versions: list[str]) -> list[str]:
+    return [*STATIC_FIGURES, *(name for name, _ in loadtest_figures(loadtest_versions))]
