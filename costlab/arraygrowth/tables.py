@@ -227,22 +227,23 @@ def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], Power
     def pub_bytes(profile, workload):
         return pub_replica.filter((pl.col("profile") == profile) & (pl.col("workload") == workload))["log_bytes"][0]
 
-    n_push = _largest_common_n(raw, [("standalone", "push"), ("replset-1", "push")], 10_000)
-    sa, _ = _value_at(raw, "standalone", "push", "log_bytes", n_push) if n_push else (None, None)
-    rs, _ = _value_at(raw, "replset-1", "push", "log_bytes", n_push) if n_push else (None, None)
+    def profile_ratio(workload, numerator, denominator):
+        """N used, published and reproduced log bytes numerator-profile / denominator-profile."""
+        n = _largest_common_n(raw, [(numerator, workload), (denominator, workload)], 10_000)
+        top, _ = _value_at(raw, numerator, workload, "log_bytes", n) if n else (None, None)
+        bottom, _ = _value_at(raw, denominator, workload, "log_bytes", n) if n else (None, None)
+        return (n, pub_bytes(numerator, workload) / pub_bytes(denominator, workload),
+                top / bottom if top is not None and bottom else None)
+
+    n_push, published_ratio, reproduced_ratio = profile_ratio("push", "standalone", "replset-1")
     add("a replica set writes far less journal for the same $push sequence",
         f"standalone / replset-1 log bytes, $push (published N=10000, reproduced N={n_push})", "ratio",
-        pub_bytes("standalone", "push") / pub_bytes("replset-1", "push"),
-        sa / rs if sa is not None and rs else None, lambda r: r >= MIN_STANDALONE_OVER_REPLSET)
+        published_ratio, reproduced_ratio, lambda r: r >= MIN_STANDALONE_OVER_REPLSET)
 
-    n_ins = _largest_common_n(raw, [("standalone", "insert"), ("replset-1", "insert")], 10_000)
-    sa_i, _ = _value_at(raw, "standalone", "insert", "log_bytes", n_ins) if n_ins else (None, None)
-    rs_i, _ = _value_at(raw, "replset-1", "insert", "log_bytes", n_ins) if n_ins else (None, None)
+    n_ins, published_ratio, reproduced_ratio = profile_ratio("insert", "replset-1", "standalone")
     add("inserting on a replica set writes ~4x the journal (the oplog is logged too)",
         f"replset-1 / standalone log bytes, insert (published N=10000, reproduced N={n_ins})", "ratio",
-        pub_bytes("replset-1", "insert") / pub_bytes("standalone", "insert"),
-        rs_i / sa_i if rs_i is not None and sa_i else None,
-        lambda r: REPLSET_INSERT_FACTOR[0] <= r <= REPLSET_INSERT_FACTOR[1])
+        published_ratio, reproduced_ratio, lambda r: REPLSET_INSERT_FACTOR[0] <= r <= REPLSET_INSERT_FACTOR[1])
 
     def pub_calls_per_op(profile, workload, column):
         row = published_calls.filter((pl.col("profile") == profile) & (pl.col("workload") == workload))

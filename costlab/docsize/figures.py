@@ -76,14 +76,20 @@ def _subtitle(window_minutes: int | None, note: str | None) -> str | None:
     return "; ".join(parts) or None
 
 
+def _by_cache_setting(frame: pl.DataFrame, y: alt.Y, unit: str, title: str, stand_in: bool,
+                      subtitle: str | None) -> alt.TopLevelMixin:
+    """Lines and points per query shape, one panel per cache setting."""
+    chart = _lines_and_points(frame, y, unit).properties(width=220, height=220).facet(
+        column=alt.Column("cache_setting:N", title=None, sort=RUN_ORDER))
+    return titled(chart, title, stand_in, subtitle)
+
+
 def time_by_size_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool,
                        window_minutes: int | None = None) -> alt.TopLevelMixin:
     frame = _long(summary, published, "client_ms", "client_ms")
     y = alt.Y("value:Q", title="client time per query, median (ms, log scale)", scale=alt.Scale(type="log"))
-    chart = _lines_and_points(frame, y, "ms").properties(width=220, height=220).facet(
-        column=alt.Column("cache_setting:N", title=None, sort=RUN_ORDER))
-    return titled(chart, "Query time by document size, three query shapes", stand_in,
-                  _subtitle(window_minutes, _missing_note(frame, "client time")))
+    return _by_cache_setting(frame, y, "ms", "Query time by document size, three query shapes", stand_in,
+                             _subtitle(window_minutes, _missing_note(frame, "client time")))
 
 
 def bytes_read_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool,
@@ -93,10 +99,8 @@ def bytes_read_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: b
     y = alt.Y("value:Q", title="bytes read into cache per query (median, symlog)",
               scale=alt.Scale(type="symlog", constant=1000),
               axis=alt.Axis(values=[0, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9], labelExpr=_BYTES_LABEL))
-    chart = _lines_and_points(frame, y, "bytes").properties(width=220, height=220).facet(
-        column=alt.Column("cache_setting:N", title=None, sort=RUN_ORDER))
-    return titled(chart, "Bytes read into the cache by document size and query shape", stand_in,
-                  _subtitle(window_minutes, _missing_note(frame, "bytes read into cache")))
+    return _by_cache_setting(frame, y, "bytes", "Bytes read into the cache by document size and query shape",
+                             stand_in, _subtitle(window_minutes, _missing_note(frame, "bytes read into cache")))
 
 
 def server_vs_client_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool,
