@@ -8,7 +8,7 @@ wall time but does not change the figure, and a multi-threaded library cannot pa
 as one. The wall time is printed beside it.
 
 Every figure goes through `result(...)`, which prints figure, target and ratio side by side and,
-when COSTLAB_BENCH_JSON names a file, appends one JSON line to it (README.md, "Performance" is
+when COSTLAB_BENCH_JSON names a file, appends one JSON line to it (benchmarks/README.md is
 written from those lines: `make bench COSTLAB_BENCH_JSON=/tmp/bench.jsonl`).
 """
 from __future__ import annotations

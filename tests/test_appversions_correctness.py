@@ -26,7 +26,7 @@ BACKGROUND_PER_YEAR = 120
 BURST_PER_YEAR = 3_650
 SEED = 11
 # The stand-in does not use the _id index for appV1's embedded-document _id equality (a collection
-# scan per upsert, see the study README), so appV1 gets every 4th event to stay fast.
+# scan per upsert, see docs/appversions.md), so appV1 gets every 4th event to stay fast.
 APPV1_STRIDE = 3
 
 

@@ -1,7 +1,7 @@
 """Parsing the workflow stays cheap: rule files import only light modules (no altair, faker, polars, pymongo).
 
 Every Snakemake invocation parses rules/*.smk; the study dependencies cost most of a no-op run
-when they are imported there (README "Performance"). Name lists live in stdlib-only modules
+when they are imported there (benchmarks/README.md). Name lists live in stdlib-only modules
 (costlab/docsize/names.py, costlab/appversions/names.py, costlab/flatnested/shapes.py) that the
 heavy modules take them from. Checks run in a fresh interpreter: this one already has them all.
 """

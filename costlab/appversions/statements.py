@@ -7,7 +7,7 @@ through both and compares the collections, for every version).
 
 Why not UpdateOne: building a few dicts and an UpdateOne per event, then `bson.encode` of each, is
 one Python call chain per event; it cannot run much faster than a per-row loop
-(README.md, "Performance"). Here no Python object is built per event except the final
+(benchmarks/README.md). Here no Python object is built per event except the final
 `RawBSONDocument` wrapper, which the driver copies into the command as is.
 
 How: for each (version, status), the reference builder encodes the statement

@@ -21,7 +21,7 @@ Events carry exactly one status, so each operation increments/pushes that one st
 articles' `event.<other status>` are `undefined` and never reach the server (absent, not null, not 0).
 
 Where the articles leave implementation detail open, the choices are documented in
-README.md ("events, versions, model, correctness").
+docs/appversions.md ("events, versions, model, correctness").
 """
 from __future__ import annotations
 

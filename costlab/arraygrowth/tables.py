@@ -16,7 +16,7 @@ from costlab.server.provenance import read_provenance
 
 FIT_LABEL = "wiredTiger.log"   # what the fit step names when log bytes are missing
 
-# Verdict thresholds (also in README.md, arraygrowth): the finding, not the absolute number.
+# Verdict thresholds (also in docs/arraygrowth.md): the finding, not the absolute number.
 QUADRATIC_EXPONENT = (1.7, 2.3)
 LINEAR_EXPONENT = (0.8, 1.2)
 MIN_STANDALONE_OVER_REPLSET = 5.0      # "far less journal on a replica set"

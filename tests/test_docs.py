@@ -1,0 +1,83 @@
+"""The documentation a newcomer reads: a short README whose links all resolve inside the
+repository, and one page per study under docs/."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDIES = ("docsize", "appversions", "arraygrowth", "flatnested", "uniqueidx")
+README_MAX_LINES = 200
+
+# [text](target) in markdown, not images' alt text nor code spans.
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def markdown_files() -> list[Path]:
+    files = [ROOT / "README.md", ROOT / "config" / "README.md", ROOT / "benchmarks" / "README.md"]
+    files += sorted((ROOT / "docs").glob("*.md"))
+    return files
+
+
+def _without_code(text: str) -> str:
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def _slug(heading: str) -> str:
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(markdown: str) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
+    anchors = set()
+    for heading in re.findall(r"^#+\s+(.*)$", re.sub(r"```.*?```", "", markdown, flags=re.S),
+                              flags=re.M):
+        anchors.add(_slug(heading))
+    return anchors
+
+
+def test_readme_is_short_with_a_table_of_contents():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= README_MAX_LINES
+    sections = re.findall(r"^## (.*)$", readme, flags=re.M)
+    toc = {target.lstrip("#") for target in LINK.findall(readme.split("\n## ", 1)[0])}
+    assert toc, "README has no table of contents before its first section"
+    missing = [s for s in sections if _slug(s) not in toc]
+    assert not missing, f"README's table of contents lacks {missing}"
+    for command in ("make all", "make test"):
+        assert command in readme
+
+
+def test_readme_links_every_study_page():
+    readme = (ROOT / "README.md").read_text()
+    for study in STUDIES:
+        assert f"(docs/{study}.md)" in readme
+        assert (ROOT / "docs" / f"{study}.md").is_file()
+
+
+@pytest.mark.parametrize("md", markdown_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_resolves_inside_the_repository(md: Path):
+    text = md.read_text()
+    broken = []
+    for target in LINK.findall(_without_code(text)):
+        if re.match(r"[a-z]+:", target):
+            continue  # an absolute URL (http:, mailto:)
+        path_part, _, anchor = target.partition("#")
+        resolved = (md.parent / path_part).resolve() if path_part else md
+        if ROOT not in resolved.parents and resolved != ROOT:
+            broken.append(f"{target} (outside the repository)")
+        elif not resolved.exists():
+            broken.append(f"{target} (no such file)")
+        elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved.read_text()):
+            broken.append(f"{target} (no such heading)")
+    assert not broken, f"{md.relative_to(ROOT)}: broken links {broken}"
+
+
+@pytest.mark.parametrize("md", markdown_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_reference_to_files_outside_the_repository(md: Path):
+    # Paths written in code spans count too: a reader cannot open ../shared/... from a clone.
+    outside = re.findall(r"\.\./shared/\S*|/work/\S*", md.read_text())
+    assert not outside, f"{md.relative_to(ROOT)} names files outside the repository: {outside}"
