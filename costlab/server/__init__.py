@@ -41,7 +41,8 @@ def resolve_backend(server_config: dict) -> str:
         return backend
     from costlab.server import binary, docker_backend
     try:
-        docker_backend.engine_client(timeout_s=3)
+        # Only asking whether an engine answers: close the client (and its connection pool) now.
+        docker_backend.engine_client(timeout_s=3).close()
         return "docker"
     except ServerUnavailable:
         pass
