@@ -305,3 +305,22 @@ def test_command_line_builds_from_a_results_folder(mixed_tree, monkeypatch, caps
     assert re.match(r"wrote results/report.html in \d+\.\d\d s \(docsize shown, appversions shown, "
                     r"arraygrowth no results, flatnested shown, uniqueidx shown\)", out), out
     assert "flatnested finding one" in page  # every study enabled by default: flatnested's results shown
+
+
+def test_page_html_lives_in_the_template_not_in_python_strings():
+    """The page's markup is costlab/report/templates/report.html.j2; page.py only prepares values."""
+    import costlab.report.page as page_module
+
+    source = Path(page_module.__file__).read_text()
+    tags = re.findall(r"<(?:section|table|figure|div|h[1-4]|dl|details)\b", source)
+    assert not tags, f"HTML assembled in page.py: {sorted(set(tags))}"
+    assert (page_module.TEMPLATES_DIR / "report.html.j2").is_file()
+
+
+def test_template_escapes_values_from_results(tmp_path, captions):
+    write_study(tmp_path, "uniqueidx", "mongod", figure=None)
+    table = tmp_path / "results" / "uniqueidx" / "tables" / "latency.csv"
+    pl.DataFrame({"note": ["<script>alert(1)</script>"], "server_kind": ["mongod"]}).write_csv(table)
+    page, _ = build(tmp_path, smoke_config(studies=["uniqueidx"]), captions)
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import polars as pl
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
 
 from costlab.config import ROOT, config_hash
 from costlab.io import atomic_path
@@ -245,47 +247,60 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
     return section
 
 
-# ---------------------------------------------------------------- HTML pieces
+# ---------------------------------------------------------------- what the template shows
+# The page's HTML is costlab/report/templates/report.html.j2; these functions turn a study's files
+# into plain values for it (text the template escapes; Markup only for HTML built here on purpose).
 
-def esc(value: Any) -> str:
-    return html.escape("" if value is None else str(value))
+TEMPLATES_DIR = Path(__file__).with_name("templates")
 
 
-def format_cell(value: Any) -> str:
+@dataclass
+class Cell:
+    text: str
+    css_class: str | None = None
+    missing: bool = False         # shown greyed (a null or NaN)
+
+
+@dataclass
+class TableView:
+    columns: list[str]
+    rows: list[list[Cell]]
+    total_rows: int
+    css_class: str = "data"
+
+
+def format_cell(value: Any) -> Cell:
+    """One value as the page shows it: thousands separators, 4 significant digits, — for null."""
     if value is None:
-        return '<span class="na">—</span>'
+        return Cell("—", missing=True)
     if isinstance(value, bool):
-        return str(value).lower()
+        return Cell(str(value).lower())
     if isinstance(value, int):
-        return f"{value:,}"
+        return Cell(f"{value:,}")
     if isinstance(value, float):
         if value != value:
-            return '<span class="na">NaN</span>'
+            return Cell("NaN", missing=True)
         if value.is_integer() and abs(value) >= 1e4:
-            return f"{value:,.0f}"
-        return f"{value:.4g}"
-    return esc(value)
+            return Cell(f"{value:,.0f}")
+        return Cell(f"{value:.4g}")
+    return Cell(str(value))
 
 
-def table_html(frame: pl.DataFrame, css_class: str = "data") -> str:
+def table_view(frame: pl.DataFrame, css_class: str = "data") -> TableView:
     shown = frame.head(MAX_TABLE_ROWS)
-    head = "".join(f"<th>{esc(c)}</th>" for c in shown.columns)
     verdict_at = shown.columns.index("verdict") if "verdict" in shown.columns else None
     rows = []
     for row in shown.iter_rows():  # at most MAX_TABLE_ROWS rows
         cells = []
         for i, value in enumerate(row):
-            attrs = ""
+            cell = format_cell(value)
             if i == verdict_at and value is not None:
-                attrs = f' class="verdict {verdict_class(str(value))}"'
+                cell.css_class = f"verdict {verdict_class(str(value))}"
             elif isinstance(value, (int, float)) and not isinstance(value, bool):
-                attrs = ' class="num"'
-            cells.append(f"<td{attrs}>{format_cell(value)}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    more = (f'<p class="note">First {MAX_TABLE_ROWS} of {frame.height:,} rows.</p>'
-            if frame.height > MAX_TABLE_ROWS else "")
-    return (f'<div class="scroll"><table class="{css_class}"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table></div>{more}')
+                cell.css_class = "num"
+            cells.append(cell)
+        rows.append(cells)
+    return TableView(list(shown.columns), rows, frame.height, css_class)
 
 
 def verdict_class(verdict: str) -> str:
@@ -344,7 +359,7 @@ def provenance_rows(records: list[dict]) -> list[tuple[str, str]]:
     ]
 
 
-def jobs_table(records: list[dict]) -> str:
+def jobs_view(records: list[dict]) -> TableView:
     rows = []
     for r in records:
         applied = r.get("applied_options")
@@ -354,138 +369,97 @@ def jobs_table(records: list[dict]) -> str:
                      "applied options": None if applied_text is None else str(applied_text),
                      "started_at": r.get("started_at"), "ended_at": r.get("ended_at"),
                      "config_hash": r.get("config_hash")})
-    return table_html(pl.DataFrame(rows, schema={k: pl.Utf8 for k in rows[0]}), "data jobs")
-
-
-def _dl(rows: list[tuple[str, str]]) -> str:
-    return "<dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
+    return table_view(pl.DataFrame(rows, schema={k: pl.Utf8 for k in rows[0]}), "data jobs")
 
 
 def _value_text(value: Any) -> str:
     return "null" if value is None else json.dumps(value) if isinstance(value, (list, dict)) else str(value)
 
 
-def config_block(study: str, config: dict, defaults: dict, records: list[dict]) -> str:
+def config_view(study: str, config: dict, defaults: dict, records: list[dict]) -> dict[str, Any]:
+    """The study's scale (keys, values, changed?), the config hashes and the keys that differ from the defaults."""
     current_hash = config_hash(config)
     hashes = sorted({r.get("config_hash") for r in records if r.get("config_hash")})
-    hash_text = f"<code>{esc(current_hash)}</code> (this report's config)"
-    if hashes and hashes != [current_hash]:
-        hash_text += ("; results measured with " + ", ".join(f"<code>{esc(h)}</code>" for h in hashes)
-                      + ' <span class="warn">differs: rerun the study to measure with this config</span>')
-    scale = flatten(config.get(study) or {})
     default_scale = flatten(defaults.get(study) or {})
-    scale_text = ", ".join(
-        f'<code>{esc(k)}</code> = {esc(_value_text(v))}' + (" <span class=\"changed\">(changed)</span>"
-                                                           if default_scale.get(k, v) != v else "")
-        for k, v in scale.items()) or "the study has no config keys"
-    diffs = [d for d in config_differences(config, defaults) if d[0].split(".")[0] in (study, "server")]
-    diff_html = ("<table class=\"data diff\"><thead><tr><th>key</th><th>default</th><th>this run</th></tr></thead>"
-                 "<tbody>" + "".join(f"<tr><td><code>{esc(k)}</code></td><td>{esc(_value_text(d))}</td>"
-                                     f"<td>{esc(_value_text(v))}</td></tr>" for k, d, v in diffs)
-                 + "</tbody></table>") if diffs else "<p>all of this study's and the server's keys at their defaults</p>"
-    return _dl([("scale", scale_text), ("config hash", hash_text)]) + \
-        "<h4>Config values that differ from config/config.yaml</h4>" + diff_html
+    scale = [(k, _value_text(v), default_scale.get(k, v) != v)
+             for k, v in flatten(config.get(study) or {}).items()]
+    diffs = [(k, _value_text(d), _value_text(v)) for k, d, v in config_differences(config, defaults)
+             if k.split(".")[0] in (study, "server")]
+    return {"current_hash": current_hash, "measured_hashes": hashes if hashes and hashes != [current_hash] else [],
+            "scale": scale, "differences": diffs}
 
 
-def figure_html(study: str, item: FigureItem, out_dir: Path) -> str:
-    element_id = f"fig-{study}-{re.sub(r'[^A-Za-z0-9_-]', '-', item.name)}"
-    banner = f'<div class="figbanner">{esc(STAND_IN_LABEL)}</div>' if item.stand_in else ""
+def figure_view(study: str, item: FigureItem, out_dir: Path) -> dict[str, Any]:
+    spec_json = None
     if item.spec is not None:
-        spec_json = json.dumps(item.spec).replace("<", "\\u003c")  # nothing in it can close the script tag
-        body = (f'<div class="vega" id="{element_id}"></div>'
-                f'<script type="application/json" data-figure="{element_id}">{spec_json}</script>')
-    elif item.svg is not None:
-        body = f'<div class="svg">{item.svg}</div>'
-    elif item.png is not None:
-        encoded = base64.b64encode(item.png.read_bytes()).decode()
-        body = f'<img alt="{esc(item.name)}" src="data:image/png;base64,{encoded}">'
-    else:
-        body = '<p class="warn">no drawable file</p>'
-    links = " · ".join(f'<a href="{esc(os.path.relpath(p, out_dir))}">{esc(suffix.lstrip("."))}</a>'
-                       for suffix, p in sorted(item.files.items()))
-    caption = item.caption or (f'<p class="warn">no caption: add rules/captions/{esc(study)}_{esc(item.name)}.rst</p>')
-    return (f'<figure id="{element_id}-box">{banner}{body}<figcaption><strong>{esc(item.name)}</strong> '
-            f'<span class="files">({links})</span>{caption}</figcaption></figure>')
+        # Nothing in the spec can close the script tag it sits in.
+        spec_json = Markup(json.dumps(item.spec).replace("<", "\\u003c"))
+    return {
+        "study": study, "name": item.name, "stand_in": item.stand_in,
+        "element_id": f"fig-{study}-{re.sub(r'[^A-Za-z0-9_-]', '-', item.name)}",
+        "spec_json": spec_json,
+        "svg": Markup(item.svg) if item.svg is not None else None,
+        "png_data": base64.b64encode(item.png.read_bytes()).decode() if item.png is not None and spec_json is None
+        and item.svg is None else None,
+        "links": [(suffix.lstrip("."), os.path.relpath(p, out_dir)) for suffix, p in sorted(item.files.items())],
+        "caption": Markup(item.caption) if item.caption else None,
+    }
 
 
-def table_block(study: str, item: TableItem, out_dir: Path, heading: bool = True) -> str:
-    banner = f'<div class="figbanner">{esc(STAND_IN_LABEL)}</div>' if item.stand_in else ""
-    caption = item.caption or ""
-    link = f'<a href="{esc(os.path.relpath(item.path, out_dir))}">{esc(item.path.name)}</a>'
-    title = (f"<h4>{esc(item.name)} <span class=\"files\">({link})</span></h4>" if heading
-             else f'<p class="files">file: {link}</p>')
-    # The published-vs-reproduced table is the point of the section: shown whole, not in a scroll box.
-    box_class = "table-box" if heading else "table-box pvr"
-    return f'<div class="{box_class}">{title}{banner}{caption}{table_html(item.frame)}</div>'
+def table_block_view(item: TableItem, out_dir: Path, heading: bool = True) -> dict[str, Any]:
+    return {"name": item.name, "file_name": item.path.name, "href": os.path.relpath(item.path, out_dir),
+            "heading": heading, "stand_in": item.stand_in,
+            "caption": Markup(item.caption) if item.caption else None, "table": table_view(item.frame)}
 
 
-def not_run_html(section: StudySection, config: dict) -> str:
+def not_run_view(section: StudySection, config: dict) -> dict[str, str]:
     study = section.info.name
     if not section.enabled:
         enabled = [s for s in STUDIES if s in config.get("studies", []) or s == study]
-        command = f".venv/bin/snakemake --profile profiles/default results/report.html --config 'studies={json.dumps(enabled)}'"
-        why = f"{study} is not in <code>studies</code> of this run's config."
+        command = (".venv/bin/snakemake --profile profiles/default results/report.html "
+                   f"--config 'studies={json.dumps(enabled)}'")
+        why = Markup("{} is not in <code>studies</code> of this run's config.").format(study)
     elif not section.has_rules:
         command = RUN_COMMAND
         why = f"no workflow rules registered results for {study} in this checkout."
     else:
         command = RUN_COMMAND
         why = f"{study} has no results yet."
-    return (f'<div class="notrun"><p><strong>not run</strong>: {why}</p>'
-            f"<p>Run it with:</p><pre>{esc(command)}</pre>"
-            '<p class="note">Add the same <code>--configfile</code> you ran the other studies with.</p></div>')
+    return {"why": why, "command": command}
 
 
-def section_html(section: StudySection, config: dict, defaults: dict, out_dir: Path) -> str:
+def section_status(section: StudySection) -> str:
+    return "not run" if not section.has_results else ("stand-in" if section.stand_in else "measured")
+
+
+def section_view(section: StudySection, config: dict, defaults: dict, out_dir: Path) -> dict[str, Any]:
     info = section.info
     study = info.name
-    status = "not run" if not section.has_results else ("stand-in" if section.stand_in else "measured")
-    parts = [f'<section class="study" id="study-{study}" data-study="{study}" data-status="{esc(status)}">',
-             f"<h2>{esc(study)}: {esc(info.title)} <span class=\"status s-{status.replace(' ', '-')}\">"
-             f"{esc(status)}</span></h2>",
-             f'<p class="source">Source: {esc(info.source)}</p>',
-             f"<p><strong>What was measured.</strong> {esc(info.measured)}</p>"]
+    view: dict[str, Any] = {"study": study, "title": info.title, "source": info.source, "measured": info.measured,
+                            "status": section_status(section), "stand_in": section.stand_in}
     if not section.has_results:
-        parts.append(not_run_html(section, config))
-        parts.append("</section>")
-        return "\n".join(parts)
-    if section.stand_in:
-        parts.append(f'<div class="banner small">{esc(STAND_IN_LABEL)}: results of this study came from '
-                     "the SecantusDB stand-in; its timings and storage sizes are not MongoDB's.</div>")
-    if section.problems:
-        parts.append('<div class="problems"><strong>Problems reading this study\'s results:</strong><ul>'
-                     + "".join(f"<li>{esc(p)}</li>" for p in section.problems) + "</ul></div>")
-    if section.missing:
-        parts.append('<div class="problems"><strong>Registered but not built yet:</strong><ul>'
-                     + "".join(f"<li><code>{esc(p)}</code></li>" for p in section.missing) + "</ul></div>")
-    parts.append('<div class="header-grid"><div><h3>Server and host</h3>')
-    if section.provenance:
-        parts.append(_dl([(k, esc(v)) for k, v in provenance_rows(section.provenance)]))
-    else:
-        parts.append("<p>No measuring job: this study's results are server-free.</p>")
-    parts.append("</div><div><h3>Config</h3>" + config_block(study, config, defaults, section.provenance)
-                 + "</div></div>")
-    if section.provenance:
-        parts.append("<details><summary>Measuring jobs (" + str(len(section.provenance)) + ")</summary>"
-                     + jobs_table(section.provenance) + "</details>")
-    parts.append("<h3>Published vs reproduced</h3>")
-    if section.published is not None:
-        parts.append('<p class="note">The verdict is about the finding, not absolute times, '
-                     "which depend on the machine.</p>")
-        parts.append(table_block(study, section.published, out_dir, heading=False))
-    else:
-        parts.append(f'<p class="warn">No results/{esc(study)}/tables/{PUBLISHED_TABLE}.csv.</p>')
-    if section.figures:
-        parts.append("<h3>Figures</h3>")
-        parts.extend(figure_html(study, f, out_dir) for f in section.figures)
-    if section.tables:
-        parts.append("<h3>Tables</h3>")
-        parts.extend(table_block(study, t, out_dir) for t in section.tables)
-    if section.model_tables:
-        parts.append("<h3>Model (server-free numbers)</h3>")
-        parts.extend(table_block(study, t, out_dir) for t in section.model_tables)
-    parts.append("</section>")
-    return "\n".join(parts)
+        return view | {"not_run": not_run_view(section, config)}
+    return view | {
+        "not_run": None,
+        "problems": section.problems,
+        "missing": [str(p) for p in section.missing],
+        "provenance_rows": provenance_rows(section.provenance) if section.provenance else [],
+        "config": config_view(study, config, defaults, section.provenance),
+        "jobs": jobs_view(section.provenance) if section.provenance else None,
+        "jobs_count": len(section.provenance),
+        "published": table_block_view(section.published, out_dir, heading=False) if section.published else None,
+        "figures": [figure_view(study, f, out_dir) for f in section.figures],
+        "tables": [table_block_view(t, out_dir) for t in section.tables],
+        "model_tables": [table_block_view(t, out_dir) for t in section.model_tables],
+    }
+
+
+@lru_cache(maxsize=1)
+def template_environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=True, undefined=StrictUndefined,
+                      keep_trailing_newline=True)
+    env.globals.update(stand_in_text=STAND_IN_LABEL, published_table=PUBLISHED_TABLE)
+    return env
 
 
 CSS = """
@@ -561,37 +535,19 @@ def vega_bundle() -> str:
 
 def render_page(sections: list[StudySection], config: dict, defaults: dict, out_dir: Path,
                 generated_at: datetime) -> str:
-    stand_in = any(s.stand_in for s in sections)
-    banner = (f'<div class="banner" id="stand-in-banner">{esc(STAND_IN_LABEL)}. Some results in this report come '
-              "from the SecantusDB stand-in used for testing: its timings and storage sizes say nothing about "
-              "MongoDB. Sections and figures concerned are marked.</div>") if stand_in else ""
-    nav = "<nav><ul>" + "".join(
-        f'<li><a href="#study-{s.info.name}">{esc(s.info.name)}</a>: {esc(s.info.title)} — '
-        f'{"not run" if not s.has_results else ("stand-in" if s.stand_in else "measured")}</li>'
-        for s in sections) + "</ul></nav>"
-    global_diffs = [d for d in config_differences(config, defaults) if d[0] == "studies"]
-    studies_note = (f"<p>Studies in this run: {esc(', '.join(config.get('studies', [])))}"
-                    + (" (default: all five)" if global_diffs else "") + ".</p>")
-    body = "\n".join(section_html(s, config, defaults, out_dir) for s in sections)
     needs_js = any(f.spec is not None for s in sections for f in s.figures)
-    scripts = f"<script>{vega_bundle()}</script>\n<script>{SCRIPT}</script>" if needs_js else ""
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>costlab report</title>
-<style>{CSS}</style></head>
-<body>
-<h1>costlab report</h1>
-<p class="note">Generated {esc(generated_at.isoformat(timespec='seconds'))} · config hash
-<code>{esc(config_hash(config))}</code> · published MongoDB studies reproduced on this machine.
-This page needs no network: figures are drawn by JavaScript included in the page.</p>
-{banner}
-{studies_note}
-{nav}
-{body}
-{scripts}
-</body></html>
-"""
+    studies_changed = any(key == "studies" for key, _, _ in config_differences(config, defaults))
+    return template_environment().get_template("report.html.j2").render(
+        generated_at=generated_at.isoformat(timespec="seconds"),
+        config_hash=config_hash(config),
+        stand_in=any(s.stand_in for s in sections),
+        studies=config.get("studies", []),
+        studies_changed=studies_changed,
+        sections=[section_view(s, config, defaults, out_dir) for s in sections],
+        css=Markup(CSS),
+        vega_bundle=Markup(vega_bundle()) if needs_js else None,
+        script=Markup(SCRIPT),
+    )
 
 
 def build_report(results_dir: str | Path, out_path: str | Path, config: dict,
