@@ -76,10 +76,47 @@ def _allowed(error: Any) -> str:
 
 def check_semantics(config: dict) -> None:
     """Rules a JSON schema cannot say cleanly."""
+    import os
+    import sys
+
+    from costlab.credentials import ENV_PASSWORD, ENV_URI, redact_uri, uri_has_password, uri_problem
+
     server = config.get("server", {})
-    if server.get("backend") == "external" and not server.get("uri"):
-        raise ConfigError("invalid config key server.uri: required when server.backend is external "
-                          "(e.g. mongodb://user:password@host:27017/)")
+    if server.get("backend") == "external" and not (server.get("uri") or os.environ.get(ENV_URI)):
+        raise ConfigError(f"invalid config key server.uri: required when server.backend is external "
+                          f"(e.g. mongodb://user@host:27017/ with the password in {ENV_PASSWORD}), "
+                          f"or set {ENV_URI}")
+    for source, uri in (("config key server.uri", server.get("uri")), (f"environment variable {ENV_URI}",
+                                                                       os.environ.get(ENV_URI))):
+        problem = uri and uri_problem(uri)
+        if problem:
+            raise ConfigError(f"invalid {source}: {redact_uri(uri)!r} {problem}")
+    if uri_has_password(server.get("uri")):
+        # Accepted (a config file of your own is your disk), but --config would put it in the
+        # process list and Snakemake's log: say once where it belongs.
+        print(f"costlab: server.uri carries a password; keep it off the command line: set {ENV_PASSWORD} "
+              "(see docs/reliability.md)", file=sys.stderr)
+
+
+def read_yaml(path: str | Path) -> dict:
+    """A config file's mapping, or ConfigError naming the file and the line of a YAML mistake."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
+        raise ConfigError(f"config file {path}: YAML error at {where}: {err.problem or err.context}") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"config file {path}: YAML error: {err}") from None
+    except OSError as err:
+        raise ConfigError(f"config file {path} cannot be read: {err.strerror or err}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: expected a mapping of config keys at the top level, "
+                          f"got a {type(data).__name__}")
+    return data
 
 
 def load_config(*configfiles: str | Path, overrides: dict | None = None) -> dict:
@@ -91,7 +128,7 @@ def load_config(*configfiles: str | Path, overrides: dict | None = None) -> dict
             continue
         if not path.exists():
             raise ConfigError(f"config file {path} does not exist")
-        config = deep_merge(config, yaml.safe_load(path.read_text()) or {})
+        config = deep_merge(config, read_yaml(path))
     if overrides:
         config = deep_merge(config, overrides)
     return validate(config)
@@ -101,7 +138,7 @@ def config_hash(config: dict) -> str:
     """Stable short hash of a config (key order does not matter); credentials are not part of it."""
     scrubbed = copy.deepcopy(config)
     if isinstance(scrubbed.get("server"), dict) and scrubbed["server"].get("uri"):
-        from costlab.server.provenance import redact_uri
+        from costlab.credentials import redact_uri
         scrubbed["server"]["uri"] = redact_uri(scrubbed["server"]["uri"])
     canonical = json.dumps(scrubbed, sort_keys=True, default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]

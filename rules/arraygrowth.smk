@@ -1,6 +1,8 @@
 # Study arraygrowth: journal bytes of a growing array, standalone vs replica set.
 # Source: "Linear array growth in MongoDB". Logic in costlab/arraygrowth; scripts are thin.
 
+from costlab.credentials import public_server_config as _public_server_config
+
 AG = config["arraygrowth"]
 AG_FALLBACK = AG["fallback"]
 AG_FALLBACK_ON = AG_FALLBACK["enabled"]
@@ -35,7 +37,7 @@ rule arraygrowth_run:
         provenance="results/arraygrowth/provenance/{ag_profile}_{ag_workload}.json",
     params:
         ns=AG["ns"],
-        server=config["server"],
+        server=_public_server_config(config["server"]),  # reruns on a server change; no password
     resources:
         mongod=1,
     log:
@@ -67,7 +69,7 @@ rule arraygrowth_fallback:
         provenance="results/arraygrowth/provenance/fallback_{ag_profile}.json",
     params:
         fallback=AG_FALLBACK,
-        server=config["server"],
+        server=_public_server_config(config["server"]),  # reruns on a server change; no password
     resources:
         mongod=1,
     log:

@@ -208,7 +208,8 @@ def worker_uri(server, config: dict) -> str:
     workers need the configured URI itself. Local docker/binary servers have no credentials.
     """
     if server.backend == "external":
-        return config["server"]["uri"]
+        from costlab.credentials import connection_uri
+        return connection_uri(config["server"])
     return server.uri
 
 

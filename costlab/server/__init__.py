@@ -70,9 +70,11 @@ def _sigterm_raises() -> Iterator[None]:
 
 @contextmanager
 def _external(server_config: dict, profile: Profile) -> Iterator[tuple[MongoClient, str, dict]]:
-    uri = server_config.get("uri")
+    from costlab.credentials import ENV_URI, connection_uri
+
+    uri = connection_uri(server_config)
     if not uri:
-        raise ServerUnavailable("server.backend is external but server.uri is not set")
+        raise ServerUnavailable(f"server.backend is external but neither server.uri nor {ENV_URI} is set")
     client = MongoClient(uri, serverSelectionTimeoutMS=int(server_config.get("startup_timeout_s", 60) * 1000))
     try:
         client.admin.command("ping")

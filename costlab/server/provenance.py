@@ -11,31 +11,17 @@ import subprocess
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import costlab
 from costlab.io import atomic_path
 from costlab.config import ROOT, config_hash
+# Redaction lives in costlab.credentials (stdlib only, so the rule files can use it too).
+from costlab.credentials import SECRET_OPTION_WORDS, redact_uri  # noqa: F401
 
 if TYPE_CHECKING:
     from costlab.server import RunningServer
 
 STAND_IN_PROCESS = "secantus"
-SECRET_OPTION_WORDS = ("password", "secret", "token", "key")
-
-
-def redact_uri(uri: str) -> str:
-    """The URI without password (user name kept) and without options whose names look secret."""
-    parts = urlsplit(uri)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, hosts = netloc.rsplit("@", 1)
-        user = userinfo.split(":", 1)[0]
-        netloc = f"{user}@{hosts}" if user else hosts
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-             if not any(word in k.lower() for word in SECRET_OPTION_WORDS)
-             and not any(word in v.lower() for word in ("aws_session_token",))]
-    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe=",:"), parts.fragment))
 
 
 def server_kind(server_status: dict) -> str:

@@ -1,0 +1,85 @@
+"""Config mistakes that used to pass: unknown keys, empty lists, zero rates, YAML errors without a place."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from costlab.config import ROOT, ConfigError, load_config
+
+
+def _object_paths(node: dict, prefix: str = "") -> list[str]:
+    if node.get("type") != "object" and "properties" not in node:
+        return []
+    paths = [prefix or "(top level)"]
+    for name, child in (node.get("properties") or {}).items():
+        paths += _object_paths(child, f"{prefix}.{name}" if prefix else name)
+    return paths
+
+
+def test_every_schema_section_rejects_unknown_keys():
+    schema = yaml.safe_load((ROOT / "config" / "schema.yaml").read_text())
+
+    def walk(node: dict, path: str):
+        if "properties" in node:
+            assert node.get("additionalProperties") is False, f"{path or '(top level)'} accepts unknown keys"
+            for name, child in node["properties"].items():
+                walk(child, f"{path}.{name}" if path else name)
+
+    walk(schema, "")
+    assert len(_object_paths(schema)) >= 10
+
+
+@pytest.mark.parametrize("override, key", [
+    ({"appversions": {"event_per_year": 600}}, "appversions"),           # a typo used to run 200,000
+    ({"appversions": {"loadtest": {"phase_secs": 5}}}, "appversions.loadtest"),
+    ({"server": {"url": "mongodb://h/"}}, "server"),
+    ({"docsize": {"sizes": [1]}}, "docsize"),
+])
+def test_unknown_key_is_rejected_naming_it(override, key):
+    with pytest.raises(ConfigError) as err:
+        load_config(overrides=override)
+    message = str(err.value)
+    assert key in message
+    bad = next(iter(next(iter(override.values())).keys())) if key.count(".") == 0 else "phase_secs"
+    assert bad in message
+
+
+@pytest.mark.parametrize("override, key", [
+    ({"appversions": {"load_versions": []}}, "appversions.load_versions"),    # used to mean all 14
+    ({"appversions": {"loadtest": {"versions": []}}}, "appversions.loadtest.versions"),
+    ({"studies": []}, "studies"),
+    ({"appversions": {"loadtest": {"upsert_rates": [250, 0]}}}, "appversions.loadtest.upsert_rates"),
+    ({"appversions": {"loadtest": {"report_rates": [0]}}}, "appversions.loadtest.report_rates"),
+])
+def test_empty_lists_and_zero_rates_are_rejected(override, key):
+    with pytest.raises(ConfigError) as err:
+        load_config(overrides=override)
+    assert key in str(err.value)
+
+
+def test_yaml_error_names_the_file_and_line(tmp_path):
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("appversions:\n  seed: 1\n   bad: [\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(bad)
+    assert str(bad) in str(err.value) and "line 3" in str(err.value)
+
+
+def test_a_config_file_that_is_not_a_mapping_is_named(tmp_path):
+    bad = tmp_path / "list.yaml"
+    bad.write_text("- server\n- uri\n")
+    with pytest.raises(ConfigError, match="list.yaml"):
+        load_config(bad)
+
+
+def test_precheck_reports_a_yaml_error_with_file_and_line(tmp_path):
+    # Snakemake's own message for this names neither; `make all` runs the pre-check first.
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("docsize:\n  seed: [1\n")
+    result = subprocess.run([sys.executable, "-m", "costlab.server.check", "--configfile", str(bad)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert str(bad) in result.stderr and "line 3" in result.stderr
