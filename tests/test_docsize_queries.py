@@ -119,6 +119,78 @@ def test_measure_dataset_rows_and_tables(loaded, mongo_client, real_mongod):
     assert summary.filter(pl.col("family") == "window")["n"].to_list() == [3, 3, 3]
 
 
+def _in_run_order(raw: pl.DataFrame) -> pl.DataFrame:
+    return raw.sort("family", "block", "block_query")
+
+
+def test_random_windows_one_block_per_shape_and_no_window_shared_back_to_back(loaded, mongo_client):
+    """Issue #12: each shape its own block with its own windows (not three shapes per window)."""
+    dataset, _, _, _ = loaded
+    raw, _ = measure_dataset(mongo_client, dataset, "random_windows", STUDY, database=loaded[1].database.name)
+    per_shape = raw.group_by("family", "shape").agg(pl.col("block").n_unique().alias("blocks"))
+    assert per_shape["blocks"].to_list() == [1] * per_shape.height
+    assert set(raw["block_order"]) == {"whole>projection>covered"}
+    assert set(raw["cache_reset"]) == {"not required"}
+    ordered = _in_run_order(raw.filter(pl.col("family") == "window"))
+    assert ordered["shape"].to_list() == ["whole"] * 3 + ["projection"] * 3 + ["covered"] * 3
+    # block_query counts the block's warm-ups first (1 here), then its timed queries
+    assert ordered["block_query"].to_list() == [1, 2, 3] * 3
+    assert (ordered["window_end"] - ordered["window_start"]).to_list() == [WINDOW] * 9
+    assert ordered["window_start"].to_list() == ordered["query_param"].to_list()
+    rows = ordered.to_dicts()
+    assert not any(a["shape"] != b["shape"] and a["window_start"] == b["window_start"] for a, b in zip(rows, rows[1:]))
+    windows = {shape: ordered.filter(pl.col("shape") == shape)["window_start"].to_list() for shape in ("whole", "projection")}
+    assert windows["whole"] != windows["projection"]  # each block draws its own windows
+    customers = raw.filter(pl.col("family") == "customer")
+    assert customers["window_start"].null_count() == customers.height  # a customer is not a window
+
+
+def test_small_cache_blocks_start_cold(loaded, mongo_client):
+    dataset, _, _, _ = loaded
+    resets = []
+
+    def reset_cache():
+        resets.append(len(resets))
+        return mongo_client, "restarted (test)"
+
+    raw, _ = measure_dataset(mongo_client, dataset, "small_cache", STUDY, database=loaded[1].database.name,
+                             reset_cache=reset_cache)
+    assert len(resets) == 6  # three blocks for each of the two families
+    assert set(raw["cache_reset"]) == {"restarted (test)"}
+    nobody, _ = measure_dataset(mongo_client, dataset, "small_cache", STUDY, database=loaded[1].database.name)
+    assert set(nobody["cache_reset"]) == {"not reset: no control over the server"}
+
+
+def test_small_cache_job_restarts_the_server_per_block(tmp_path, mongod_shim, monkeypatch):
+    """measure_job with the binary backend (tests/shims/mongod runs the stand-in): one restart per block."""
+    import os
+    import sys
+
+    from costlab.docsize.datasets import DATABASE
+    from costlab.server import start_server
+
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    server_config = {"backend": "binary", "mongod": mongod_shim, "startup_timeout_s": 30}
+    study = STUDY | {"variants": STUDY["variants"] | {"spread_customer": False}}
+    dataset, data_dir = parse_dataset("orders_1k"), tmp_path / "data"
+    with start_server(server_config, "standalone", data_dir) as server:
+        load_dataset(server.client, dataset, study, data_dir, database=DATABASE)
+    provenance = tmp_path / "small_cache__orders_1k.json"
+    raw, _ = run_module.measure_job({"server": server_config, "docsize": study}, "small_cache", "orders_1k",
+                                    str(data_dir), str(provenance))
+    assert set(raw["cache_reset"]) == {"restarted (binary backend; the OS file cache is not dropped)"}
+    assert raw["block"].unique().sort().to_list() == [0, 1, 2]
+    assert json.loads(provenance.read_text())["extra"]["cache_restarts"] == 3
+
+
+def test_external_backend_records_that_the_cache_was_not_reset(external_server_config):
+    from costlab.server import start_server
+
+    with start_server(external_server_config, "standalone-small-cache") as server:
+        client, note = run_module.cold_cache(server)
+    assert client is server.client and note.startswith("not reset: external backend")
+
+
 def test_bad_run_name_is_named():
     with pytest.raises(ValueError, match="same_window, random_windows, small_cache"):
         run_module.get_run("fast")

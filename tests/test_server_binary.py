@@ -69,6 +69,28 @@ def test_data_directory_is_reused_across_restarts(shim_config, tmp_path):
         assert server.client.costlab_t.c.count_documents({}) == 10
 
 
+def test_restart_stops_the_process_and_keeps_the_data(shim_config, tmp_path):
+    """restart() (a cold WiredTiger cache for docsize's small-cache blocks): a new process, same data."""
+    data_dir = tmp_path / "data"
+    with start_server(shim_config, "standalone-small-cache", data_dir) as server:
+        server.client.costlab_t.c.insert_many([{"i": i} for i in range(10)])
+        before = {p.pid for p in _shim_processes(data_dir)}
+        old_client = server.client
+        assert server.restart() is True and server.restarts == 1
+        after = {p.pid for p in _shim_processes(data_dir)}
+        assert after and not (before & after), "restart must stop the old process"
+        assert server.client is not old_client
+        assert server.client.costlab_t.c.count_documents({}) == 10
+        assert server.applied["wiredTigerCacheSizeGB"] == 0.25
+    assert not _shim_processes(data_dir)
+
+
+def test_external_server_cannot_restart(external_server_config):
+    with start_server(external_server_config, "standalone-small-cache") as server:
+        client = server.client
+        assert server.restart() is False and server.restarts == 0 and server.client is client
+
+
 def test_no_process_left_after_the_job_raises(shim_config, tmp_path):
     data_dir = tmp_path / "data"
     with pytest.raises(RuntimeError, match="boom"):

@@ -14,12 +14,13 @@ class RunSpec:
     profile: str      # costlab server profile
     windows: str      # same | random
     label: str        # how tables and figures name the cache setting
+    cold_blocks: bool = False  # each shape's block starts from a cold cache (server restarted)
 
 
 RUNS: dict[str, RunSpec] = {r.name: r for r in (
     RunSpec("same_window", "standalone", "same", "default cache, same window"),
     RunSpec("random_windows", "standalone", "random", "default cache, random windows"),
-    RunSpec("small_cache", "standalone-small-cache", "random", "256 MB cache, random windows"),
+    RunSpec("small_cache", "standalone-small-cache", "random", "256 MB cache, random windows", cold_blocks=True),
 )}
 
 # Which article table each reproduced table mirrors: (file stem, run, measure, published metric).

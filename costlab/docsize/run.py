@@ -1,4 +1,9 @@
-"""The measurements: three query shapes over one window, three runs, everything recorded beside each timing.
+"""The measurements: three query shapes, each its own block of windows, three runs, everything recorded.
+
+The protocol (costlab/docsize/protocol.py): one block per shape with its own seeded windows,
+warm-ups then timed queries; in the small-cache run every block starts from a cold cache (the
+server is restarted on the same data directory; an external deployment cannot be, and the rows
+say so). Each raw row records its block, the block order, its position in the block and its window.
 
 Per query: client wall time (find + iterating the cursor + decoding into dicts, the way an
 application pays it), server time from the opLatencies.reads delta, bytes read into the
@@ -11,6 +16,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
+from typing import Callable
 
 import bson
 import numpy as np
@@ -22,6 +28,7 @@ from costlab.docsize.datasets import DATABASE, Dataset
 from costlab.docsize.generate import EPOCH_MS, MINUTE_MS, order_fields
 from costlab.docsize.load import CUSTOMER_INDEX_NAME, WINDOW_INDEX_NAME, collection_stats
 from costlab.docsize.names import RUNS, RunSpec
+from costlab.docsize.protocol import Plan, plan_blocks, window_starts
 from costlab.measure import counter_delta, get_path, plan_summary, snapshot
 from costlab.progress import progress
 from costlab.server.provenance import server_kind as kind_of_server
@@ -52,7 +59,14 @@ RAW_SCHEMA = {
     "bytes_read_into_cache": pl.Float64, "keys_examined": pl.Float64, "docs_examined": pl.Float64,
     "bytes_returned": pl.Int64, "plan": pl.Utf8, "plan_keys_examined": pl.Float64,
     "plan_docs_examined": pl.Float64, "covered_plan": pl.Boolean, "server_kind": pl.Utf8,
+    # the protocol: block (0 = first), the run's block order, position in the block (warm-ups
+    # included), the window [start, end) in orders (null for the customer family), cache state
+    "block": pl.Int64, "block_order": pl.Utf8, "block_query": pl.Int64, "window_start": pl.Int64,
+    "window_end": pl.Int64, "cache_reset": pl.Utf8,
 }
+# cache_reset values: a warm run needs none; a cold block records how its cache was emptied or why not.
+CACHE_NOT_REQUIRED = "not required"
+CACHE_NOT_RESET_NO_CONTROL = "not reset: no control over the server"
 COLLECTION_SCHEMA = {
     "run": pl.Utf8, "profile": pl.Utf8, "dataset": pl.Utf8, "variant": pl.Utf8, "size_kb": pl.Int64,
     "collection": pl.Utf8, "documents": pl.Int64, "size_bytes": pl.Float64, "avg_obj_bytes": pl.Float64,
@@ -154,65 +168,100 @@ def families_for(dataset: Dataset, study_config: dict) -> list[str]:
     return ["window", "customer"] if spread and dataset.variant == "base" else ["window"]
 
 
-def _params(family: str, windows: str, count: int, rng: np.random.Generator, study_config: dict) -> list[int]:
-    docs, window = int(study_config["docs_per_collection"]), int(study_config["window_minutes"])
-    customers = int(study_config["customers"])
+def family_extent(family: str, study_config: dict) -> tuple[int, int]:
+    """(positions, window) the protocol draws from: orders and window length, or customers and 1.
+
+    The customer family plans over customer positions 0..customers-1 (customer id = position + 1).
+    """
     if family == "window":
-        if windows == "same":
-            return [(docs - window) // 2] * count
-        return rng.integers(0, docs - window + 1, size=count).tolist()
-    if windows == "same":
-        return [1] * count
-    return rng.integers(1, customers + 1, size=count).tolist()
+        return int(study_config["docs_per_collection"]), int(study_config["window_minutes"])
+    return int(study_config["customers"]), 1
 
 
-def _expected(family: str, param: int, study_config: dict) -> int:
+def family_plan(family: str, run: RunSpec, warmups: int, queries: int, study_config: dict) -> Plan:
+    """The run's blocks for one query family (protocol.plan_blocks), seeded by study seed, run and family.
+
+    The seed does not depend on the dataset: every size and variant is queried on the same windows.
+    """
+    documents, window = family_extent(family, study_config)
+    return plan_blocks(documents=documents, window=window, windows=run.windows, warmups=warmups, queries=queries,
+                       seed=[int(study_config["seed"]), list(RUNS).index(run.name), FAMILIES.index(family)],
+                       cold_cache=run.cold_blocks, shapes=SHAPES)
+
+
+def _param(family: str, window_start: int) -> int:
+    """What query_filter takes: the window's first minute, or the customer id."""
+    return int(window_start) if family == "window" else int(window_start) + 1
+
+
+def _expected(family: str, param: int, study_config: dict, _cache: dict = {}) -> int:
     if family == "window":
         return int(study_config["window_minutes"])
-    fields = order_fields(int(study_config["docs_per_collection"]), int(study_config["seed"]),
-                          int(study_config["customers"]))
-    return int(np.count_nonzero(fields.customer_id == param))
+    key = (int(study_config["docs_per_collection"]), int(study_config["seed"]), int(study_config["customers"]))
+    if key not in _cache:  # orders per customer, computed once per study config (not once per query)
+        fields = order_fields(*key)
+        _cache.clear()
+        _cache[key] = np.bincount(fields.customer_id, minlength=key[2] + 1)
+    return int(_cache[key][param])
 
 
 def measure_dataset(client, dataset: Dataset, run_name: str, study_config: dict,
-                    database: str = DATABASE) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """All queries of one run on one dataset: (raw rows, per-collection stats)."""
+                    database: str = DATABASE, reset_cache: Callable[[], tuple[object, str]] | None = None
+                    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """All queries of one run on one dataset: (raw rows, per-collection stats).
+
+    reset_cache empties the server's cache before a block that must start cold (the small-cache
+    run) and returns (the client to use from then on, what it did); None means nobody can, and
+    the rows record that the cache was not reset.
+    """
     run = get_run(run_name)
     settings = study_config["runs"][run_name]
     warmups, queries = int(settings["warmups"]), int(settings["queries"])
     status = client.admin.command("serverStatus")
     kind = kind_of_server(status)
-    db = client[database]
-    collection = db[dataset.collection]
+    collection = client[database][dataset.collection]
     if collection.estimated_document_count() != int(study_config["docs_per_collection"]):
         raise RuntimeError(f"{database}.{dataset.collection} holds {collection.estimated_document_count()} "
                            f"orders, config asks {study_config['docs_per_collection']}; reload the dataset")
     window = int(study_config["window_minutes"])
     rows: list[dict] = []
     for family in families_for(dataset, study_config):
-        # The same windows for every size and variant, so the sizes are compared on the same orders.
-        rng = np.random.default_rng([int(study_config["seed"]), list(RUNS).index(run_name), FAMILIES.index(family)])
-        reference = _params(family, "same", 1, rng, study_config)[0]
+        plan = family_plan(family, run, warmups, queries, study_config)
+        # The plans and the identical-results check read before the first block (a cold block restarts after them).
+        reference = _param(family, window_starts("same", 1, *family_extent(family, study_config), rng=None)[0])
         check_identical(collection, query_filter(family, reference, window), _expected(family, reference, study_config))
         plans = {shape: explain_shape(collection, shape, query_filter(family, reference, window)) for shape in SHAPES}
-        for param in _params(family, run.windows, warmups, rng, study_config):
-            for shape in SHAPES:
-                find(collection, shape, query_filter(family, param, window))
-        params = _params(family, run.windows, queries, rng, study_config)
-        for rep, param in enumerate(progress(params, desc=f"{run_name} {dataset.name} {family}", unit="query")):
-            for shape in SHAPES:
+        for block in plan.blocks:
+            cache_reset = CACHE_NOT_REQUIRED
+            if block.cold_cache:
+                if reset_cache is None:
+                    cache_reset = CACHE_NOT_RESET_NO_CONTROL
+                else:
+                    client, cache_reset = reset_cache()
+                    collection = client[database][dataset.collection]
+            shape, plan_row = block.shape, plans[block.shape]
+            for planned in block.queries:
+                if planned.phase == "warmup":
+                    find(collection, shape, query_filter(family, _param(family, planned.window_start), window))
+            measured = block.measured()
+            desc = f"{run_name} {dataset.name} {family} {shape}"
+            for planned in progress(measured, desc=desc, unit="query"):
+                param = _param(family, planned.window_start)
                 row = timed_query(client, collection, shape, query_filter(family, param, window))
                 expected = _expected(family, param, study_config)
                 if row["n_returned"] != expected:
                     raise ResultsMismatch(f"{dataset.collection}: {shape} returned {row['n_returned']} orders "
                                           f"for {family} {param}, expected {expected}")
-                plan = plans[shape]
+                in_window = family == "window"
                 rows.append(row | {
                     "run": run.name, "run_label": run.label, "profile": run.profile, "dataset": dataset.name,
                     "variant": dataset.variant, "size_kb": dataset.size_kb, "family": family, "shape": shape,
-                    "rep": rep, "query_param": param, "plan": plan["plan"],
-                    "plan_keys_examined": plan["keys_examined"], "plan_docs_examined": plan["docs_examined"],
-                    "covered_plan": plan["covered"], "server_kind": kind,
+                    "rep": planned.rep, "query_param": param, "plan": plan_row["plan"],
+                    "plan_keys_examined": plan_row["keys_examined"], "plan_docs_examined": plan_row["docs_examined"],
+                    "covered_plan": plan_row["covered"], "server_kind": kind,
+                    "block": block.index, "block_order": plan.block_order_label, "block_query": planned.query,
+                    "window_start": planned.window_start if in_window else None,
+                    "window_end": planned.window_end if in_window else None, "cache_reset": cache_reset,
                 })
     raw = pl.DataFrame(rows, schema=RAW_SCHEMA) if rows else pl.DataFrame(schema=RAW_SCHEMA)
     return raw.select(list(RAW_SCHEMA)), collections_frame(client, dataset, run, kind, database)
@@ -252,6 +301,19 @@ def measure_job(config: dict, run_name: str, dataset_name: str, data_dir: str, p
     run = get_run(run_name)
     dataset = parse_dataset(dataset_name)
     read_marker(data_dir, dataset, study_config)
+    extra = {"dataset": dataset_name, "run": run_name, "run_label": run.label}
     with measuring_job(config, run.profile, provenance_path, data_dir=data_dir, job=f"{run_name}__{dataset_name}",
-                       extra={"dataset": dataset_name, "run": run_name, "run_label": run.label}) as server:
-        return measure_dataset(server.client, dataset, run_name, study_config)
+                       extra=extra) as server:
+        raw, collections = measure_dataset(server.client, dataset, run_name, study_config,
+                                           reset_cache=lambda: cold_cache(server))
+        # Provenance is written when the job ends; it says how many cold starts the run made.
+        extra["cache_restarts"] = server.restarts
+        return raw, collections
+
+
+def cold_cache(server) -> tuple[object, str]:
+    """Empty the server's WiredTiger cache by restarting it on the same data; say if it could not be."""
+    if server.restart():
+        # Only the WiredTiger cache starts empty: dropping the host's file cache needs root.
+        return server.client, f"restarted ({server.backend} backend; the OS file cache is not dropped)"
+    return server.client, f"not reset: {server.backend} backend (the deployment is not restarted)"

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import signal
 import threading
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from pymongo import MongoClient
 
@@ -32,6 +32,23 @@ class RunningServer:
     profile: Profile
     applied: dict = field(default_factory=dict)  # the options actually applied, for provenance
     data_dir: Path | None = None
+    restarts: int = 0           # how many times restart() stopped and restarted the server
+    _restart: Callable[[], tuple[MongoClient, str, dict]] | None = field(default=None, repr=False)
+
+    def restart(self) -> bool:
+        """Stop the server and start it again on the same data directory: an empty WiredTiger cache.
+
+        Returns False, and changes nothing, when the backend cannot restart it (external: the
+        deployment is the user's); the caller records that the cache could not be reset. After a
+        restart `client` is a new, ready connection (the old one is closed).
+        """
+        if self._restart is None:
+            return False
+        self.client, uri, self.applied = self._restart()
+        from costlab.server.provenance import redact_uri
+        self.uri = redact_uri(uri)
+        self.restarts += 1
+        return True
 
 
 def resolve_backend(server_config: dict) -> str:
@@ -101,24 +118,35 @@ def start_server(server_config: dict, profile: str | Profile, data_dir: str | Pa
     backend = resolve_backend(server_config)
     timeout_s = float(server_config.get("startup_timeout_s", 60))
     data_path = Path(data_dir) if data_dir is not None else None
-    with _sigterm_raises(), _maybe_tempdir(data_path, backend) as effective_dir:
+    with _sigterm_raises(), _maybe_tempdir(data_path, backend) as effective_dir, ExitStack() as running:
         if backend == "docker":
             from costlab.server.docker_backend import run_container
-            cm = run_container(profile, effective_dir, server_config.get("image") or "mongo:8.0", timeout_s)
+
+            def open_backend():
+                return run_container(profile, effective_dir, server_config.get("image") or "mongo:8.0", timeout_s)
         elif backend == "binary":
             from costlab.server.binary import find_mongod, run_binary
             mongod = find_mongod(server_config.get("mongod"))
             if mongod is None:
                 raise ServerUnavailable("server.backend is binary but no mongod is on PATH; "
                                         "install MongoDB or set server.mongod to its path")
-            cm = run_binary(profile, effective_dir, mongod, timeout_s)
+
+            def open_backend():
+                return run_binary(profile, effective_dir, mongod, timeout_s)
         elif backend == "external":
-            cm = _external(server_config, profile)
+            def open_backend():
+                return _external(server_config, profile)
         else:
             raise ServerUnavailable(f"unknown server.backend {backend!r}; allowed: auto, docker, binary, external")
-        with cm as (client, uri, applied):
-            yield RunningServer(client=client, uri=redact_uri(uri), backend=backend, profile=profile,
-                                applied=applied, data_dir=data_path)
+
+        def restart() -> tuple[MongoClient, str, dict]:
+            running.close()  # stops and removes the current server before the next one opens the data dir
+            return running.enter_context(open_backend())
+
+        client, uri, applied = running.enter_context(open_backend())
+        yield RunningServer(client=client, uri=redact_uri(uri), backend=backend, profile=profile,
+                            applied=applied, data_dir=data_path,
+                            _restart=None if backend == "external" else restart)
 
 
 @contextmanager

@@ -1,0 +1,152 @@
+"""The docsize query protocol: one block per query shape, each with its own seeded windows.
+
+The article ran each shape as its own series ("a random window from the whole collection for
+each query", after its warm-ups). Running the three shapes back to back on one window lets the
+whole-document query bring the window's pages into the cache for the projection after it, which
+then reads almost nothing: the opposite of the finding under test. So a run is planned as blocks:
+
+    block 0: shape A, its warm-ups then its measured queries, windows drawn for A alone
+    block 1: shape B, ...                                              for B alone
+    ...
+
+Each block's windows come from a generator seeded by (seed..., shape), so they do not depend on
+the block order or on the other shapes, and the same seed gives the same windows on every
+dataset (sizes compared on the same orders). `cold_cache` says whether each block must start
+from a cold cache (the small-cache run); the caller decides how (restart the server, reopen a
+WiredTiger connection) and records whether it could.
+
+Server-agnostic: this returns data only, for the mongod runs (costlab/docsize/run.py) and the
+engine lab alike. numpy and the standard library only.
+"""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+import numpy as np
+
+SHAPES = ("whole", "projection", "covered")
+WINDOW_MODES = ("same", "random")   # the same (middle) window for every query | a random one per query
+BLOCK_ORDERS = ("given", "shuffled")  # shapes in the order given | a seeded permutation of them
+PHASES = ("warmup", "measured")
+
+
+@dataclass(frozen=True)
+class PlannedQuery:
+    block: int          # position of this query's block in the run (0 = first)
+    shape: str
+    query: int          # position within the block, warm-ups first (0-based)
+    phase: str          # warmup | measured
+    rep: int            # position within its phase (0-based)
+    window_start: int   # first order of the window (0 = the collection's first order)
+    window_end: int     # one past the last order: the window is [window_start, window_end)
+    cold_start: bool    # this is the first query of a block that must start from a cold cache
+
+    def as_row(self) -> dict:
+        return {"block": self.block, "shape": self.shape, "query": self.query, "phase": self.phase,
+                "rep": self.rep, "window_start": self.window_start, "window_end": self.window_end,
+                "cold_start": self.cold_start}
+
+
+@dataclass(frozen=True)
+class Block:
+    index: int
+    shape: str
+    cold_cache: bool                    # the block must start from a cold cache
+    queries: tuple[PlannedQuery, ...]   # warm-ups first, then the measured queries
+
+    def measured(self) -> tuple[PlannedQuery, ...]:
+        return tuple(q for q in self.queries if q.phase == "measured")
+
+
+@dataclass(frozen=True)
+class Plan:
+    windows: str                  # same | random
+    block_order: tuple[str, ...]  # the shapes in the order their blocks run
+    blocks: tuple[Block, ...]
+
+    @property
+    def block_order_label(self) -> str:
+        """How raw rows record the order, e.g. 'whole>projection>covered'."""
+        return ">".join(self.block_order)
+
+    def queries(self) -> Iterator[PlannedQuery]:
+        for block in self.blocks:
+            yield from block.queries
+
+    def rows(self) -> list[dict]:
+        """One dict per planned query (block, shape, query, phase, rep, window_start, window_end, cold_start)."""
+        return [q.as_row() for q in self.queries()]
+
+
+def _check(name: str, value: int, minimum: int) -> int:
+    if isinstance(value, bool) or int(value) != value or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _seed(seed: int | Sequence[int]) -> list[int]:
+    parts = [seed] if isinstance(seed, (int, np.integer)) else list(seed)
+    if not parts or any(isinstance(p, bool) or int(p) != p or p < 0 for p in parts):
+        raise ValueError(f"seed must be a non-negative integer or a non-empty sequence of them, got {seed!r}")
+    return [int(p) for p in parts]
+
+
+def shape_key(shape: str) -> int:
+    """A stable integer per shape name (crc32): its windows do not depend on which shapes run or their order."""
+    return zlib.crc32(shape.encode("utf-8"))
+
+
+def window_starts(windows: str, count: int, documents: int, window: int, rng: np.random.Generator | None
+                  ) -> list[int]:
+    """`count` window starts: the middle window every time (same; rng unused) or uniform over all full windows."""
+    if windows == "same":
+        return [(documents - window) // 2] * count
+    return rng.integers(0, documents - window + 1, size=count).tolist()
+
+
+def plan_blocks(*, documents: int, window: int, windows: str, warmups: int, queries: int,
+                seed: int | Sequence[int], cold_cache: bool, shapes: Sequence[str] = SHAPES,
+                order: str = "given") -> Plan:
+    """Plan one run: a block per shape, each with its own warm-ups and measured windows.
+
+    documents: orders in the collection (one a minute, so a position is an order and a minute);
+    window: orders per window; windows: `same` or `random`; warmups / queries: per block;
+    seed: the run's seed (an int or a sequence, e.g. [study seed, run index, family index]);
+    cold_cache: every block must start from a cold cache; order: `given` (shapes as listed) or
+    `shuffled` (a permutation drawn from the seed, recorded in Plan.block_order).
+    """
+    documents = _check("documents", documents, 1)
+    window = _check("window", window, 1)
+    warmups = _check("warmups", warmups, 0)
+    queries = _check("queries", queries, 1)
+    if window > documents:
+        raise ValueError(f"window ({window} orders) is longer than the collection ({documents} orders)")
+    if windows not in WINDOW_MODES:
+        raise ValueError(f"unknown windows {windows!r}; allowed: {', '.join(WINDOW_MODES)}")
+    if order not in BLOCK_ORDERS:
+        raise ValueError(f"unknown block order {order!r}; allowed: {', '.join(BLOCK_ORDERS)}")
+    shapes = tuple(shapes)
+    if not shapes or len(set(shapes)) != len(shapes):
+        raise ValueError(f"shapes must be distinct and at least one, got {list(shapes)}")
+    base = _seed(seed)
+    if order == "shuffled":
+        permutation = np.random.default_rng(base + [len(shapes)]).permutation(len(shapes)).tolist()
+        shapes = tuple(shapes[i] for i in permutation)
+    blocks = []
+    for index, shape in enumerate(shapes):
+        rng = np.random.default_rng(base + [shape_key(shape)])
+        starts = (window_starts(windows, warmups, documents, window, rng)
+                  + window_starts(windows, queries, documents, window, rng))
+        planned = tuple(
+            PlannedQuery(block=index, shape=shape, query=i, phase="warmup" if i < warmups else "measured",
+                         rep=i if i < warmups else i - warmups, window_start=int(start),
+                         window_end=int(start) + window, cold_start=bool(cold_cache and i == 0))
+            for i, start in enumerate(starts))
+        blocks.append(Block(index=index, shape=shape, cold_cache=bool(cold_cache), queries=planned))
+    return Plan(windows=windows, block_order=shapes, blocks=tuple(blocks))
+
+
+__all__ = ["SHAPES", "WINDOW_MODES", "BLOCK_ORDERS", "PHASES", "PlannedQuery", "Block", "Plan", "plan_blocks",
+           "shape_key", "window_starts"]
