@@ -153,9 +153,16 @@ def load_events(uri: str, database: str, collection: str, version: str, events_p
 
 
 def collection_stats(db, collection: str) -> dict:
-    """collStats of one collection (bytes, unscaled) as our column names."""
-    raw = db.command("collStats", collection)
-    return {ours: raw.get(theirs) for theirs, ours in COLLSTATS_FIELDS.items()}
+    """collStats of one collection (bytes, unscaled) as our column names, read after a checkpoint.
+
+    Also `block_compressor` (from the WiredTiger creation string, or "not reported") and
+    `checkpoint` (whether the server took the checkpoint; see costlab.measure.storage).
+    """
+    from costlab.measure.storage import checkpointed_coll_stats
+
+    raw, compressor, checkpoint = checkpointed_coll_stats(db, collection)
+    return {**{ours: raw.get(theirs) for theirs, ours in COLLSTATS_FIELDS.items()},
+            "block_compressor": compressor, "checkpoint": checkpoint}
 
 
 def per_event_figures(stats: dict, events: int) -> dict:

@@ -61,7 +61,9 @@ def collection_stats_table(collstats_paths: Sequence[str | Path], provenance_pat
     if unknown:
         raise ValueError(f"no load provenance for versions {unknown}")
     published = published_collection_stats(published_collection_csv, published_event_csv)
-    table = (ours.select(COLLECTION_STATS_COLUMNS)
+    # The compressor each collection really has (collStats creation string); older loads lack it.
+    compressor = ["block_compressor"] if "block_compressor" in ours.columns else []
+    table = (ours.select(COLLECTION_STATS_COLUMNS + compressor)
              .join(published, on="version", how="left")
              .with_columns(pl.col("version").replace_strict(kinds, default=None).alias("server_kind")))
     order = {name: i for i, name in enumerate(published["version"].to_list())}

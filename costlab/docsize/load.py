@@ -11,11 +11,11 @@ from pathlib import Path
 
 from bson.raw_bson import RawBSONDocument
 from pymongo.database import Database
-from pymongo.errors import OperationFailure
 
 from costlab.docsize.datasets import DATABASE, Dataset
 from costlab.docsize.generate import default_batch_docs, generate_bson_batches
 from costlab.io import atomic_path
+from costlab.measure.storage import checkpointed_coll_stats
 from costlab.progress import progress
 
 WINDOW_INDEX = [("createdAt", 1), ("total", 1)]
@@ -27,12 +27,11 @@ MARKER = "dataset.json"
 
 
 def collection_stats(db: Database, collection: str) -> dict:
-    """count, size (uncompressed BSON), storageSize, index sizes: collStats, or $collStats where the command is gone."""
-    try:
-        stats = db.command("collStats", collection)
-    except OperationFailure:
-        result = list(db[collection].aggregate([{"$collStats": {"storageStats": {}}}]))
-        stats = result[0]["storageStats"] if result else {}
+    """count, size (uncompressed BSON), storageSize, index sizes and block compressor, after a checkpoint.
+
+    collStats, or $collStats where the command is gone (costlab.measure.storage).
+    """
+    stats, compressor, checkpoint = checkpointed_coll_stats(db, collection)
     return {
         "collection": collection,
         "documents": int(stats.get("count", 0)),
@@ -41,6 +40,8 @@ def collection_stats(db: Database, collection: str) -> dict:
         "storage_bytes": stats.get("storageSize"),
         "total_index_bytes": stats.get("totalIndexSize"),
         "index_sizes": dict(stats.get("indexSizes", {})),
+        "block_compressor": compressor,
+        "checkpoint": checkpoint,
     }
 
 

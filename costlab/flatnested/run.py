@@ -17,6 +17,7 @@ from costlab.flatnested.model import bson_sizes
 from costlab.flatnested.shapes import parse_shape
 from costlab.io import atomic_path
 from costlab.measure import counter_delta, plan_summary, snapshot
+from costlab.measure.storage import checkpointed_coll_stats
 from costlab.progress import progress
 from costlab.server import measuring_job
 from costlab.server.provenance import server_description
@@ -50,13 +51,14 @@ def load_dataset(config: dict, values_path: str | Path, shape_name: str, data_di
         collection.drop()  # external deployments keep old data: start from nothing
         for start in progress(range(0, len(documents), INSERT_BATCH), desc=f"load {shape.name}", unit="batch"):
             collection.insert_many(documents[start:start + INSERT_BATCH], ordered=True)
-        stats = server.client[DATABASE].command("collStats", shape.name)
+        # After a checkpoint: storageSize is the file size, which grows only when pages reach disk.
+        stats, compressor, checkpoint = checkpointed_coll_stats(server.client[DATABASE], shape.name)
         description = server_description(server.client)
     record = {"shape": shape.name, "layout": shape.layout, "fields": shape.fields, "groups": shape.groups,
               "database": DATABASE, "collection": shape.name, "documents": int(stats["count"]),
               "server_data_bytes": int(stats["size"]), "server_storage_bytes": int(stats.get("storageSize", 0)),
               "model_data_bytes": sum(bson_sizes(documents)), "storage_engine": description["storage_engine"],
-              "server_kind": description["server_kind"]}
+              "server_kind": description["server_kind"], "block_compressor": compressor, "checkpoint": checkpoint}
     if record["documents"] != len(documents):
         raise RuntimeError(f"loaded {record['documents']} documents into {DATABASE}.{shape.name}, "
                            f"expected {len(documents)}")
@@ -104,7 +106,7 @@ def measure_dataset(config: dict, data_dir: str | Path, shape_name: str, runs: i
             rows.append({"run": run, "client_ms": client_ns / 1e6, "docs_returned": returned,
                          "server_ms": None if delta[LATENCY] is None else delta[LATENCY] / 1000,
                          "server_read_ops": None if delta[READ_OPS] is None else int(delta[READ_OPS])})
-        stats = server.client[DATABASE].command("collStats", shape.name)
+        stats, _, _ = checkpointed_coll_stats(server.client[DATABASE], shape.name)
         plan = plan_summary(server.client[DATABASE].command(
             "explain", {"find": shape.name, "filter": ABSENT_FILTER}, verbosity="executionStats"))
     frame = pl.DataFrame(rows, schema={k: RAW_SCHEMA[k] for k in ("run", "client_ms", "docs_returned",
