@@ -2,8 +2,13 @@
 PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
+# make all CONFIG="config/smoke.yaml my-lab.yaml" SET="docsize='{sizes_kb: [1, 64]}'" SNAKEMAKE_ARGS=-n
+# CONFIG: config files merged in order over config/config.yaml; SET: config keys (key=value ...),
+# last; SNAKEMAKE_ARGS: any other Snakemake option. The pre-check reads the same arguments.
 CONFIG ?= config/config.yaml
+SET ?=
 SNAKEMAKE_ARGS ?=
+RUN_ARGS = --profile profiles/default --configfile $(CONFIG) $(if $(strip $(SET)),--config $(SET)) $(SNAKEMAKE_ARGS)
 
 .PHONY: all test bench smoke dryrun lint clean-venv
 
@@ -20,8 +25,12 @@ $(VENV)/.installed-test: $(VENV)/.installed requirements-test.txt
 	@touch $@
 
 all: $(VENV)/.installed
-	@$(BIN)/python -m costlab.server.check --configfile $(CONFIG) $(SNAKEMAKE_CONFIG_ARGS)
-	$(BIN)/snakemake all --profile profiles/default --configfile $(CONFIG) $(SNAKEMAKE_ARGS)
+	@$(BIN)/python -m costlab.server.check all $(RUN_ARGS)
+	$(BIN)/snakemake all $(RUN_ARGS)
+
+# The whole DAG at toy scale against the server config/smoke.yaml names (auto: docker, then mongod).
+smoke:
+	@$(MAKE) --no-print-directory all CONFIG=config/smoke.yaml
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
@@ -30,7 +39,7 @@ bench: $(VENV)/.installed-test
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 dryrun: $(VENV)/.installed
-	$(BIN)/snakemake -n all --profile profiles/default --configfile $(CONFIG)
+	$(BIN)/snakemake -n all $(RUN_ARGS)
 
 lint: $(VENV)/.installed
 	$(BIN)/snakemake --lint --profile profiles/default

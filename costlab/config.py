@@ -8,7 +8,7 @@ import copy
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import yaml
 
@@ -30,6 +30,57 @@ def deep_merge(base: dict, override: dict) -> dict:
         else:
             merged[key] = copy.deepcopy(value)
     return merged
+
+
+def _schema() -> dict:
+    return yaml.safe_load(SCHEMA_PATH.read_text())
+
+
+def _types(node: dict) -> set[str]:
+    kind = node.get("type")
+    return set(kind) if isinstance(kind, list) else {kind} if kind else set()
+
+
+def _takes_text(node: dict) -> bool:
+    """Whether a string is a value this schema node can hold as it is (unknown nodes: yes)."""
+    types = _types(node)
+    if "string" in types:
+        return True
+    if "enum" in node:
+        return any(isinstance(v, str) for v in node["enum"])
+    return not types
+
+
+def _typed(value: Any, node: dict) -> Any:
+    if isinstance(value, dict):
+        props = node.get("properties") or {}
+        extra = node.get("additionalProperties")
+        return {k: _typed(v, props.get(k, extra if isinstance(extra, dict) else {})) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v, node.get("items") or {}) for v in value]
+    if isinstance(value, str) and not _takes_text(node):
+        parsed = yaml.safe_load(value) if value.strip() else None
+        return value if isinstance(parsed, str) else parsed
+    return value
+
+
+def typed_command_line_config(command_line: Mapping[str, Any]) -> dict:
+    """Snakemake's --config values, with the types the schema asks for.
+
+    Snakemake reads a nested value such as docsize='{sizes_kb: [1, 64]}' with YAML's BaseLoader, so
+    every scalar inside arrives as a string ('1', 'true', 'null'). Where the schema does not allow a
+    string, the string is read as YAML (1, True, None); where it does (server.image: "8.0"), it stays.
+    A value that is still wrong after that is left for validation to name.
+    """
+    return _typed(dict(command_line), _schema())
+
+
+def apply_command_line_config(config: dict, command_line: Mapping[str, Any]) -> dict:
+    """Merge the typed --config values over config, in place (Snakemake merged their string form)."""
+    merged = deep_merge(config, typed_command_line_config(command_line))
+    config.clear()
+    config.update(merged)
+    return config
 
 
 def validate(config: dict) -> dict:
@@ -119,8 +170,9 @@ def read_yaml(path: str | Path) -> dict:
     return data
 
 
-def load_config(*configfiles: str | Path, overrides: dict | None = None) -> dict:
-    """Defaults from config/config.yaml, then each file in order, then overrides; validated."""
+def load_config(*configfiles: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:
+    """Defaults from config/config.yaml, then each file in order, then overrides (typed as
+    --config values are); validated. The same layering as `snakemake --configfile A B --config K=V`."""
     config: dict = yaml.safe_load(DEFAULT_CONFIG_PATH.read_text()) or {}
     for path in configfiles:
         path = Path(path)
@@ -130,7 +182,7 @@ def load_config(*configfiles: str | Path, overrides: dict | None = None) -> dict
             raise ConfigError(f"config file {path} does not exist")
         config = deep_merge(config, read_yaml(path))
     if overrides:
-        config = deep_merge(config, overrides)
+        config = deep_merge(config, typed_command_line_config(overrides))
     return validate(config)
 
 

@@ -1,6 +1,9 @@
 # Config validation (before any job runs), shared helpers and the `mongod` resource.
-from costlab.config import validate as validate_config
+from costlab.config import apply_command_line_config, validate as validate_config
 
+# Snakemake hands nested --config values over as strings ({sizes_kb: [1, 64]} -> ['1', '64']);
+# give them the schema's types first, as `make all`'s pre-check does.
+apply_command_line_config(config, workflow.config_settings.config)
 # Raises ConfigError naming the key and what is allowed; Snakemake stops before any job.
 validate_config(config)
 

@@ -1,16 +1,50 @@
-"""`python -m costlab.server.check --configfile F`: fail fast, in one line, when no server can be had.
+"""`python -m costlab.server.check <snakemake arguments>`: fail fast, in one line, when no server can be had.
 
-`make all` runs this before Snakemake so a machine without Docker or mongod learns what to do
-within seconds instead of after the server-free steps.
+`make all` runs this before Snakemake with the very arguments it then gives Snakemake, so the check
+sees the same config: config/config.yaml, then every `--configfile` in order, then `--config`
+keys (typed by the schema, as rules/common.smk types them), and a profile's settings.
 """
 from __future__ import annotations
 
-import argparse
+import contextlib
+import io
 import sys
+from pathlib import Path
+from typing import Any
 
 from costlab.config import ConfigError, load_config
 from costlab.server import resolve_backend
 from costlab.server.errors import ServerUnavailable
+
+# Snakemake keeps only the last of several such flags, silently: refuse them instead.
+SINGLE_FLAGS = {"--configfile": ("--configfile", "--configfiles"), "--config": ("--config", "-C")}
+
+
+def _flag_count(argv: list[str], spellings: tuple[str, ...]) -> int:
+    return sum(1 for arg in argv if arg.split("=", 1)[0] in spellings)
+
+
+def snakemake_config(argv: list[str]) -> dict[str, Any]:
+    """The validated config a `snakemake <argv>` run works with (parsed by Snakemake's own parser)."""
+    if _flag_count(argv, SINGLE_FLAGS["--configfile"]) > 1:
+        raise ConfigError("--configfile is given more than once and Snakemake would keep only the last; "
+                          "give every file after one flag: --configfile a.yaml b.yaml "
+                          '(make all CONFIG="a.yaml b.yaml")')
+    if _flag_count(argv, SINGLE_FLAGS["--config"]) > 1:
+        raise ConfigError("--config is given more than once and Snakemake would keep only the last; "
+                          "give every key after one flag: --config a=1 b=2 (make all SET=\"a=1 b=2\")")
+    from snakemake.cli import parse_args, parse_config
+
+    said = io.StringIO()  # Snakemake announces the profiles it uses; the check keeps to one line
+    try:
+        with contextlib.redirect_stderr(said):
+            _, args = parse_args(argv)
+    except SystemExit as exit_:
+        problem = said.getvalue().strip().splitlines()[-1:] or [f"exit {exit_.code}"]
+        raise ConfigError(f"snakemake arguments not understood ({' '.join(argv)}): {problem[0]}") from None
+    configfiles = [Path(p) for p in (args.configfile or [])]
+    overrides = parse_config(args.config) if args.config else None
+    return load_config(*configfiles, overrides=overrides)
 
 
 PING_TIMEOUT_S = 5.0
@@ -40,11 +74,12 @@ def ping_external(server_config: dict, timeout_s: float = PING_TIMEOUT_S) -> Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--configfile", action="append", default=[])
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
     try:
-        config = load_config(*args.configfile)
+        config = snakemake_config(argv)
         backend = resolve_backend(config["server"])
         if backend == "external":
             ping_external(config["server"])
