@@ -6,7 +6,6 @@ import os
 import shutil
 import signal
 import subprocess
-from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -53,12 +52,16 @@ def _die_with_parent() -> None:
         pass
 
 
-def _tail(path: Path, lines: int = 20) -> str:
-    try:
-        with open(path, errors="replace") as fh:
-            return "".join(deque(fh, maxlen=lines))
-    except OSError:
-        return f"(no log at {path})"
+def start_log(log_path: Path, console_path: Path) -> str:
+    """mongod's log (errors with context, then the end) and what it printed before its logger started."""
+    from costlab.server.startlog import read_log, start_log_excerpt
+
+    text = f"{log_path}:\n{start_log_excerpt(read_log(log_path))}"
+    console = read_log(console_path).strip()
+    if console and not console.startswith("(no log at"):
+        # Option errors ("Error parsing command line") go to stderr, not to --logpath.
+        text += f"\n{console_path}:\n{start_log_excerpt(console)}"
+    return text
 
 
 def stop_process(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:
@@ -88,7 +91,7 @@ def run_binary(profile: Profile, data_dir: Path, mongod: str, timeout_s: float) 
         uri = f"mongodb://127.0.0.1:{port}/?directConnection=true"
         client = MongoClient(uri, serverSelectionTimeoutMS=2000)
         wait_until_ready(client, timeout_s, lambda: proc.poll() is None,
-                         lambda: _tail(log_path) + _tail(console_path))
+                         lambda: start_log(log_path, console_path))
         if profile.replica_set:
             ensure_primary(client, profile.replica_set, f"127.0.0.1:{port}", timeout_s)
         applied = applied_options(profile) | {"pid": proc.pid, "command": cmd}

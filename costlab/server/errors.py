@@ -3,7 +3,7 @@ class ServerUnavailable(RuntimeError):
 
 
 class ServerStartError(RuntimeError):
-    """A server was started but did not become ready; the message carries its last log lines."""
+    """A server was started but did not become ready; the message carries the cause from its log."""
 
 
 NO_SERVER_MESSAGE = (

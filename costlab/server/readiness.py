@@ -20,7 +20,7 @@ def wait_until_ready(client: MongoClient, timeout_s: float, still_running: Calla
 
     def attempt() -> None:
         if not still_running():
-            raise ServerStartError(f"the server exited before it answered ping; last log lines:\n{last_log()}")
+            raise ServerStartError(f"the server exited before it answered ping; from its log:\n{last_log()}")
         try:
             client.admin.command("ping")
         except PyMongoError as err:
@@ -33,7 +33,7 @@ def wait_until_ready(client: MongoClient, timeout_s: float, still_running: Calla
                 attempt()
     except _NotYet as err:
         raise ServerStartError(f"the server did not answer ping within {timeout_s:g} s ({err}); "
-                               f"last log lines:\n{last_log()}") from None
+                               f"from its log:\n{last_log()}") from None
 
 
 def ensure_primary(client: MongoClient, replica_set: str, member_host: str, timeout_s: float) -> None:
