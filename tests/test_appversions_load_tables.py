@@ -58,7 +58,7 @@ def test_collection_findings_on_stand_in_never_compare_sizes(published):
 
 def steps_frame(version, kind, server_kind, met, latency_max):
     return pl.DataFrame({"version": [version] * 4, "kind": [kind] * 4, "phase": [1, 2, 3, 4], "step": [1] * 4,
-                         "met": met, "latency_ms_max": latency_max, "achieved_rate": [1.0] * 4,
+                         "met": met, "call_ms_max": latency_max, "achieved_rate": [1.0] * 4,
                          "target_rate": [1.0] * 4, "server_kind": [server_kind] * 4})
 
 

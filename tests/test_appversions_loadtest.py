@@ -4,7 +4,7 @@ import polars as pl
 import pytest
 
 from costlab.appversions.loadtest import (LoadTestPlan, assign_workers, intended_starts, lateness, schedule,
-                                          segments, summarize_bins, summarize_phases)
+                                          segments, step_bins, summarize_bins, summarize_phases)
 
 
 def published_plan(**overrides):
@@ -96,14 +96,21 @@ def test_plan_rejects_bad_values_naming_them():
 
 
 def raw_rows(rows):
-    """Synthetic raw load-test rows: (kind, intended_s, start_s, end_s, status, queue_wait_ms, client_lag_ms)."""
+    """Synthetic raw load-test rows: (kind, intended_s, start_s, end_s, status, queue_wait_ms, client_lag_ms).
+
+    Every row is phase 1, step 1 (the plans below have one step per kind)."""
     frame = pl.DataFrame(rows, orient="row", schema={
         "kind": pl.Utf8, "intended_s": pl.Float64, "start_s": pl.Float64, "end_s": pl.Float64,
         "status": pl.Utf8, "queue_wait_ms": pl.Float64, "client_lag_ms": pl.Float64})
     return frame.with_columns(
-        pl.lit("appVX").alias("version"),
+        pl.lit("appVX").alias("version"), pl.lit(1, pl.Int32).alias("phase"), pl.lit(1, pl.Int32).alias("step"),
         pl.when(pl.col("kind") == "upsert").then(10).otherwise(1).cast(pl.Int64).alias("events"),
-        ((pl.col("end_s") - pl.col("intended_s")) * 1000).alias("latency_ms"))
+        ((pl.col("end_s") - pl.col("start_s")) * 1000).alias("call_ms"),
+        ((pl.col("end_s") - pl.col("intended_s")) * 1000).alias("from_intended_ms"))
+
+
+# One 2 s step per kind: 4 reports/s, 20 upsert events/s in batches of 10; two 1 s bins per step.
+TWO_BIN_PLAN = LoadTestPlan(phase_seconds=2.0, upsert_rates=(20.0,), report_rates=(4.0,), batch_size=10)
 
 
 def test_summarize_bins_known_answers():
@@ -113,8 +120,9 @@ def test_summarize_bins_known_answers():
         ("report", 0.3, 0.3, 0.32, "ok", 0.0, 0.0),
         ("report", 0.5, 0.5, 0.53, "ok", 0.0, 0.0),
         ("report", 0.7, 0.7, 0.74, "ok", 0.0, 0.0),
-        # bin 1 (1-2 s): 4 intended, 1 ok, 1 error, 2 skipped; worker waited on the server
-        ("report", 1.1, 1.1, 1.9, "ok", 0.0, 0.0),
+        # bin 1 (1-2 s): 4 intended, 1 ok (sent 400 ms late: a 400 ms call, 800 ms from its intended
+        # start), 1 error, 2 skipped; the workers waited on the server
+        ("report", 1.1, 1.5, 1.9, "ok", 400.0, 0.0),
         ("report", 1.3, 1.9, 1.95, "error", 600.0, 0.0),
         ("report", 1.5, None, None, "skipped", None, None),
         ("report", 1.7, None, None, "skipped", None, None),
@@ -124,28 +132,56 @@ def test_summarize_bins_known_answers():
         ("upsert", 1.2, 1.2, 1.4, "ok", 0.0, 0.0),
         ("upsert", 1.6, 2.05, None, "skipped", 0.0, 450.0),
     ]
-    summary = summarize_bins(raw_rows(rows), bin_seconds=1.0, total_seconds=2.0)
+    summary = summarize_bins(raw_rows(rows), TWO_BIN_PLAN, bin_seconds=1.0)
     reports = summary.filter(pl.col("kind") == "report").sort("bin")
+    assert reports["bin_start_s"].to_list() == [0.0, 1.0] and reports["step"].to_list() == [1, 1]
     assert reports["target_rate"].to_list() == [4.0, 4.0]
     assert reports["achieved_rate"].to_list() == [4.0, 1.0]
     assert reports["met"].to_list() == [True, False]
     assert reports["behind"].to_list() == ["none", "server"]
     assert reports["ops_error"].to_list() == [0, 1]
     assert reports["ops_skipped"].to_list() == [0, 2]
-    assert reports["latency_ms_p50"][0] == pytest.approx(25.0)    # linear interpolation of 10..40
-    assert reports["latency_ms_p99"][0] == pytest.approx(39.7)
-    assert reports["latency_ms_p50"][1] == pytest.approx(800.0)   # only the ok op counts
+    assert reports["call_ms_p50"][0] == pytest.approx(25.0)    # linear interpolation of 10..40
+    assert reports["call_ms_p99"][0] == pytest.approx(39.7)
+    assert reports["from_intended_ms_p50"][0] == pytest.approx(25.0)  # sent on time: the same
+    assert reports["call_ms_p50"][1] == pytest.approx(400.0)   # only the ok op counts: its own duration
+    assert reports["from_intended_ms_p50"][1] == pytest.approx(800.0)  # ... and from its intended start
     upserts = summary.filter(pl.col("kind") == "upsert").sort("bin")
     assert upserts["target_rate"].to_list() == [20.0, 20.0]       # events/s
     assert upserts["achieved_rate"].to_list() == [20.0, 10.0]
     assert upserts["behind"].to_list() == ["none", "client"]
+    assert upserts["ops_skipped"].to_list() == [0, 1]
 
 
-def test_summarize_bins_last_bin_is_partial():
-    rows = [("report", 0.5, 0.5, 0.6, "ok", 0.0, 0.0), ("report", 1.2, 1.2, 1.3, "ok", 0.0, 0.0)]
-    summary = summarize_bins(raw_rows(rows), bin_seconds=1.0, total_seconds=1.5).sort("bin")
-    assert summary["bin_seconds"].to_list() == [1.0, 0.5]
-    assert summary["target_rate"].to_list() == [1.0, 2.0]
+def test_met_counts_operations_completed_within_the_bin():
+    """An operation intended in bin 0 that completes in bin 1 is bin 1's, not bin 0's (issue #12)."""
+    rows = [("report", t, t, t + 0.01, "ok", 0.0, 0.0) for t in (0.1, 0.3, 0.5)]
+    rows += [("report", 0.7, 0.7, 1.2, "ok", 0.0, 0.0)]   # a 500 ms call ending in the next bin
+    rows += [("report", t, t, t + 0.01, "ok", 0.0, 0.0) for t in (1.1, 1.3, 1.5, 1.7)]
+    summary = summarize_bins(raw_rows(rows), TWO_BIN_PLAN, bin_seconds=1.0).filter(pl.col("kind") == "report")
+    assert summary["achieved_rate"].to_list() == [3.0, 5.0]
+    assert summary["met"].to_list() == [False, True]
+    steps = summarize_phases(raw_rows(rows), TWO_BIN_PLAN, bin_seconds=1.0).filter(pl.col("kind") == "report")
+    assert steps["met"].to_list() == [False]        # every bin of the step must be met
+    assert steps["bins"].to_list() == [2] and steps["bins_met"].to_list() == [1]
+    assert steps["achieved_rate"].to_list() == [4.0]  # 8 requests completed in the 2 s step
+    one_bin = summarize_phases(raw_rows(rows), TWO_BIN_PLAN).filter(pl.col("kind") == "report")
+    assert one_bin["met"].to_list() == [True] and one_bin["bins"].to_list() == [1]
+
+
+def test_bins_never_cross_a_step_and_the_last_one_is_partial():
+    plan = LoadTestPlan(phase_seconds=3.0, warmup_seconds=0.5, upsert_rates=(0.0,), report_rates=(2.0, 4.0))
+    bins = step_bins(plan, 1.0).filter(pl.col("kind") == "report")
+    # warm-up [0, 0.5); step 1 [0.5, 2.0) in bins of 1 and 0.5; step 2 [2.0, 3.5) likewise
+    assert bins["bin_start_s"].to_list() == [0.0, 0.5, 1.5, 2.0, 3.0]
+    assert bins["bin_end_s"].to_list() == [0.5, 1.5, 2.0, 3.0, 3.5]
+    assert bins["step"].to_list() == [0, 1, 1, 2, 2] and bins["bin"].to_list() == [0, 0, 1, 0, 1]
+    rows = [("report", 1.6, 1.6, 1.7, "ok", 0.0, 0.0)]
+    summary = summarize_bins(raw_rows(rows), plan, 1.0).filter(pl.col("kind") == "report")
+    partial = summary.filter(pl.col("bin_start_s") == 1.5)
+    assert partial["bin_seconds"].to_list() == [0.5] and partial["target_rate"].to_list() == [2.0]
+    with pytest.raises(ValueError, match="bin_seconds must be > 0"):
+        step_bins(plan, 0)
 
 
 def test_summarize_phases_marks_unmet_steps():
@@ -161,12 +197,16 @@ def test_summarize_phases_marks_unmet_steps():
         # every report of step 2 skipped (server backlog), everything else ok in 5 ms
         pl.when((pl.col("kind") == "report") & (pl.col("step") == 2)).then(pl.lit("skipped"))
         .otherwise(pl.lit("ok")).alias("status"),
-        pl.lit(5.0).alias("latency_ms"), pl.lit(1.0).alias("queue_wait_ms"), pl.lit(0.0).alias("client_lag_ms"))
+        pl.col("intended_s").alias("start_s"), (pl.col("intended_s") + 0.005).alias("end_s"),
+        pl.lit(5.0).alias("call_ms"), pl.lit(5.0).alias("from_intended_ms"),
+        pl.lit(1.0).alias("queue_wait_ms"), pl.lit(0.0).alias("client_lag_ms"))
     phases = summarize_phases(raw, plan)
     reports = phases.filter(pl.col("kind") == "report").sort("step")
     assert reports["ops_planned"].to_list() == [1, 2]
+    assert reports["ops_skipped"].to_list() == [0, 2]
     assert reports["met"].to_list() == [True, False]
     assert reports["behind"].to_list() == ["none", "server"]
+    assert reports["call_ms_p50"].to_list() == [5.0, None]
     upserts = phases.filter(pl.col("kind") == "upsert")
     assert upserts["target_rate"].to_list() == [10.0, 10.0]
     assert upserts["achieved_rate"].to_list() == [10.0, 10.0]
@@ -181,13 +221,16 @@ def test_summarize_phases_lists_steps_without_operations():
     assert sched["upsert"].height == 2
     raw = sched["upsert"].with_columns(
         pl.lit("upsert").alias("kind"), pl.lit("appVX").alias("version"), pl.lit(25, pl.Int64).alias("events"),
-        pl.lit("ok").alias("status"), pl.lit(5.0).alias("latency_ms"), pl.lit(0.0).alias("queue_wait_ms"),
+        pl.lit("ok").alias("status"), pl.col("intended_s").alias("start_s"), (pl.col("intended_s") + 0.005).alias("end_s"),
+        pl.lit(5.0).alias("call_ms"), pl.lit(5.0).alias("from_intended_ms"), pl.lit(0.0).alias("queue_wait_ms"),
         pl.lit(0.0).alias("client_lag_ms"))
     upserts = summarize_phases(raw, plan).filter(pl.col("kind") == "upsert").sort("step")
     assert upserts["step"].to_list() == [1, 2, 3, 4]
     # 1 batch/s: operations at 0.5 s and 1.5 s, the starts of steps 2 and 4 (half-open steps)
     assert upserts["ops_planned"].to_list() == [0, 1, 0, 1]
-    assert upserts["achieved_rate"].to_list() == [None, 25.0, None, 25.0]
+    # 25 events completed within a 0.5 s step: 50 events/s there, nothing asked or done in the others
+    assert upserts["achieved_rate"].to_list() == [None, 50.0, None, 50.0]
+    assert upserts["met"].all()
     assert upserts["version"].to_list() == ["appVX"] * 4
 
 

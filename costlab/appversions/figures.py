@@ -91,7 +91,7 @@ def target_steps(plan: LoadTestPlan, divisor: float) -> pl.DataFrame:
 
 def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, stand_in: bool, plan: LoadTestPlan,
                    published_points: pl.DataFrame | None = None) -> alt.TopLevelMixin:
-    """2 x 2: rows Get Reports / Bulk Upsert; columns rate vs target, latency p50/p99 (log)."""
+    """2 x 3: rows Get Reports / Bulk Upsert; columns rate vs target, call duration p50/p99 (log), skipped ops."""
     unit, divisor = _time_unit(plan.total_seconds)
     time_title = f"test time ({unit})"
     mine = (bins.filter(pl.col("version").is_in(list(versions)))
@@ -110,10 +110,11 @@ def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, st
         target_line = alt.Chart(targets.filter(pl.col("kind") == kind)).mark_line(
             color=PUBLISHED_COLOR, strokeDash=[4, 3], interpolate="step-after").encode(
             x="time:Q", y="target_rate:Q", tooltip=[alt.Tooltip("target_rate:Q", title="target")])
-        latency = (part.select("time", "version", "latency_ms_p50", "latency_ms_p99")
-                   .unpivot(["latency_ms_p50", "latency_ms_p99"], index=["time", "version"],
+        # The primary latency: each call's own duration (loadtest_bins.csv also has from_intended_ms_*).
+        latency = (part.select("time", "version", "call_ms_p50", "call_ms_p99")
+                   .unpivot(["call_ms_p50", "call_ms_p99"], index=["time", "version"],
                             variable_name="percentile", value_name="latency_ms")
-                   .with_columns(pl.col("percentile").str.replace("latency_ms_", ""))
+                   .with_columns(pl.col("percentile").str.replace("call_ms_", ""))
                    .drop_nulls("latency_ms").filter(pl.col("latency_ms") > 0))
         latency_lines = alt.Chart(latency).mark_line().encode(
             x=alt.X("time:Q", title=time_title),
@@ -132,11 +133,20 @@ def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, st
                     shape="diamond", filled=True, size=90, color=PUBLISHED_COLOR).encode(
                     x="time:Q", y="latency_ms:Q",
                     tooltip=["label:N", alt.Tooltip("latency_ms:Q", format=".0f")]))
+        # Operations that never started (the test ended first): counted per bin, shown, never hidden.
+        skipped = part.select("time", "version", pl.col("ops_skipped").cast(pl.Int64).alias("skipped"))
+        skipped_marks = alt.Chart(skipped).mark_line(point=True).encode(
+            x=alt.X("time:Q", title=time_title),
+            y=alt.Y("skipped:Q", title=f"{OPERATION_TITLES[kind].split(' (')[0]}: not started (skipped) per bin"),
+            color=alt.Color("version:N", scale=scale, title="version"),
+            tooltip=["version", alt.Tooltip("time:Q", format=".2f"), "skipped:Q"])
         rows.append(alt.hconcat(alt.layer(target_line, rate_lines).properties(width=330, height=200),
-                                latency_layer.properties(width=330, height=200)))
+                                latency_layer.properties(width=330, height=200),
+                                skipped_marks.properties(width=220, height=200)))
     chart = alt.vconcat(*rows).resolve_scale(color="shared")
-    subtitle = ("left: achieved rate per bin (lines) vs target (dashed steps); right: latency from the intended "
-                "start (open loop), p50 solid, p99 dashed")
+    subtitle = ("left: achieved rate per bin (lines) vs target (dashed steps); middle: each call's own duration, "
+                "p50 solid, p99 dashed (latency from the intended start: loadtest_bins.csv); right: operations "
+                "that never started, per bin")
     if published_points is not None and published_points.height:
         subtitle += "; diamonds: published peak latency per phase"
     return titled(chart, title, stand_in, subtitle)
