@@ -1,0 +1,226 @@
+"""The arraygrowth study on the engine lab: journal bytes of $push vs insert, per deployment.
+
+Each (profile, workload, N) runs on a fresh WiredTiger home opened like mongod, with the
+deployment's logging rules (costlab.engine.deployment): the insert workload inserts N
+documents {_id, ts}; the push workload appends N int64 timestamps to one job document, one
+update per element, through mongod's record-store update rule. Log bytes are read from the
+engine's statistics after a synchronous log flush.
+
+The fallback sweep runs the study's fallback variants (costlab.arraygrowth.workloads) the
+same way and records which record-store path each update took.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import bson
+import polars as pl
+from bson import Int64, ObjectId
+
+from costlab.arraygrowth.fit import FitError, fit_power_law
+from costlab.arraygrowth.workloads import (ARRAY_FIELD, FALLBACK_VARIANTS, JOB_FIELDS, FallbackParams,
+                                           big_element, job_name, timestamp)
+from costlab.engine import stats
+from costlab.engine.bsonbytes import append_int64_to_last_field
+from costlab.engine.connection import Engine, EngineSettings
+from costlab.engine.deployment import PROFILES, Deployment, check_profile
+from costlab.engine.oplog import push_diff
+
+NAMESPACE = "costlab_arraygrowth.timestamps"
+WORKLOADS = ("insert", "push")
+SERVER_KIND = "engine"
+
+LOG_COLUMNS = ["profile", "workload", "n", "log_bytes", "bytes_per_op", "log_records", "modify_calls",
+               "update_calls", "reserve_calls", "insert_calls", "wt_version", "journal_compressor",
+               "journal_compressor_wanted", "block_compressor", "retryable_writes", "server_kind", "seconds"]
+
+
+@contextmanager
+def engine_home(workdir: str | Path | None, label: str) -> Iterator[Path]:
+    """A scratch WiredTiger home, removed afterwards (the journal of a big $push run is GBs)."""
+    base = Path(workdir) if workdir else None
+    if base is not None:
+        base.mkdir(parents=True, exist_ok=True)
+    home = Path(tempfile.mkdtemp(prefix=f"costlab-engine-{label}-", dir=base))
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _job_document(job_id: str = JOB_FIELDS["job_id"], index: int = 0) -> dict:
+    return {"_id": ObjectId(index.to_bytes(12, "big")), **JOB_FIELDS, "job_id": job_id, ARRAY_FIELD: []}
+
+
+def _counts(delta: dict[str, int]) -> dict[str, int]:
+    return {"log_bytes": delta["log_bytes"], "log_records": stats.log_records(delta),
+            "modify_calls": delta["cursor_modify_calls"], "update_calls": delta["cursor_update_calls"],
+            "reserve_calls": delta["cursor_reserve_calls"], "insert_calls": delta["cursor_insert_calls"]}
+
+
+def run_workload(profile: str, workload: str, n: int, settings: EngineSettings, workdir=None,
+                 retryable_writes: bool = True) -> dict:
+    """One run on a fresh engine; the counters cover the N writes only (preparation excluded)."""
+    check_profile(profile)
+    if workload not in WORKLOADS:
+        raise ValueError(f"unknown arraygrowth workload {workload!r}; allowed: {', '.join(WORKLOADS)}")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    with engine_home(workdir, f"{profile}-{workload}-{n}") as home:
+        engine = Engine(home, settings)
+        try:
+            collection = Deployment(engine, profile, settings.block_compressor,
+                                    retryable_writes).collection(NAMESPACE)
+            if workload == "push":
+                job = _job_document()
+                record_id = collection.insert(job)
+                current = bson.encode(job)
+            started = time.perf_counter()
+            before = stats.snapshot(engine.session)
+            if workload == "insert":
+                for i in range(n):
+                    collection.insert({"_id": ObjectId(i.to_bytes(12, "big")), "ts": timestamp(i)})
+            else:
+                for i in range(n):
+                    value = timestamp(i)
+                    new = append_int64_to_last_field(current, i, int(value))
+                    collection.update(record_id, job["_id"], new, push_diff(ARRAY_FIELD, i, value), current)
+                    current = new
+            after = stats.snapshot(engine.session)
+            seconds = time.perf_counter() - started
+        finally:
+            engine.close()
+    return {"profile": profile, "workload": workload, "n": n, **_counts(stats.delta(before, after)),
+            "seconds": seconds}
+
+
+def sweep(ns: Sequence[int], profiles: Sequence[str], workloads: Sequence[str], settings: EngineSettings,
+          journal_compressor_wanted: str, workdir=None, retryable_writes: bool = True) -> pl.DataFrame:
+    """Every (profile, workload, n): the rows of results/arraygrowth/engine/log_bytes.csv."""
+    described = settings.describe()
+    rows = []
+    for profile in profiles:
+        for workload in workloads:
+            for n in ns:
+                row = run_workload(profile, workload, int(n), settings, workdir, retryable_writes)
+                rows.append(row | {
+                    "bytes_per_op": row["log_bytes"] / row["n"],
+                    "wt_version": described["wt_version"],
+                    "journal_compressor": settings.journal_compressor,
+                    "journal_compressor_wanted": journal_compressor_wanted,
+                    "block_compressor": settings.block_compressor,
+                    "retryable_writes": bool(retryable_writes and profile != "standalone"),
+                    "server_kind": SERVER_KIND,
+                })
+    return pl.DataFrame(rows).select(LOG_COLUMNS)
+
+
+def fits(log_bytes: pl.DataFrame) -> pl.DataFrame:
+    """Power-law exponent of log bytes against N, per (profile, workload)."""
+    rows = []
+    for (profile, workload), group in log_bytes.group_by(["profile", "workload"], maintain_order=True):
+        try:
+            fit = fit_power_law(group["n"].to_list(), group["log_bytes"].to_list(), "log bytes")
+            rows.append({"profile": profile, "workload": workload, "exponent": fit.exponent,
+                         "r_squared": fit.r_squared, "points": fit.points, "note": None})
+        except FitError as err:
+            rows.append({"profile": profile, "workload": workload, "exponent": None,
+                         "r_squared": None, "points": group.height, "note": str(err)})
+    return pl.DataFrame(rows, schema={"profile": pl.Utf8, "workload": pl.Utf8, "exponent": pl.Float64,
+                                      "r_squared": pl.Float64, "points": pl.Int64, "note": pl.Utf8})
+
+
+# ---- fallback sweep --------------------------------------------------------------------------
+
+
+def _fallback_updates(variant: str, params: FallbackParams) -> Iterator[tuple[int, dict, dict]]:
+    """(document index, new document, oplog `o`) per update, in the order the variant sends them.
+
+    The oplog `o` is the $v:2 diff mongod logs for the update: an array sub-diff for appends
+    ($push, $push $each), a whole-field update {u: {field: value}} for $set of the array, and
+    the whole post-image (a replacement entry) when the diff would not be smaller than the
+    document (the $slice shift rewrites every element).
+    """
+    count = params.small_docs() if variant == "small_docs" else 1
+    docs = [_job_document(job_name(j), j) for j in range(count)]
+    yield from ((-1, d, {}) for d in docs)   # the preparation inserts (index -1: not measured)
+    u = params.updates
+    for i in range(u):
+        if variant in ("push_one", "small_docs"):
+            j = i % count
+            arr = docs[j][ARRAY_FIELD]
+            arr.append(timestamp(i))
+            yield j, docs[j], push_diff(ARRAY_FIELD, len(arr) - 1, arr[-1])
+        elif variant == "push_many":
+            arr = docs[0][ARRAY_FIELD]
+            start = len(arr)
+            batch = [timestamp(i * params.elements_per_update + k) for k in range(params.elements_per_update)]
+            arr.extend(batch)
+            diff = {"a": True} | {f"u{start + k}": v for k, v in enumerate(batch)}
+            yield 0, docs[0], {"$v": 2, "diff": {f"s{ARRAY_FIELD}": diff}}
+        elif variant == "big_elements":
+            arr = docs[0][ARRAY_FIELD]
+            arr.append(big_element(i, params.big_element_bytes))
+            yield 0, docs[0], push_diff(ARRAY_FIELD, len(arr) - 1, arr[-1])
+        elif variant == "push_slice":
+            arr = docs[0][ARRAY_FIELD]
+            arr.append(timestamp(i))
+            del arr[:-params.slice_elements]
+            if len(arr) < params.slice_elements:
+                yield 0, docs[0], push_diff(ARRAY_FIELD, len(arr) - 1, arr[-1])
+            else:   # every element moved one slot: the diff is the array; mongod logs the post-image
+                yield 0, docs[0], dict(docs[0])
+        elif variant == "set_array":
+            arr = docs[0][ARRAY_FIELD]
+            arr.append(timestamp(i))
+            yield 0, docs[0], {"$v": 2, "diff": {"u": {ARRAY_FIELD: list(arr)}}}
+        else:
+            raise ValueError(f"unknown fallback variant {variant!r}; allowed: {', '.join(FALLBACK_VARIANTS)}")
+
+
+def run_fallback_variant(profile: str, variant: str, params: FallbackParams, settings: EngineSettings,
+                         workdir=None, retryable_writes: bool = True) -> dict:
+    with engine_home(workdir, f"fallback-{profile}-{variant}") as home:
+        engine = Engine(home, settings)
+        try:
+            collection = Deployment(engine, profile, settings.block_compressor,
+                                    retryable_writes).collection(NAMESPACE)
+            record_ids: list[int] = []
+            encoded: list[bytes] = []
+            before = None
+            for j, document, oplog_o in _fallback_updates(variant, params):
+                new = bson.encode(document)
+                if j < 0:
+                    record_ids.append(collection.insert(document, new))
+                    encoded.append(new)
+                    continue
+                if before is None:
+                    before = stats.snapshot(engine.session)
+                collection.update(record_ids[j], document["_id"], new, oplog_o, encoded[j])
+                encoded[j] = new
+            after = stats.snapshot(engine.session)
+            reasons = dict(collection.records.counts.by_reason)
+        finally:
+            engine.close()
+    counts = _counts(stats.delta(before, after))
+    return {"profile": profile, "variant": variant, "updates": params.updates, **counts,
+            "bytes_per_update": counts["log_bytes"] / params.updates,
+            "full_update_reasons": "; ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) or None}
+
+
+def fallback_sweep(profiles: Sequence[str], variants: Sequence[str], params: FallbackParams,
+                   settings: EngineSettings, workdir=None, retryable_writes: bool = True) -> pl.DataFrame:
+    described = settings.describe()
+    rows = [run_fallback_variant(p, v, params, settings, workdir, retryable_writes) | {
+                "wt_version": described["wt_version"], "journal_compressor": settings.journal_compressor,
+                "server_kind": SERVER_KIND}
+            for p in profiles for v in variants]
+    return pl.DataFrame(rows)
+
+
+__all__ = ["sweep", "fits", "fallback_sweep", "run_workload", "PROFILES", "WORKLOADS", "LOG_COLUMNS"]

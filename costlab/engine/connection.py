@@ -1,0 +1,81 @@
+"""Opening WiredTiger the way mongod opens it, and reopening it for a cold cache.
+
+mongod's wiredtiger_open configuration (as its startup log prints it) is
+`create,cache_size=<N>M,session_max=33000,eviction=(threads_min=4,threads_max=4),
+config_base=false,statistics=(fast),log=(enabled=true,remove=true,path=journal,
+compressor=snappy),...`. We keep what changes the counters the studies read (cache size,
+journal on and its compressor, fast statistics, eviction threads) and leave out what only
+matters to a long-running server (file manager, verbose, session_max).
+"""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from costlab.engine.wt import NO_COMPRESSOR, check_compressor, wiredtiger_module, wiredtiger_version
+
+JOURNAL_DIR = "journal"  # mongod keeps the WiredTiger log in <dbpath>/journal
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    cache_mb: int = 1024
+    journal_compressor: str = "lz4"   # mongod's default is snappy (see docs/engine-lab.md)
+    block_compressor: str = "lz4"     # collections' default in mongod: snappy
+    journal: bool = True
+
+    def __post_init__(self) -> None:
+        if isinstance(self.cache_mb, bool) or not isinstance(self.cache_mb, int) or self.cache_mb < 1:
+            raise ValueError(f"cache_mb must be a positive integer (MB), got {self.cache_mb!r}")
+
+    def open_config(self) -> str:
+        journal_compressor = check_compressor(self.journal_compressor, "journal")
+        compressor = "" if journal_compressor == NO_COMPRESSOR else f",compressor={journal_compressor}"
+        log = (f"log=(enabled=true,remove=true,path={JOURNAL_DIR}{compressor})" if self.journal
+               else "log=(enabled=false)")
+        return (f"create,cache_size={self.cache_mb}M,eviction=(threads_min=4,threads_max=4),"
+                f"config_base=false,statistics=(fast),{log}")
+
+    def describe(self) -> dict[str, Any]:
+        return {"wt_version": wiredtiger_version(), "cache_mb": self.cache_mb,
+                "journal": self.journal, "journal_compressor": self.journal_compressor,
+                "block_compressor": self.block_compressor}
+
+
+class Engine:
+    """One WiredTiger connection on a home directory, with one session (mongod: one per operation)."""
+
+    def __init__(self, home: str | Path, settings: EngineSettings, fresh: bool = True) -> None:
+        self.home = Path(home)
+        self.settings = settings
+        if fresh and self.home.exists():
+            shutil.rmtree(self.home)
+        (self.home / JOURNAL_DIR).mkdir(parents=True, exist_ok=True)
+        self.wt = wiredtiger_module()
+        self.conn = self.wt.wiredtiger_open(str(self.home), settings.open_config())
+        self.session = self.conn.open_session()
+
+    def reopen(self, settings: EngineSettings | None = None) -> None:
+        """Close (which checkpoints) and open again: the cache starts empty, like a restarted mongod."""
+        self.close()
+        if settings is not None:
+            self.settings = settings
+        self.conn = self.wt.wiredtiger_open(str(self.home), self.settings.open_config())
+        self.session = self.conn.open_session()
+
+    def checkpoint(self) -> None:
+        self.session.checkpoint()
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+            self.session = None
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,81 @@
+"""Oplog entries: what mongod writes to local.oplog.rs for each write on a replica set.
+
+Fields (mongod's OplogEntry / DurableReplOperation): `op` ('i' insert, 'u' update), `ns`,
+`ui` (the collection UUID), `o` (the inserted document, or for an update the $v:2 diff),
+`o2` (the _id of the document), `ts` (Timestamp), `t` (term), `v` (2, a BSON long), `wall` (date); verified in mongod's
+src/mongo/db/repl/oplog_entry.idl (DurableReplOperation, OplogEntryBase).
+A retryable write (drivers retry writes by default since MongoDB 4.2 / driver spec; the
+article's Rust demo uses the driver's default) also carries the session fields `lsid`
+({id: UUID, uid: 32-byte SHA-256 of the user}), `txnNumber`, `stmtId` and `prevOpTime`
+({ts, t}). Those fields are the difference between the replica-set rows without and with
+retryable writes; see docs/engine-lab.md.
+
+A $push of one element is logged as the $v:2 update diff
+{$v: 2, diff: {s<array>: {a: true, u<index>: <value>}}} — an array sub-diff (`s` prefix,
+`a: true` header) updating the new index (`u` prefix), as mongod's doc_diff serialisation
+writes it — not the array.
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import bson
+from bson import Binary, Int64, Timestamp
+from bson.binary import UUID_SUBTYPE
+
+OPLOG_NS = "local.oplog.rs"
+
+
+def push_diff(array_field: str, index: int, value: object) -> dict:
+    """The $v:2 diff of appending `value` at position `index` of `array_field`."""
+    return {"$v": 2, "diff": {f"s{array_field}": {"a": True, f"u{index}": value}}}
+
+
+@dataclass
+class OplogWriter:
+    """Builds entries with increasing timestamps; `session_fields` adds a retryable write's fields."""
+    ns: str
+    session_fields: bool = False
+    term: int = 1
+    collection_uuid: Binary = field(default_factory=lambda: Binary(uuid.UUID(int=1).bytes, UUID_SUBTYPE))
+    lsid: dict = field(default_factory=lambda: {"id": Binary(uuid.UUID(int=2).bytes, UUID_SUBTYPE),
+                                                  "uid": Binary(bytes(32), 0)})
+    seconds: int = 1_784_106_933
+    counter: int = 0
+    txn_number: int = 0
+    previous: Timestamp | None = None
+
+    def next_ts(self) -> Timestamp:
+        self.counter += 1
+        return Timestamp(self.seconds, self.counter)
+
+    def _entry(self, op: str, o: dict, o2: dict | None) -> tuple[int, bytes]:
+        ts = self.next_ts()
+        # Field order of mongod's OplogEntryBase: session info, the operation, the optime, then
+        # v (a safeInt64: BSON long), wall and prevOpTime.
+        entry: dict = {}
+        if self.session_fields:
+            self.txn_number += 1
+            entry |= {"lsid": self.lsid, "txnNumber": Int64(self.txn_number)}
+        entry |= {"op": op, "ns": self.ns, "ui": self.collection_uuid, "o": o}
+        if o2 is not None:
+            entry["o2"] = o2
+        if self.session_fields:
+            entry["stmtId"] = 0
+        entry |= {"ts": ts, "t": Int64(self.term), "v": Int64(2),
+                  "wall": datetime.fromtimestamp(self.seconds, tz=timezone.utc)}
+        if self.session_fields:
+            # the session's previous write; the first write of a session has a null optime
+            previous = self.previous or Timestamp(0, 0)
+            entry["prevOpTime"] = {"ts": previous, "t": Int64(self.term if self.previous else -1)}
+            self.previous = ts
+        # the oplog's record id is the timestamp as an int64 (secs << 32 | inc)
+        return (ts.time << 32) | ts.inc, bson.encode(entry)
+
+    def insert(self, document: dict) -> tuple[int, bytes]:
+        return self._entry("i", document, {"_id": document["_id"]})
+
+    def update(self, document_id: object, diff: dict) -> tuple[int, bytes]:
+        return self._entry("u", diff, {"_id": document_id})

@@ -1,0 +1,122 @@
+"""A record store: one WiredTiger table per collection, key = record id (int64), value = BSON.
+
+Table settings follow mongod's WiredTigerRecordStore::generateCreateString
+(`type=file,memory_page_max=10m,split_pct=90,leaf_value_max=64MB,checksum=on,
+block_compressor=<collection compressor>,key_format=q,value_format=u`, plus
+`log=(enabled=…)` from the deployment's logging rule).
+
+The update rule (verified in mongod's source, src/mongo/db/storage/wiredtiger/
+wiredtiger_record_store.cpp, WiredTigerRecordStore::updateRecord): mongod writes a delta
+with WT_CURSOR::modify instead of the whole new document only when
+  * the table is not logged (its comment: WiredTiger's recovery is not trusted with
+    non-idempotent operations), and
+  * the new document is longer than 1024 bytes (kMinLengthForDiff), and
+  * new length <= old length + new length / 10 (kMaxDiffBytes = len / 10), and
+  * wiredtiger_calc_modify(old, new, maxdiff = len / 10, at most 16 entries) succeeds;
+    with zero entries it calls reserve() instead of modify().
+Otherwise it calls update() with the whole new document.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from costlab.engine.wt import NO_COMPRESSOR, check_compressor
+
+MIN_LENGTH_FOR_DIFF = 1024   # kMinLengthForDiff
+MAX_MODIFY_ENTRIES = 16      # kMaxEntries
+MAX_DIFF_DIVISOR = 10        # kMaxDiffBytes = len / 10
+
+
+def record_store_config(block_compressor: str, logged: bool) -> str:
+    compressor = "" if block_compressor == NO_COMPRESSOR else block_compressor
+    return ("type=file,memory_page_max=10m,split_pct=90,leaf_value_max=64MB,checksum=on,"
+            f"block_compressor={compressor},key_format=q,value_format=u,"
+            f"log=(enabled={'true' if logged else 'false'})")
+
+
+def modify_allowed(logged: bool, old_length: int, new_length: int) -> bool:
+    """mongod's pre-check before it even tries to compute a delta (see module docstring)."""
+    return (not logged and new_length > MIN_LENGTH_FOR_DIFF
+            and new_length <= old_length + new_length // MAX_DIFF_DIVISOR)
+
+
+@dataclass
+class UpdateCounts:
+    modify: int = 0        # WT_CURSOR::modify with a delta
+    reserve: int = 0       # no bytes changed
+    update: int = 0        # whole document
+    by_reason: dict[str, int] = field(default_factory=dict)
+
+    def note(self, reason: str) -> None:
+        self.by_reason[reason] = self.by_reason.get(reason, 0) + 1
+
+
+class RecordStore:
+    """A collection's table. Calls must run inside the caller's transaction (see deployment)."""
+
+    def __init__(self, engine, name: str, block_compressor: str, logged: bool, create: bool = True) -> None:
+        self.engine = engine
+        self.uri = f"table:{name}"
+        self.logged = logged
+        self.block_compressor = check_compressor(block_compressor, f"block compressor of {name}")
+        if create:
+            engine.session.create(self.uri, record_store_config(self.block_compressor, logged))
+        self.cursor = engine.session.open_cursor(self.uri)
+        self.next_id = 1
+        self.counts = UpdateCounts()
+
+    def reopen_cursor(self) -> None:
+        self.cursor = self.engine.session.open_cursor(self.uri)
+
+    def insert(self, document: bytes, record_id: int | None = None) -> int:
+        """Insert BSON bytes under the next record id (mongod: a monotonically increasing int64),
+        or under `record_id` (the oplog's ids are its timestamps)."""
+        if record_id is None:
+            record_id = self.next_id
+            self.next_id += 1
+        self.cursor.set_key(record_id)
+        self.cursor.set_value(document)
+        self.cursor.insert()
+        return record_id
+
+    def read(self, record_id: int) -> bytes:
+        self.cursor.set_key(record_id)
+        if self.cursor.search() != 0:
+            raise KeyError(f"record {record_id} not in {self.uri}")
+        value = self.cursor.get_value()
+        self.cursor.reset()
+        return value
+
+    def update(self, record_id: int, new: bytes, old: bytes | None = None) -> str:
+        """Replace the record with `new` the way mongod does; returns 'modify', 'reserve' or 'update'."""
+        wt = self.engine.wt
+        if old is None:
+            old = self.read(record_id)
+        length = len(new)
+        path = "update"
+        if modify_allowed(self.logged, len(old), length):
+            max_diff = length // MAX_DIFF_DIVISOR
+            try:
+                entries = wt.wiredtiger_calc_modify(self.engine.session, old, new, max_diff,
+                                                    MAX_MODIFY_ENTRIES)
+            except wt.WiredTigerError:  # WT_NOTFOUND: the delta would be too big or too scattered
+                entries = None
+                self.counts.note("calc_modify failed")
+            if entries is not None:
+                self.cursor.set_key(record_id)
+                if entries:
+                    self.cursor.modify(entries)
+                    path = "modify"
+                else:
+                    self.cursor.reserve()
+                    path = "reserve"
+        else:
+            self.counts.note("logged table" if self.logged else
+                             "1 KB or less" if length <= MIN_LENGTH_FOR_DIFF else "grew over a tenth")
+        if path == "update":
+            self.cursor.set_key(record_id)
+            self.cursor.set_value(new)
+            self.cursor.update()
+        setattr(self.counts, path, getattr(self.counts, path) + 1)
+        self.cursor.reset()
+        return path

@@ -1,0 +1,84 @@
+"""The wiredtiger Python module: where it comes from and what it has built in.
+
+costlab uses the module that ships inside the `secantusdb` wheel (WiredTiger 11.2.0, lz4 and
+zlib compressors built in; snappy and zstd are not). See docs/engine-lab.md for why.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from functools import lru_cache
+from types import ModuleType
+
+KNOWN_COMPRESSORS = ("snappy", "zstd", "lz4", "zlib")
+NO_COMPRESSOR = "none"
+
+
+class EngineUnavailable(RuntimeError):
+    """The wiredtiger module cannot be imported; the message says what to install."""
+
+
+def wiredtiger_module() -> ModuleType:
+    try:
+        import wiredtiger  # shipped by secantusdb (see requirements.txt)
+    except ImportError as err:
+        raise EngineUnavailable(
+            "the engine lab needs the `wiredtiger` Python module; install it with "
+            "`pip install secantusdb==0.7.0b3` (make installs it from requirements.txt): " + str(err)
+        ) from None
+    return wiredtiger
+
+
+def wiredtiger_version() -> str:
+    """'11.2.0' (major.minor.patch of the loaded library)."""
+    _, major, minor, patch = wiredtiger_module().wiredtiger_version()
+    return f"{major}.{minor}.{patch}"
+
+
+@lru_cache(maxsize=1)
+def available_compressors() -> tuple[str, ...]:
+    """The compressors this WiredTiger build accepts, found by asking it (not assumed)."""
+    wt = wiredtiger_module()
+    home = tempfile.mkdtemp(prefix="costlab-wt-probe-")
+    found = []
+    try:
+        conn = wt.wiredtiger_open(home, "create,cache_size=10MB,verbose=[],"
+                                        "error_prefix=probe")
+        try:
+            session = conn.open_session()
+            for name in KNOWN_COMPRESSORS:
+                try:
+                    session.create(f"table:probe_{name}",
+                                   f"key_format=q,value_format=u,block_compressor={name}")
+                    found.append(name)
+                except wt.WiredTigerError:
+                    pass
+        finally:
+            conn.close()
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return tuple(found)
+
+
+def check_compressor(name: str, what: str) -> str:
+    """`name` if this build has it (or it is 'none'), else a clear error listing what it has."""
+    if name == NO_COMPRESSOR or name in available_compressors():
+        return name
+    allowed = ", ".join((NO_COMPRESSOR, *available_compressors()))
+    raise ValueError(f"{what}: compressor {name!r} is not built into WiredTiger {wiredtiger_version()} "
+                     f"here; available: {allowed}")
+
+
+def compressor_or_nearest(wanted: str, preference: tuple[str, ...] = ("lz4", "zlib", NO_COMPRESSOR)
+                          ) -> tuple[str, str | None]:
+    """(compressor used, note) — `wanted` if built in, else the first available of `preference`.
+
+    The note says what was wanted and what is used instead; it is None when nothing changed.
+    Callers record both, so a substitute never passes for the original.
+    """
+    if wanted == NO_COMPRESSOR or wanted in available_compressors():
+        return wanted, None
+    for name in preference:
+        if name == NO_COMPRESSOR or name in available_compressors():
+            return name, f"{wanted} not built into WiredTiger {wiredtiger_version()} here; used {name}"
+    raise ValueError(f"none of {preference} is available")  # 'none' is always available
