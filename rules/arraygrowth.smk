@@ -162,3 +162,34 @@ rule arraygrowth_figure_fallback:
 add_targets("arraygrowth", *AG_TABLES.values(), *AG_PROV,
             *(AG_FB_PROV + [AG_MODEL] if AG_FALLBACK_ON else []),
             *AG_FIGURE_FILES)
+
+
+# ---- the engine lab: WiredTiger driven like mongod, no server (docs/engine-lab.md) ------------
+ENGINE_ON = config["engine"]["enabled"]
+AG_ENGINE = {"log_bytes": "results/arraygrowth/engine/log_bytes.csv",
+             "fit": "results/arraygrowth/engine/fit.csv",
+             "provenance": "results/arraygrowth/engine/provenance.json"}
+if AG_FALLBACK_ON and config["engine"]["arraygrowth"]["fallback"]:
+    AG_ENGINE["fallback"] = "results/arraygrowth/engine/fallback.csv"
+
+
+rule arraygrowth_engine:
+    """The N sweep (and fallback sweep) on WiredTiger opened like mongod: needs no server."""
+    output:
+        **AG_ENGINE,
+    params:
+        engine=config["engine"],
+        ns=AG["ns"],
+        profiles=AG["profiles"],
+        workloads=AG["workloads"],
+        fallback=AG_FALLBACK,
+    log:
+        "results/logs/arraygrowth_engine.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/arraygrowth_engine.py"
+
+
+if ENGINE_ON:
+    add_targets("arraygrowth", *AG_ENGINE.values())

@@ -224,3 +224,62 @@ def fallback_sweep(profiles: Sequence[str], variants: Sequence[str], params: Fal
 
 
 __all__ = ["sweep", "fits", "fallback_sweep", "run_workload", "PROFILES", "WORKLOADS", "LOG_COLUMNS"]
+
+
+# ---- the workflow job ------------------------------------------------------------------------
+
+
+def engine_settings(engine_config: dict, cache_mb: int = 1024) -> tuple[EngineSettings, dict]:
+    """Settings with the compressors this build has (substitutes recorded), and the resolution."""
+    from costlab.engine.provenance import resolved_compressors
+
+    resolved = resolved_compressors(engine_config)
+    settings = EngineSettings(cache_mb=cache_mb, journal_compressor=resolved["journal_compressor"],
+                              block_compressor=resolved["block_compressor"])
+    return settings, resolved
+
+
+def engine_profiles(profiles: Sequence[str]) -> list[str]:
+    """The study's profiles the engine reproduces (standalone-small-cache is a standalone)."""
+    found = []
+    for profile in profiles:
+        name = "standalone" if profile == "standalone-small-cache" else profile
+        if name in PROFILES and name not in found:
+            found.append(name)
+    if not found:
+        raise ValueError(f"arraygrowth.profiles {list(profiles)}: none maps to an engine profile "
+                         f"({', '.join(PROFILES)})")
+    return found
+
+
+def run_engine_job(config: dict, log_bytes_path, fit_path, provenance_path, fallback_path=None) -> pl.DataFrame:
+    """The whole arraygrowth engine lab: sweep, fits, optional fallback sweep, provenance."""
+    from datetime import datetime, timezone
+
+    from costlab.arraygrowth.workloads import fallback_settings
+    from costlab.engine.provenance import engine_provenance
+    from costlab.io import write_csv
+    from costlab.server.provenance import write_json_atomic
+
+    engine_config, study = config["engine"], config["arraygrowth"]
+    ns = engine_config["arraygrowth"].get("ns") or study["ns"]
+    settings, resolved = engine_settings(engine_config)
+    profiles = engine_profiles(study["profiles"])
+    started = datetime.now(timezone.utc)
+    table = sweep(ns, profiles, study["workloads"], settings, resolved["journal_compressor_wanted"],
+                  engine_config.get("workdir"), engine_config["retryable_writes"])
+    fallback = None
+    if fallback_path is not None:
+        params, variants = fallback_settings(study["fallback"])
+        fallback = fallback_sweep(profiles, variants, params, settings, engine_config.get("workdir"),
+                                  engine_config["retryable_writes"])
+    ended = datetime.now(timezone.utc)
+    write_csv(fits(table), fit_path)
+    if fallback is not None:
+        write_csv(fallback, fallback_path)
+    write_json_atomic(provenance_path, engine_provenance(
+        "arraygrowth_engine", config, started, ended,
+        {"ns": list(ns), "profiles": profiles, "workloads": list(study["workloads"]),
+         "retryable_writes": engine_config["retryable_writes"]}))
+    write_csv(table, log_bytes_path)   # last: its presence means the job completed
+    return table

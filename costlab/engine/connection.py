@@ -10,9 +10,10 @@ matters to a long-running server (file manager, verbose, session_max).
 from __future__ import annotations
 
 import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from costlab.engine.wt import NO_COMPRESSOR, check_compressor, wiredtiger_module, wiredtiger_version
 
@@ -64,6 +65,18 @@ class Engine:
             self.settings = settings
         self.conn = self.wt.wiredtiger_open(str(self.home), self.settings.open_config())
         self.session = self.conn.open_session()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One WiredTiger transaction (mongod's WriteUnitOfWork): committed, or rolled back on error.
+        WT_CURSOR::modify is only allowed inside an explicit transaction."""
+        self.session.begin_transaction()
+        try:
+            yield
+        except BaseException:
+            self.session.rollback_transaction()
+            raise
+        self.session.commit_transaction()
 
     def checkpoint(self) -> None:
         self.session.checkpoint()

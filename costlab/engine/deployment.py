@@ -99,40 +99,23 @@ class EngineCollection:
 
     def insert(self, document: dict, encoded: bytes | None = None) -> int:
         """insertOne: one transaction. `document` must have its _id."""
-        self.session.begin_transaction()
-        try:
-            record_id = self._insert_one(document, encoded)
-        except BaseException:
-            self.session.rollback_transaction()
-            raise
-        self.session.commit_transaction()
-        return record_id
+        with self.deployment.engine.transaction():
+            return self._insert_one(document, encoded)
 
     def insert_batch(self, documents: list[dict], encoded: list[bytes] | None = None) -> list[int]:
         """insertMany's batched path: several documents in one transaction (used for loading)."""
-        self.session.begin_transaction()
-        try:
-            ids = [self._insert_one(d, encoded[i] if encoded is not None else None)
-                   for i, d in enumerate(documents)]
-        except BaseException:
-            self.session.rollback_transaction()
-            raise
-        self.session.commit_transaction()
-        return ids
+        with self.deployment.engine.transaction():
+            return [self._insert_one(d, encoded[i] if encoded is not None else None)
+                    for i, d in enumerate(documents)]
 
     def update(self, record_id: int, document_id: object, new: bytes, oplog_o: dict,
                old: bytes | None = None) -> str:
         """updateOne on an unindexed field: one transaction with the record update (mongod's
         modify rule) and, on a replica set, the oplog entry holding `oplog_o` (the $v:2 diff).
         Returns the record-store path: 'modify', 'reserve' or 'update'."""
-        self.session.begin_transaction()
-        try:
+        with self.deployment.engine.transaction():
             path = self.records.update(record_id, new, old)
             if self.oplog_writer is not None:
                 key, entry = self.oplog_writer.update(document_id, oplog_o)
                 self.deployment.oplog.insert(entry, key)
-        except BaseException:
-            self.session.rollback_transaction()
-            raise
-        self.session.commit_transaction()
         return path

@@ -3,8 +3,8 @@
 mongod stores a standard (non-unique) index entry as key = KeyString(fields) + record id,
 value = type bits (empty for these types). We do not reimplement KeyString; we encode each
 field as one type byte plus fixed-width big-endian bytes (sign bit flipped so that signed
-numbers sort correctly), then an end byte, then the record id as a length byte and its
-minimal big-endian bytes. Sizes land within a few bytes of KeyString's (a type byte and 8
+numbers sort correctly), then an end byte, then the record id as its minimal big-endian bytes
+between two length bytes. Sizes land within a few bytes of KeyString's (a type byte and 8
 bytes per date/double, 12 per ObjectId, a few bytes of record id), which is what the cache
 and storage counters depend on.
 """
@@ -57,7 +57,9 @@ def encode_record_id(record_id: int) -> bytes:
     if record_id < 1:
         raise ValueError(f"record ids start at 1, got {record_id}")
     body = record_id.to_bytes((record_id.bit_length() + 7) // 8, "big")
-    return bytes([len(body)]) + body   # length first keeps the order of ids
+    # length first keeps the order of ids; length last lets a reader find it from the end
+    # (mongod's KeyString also encodes a record id's size at both ends)
+    return bytes([len(body)]) + body + bytes([len(body)])
 
 
 def index_entry(values: tuple | list, record_id: int) -> bytes:
@@ -66,16 +68,10 @@ def index_entry(values: tuple | list, record_id: int) -> bytes:
 
 def split_entry(entry: bytes) -> tuple[bytes, int]:
     """(key part incl. end byte, record id) of an index entry."""
-    length = entry[-1 - _record_id_length(entry)]
-    return entry[: -1 - length], int.from_bytes(entry[-length:], "big")
-
-
-def _record_id_length(entry: bytes) -> int:
-    # the length byte sits right before the id bytes; ids are at most 8 bytes
-    for n in range(1, 9):
-        if entry[-1 - n] == n:
-            return n
-    raise ValueError("not an index entry with a record id suffix")
+    length = entry[-1]
+    if not 1 <= length <= 8 or entry[-2 - length] != length:
+        raise ValueError("not an index entry with a record id suffix")
+    return entry[: -2 - length], int.from_bytes(entry[-1 - length:-1], "big")
 
 
 def decode_fields(key: bytes) -> list[object]:

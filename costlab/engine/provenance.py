@@ -1,0 +1,50 @@
+"""Provenance of an engine-lab job: `server_kind: engine`, the WiredTiger build and compressors."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import costlab
+from costlab.config import config_hash
+from costlab.engine.wt import available_compressors, compressor_or_nearest, wiredtiger_version
+
+SERVER_KIND = "engine"
+LABEL = "WiredTiger engine lab: mongod's storage calls reproduced; not a mongod run"
+
+
+def resolved_compressors(engine_config: dict) -> dict[str, Any]:
+    """Wanted and used journal/block compressors, with the note when one was substituted."""
+    journal, journal_note = compressor_or_nearest(engine_config.get("journal_compressor", "snappy"))
+    block, block_note = compressor_or_nearest(engine_config.get("block_compressor", "snappy"))
+    return {"journal_compressor_wanted": engine_config.get("journal_compressor", "snappy"),
+            "journal_compressor": journal, "journal_compressor_note": journal_note,
+            "block_compressor_wanted": engine_config.get("block_compressor", "snappy"),
+            "block_compressor": block, "block_compressor_note": block_note}
+
+
+def engine_provenance(job: str, config: dict, started_at: datetime, ended_at: datetime,
+                      extra: dict | None = None) -> dict[str, Any]:
+    from costlab.server.provenance import costlab_git_commit, host_info
+
+    engine_config = config.get("engine", {})
+    record: dict[str, Any] = {
+        "job": job,
+        "server_kind": SERVER_KIND,
+        "label": LABEL,
+        "server": {"kind": SERVER_KIND, "storage_engine": "wiredTiger",
+                   "wiredtiger_version": wiredtiger_version(),
+                   "wiredtiger_module": "wiredtiger (shipped in the secantusdb wheel)",
+                   "compressors_built_in": list(available_compressors())},
+        "compressors": resolved_compressors(engine_config),
+        "backend": "engine",
+        "profile": None,
+        "host": host_info(),
+        "config_hash": config_hash(config),
+        "costlab_version": costlab.__version__,
+        "costlab_commit": costlab_git_commit(),
+        "started_at": started_at.isoformat(),
+        "ended_at": ended_at.isoformat(),
+    }
+    if extra:
+        record["extra"] = extra
+    return record

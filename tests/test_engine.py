@@ -1,0 +1,187 @@
+"""The engine lab's storage layer: mongod's rules reproduced on a real WiredTiger (no server)."""
+from __future__ import annotations
+
+import bson
+import pytest
+from bson import Int64, ObjectId
+
+from costlab.engine import stats
+from costlab.engine.bsonbytes import append_int64_to_last_field
+from costlab.engine.connection import Engine, EngineSettings
+from costlab.engine.deployment import Deployment, table_logged
+from costlab.engine.index import IndexTable
+from costlab.engine.keys import decode_fields, encode_key, index_entry, split_entry
+from costlab.engine.oplog import OplogWriter, push_diff
+from costlab.engine.records import RecordStore, modify_allowed
+from costlab.engine.wt import available_compressors, compressor_or_nearest
+
+SETTINGS = EngineSettings(cache_mb=64, journal_compressor="lz4", block_compressor="lz4")
+
+
+@pytest.fixture
+def engine(tmp_path):
+    with Engine(tmp_path / "wt", SETTINGS) as e:
+        yield e
+
+
+def test_logging_rules_follow_use_table_logging():
+    assert table_logged("standalone", "app.orders") and table_logged("standalone", "local.oplog.rs")
+    assert not table_logged("replset-1", "app.orders")
+    assert table_logged("replset-1", "local.oplog.rs")
+    assert not table_logged("replset-1", "local.replset.minvalid")
+    with pytest.raises(ValueError, match="standalone, replset-1"):
+        table_logged("sharded", "app.orders")
+
+
+@pytest.mark.parametrize("logged,old,new,allowed", [
+    (False, 2000, 2008, True),     # big document, small growth, unlogged: delta
+    (True, 2000, 2008, False),     # logged table: never a delta
+    (False, 1000, 1016, False),    # new length not over 1 KB
+    (False, 1100, 1300, False),    # grew by more than a tenth of the new length
+    (False, 2000, 2200, True),     # exactly len/10 growth is still allowed
+])
+def test_modify_precheck(logged, old, new, allowed):
+    assert modify_allowed(logged, old, new) is allowed
+
+
+def test_update_path_modify_only_on_unlogged_tables(engine):
+    old = bson.encode({"_id": 1, "a": "x" * 3000})
+    new = bson.encode({"_id": 1, "a": "x" * 3000 + "y"})
+    paths = {}
+    for logged in (True, False):
+        store = RecordStore(engine, f"t_{logged}", "lz4", logged=logged)
+        with engine.transaction():
+            record_id = store.insert(old)
+        with engine.transaction():
+            paths[logged] = store.update(record_id, new)
+        assert store.read(record_id) == new
+    assert paths == {True: "update", False: "modify"}
+
+
+def test_append_int64_matches_bson_encode():
+    doc = {"_id": ObjectId(b"\x01" * 12), "job": "j", "timestamps": []}
+    encoded = bson.encode(doc)
+    for i in range(120):
+        doc["timestamps"].append(Int64(1_784_106_933 + i))
+        encoded = append_int64_to_last_field(encoded, i, 1_784_106_933 + i)
+        assert encoded == bson.encode(doc)
+    with pytest.raises(ValueError, match="not an array"):
+        append_int64_to_last_field(bson.encode({"a": 1}), 0, 1)
+
+
+def test_push_oplog_entry_holds_the_delta_not_the_array():
+    writer = OplogWriter("db.c")
+    _, small = writer.update(1, push_diff("timestamps", 5, Int64(7)))
+    _, large = writer.update(1, push_diff("timestamps", 50_000, Int64(7)))
+    assert len(large) - len(small) == 4          # only the index's digits grow
+    entry = bson.decode(large)
+    assert entry["o"] == {"$v": 2, "diff": {"stimestamps": {"a": True, "u50000": 7}}}
+    assert entry["op"] == "u" and entry["o2"] == {"_id": 1} and entry["v"] == 2
+
+
+def test_retryable_write_fields_in_the_oplog_entry():
+    plain = bson.decode(OplogWriter("db.c").insert({"_id": 1})[1])
+    retryable_writer = OplogWriter("db.c", session_fields=True)
+    first = bson.decode(retryable_writer.insert({"_id": 1})[1])
+    second = bson.decode(retryable_writer.insert({"_id": 2})[1])
+    assert not {"lsid", "txnNumber", "stmtId", "prevOpTime"} & set(plain)
+    assert {"lsid", "txnNumber", "stmtId", "prevOpTime"} <= set(first)
+    assert second["txnNumber"] == first["txnNumber"] + 1
+    assert second["prevOpTime"]["ts"] == first["ts"]
+
+
+def test_index_keys_sort_like_the_values_and_carry_the_record_id():
+    from datetime import datetime, timezone
+    values = [(-5.5,), (-1,), (0,), (2,), (2.5,), (1e12,)]
+    keys = [index_entry(v, 3) for v in values]
+    assert keys == sorted(keys)
+    date = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    entry = index_entry((date, 12.5), 300)
+    key, record_id = split_entry(entry)
+    assert record_id == 300 and decode_fields(key) == [date, 12.5]
+    assert index_entry((1,), 255) < index_entry((1,), 256)      # ids order within one key
+
+
+def _orders(engine, profile="standalone", docs=300, body=8000):
+    from datetime import datetime, timedelta, timezone
+    deployment = Deployment(engine, profile, "lz4")
+    coll = deployment.collection("db.orders", {"createdAt_1_total_1": ("createdAt", "total")})
+    start = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    for i in range(docs):
+        coll.insert({"_id": ObjectId(i.to_bytes(12, "big")), "createdAt": start + timedelta(minutes=i),
+                     "total": float(i), "history": "h" * body})
+    return coll, start
+
+
+def test_range_scan_fetch_and_covered_return_the_same_rows(engine):
+    from datetime import timedelta
+    coll, start = _orders(engine)
+    index = coll.indexes["createdAt_1_total_1"]
+    lower, upper = (start + timedelta(minutes=100),), (start + timedelta(minutes=150),)
+    covered = index.covered(lower, upper)
+    fetched = [bson.decode(d) for d in index.fetch(coll.records, lower, upper)]
+    assert len(covered) == len(fetched) == 50
+    assert [c[1] for c in covered] == [d["total"] for d in fetched] == [float(i) for i in range(100, 150)]
+    assert index.covered((start + timedelta(days=10),), (start + timedelta(days=11),)) == []
+
+
+def test_covered_reads_far_less_into_a_cold_cache_than_fetch(engine):
+    from datetime import timedelta
+    coll, start = _orders(engine, docs=600, body=16000)
+    lower, upper = (start + timedelta(minutes=100),), (start + timedelta(minutes=400),)
+    read = {}
+    for shape in ("fetch", "covered"):
+        engine.reopen()
+        coll.reopen_cursors()
+        before = stats.snapshot(engine.session)
+        index = coll.indexes["createdAt_1_total_1"]
+        rows = index.fetch(coll.records, lower, upper) if shape == "fetch" else index.covered(lower, upper)
+        assert len(rows) == 300
+        read[shape] = stats.delta(before, stats.snapshot(engine.session))["bytes_read_into_cache"]
+    assert read["fetch"] > 300 * 16000 * 0.9        # whole documents came in
+    assert read["covered"] * 50 < read["fetch"]
+
+
+def test_log_bytes_follow_the_deployment(engine, tmp_path):
+    """One log record per write; a replica set logs only the oplog entry."""
+    from costlab.arraygrowth.engine import run_workload
+    rows = {(p, w): run_workload(p, w, 400, SETTINGS, tmp_path)
+            for p in ("standalone", "replset-1") for w in ("insert", "push")}
+    assert all(r["log_records"] == 400 for r in rows.values())
+    assert rows["standalone", "insert"]["log_bytes"] == 400 * 128
+    assert rows["standalone", "push"]["modify_calls"] == 0
+    assert rows["replset-1", "push"]["modify_calls"] > 300          # the delta path once over 1 KB
+    assert rows["standalone", "push"]["log_bytes"] > 3 * rows["replset-1", "push"]["log_bytes"]
+
+
+def test_retryable_writes_add_one_log_unit_per_write(tmp_path):
+    from costlab.arraygrowth.engine import run_workload
+    with_session = run_workload("replset-1", "insert", 300, SETTINGS, tmp_path, retryable_writes=True)
+    without = run_workload("replset-1", "insert", 300, SETTINGS, tmp_path, retryable_writes=False)
+    assert with_session["log_bytes"] - without["log_bytes"] == pytest.approx(300 * 128, abs=256)
+
+
+def test_exponents_quadratic_on_standalone_linear_on_replica_set(tmp_path):
+    from costlab.arraygrowth.engine import fits, sweep
+    table = sweep([500, 1000, 2000], ["standalone", "replset-1"], ["push"], SETTINGS, "snappy", tmp_path)
+    exponents = {r["profile"]: r["exponent"] for r in fits(table).iter_rows(named=True)}
+    assert exponents["standalone"] > 1.7
+    assert 0.9 < exponents["replset-1"] < 1.1
+    assert set(table["journal_compressor"]) == {"lz4"} and set(table["journal_compressor_wanted"]) == {"snappy"}
+    assert set(table["server_kind"]) == {"engine"}
+
+
+def test_compressor_substitute_is_named_never_silent():
+    assert "lz4" in available_compressors()
+    assert compressor_or_nearest("lz4") == ("lz4", None)
+    if "snappy" not in available_compressors():
+        used, note = compressor_or_nearest("snappy")
+        assert used == "lz4" and "snappy not built into WiredTiger" in note and "used lz4" in note
+    with pytest.raises(ValueError, match="available: none"):
+        EngineSettings(journal_compressor="nosuch").open_config()
+
+
+def test_statistics_are_named_and_a_missing_one_is_an_error(engine):
+    snap = stats.snapshot(engine.session)
+    assert set(stats.FIELDS) <= set(snap)
+    assert stats.delta(snap, snap) == {name: 0 for name in snap}

@@ -1,0 +1,28 @@
+"""The engine-lab targets build through Snakemake with no server at all."""
+import json
+
+import polars as pl
+import pytest
+
+from tests.conftest import run_snakemake
+
+NO_SERVER = "mongodb://127.0.0.1:9/"   # nothing listens there: the engine rules must not connect
+
+
+@pytest.mark.workflow
+def test_arraygrowth_engine_target_builds_without_a_server(tmp_path):
+    target = "results/arraygrowth/engine/log_bytes.csv"
+    proc = run_snakemake(tmp_path, [target], NO_SERVER)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = tmp_path / "results" / "arraygrowth" / "engine"
+    table = pl.read_csv(out / "log_bytes.csv")
+    assert {"profile", "workload", "n", "log_bytes", "modify_calls", "update_calls", "wt_version",
+            "journal_compressor"} <= set(table.columns)
+    assert sorted(table["n"].unique().to_list()) == [200, 400, 800]          # smoke.yaml engine.arraygrowth.ns
+    assert table.height == 2 * 2 * 3
+    record = json.loads((out / "provenance.json").read_text())
+    assert record["server_kind"] == "engine" and record["server"]["wiredtiger_version"] == "11.2.0"
+    assert record["compressors"]["journal_compressor_wanted"] == "snappy"
+    fit = pl.read_csv(out / "fit.csv")
+    assert fit.height == 4 and fit["exponent"].null_count() == 0
+    assert not any((tmp_path / "results").glob("servers/*.json"))          # no server was resolved
