@@ -87,16 +87,22 @@ def run_binary(profile: Profile, data_dir: Path, mongod: str, timeout_s: float) 
         proc = subprocess.Popen(cmd, stdout=console, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 preexec_fn=_die_with_parent)
     client = None
+    ready = False
     try:
         uri = f"mongodb://127.0.0.1:{port}/?directConnection=true"
         client = MongoClient(uri, serverSelectionTimeoutMS=2000)
         wait_until_ready(client, timeout_s, lambda: proc.poll() is None,
                          lambda: start_log(log_path, console_path))
+        ready = True
         if profile.replica_set:
             ensure_primary(client, profile.replica_set, f"127.0.0.1:{port}", timeout_s)
         applied = applied_options(profile) | {"pid": proc.pid, "command": cmd}
         yield client, uri, applied
     finally:
+        from costlab.server.shutdown import checkpoint_before_stop, data_dir_bytes, stop_grace_seconds
+
         if client is not None:
+            if ready and proc.poll() is None:
+                checkpoint_before_stop(client)   # little left for the shutdown checkpoint to write
             client.close()
-        stop_process(proc)
+        stop_process(proc, stop_grace_seconds(data_dir_bytes(data_dir)))
