@@ -140,3 +140,35 @@ def test_flatnested_load_marker_reads_sizes_after_a_checkpoint(tmp_path, externa
     assert calls == ["flat_10"]
     assert marker["checkpoint"] == "fsync"
     assert marker["block_compressor"] == ("snappy" if real_mongod else NOT_REPORTED)
+
+
+def _appversions_stats(compressors: dict) -> "pl.DataFrame":
+    import polars as pl
+
+    from costlab.appversions.tables import published_collection_stats
+    from costlab.config import ROOT
+
+    published = published_collection_stats(ROOT / "resources" / "published" / "appversions_collection_stats.csv",
+                                           ROOT / "resources" / "published" / "appversions_event_stats.csv")
+    rows = published.filter(pl.col("version").is_in(list(compressors)))
+    return rows.with_columns(
+        pl.col("published_documents_per_event").alias("documents_per_event"),
+        *[pl.col(f"published_{c}").alias(c) for c in ("avg_doc_bytes", "data_bytes_per_event", "index_bytes_per_event",
+                                                       "total_bytes_per_event", "storage_bytes_per_event",
+                                                       "storage_bytes")],
+        pl.col("version").replace_strict(compressors).alias("block_compressor"),
+        pl.lit("mongod").alias("server_kind"))
+
+
+def test_zstd_finding_is_judged_only_on_the_compressors_the_article_compared():
+    from costlab.appversions.tables import collection_findings
+
+    def zstd_verdict(compressors):
+        rows = collection_findings(_appversions_stats(compressors))
+        return next(r for r in rows if r["finding"].startswith("zstd"))["verdict"]
+
+    assert zstd_verdict({"appV6R3": "snappy", "appV6R4": "zstd"}) == "reproduced"
+    # a server whose default compressor is zstd (--wiredTigerCollectionBlockCompressor) compares zstd with zstd
+    assert zstd_verdict({"appV6R3": "zstd", "appV6R4": "zstd"}) == \
+        "not comparable: the collections use zstd and zstd, not zstd and snappy"
+    assert zstd_verdict({"appV6R3": NOT_REPORTED, "appV6R4": NOT_REPORTED}) == "reproduced"
