@@ -165,7 +165,6 @@ add_targets("arraygrowth", *AG_TABLES.values(), *AG_PROV,
 
 
 # ---- the engine lab: WiredTiger driven like mongod, no server (docs/engine-lab.md) ------------
-ENGINE_ON = config["engine"]["enabled"]
 AG_ENGINE = {"log_bytes": "results/arraygrowth/engine/log_bytes.csv",
              "fit": "results/arraygrowth/engine/fit.csv",
              "provenance": "results/arraygrowth/engine/provenance.json"}

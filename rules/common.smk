@@ -17,6 +17,10 @@ ALL_TARGETS = []
 STUDY_TARGETS = {}
 
 
+# The engine lab (docs/engine-lab.md): WiredTiger driven like mongod; needs no server.
+ENGINE_ON = config["engine"]["enabled"]
+
+
 def study_enabled(study):
     return study in config["studies"]
 

@@ -126,3 +126,29 @@ rule docsize_figures:
 add_targets("docsize", "results/docsize/model/collections.csv", "results/docsize/model/datasets.csv",
             *DS_TABLES.values(), *DS_FIGURES, *DS_MEASURE_PROVENANCE,
             *expand("results/docsize/provenance/load_{dataset}.json", dataset=DS_DATASETS))
+
+
+# ---- the engine lab: the same protocol on WiredTiger opened like mongod, no server ------------
+DS_ENGINE = {"cache_reads": "results/docsize/engine/cache_reads.csv",
+             "queries": "results/docsize/engine/queries.csv",
+             "provenance": "results/docsize/engine/provenance.json"}
+
+
+rule docsize_engine:
+    """Bytes and pages read into the cache per query, per size, shape, cache and window mode."""
+    output:
+        **DS_ENGINE,
+    params:
+        engine=config["engine"],
+        sizes_kb=DS["sizes_kb"],
+        seed=DS["seed"],
+    log:
+        "results/logs/docsize_engine.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/docsize_engine.py"
+
+
+if ENGINE_ON:
+    add_targets("docsize", *DS_ENGINE.values())

@@ -1,0 +1,245 @@
+"""The docsize study on the engine lab: bytes a window query reads into a cold or small cache.
+
+Per document size: one fresh WiredTiger home opened like mongod (standalone), the orders
+collection (costlab.docsize.generate, the same bytes the mongod path loads) with its
+{createdAt: 1, total: 1} index, then the study's three runs with the per-shape block protocol
+(costlab.docsize.protocol.plan_blocks, seeded as the mongod path seeds it):
+
+    same_window     default (large) cache, the same window for every query
+    random_windows  default cache, a random window per query
+    small_cache     the small cache, random windows, every shape's block from a cold cache
+                    (the connection closed and reopened)
+
+Shapes: whole = index range scan + FETCH; projection = the same FETCH (mongod reads the whole
+document, then picks createdAt and total); covered = the index alone. Per query the engine's
+statistics give bytes and pages read into the cache and block-manager bytes read.
+The small cache keeps the article's cache-to-data ratio at the engine's smaller scale.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import bson
+import polars as pl
+from bson import ObjectId
+
+from costlab.docsize.generate import EPOCH_MS, generate_bson_batches, order_fields
+from costlab.docsize.protocol import SHAPES, plan_blocks
+from costlab.engine import stats
+from costlab.engine.connection import Engine, EngineSettings
+from costlab.engine.deployment import Deployment
+
+SERVER_KIND = "engine"
+PUBLISHED_DOCS = 50_000
+PUBLISHED_SMALL_CACHE_MB = 256
+INDEX_NAME = "createdAt_1_total_1"
+INSERT_BATCH = 64   # documents per transaction while loading (mongod batches an insertMany similarly)
+EPOCH = datetime.fromtimestamp(EPOCH_MS / 1000, tz=timezone.utc)
+RUN_NAMES = ("same_window", "random_windows", "small_cache")   # the order of docsize.names.RUNS
+
+
+@dataclass(frozen=True)
+class EngineRun:
+    name: str
+    windows: str        # same | random
+    cache_mb: int
+    cold_blocks: bool
+
+
+def small_cache_mb(docs_per_collection: int, configured: int | None) -> int:
+    """The configured small cache, or 256 MB scaled by docs / 50,000 (at least 1 MB)."""
+    if configured is not None:
+        return int(configured)
+    return max(1, round(PUBLISHED_SMALL_CACHE_MB * docs_per_collection / PUBLISHED_DOCS))
+
+
+def engine_runs(engine_docsize: dict) -> list[EngineRun]:
+    small = small_cache_mb(engine_docsize["docs_per_collection"], engine_docsize.get("small_cache_mb"))
+    large = int(engine_docsize["default_cache_mb"])
+    return [EngineRun("same_window", "same", large, False),
+            EngineRun("random_windows", "random", large, False),
+            EngineRun("small_cache", "random", small, True)]
+
+
+def check_engine_docsize(engine_docsize: dict) -> None:
+    docs, window = int(engine_docsize["docs_per_collection"]), int(engine_docsize["window_minutes"])
+    if window > docs:
+        raise ValueError(f"engine.docsize.window_minutes ({window}) must not exceed "
+                         f"engine.docsize.docs_per_collection ({docs})")
+
+
+def load_collection(engine: Engine, size_kb: int, documents: int, seed: int, customers: int | None,
+                    block_compressor: str):
+    """The orders of one size, inserted in batches, then checkpointed; returns the collection."""
+    collection = Deployment(engine, "standalone", block_compressor).collection(
+        f"costlab_docsize.orders_{size_kb}k", {INDEX_NAME: ("createdAt", "total")})
+    fields = order_fields(documents, seed, customers)
+    created = fields.created_at_ms.tolist()
+    totals = fields.total.tolist()
+    ids = fields.ids
+    position = 0
+    for batch in generate_bson_batches(size_kb, documents, seed, customers=customers):
+        for begin in range(0, len(batch), INSERT_BATCH):
+            chunk = batch[begin:begin + INSERT_BATCH]
+            keys = [{"_id": ObjectId(ids[position + k].tobytes()),
+                     "createdAt": EPOCH + timedelta(milliseconds=created[position + k] - EPOCH_MS),
+                     "total": totals[position + k]} for k in range(len(chunk))]
+            collection.insert_batch(keys, chunk)
+            position += len(chunk)
+    engine.checkpoint()
+    return collection
+
+
+def _bounds(window_start: int, window_end: int) -> tuple[tuple, tuple]:
+    return (EPOCH + timedelta(minutes=window_start),), (EPOCH + timedelta(minutes=window_end),)
+
+
+def run_shape(collection, shape: str, window_start: int, window_end: int) -> list:
+    """One query: rows as (createdAt, total) for projection/covered, raw documents for whole."""
+    index = collection.indexes[INDEX_NAME]
+    lower, upper = _bounds(window_start, window_end)
+    if shape == "covered":
+        return index.covered(lower, upper)
+    documents = index.fetch(collection.records, lower, upper)
+    if shape == "whole":
+        return documents
+    if shape == "projection":
+        # mongod's FETCH has read the whole document; the projection picks two fields from it
+        return [_project(d) for d in documents]
+    raise ValueError(f"unknown shape {shape!r}; allowed: {', '.join(SHAPES)}")
+
+
+def _project(document: bytes) -> list:
+    decoded = bson.decode(document)
+    return [decoded["createdAt"], decoded["total"]]
+
+
+def check_identical(collection, window_start: int, window_end: int) -> int:
+    """The three shapes return the same (createdAt, total) rows for one window, or raise."""
+    results = {}
+    for shape in SHAPES:
+        rows = run_shape(collection, shape, window_start, window_end)
+        if shape == "whole":
+            rows = [_project(d) for d in rows]
+        results[shape] = [(r[0].replace(tzinfo=timezone.utc) if r[0].tzinfo is None else r[0], float(r[1]))
+                          for r in rows]
+    expected = window_end - window_start
+    for shape, rows in results.items():
+        if rows != results["whole"] or len(rows) != expected:
+            raise AssertionError(f"engine docsize: shape {shape!r} returned {len(rows)} rows for window "
+                                 f"[{window_start}, {window_end}), unlike whole documents ({expected} expected)")
+    return expected
+
+
+def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: EngineSettings, home: Path
+                 ) -> tuple[list[dict], dict]:
+    """Every run's planned queries on one size; returns (per-query rows, collection facts)."""
+    documents = int(engine_docsize["docs_per_collection"])
+    window = int(engine_docsize["window_minutes"])
+    customers = min(int(study.get("customers", 50)), documents)
+    runs = engine_runs(engine_docsize)
+    # Loading is not measured: it runs with the journal off (half the time here); every run
+    # reopens the connection with the journal on, as mongod runs.
+    engine = Engine(home, EngineSettings(cache_mb=runs[0].cache_mb, journal_compressor=settings.journal_compressor,
+                                         block_compressor=settings.block_compressor, journal=False))
+    rows: list[dict] = []
+    try:
+        started = time.perf_counter()
+        collection = load_collection(engine, size_kb, documents, int(study["seed"]), customers,
+                                     settings.block_compressor)
+        load_seconds = time.perf_counter() - started
+        middle = (documents - window) // 2
+        check_identical(collection, middle, middle + window)
+        facts = {"size_kb": size_kb, "documents": documents, "load_seconds": load_seconds,
+                 "avg_doc_bytes": len(collection.records.read(1))}
+        for run in runs:
+            engine.reopen(EngineSettings(cache_mb=run.cache_mb, journal_compressor=settings.journal_compressor,
+                                         block_compressor=settings.block_compressor))
+            collection.reopen_cursors()
+            plan = plan_blocks(documents=documents, window=window, windows=run.windows,
+                               warmups=int(engine_docsize["warmups"]), queries=int(engine_docsize["queries"]),
+                               seed=[int(study["seed"]), RUN_NAMES.index(run.name), 0],
+                               cold_cache=run.cold_blocks, shapes=SHAPES)
+            for block in plan.blocks:
+                if block.cold_cache:
+                    engine.reopen()
+                    collection.reopen_cursors()
+                for query in block.queries:
+                    before = stats.snapshot(engine.session, flush_log=False)
+                    t0 = time.perf_counter()
+                    result = run_shape(collection, query.shape, query.window_start, query.window_end)
+                    seconds = time.perf_counter() - t0
+                    delta = stats.delta(before, stats.snapshot(engine.session, flush_log=False))
+                    rows.append({
+                        "size_kb": size_kb, "run": run.name, "cache_mb": run.cache_mb,
+                        "windows": run.windows, "block_order": plan.block_order_label,
+                        **query.as_row(), "n_returned": len(result),
+                        "bytes_read_into_cache": delta["bytes_read_into_cache"],
+                        "pages_read_into_cache": delta["pages_read_into_cache"],
+                        "block_bytes_read": delta["block_bytes_read"], "seconds": seconds})
+        facts["cache_mb_small"] = runs[-1].cache_mb
+    finally:
+        engine.close()
+    return rows, facts
+
+
+QUERY_COLUMNS = ["size_kb", "run", "cache_mb", "windows", "block_order", "block", "shape", "query", "phase",
+                 "rep", "window_start", "window_end", "cold_start", "n_returned", "bytes_read_into_cache",
+                 "pages_read_into_cache", "block_bytes_read", "seconds"]
+
+
+def summarize(queries: pl.DataFrame, settings: EngineSettings, wt_version: str, journal_wanted: str,
+              block_wanted: str, data_bytes: dict[int, int] | None = None) -> pl.DataFrame:
+    """results/docsize/engine/cache_reads.csv: medians of the measured queries per (size, run, shape)."""
+    measured = queries.filter(pl.col("phase") == "measured")
+    table = (measured.group_by(["size_kb", "run", "cache_mb", "windows", "shape"], maintain_order=True)
+             .agg(pl.len().alias("queries"),
+                  pl.col("n_returned").median().alias("n_returned_median"),
+                  pl.col("bytes_read_into_cache").median().alias("bytes_read_into_cache_median"),
+                  pl.col("pages_read_into_cache").median().alias("pages_read_median"),
+                  pl.col("block_bytes_read").median().alias("block_bytes_read_median"),
+                  pl.col("cold_start").any().alias("cold_blocks")))
+    return table.with_columns(
+        pl.lit(wt_version).alias("wt_version"),
+        pl.lit(settings.block_compressor).alias("block_compressor"),
+        pl.lit(block_wanted).alias("block_compressor_wanted"),
+        pl.lit(settings.journal_compressor).alias("journal_compressor"),
+        pl.lit(journal_wanted).alias("journal_compressor_wanted"),
+        pl.lit(SERVER_KIND).alias("server_kind"),
+    ).sort(["size_kb", "run", "shape"], maintain_order=True)
+
+
+def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path, workdir=None) -> pl.DataFrame:
+    from costlab.arraygrowth.engine import engine_home, engine_settings
+    from costlab.engine.provenance import engine_provenance
+    from costlab.engine.wt import wiredtiger_version
+    from costlab.io import write_csv
+    from costlab.server.provenance import write_json_atomic
+
+    engine_config, study = config["engine"], config["docsize"]
+    engine_docsize = engine_config["docsize"]
+    check_engine_docsize(engine_docsize)
+    settings, resolved = engine_settings(engine_config)
+    started = datetime.now(timezone.utc)
+    rows, facts = [], []
+    for size_kb in study["sizes_kb"]:
+        with engine_home(workdir or engine_config.get("workdir"), f"docsize-{size_kb}k") as home:
+            size_rows, size_facts = measure_size(int(size_kb), study, engine_docsize, settings, home / "wt")
+        rows += size_rows
+        facts.append(size_facts)
+    ended = datetime.now(timezone.utc)
+    queries = pl.DataFrame(rows).select(QUERY_COLUMNS)
+    table = summarize(queries, settings, wiredtiger_version(), resolved["journal_compressor_wanted"],
+                      resolved["block_compressor_wanted"])
+    write_csv(queries, queries_path)
+    write_json_atomic(provenance_path, engine_provenance(
+        "docsize_engine", config, started, ended,
+        {"collections": facts, "runs": [r.__dict__ for r in engine_runs(engine_docsize)],
+         "window_minutes": engine_docsize["window_minutes"]}))
+    write_csv(table, cache_reads_path)   # last: its presence means the job completed
+    return table
+
+
