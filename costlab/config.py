@@ -186,6 +186,28 @@ def load_config(*configfiles: str | Path, overrides: Mapping[str, Any] | None = 
     return validate(config)
 
 
+# The server keys that choose which server measures: part of every study's hash. (Timeouts
+# and the like change nothing a study measures.)
+SERVER_HASH_KEYS = ("backend", "uri", "image", "mongod")
+
+
+def study_config_hash(config: dict, study: str) -> str:
+    """Hash of one study's own keys plus the server's: changes only where a rerun would change something.
+
+    Another study's key leaves it unchanged, so the report warns "rerun" only on the study whose
+    measurements the change concerns.
+    """
+    server = config.get("server") or {}
+    return config_hash({study: config.get(study), "server": {k: server.get(k) for k in SERVER_HASH_KEYS}})
+
+
+def study_of_provenance_path(path: str | Path, config: dict) -> str | None:
+    """The study a provenance file belongs to: results/<study>/provenance/<job>.json (None otherwise)."""
+    path = Path(path)
+    name = path.parent.parent.name if path.parent.name == "provenance" else None
+    return name if name and name != "server" and isinstance(config.get(name), dict) else None
+
+
 def config_hash(config: dict) -> str:
     """Stable short hash of a config (key order does not matter); credentials are not part of it."""
     scrubbed = copy.deepcopy(config)

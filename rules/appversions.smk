@@ -26,9 +26,12 @@ rule appversions_model:
     output:
         stats="results/appversions/model/stats.csv",
         vs_published="results/appversions/model/vs_published.csv",
+        reference="results/appversions/model/stats_reference.csv",
     params:
         versions=AV["versions"],
         tolerance=AV["model_tolerance"],
+        events_per_year=AV["events_per_year"],
+        seed=AV["seed"],
     log:
         "results/logs/appversions_model.log",
     conda:
@@ -42,6 +45,9 @@ rule appversions_correctness:
     input:
         events="results/appversions/events.parquet",
         data=ancient("results/appversions/data/{version}"),
+        # The data dir's mtime moves whenever a server runs on it (hence ancient); the load's
+        # provenance changes only when the data is (re)loaded, so a reload reruns this check.
+        loaded="results/appversions/provenance/load_{version}.json",
     output:
         checked="results/appversions/tables/correctness_{version}.csv",
         provenance="results/appversions/provenance/correctness_{version}.json",
@@ -119,6 +125,7 @@ rule appversions_load:
 rule appversions_loadtest:
     input:
         data=ancient("results/appversions/data/{version}"),
+        loaded="results/appversions/provenance/load_{version}.json",  # a reload reruns the load test
         # correctness before timing: a version whose Get Reports differ from the model is not timed
         correctness="results/appversions/tables/correctness_{version}.csv",
     output:
@@ -146,6 +153,7 @@ rule appversions_tables:
         loadtest_raw=expand("results/appversions/raw/loadtest_{version}.parquet", version=AV_TESTED),
         loadtest_provenance=expand("results/appversions/provenance/loadtest_{version}.json", version=AV_TESTED),
         model="results/appversions/model/stats.csv",
+        model_reference="results/appversions/model/stats_reference.csv",
         published_collection="resources/published/appversions_collection_stats.csv",
         published_events="resources/published/appversions_event_stats.csv",
         facts="resources/published/appversions_loadtest_facts.csv",

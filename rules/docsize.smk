@@ -58,6 +58,9 @@ rule docsize_load:
 rule docsize_measure:
     input:
         data=ancient("results/docsize/data/{dataset}"),
+        # The data dir's mtime moves whenever a server runs on it (hence ancient); the load's
+        # provenance changes only when the data is (re)loaded, so a reload reruns the measurements.
+        loaded="results/docsize/provenance/load_{dataset}.json",
     output:
         raw="results/docsize/raw/{run}__{dataset}.parquet",
         collections="results/docsize/raw/collstats_{run}__{dataset}.parquet",

@@ -63,6 +63,8 @@ rule flatnested_load:
 rule flatnested_measure:
     input:
         data=ancient("results/flatnested/data/{shape}"),
+        # A reload (new load provenance) reruns the measurement; the dir's own mtime is not a signal.
+        loaded="results/flatnested/provenance/load_{shape}.json",
     output:
         raw="results/flatnested/raw/{shape}.parquet",
         provenance="results/flatnested/provenance/measure_{shape}.json",

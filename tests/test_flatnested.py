@@ -133,11 +133,11 @@ def test_measure_refuses_an_unloaded_data_dir(tmp_path, external_server_config):
         measure_dataset({"server": external_server_config}, tmp_path, "flat_10", 2, 0, tmp_path / "p.json")
 
 
-def synthetic_raw(flat_ms: float, structured_ms: float, server_kind: str) -> pl.DataFrame:
+def synthetic_raw(flat_ms: float, structured_ms: float, server_kind: str, documents: int = 100) -> pl.DataFrame:
     rows = []
     for shape, ms in ((Shape("flat", 10), flat_ms), (Shape("structured", 10), structured_ms)):
         for run in range(4):
-            rows.append({"shape": shape.name, "layout": shape.layout, "fields": 10, "groups": 2, "documents": 100,
+            rows.append({"shape": shape.name, "layout": shape.layout, "fields": 10, "groups": 2, "documents": documents,
                          "run": run, "client_ms": ms, "server_ms": None, "server_read_ops": None,
                          "docs_returned": 0, "docs_examined": 100, "server_data_bytes": 1000,
                          "server_storage_bytes": 500, "storage_engine": "wiredTiger",
@@ -166,13 +166,27 @@ def test_tables_improvement_and_verdict(flat_ms, structured_ms, kind, verdict):
     pvr = published_vs_reproduced(comparison, pl.read_csv(SAMPLE_SIZES))
     assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
     speed = pvr.filter(pl.col("finding").str.starts_with("structured is faster"))
-    assert speed["verdict"].unique().to_list() == [verdict]
-    assert speed.filter(pl.col("unit") == "ms")["metric"].str.contains("inMemory").all()
+    assert speed.filter(pl.col("unit") == "%")["verdict"].to_list() == [verdict]
+    times = speed.filter(pl.col("unit") == "ms")
+    assert times["metric"].str.contains("inMemory").all()
+    # 100 documents against the published 10,000: absolute times are not the published ones
+    assert times["metric"].str.contains("100 documents per collection here, published 10,000").all()
+    assert times["verdict"].unique().to_list() == [
+        "not comparable (stand-in)" if kind == "stand-in" else "not comparable at this scale"]
     improvement = speed.filter(pl.col("unit") == "%").row(0, named=True)
     assert improvement["published"] == 22.8
     assert improvement["ratio"] == pytest.approx(improvement["reproduced"] / 22.8)
     size = pvr.filter(pl.col("finding").str.starts_with("structured is smaller")).row(0, named=True)
     assert size["published"] == 24 and size["reproduced"] == pytest.approx(20.0) and size["verdict"] == "reproduced"
+
+
+def test_times_at_the_published_document_count_carry_the_verdict():
+    summary = timing_summary(synthetic_raw(10.0, 12.0, "mongod", documents=10_000))
+    pvr = published_vs_reproduced(comparison_table(summary, SIZES, pl.read_csv(PUBLISHED), "mongod"),
+                                  pl.read_csv(SAMPLE_SIZES))
+    speed = pvr.filter(pl.col("finding").str.starts_with("structured is faster"))
+    assert speed["verdict"].unique().to_list() == ["not reproduced"]
+    assert not speed["metric"].str.contains("documents per collection").any()
 
 
 def test_smoke_workflow(snakemake_run, real_mongod):

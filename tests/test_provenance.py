@@ -60,3 +60,17 @@ def test_provenance_not_written_when_the_job_fails(server_uri, tmp_path):
         with measuring_job({"server": {"backend": "external", "uri": server_uri}}, "standalone", out):
             raise ValueError("measurement failed")
     assert not out.exists()
+
+
+def test_measuring_job_records_its_studys_hash(server_uri, tmp_path):
+    from costlab.config import study_config_hash
+
+    config = {"server": {"backend": "external", "uri": server_uri, "startup_timeout_s": 5},
+              "docsize": {"window_minutes": 100}, "appversions": {"seed": 1}}
+    out = tmp_path / "results" / "docsize" / "provenance" / "job.json"
+    with measuring_job(config, "standalone", out):
+        pass
+    record = json.loads(out.read_text())
+    assert record["study"] == "docsize"
+    assert record["study_config_hash"] == study_config_hash(config, "docsize")
+    assert record["study_config_hash"] == study_config_hash(config | {"appversions": {"seed": 2}}, "docsize")

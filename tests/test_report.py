@@ -324,3 +324,39 @@ def test_template_escapes_values_from_results(tmp_path, captions):
     page, _ = build(tmp_path, smoke_config(studies=["uniqueidx"]), captions)
     assert "<script>alert(1)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_changing_one_studys_key_warns_only_on_that_study(tmp_path, captions):
+    """Issue #12: each study's provenance carries the hash of its own keys plus the server's."""
+    from costlab.config import study_config_hash
+
+    measured = smoke_config(studies=["docsize", "appversions"])
+    for study in ("docsize", "appversions"):
+        write_study(tmp_path, study, "mongod", figure=None)
+        path = tmp_path / "results" / study / "provenance" / f"{study}_measure.json"
+        record = json.loads(path.read_text())
+        record["study_config_hash"] = study_config_hash(measured, study)
+        path.write_text(json.dumps(record))
+    changed = smoke_config(studies=["docsize", "appversions"], docsize={"window_minutes": 50})
+    page, _ = build(tmp_path, changed, captions)
+    assert "differs: rerun" in section_of(page, "docsize")
+    assert "differs: rerun" not in section_of(page, "appversions")
+    # a server key concerns every study
+    other_server = smoke_config(studies=["docsize", "appversions"], server={"image": "mongo:7.0"})
+    page, _ = build(tmp_path, other_server, captions)
+    assert "differs: rerun" in section_of(page, "docsize") and "differs: rerun" in section_of(page, "appversions")
+    # ... but not a timeout, which changes nothing a study measures
+    page, _ = build(tmp_path, smoke_config(studies=["docsize", "appversions"], server={"startup_timeout_s": 5}),
+                    captions)
+    assert "differs: rerun" not in page
+
+
+def test_study_config_hash_only_moves_with_its_own_keys():
+    from costlab.config import study_config_hash, study_of_provenance_path
+
+    base = smoke_config()
+    other = smoke_config(appversions={"seed": 7})
+    assert study_config_hash(base, "docsize") == study_config_hash(other, "docsize")
+    assert study_config_hash(base, "appversions") != study_config_hash(other, "appversions")
+    assert study_of_provenance_path("results/docsize/provenance/small_cache__orders_1k.json", base) == "docsize"
+    assert study_of_provenance_path("results/servers/standalone.json", base) is None

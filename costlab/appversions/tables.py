@@ -19,6 +19,9 @@ STAND_IN_VERDICT = "not comparable (stand-in)"
 COUNT_TOLERANCE = 0.05
 MODEL_TOLERANCE = 0.015
 OPERATION_OF_KIND = {"upsert": "bulk_upsert", "report": "get_reports"}
+# The published figure differs because of the scale, not the server or the method: the model at
+# this scale shows the same gap and the model at the reference scale does not.
+SCALE_VERDICT = "not comparable at this scale"
 
 
 def server_kinds(provenance_paths: Iterable[str | Path], prefix: str) -> dict[str, str]:
@@ -100,27 +103,97 @@ def _row(finding: str, metric: str, unit: str, published, reproduced, verdict: s
             "reproduced": reproduced, "ratio": ratio, "verdict": verdict, "server_kind": server_kind}
 
 
-def collection_findings(stats: pl.DataFrame) -> list[dict]:
+def _per_event(model: pl.DataFrame) -> dict[str, dict]:
+    """{version: {documents_per_event, avg_doc_bytes, events}} of a model stats frame."""
+    return {rec["version"]: {"documents_per_event": rec["documents"] / rec["events"] if rec["events"] else None,
+                             "avg_doc_bytes": rec["avg_doc_bytes"], "events": rec["events"]}
+            for rec in model.iter_rows(named=True)}
+
+
+def _gap(published: float | None, value: float | None) -> float:
+    """Relative distance of value from published; infinite when either is missing."""
+    if published in (None, 0) or value is None:
+        return float("inf")
+    return abs(value / published - 1)
+
+
+def scale_explained(model_here: pl.DataFrame | None, model_reference: pl.DataFrame | None,
+                    published: pl.DataFrame, tolerance: float = MODEL_TOLERANCE) -> dict[str, bool]:
+    """{version: True} where the scale explains a gap to the published per-event figures.
+
+    True when the server-free model at this scale is off the published documents per event or
+    average document size by more than `tolerance`, and by more than `tolerance` beyond the model
+    at the reference scale (where per-event figures no longer move with the scale): the collection
+    at this scale has another shape than the published one, whatever the server does. A gap the
+    model keeps at the reference scale is the method's, and its reference-scale row shows it.
+    """
+    if model_here is None or model_reference is None:
+        return {}
+    here, reference = _per_event(model_here), _per_event(model_reference)
+    explained = {}
+    for rec in published.iter_rows(named=True):
+        version = rec["version"]
+        if version not in here or version not in reference:
+            continue
+        pairs = (("documents_per_event", rec["published_documents_per_event"]),
+                 ("avg_doc_bytes", rec["published_avg_doc_bytes"]))
+        gaps = [(_gap(pub, here[version][m]), _gap(pub, reference[version][m])) for m, pub in pairs]
+        explained[version] = any(gap_here != float("inf") and gap_here > tolerance + gap_reference
+                                 for gap_here, gap_reference in gaps)
+    return explained
+
+
+def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = None,
+                        explained: dict[str, bool] | None = None) -> list[dict]:
     """Per version: documents per event (a count: comparable on any server), sizes per event
-    (MongoDB's sizes: not comparable on the stand-in); and two cross-version findings."""
+    (MongoDB's sizes: not comparable on the stand-in); and two cross-version findings.
+
+    With the model at this scale, each version first gets the check of the server: its documents
+    per event and average document size against the model's at the same scale. A gap to the
+    published value that the scale explains (`explained`, from scale_explained) reads
+    "not comparable at this scale" instead of "not reproduced".
+    """
     rows = []
+    model = _per_event(model_here) if model_here is not None else {}
+    explained = explained or {}
+
+    def against_published(version: str, published, reproduced, tolerance: float) -> str:
+        verdict = _verdict(published, reproduced, tolerance)
+        # The scale explains the gap only where the server holds what the model says at this scale.
+        server_as_model = version in model and _verdict(
+            model[version]["documents_per_event"], by_version[version]["documents_per_event"],
+            COUNT_TOLERANCE) == "reproduced"
+        return SCALE_VERDICT if verdict == "not reproduced" and explained.get(version) and server_as_model else verdict
+
+    by_version = {rec["version"]: rec for rec in stats.iter_rows(named=True)}
     for rec in stats.iter_rows(named=True):
         kind, version = rec["server_kind"], rec["version"]
         stand_in = kind == "stand-in"
+        if version in model:
+            expected = model[version]
+            scale = f"{expected['events']:,} events"
+            rows.append(_row(f"{version}: documents per event, server vs model at this scale ({scale})",
+                             "documents_per_event vs model", "documents/event", expected["documents_per_event"],
+                             rec["documents_per_event"],
+                             _verdict(expected["documents_per_event"], rec["documents_per_event"], COUNT_TOLERANCE),
+                             kind))
+            rows.append(_row(f"{version}: average document size, server vs model at this scale ({scale})",
+                             "avg_doc_bytes vs model", "B", expected["avg_doc_bytes"], rec["avg_doc_bytes"],
+                             STAND_IN_VERDICT if stand_in else
+                             _verdict(expected["avg_doc_bytes"], rec["avg_doc_bytes"], COUNT_TOLERANCE), kind))
         rows.append(_row(f"{version}: documents per event (bucketing)", "documents_per_event", "documents/event",
                          rec["published_documents_per_event"], rec["documents_per_event"],
-                         _verdict(rec["published_documents_per_event"], rec["documents_per_event"], COUNT_TOLERANCE),
-                         kind))
+                         against_published(version, rec["published_documents_per_event"], rec["documents_per_event"],
+                                           COUNT_TOLERANCE), kind))
         for metric, unit in (("avg_doc_bytes", "B"), ("data_bytes_per_event", "B/event"),
                              ("index_bytes_per_event", "B/event"), ("total_bytes_per_event", "B/event"),
                              ("storage_bytes_per_event", "B/event")):
             published = rec[f"published_{metric}"]
             if published is None:
                 continue
-            verdict = STAND_IN_VERDICT if stand_in else _verdict(published, rec[metric], 0.15)
+            verdict = STAND_IN_VERDICT if stand_in else against_published(version, published, rec[metric], 0.15)
             rows.append(_row(f"{version}: {metric.replace('_', ' ')}", metric, unit, published, rec[metric],
                              verdict, kind))
-    by_version = {rec["version"]: rec for rec in stats.iter_rows(named=True)}
 
     def ratio_finding(finding, metric, num, den, published_num, published_den, expect_below_one=True,
                       compressors=None):
@@ -153,20 +226,36 @@ def collection_findings(stats: pl.DataFrame) -> list[dict]:
 
 
 def model_findings(model_stats: pl.DataFrame, published: pl.DataFrame,
-                   tolerance: float = MODEL_TOLERANCE) -> list[dict]:
-    """The server-free model's documents per event and average document size vs published."""
-    rows = []
-    joined = model_stats.join(published, on="version", how="inner")
-    for rec in joined.iter_rows(named=True):
-        docs_per_event = rec["documents"] / rec["events"] if rec["events"] else None
-        rows.append(_row(f"{rec['version']}: documents per event (model)", "documents_per_event", "documents/event",
-                         rec["published_documents_per_event"], docs_per_event,
-                         _verdict(rec["published_documents_per_event"], docs_per_event, tolerance),
-                         "model (no server)"))
-        rows.append(_row(f"{rec['version']}: average document size (model, BSON)", "avg_doc_bytes", "B",
-                         rec["published_avg_doc_bytes"], rec["avg_doc_bytes"],
-                         _verdict(rec["published_avg_doc_bytes"], rec["avg_doc_bytes"], tolerance),
-                         "model (no server)"))
+                   tolerance: float = MODEL_TOLERANCE, model_reference: pl.DataFrame | None = None) -> list[dict]:
+    """The server-free model's documents per event and average document size vs published.
+
+    With model_reference (the model at the reference scale), its rows are the check of the
+    method, and a gap of the model at this scale that the scale explains reads
+    "not comparable at this scale".
+    """
+    explained = scale_explained(model_stats, model_reference, published, tolerance)
+
+    def rows_of(model: pl.DataFrame, label: str, scale_note: bool) -> list[dict]:
+        rows = []
+        for rec in model.join(published, on="version", how="inner").iter_rows(named=True):
+            docs_per_event = rec["documents"] / rec["events"] if rec["events"] else None
+            for finding, metric, unit, pub, value in (
+                    ("documents per event", "documents_per_event", "documents/event",
+                     rec["published_documents_per_event"], docs_per_event),
+                    ("average document size", "avg_doc_bytes", "B", rec["published_avg_doc_bytes"],
+                     rec["avg_doc_bytes"])):
+                verdict = _verdict(pub, value, tolerance)
+                if scale_note and verdict == "not reproduced" and explained.get(rec["version"]):
+                    verdict = SCALE_VERDICT
+                rows.append(_row(f"{rec['version']}: {finding} ({label})", metric, unit, pub, value, verdict,
+                                 "model (no server)"))
+        return rows
+
+    rows = rows_of(model_stats, "model", True)
+    if model_reference is not None:
+        rate = int(model_reference["events_per_year"][0]) if "events_per_year" in model_reference.columns else None
+        label = "model at the reference scale" + (f", {rate:,} events/year" if rate else "")
+        rows += rows_of(model_reference, label, False)
     return rows
 
 
@@ -213,11 +302,13 @@ def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame) -> list[dict]:
 
 def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame, facts: pl.DataFrame,
                             model_stats: pl.DataFrame | None, published: pl.DataFrame,
-                            model_tolerance: float = MODEL_TOLERANCE) -> pl.DataFrame:
+                            model_tolerance: float = MODEL_TOLERANCE,
+                            model_reference: pl.DataFrame | None = None) -> pl.DataFrame:
     """The report's table: one row per finding, verdict about the finding, server_kind of its data."""
-    rows = collection_findings(collection_stats) + loadtest_findings(steps, facts)
+    explained = scale_explained(model_stats, model_reference, published, model_tolerance)
+    rows = collection_findings(collection_stats, model_stats, explained) + loadtest_findings(steps, facts)
     if model_stats is not None:
-        rows += model_findings(model_stats, published, model_tolerance)
+        rows += model_findings(model_stats, published, model_tolerance, model_reference)
     schema = {"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8, "published": pl.Float64,
               "reproduced": pl.Float64, "ratio": pl.Float64, "verdict": pl.Utf8, "server_kind": pl.Utf8}
     return pl.DataFrame(rows, schema=schema).select(PVR_COLUMNS)
@@ -236,7 +327,9 @@ def write_tables(inputs, outputs, loadtest_settings: dict, model_tolerance: floa
                                   loadtest_settings.get("bin_seconds"), loadtest_settings["tolerance"])
     published = published_collection_stats(inputs.published_collection, inputs.published_events)
     model = pl.read_csv(inputs.model) if getattr(inputs, "model", None) else None
-    pvr = published_vs_reproduced(stats, steps, pl.read_csv(inputs.facts), model, published, model_tolerance)
+    reference = pl.read_csv(inputs.model_reference) if getattr(inputs, "model_reference", None) else None
+    pvr = published_vs_reproduced(stats, steps, pl.read_csv(inputs.facts), model, published, model_tolerance,
+                                  reference)
     write_csv(stats, outputs.collection_stats)
     write_csv(bins, outputs.loadtest_bins)
     write_csv(steps, outputs.loadtest_steps)

@@ -23,7 +23,7 @@ import polars as pl
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from costlab.config import ROOT, config_hash
+from costlab.config import ROOT, config_hash, study_config_hash
 from costlab.io import atomic_path
 from costlab.report.charts import STAND_IN_LABEL
 from costlab.report.studies import STUDIES, StudyInfo
@@ -378,8 +378,12 @@ def _value_text(value: Any) -> str:
 
 def config_view(study: str, config: dict, defaults: dict, records: list[dict]) -> dict[str, Any]:
     """The study's scale (keys, values, changed?), the config hashes and the keys that differ from the defaults."""
-    current_hash = config_hash(config)
-    hashes = sorted({r.get("config_hash") for r in records if r.get("config_hash")})
+    # Per study: its own keys and the server's (records from before study hashes: the whole config).
+    current_hash = study_config_hash(config, study)
+    whole = config_hash(config)
+    hashes = sorted({r["study_config_hash"] if r.get("study_config_hash") else
+                     (current_hash if r.get("config_hash") == whole else r.get("config_hash"))
+                     for r in records if r.get("study_config_hash") or r.get("config_hash")})
     default_scale = flatten(defaults.get(study) or {})
     scale = [(k, _value_text(v), default_scale.get(k, v) != v)
              for k, v in flatten(config.get(study) or {}).items()]

@@ -170,6 +170,8 @@ def measuring_job(config: dict, profile: str | Profile, provenance_path: str | P
     with start_server(config.get("server", {}), profile, data_dir) as server:
         yield server
         ended_at = datetime.now(timezone.utc)
+        from costlab.config import study_of_provenance_path
         record = collect_provenance(server, config, started_at, ended_at,
-                                    job=job or Path(provenance_path).stem, extra=extra)
+                                    job=job or Path(provenance_path).stem, extra=extra,
+                                    study=study_of_provenance_path(provenance_path, config))
         write_json_atomic(Path(provenance_path), record)

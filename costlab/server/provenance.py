@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import costlab
 from costlab.io import atomic_path
-from costlab.config import ROOT, config_hash
+from costlab.config import ROOT, config_hash, study_config_hash
 # Redaction lives in costlab.credentials (stdlib only, so the rule files can use it too).
 from costlab.credentials import SECRET_OPTION_WORDS, redact_uri  # noqa: F401
 
@@ -81,7 +81,8 @@ def server_description(client) -> dict:
 
 
 def collect_provenance(server: "RunningServer", config: dict, started_at: datetime, ended_at: datetime,
-                       job: str, extra: dict | None = None) -> dict:
+                       job: str, extra: dict | None = None, study: str | None = None) -> dict:
+    """The job's provenance record; `study` adds the hash of that study's keys and the server's."""
     description = server_description(server.client)
     record: dict[str, Any] = {
         "job": job,
@@ -92,6 +93,9 @@ def collect_provenance(server: "RunningServer", config: dict, started_at: dateti
         "applied_options": server.applied,
         "host": host_info(),
         "config_hash": config_hash(config),
+        "study": study,
+        # What the report compares: a key of another study does not make this job stale.
+        "study_config_hash": study_config_hash(config, study) if study else None,
         "costlab_version": costlab.__version__,
         "costlab_commit": costlab_git_commit(),
         "started_at": started_at.isoformat(),
