@@ -167,6 +167,7 @@ add_targets("arraygrowth", *AG_TABLES.values(), *AG_PROV,
 # ---- the engine lab: WiredTiger driven like mongod, no server (docs/engine-lab.md) ------------
 AG_ENGINE = {"log_bytes": "results/arraygrowth/engine/log_bytes.csv",
              "fit": "results/arraygrowth/engine/fit.csv",
+             "verdicts": "results/arraygrowth/engine/published_vs_engine.csv",
              "provenance": "results/arraygrowth/engine/provenance.json"}
 if AG_FALLBACK_ON and config["engine"]["arraygrowth"]["fallback"]:
     AG_ENGINE["fallback"] = "results/arraygrowth/engine/fallback.csv"
@@ -174,6 +175,8 @@ if AG_FALLBACK_ON and config["engine"]["arraygrowth"]["fallback"]:
 
 rule arraygrowth_engine:
     """The N sweep (and fallback sweep) on WiredTiger opened like mongod: needs no server."""
+    input:
+        **AG_PUBLISHED,
     output:
         **AG_ENGINE,
     params:

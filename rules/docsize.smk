@@ -134,11 +134,14 @@ add_targets("docsize", "results/docsize/model/collections.csv", "results/docsize
 # ---- the engine lab: the same protocol on WiredTiger opened like mongod, no server ------------
 DS_ENGINE = {"cache_reads": "results/docsize/engine/cache_reads.csv",
              "queries": "results/docsize/engine/queries.csv",
+             "verdicts": "results/docsize/engine/published_vs_engine.csv",
              "provenance": "results/docsize/engine/provenance.json"}
 
 
 rule docsize_engine:
     """Bytes and pages read into the cache per query, per size, shape, cache and window mode."""
+    input:
+        published_queries="resources/published/docsize_query_tables.csv",
     output:
         **DS_ENGINE,
     params:

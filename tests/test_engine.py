@@ -185,3 +185,33 @@ def test_statistics_are_named_and_a_missing_one_is_an_error(engine):
     snap = stats.snapshot(engine.session)
     assert set(stats.FIELDS) <= set(snap)
     assert stats.delta(snap, snap) == {name: 0 for name in snap}
+
+
+def _log_rows(standalone_push_exponent: float) -> "pl.DataFrame":
+    import polars as pl
+    rows = []
+    for n in (2500, 5000, 10000):
+        for profile, workload, per_op in (("standalone", "insert", 128), ("replset-1", "insert", 384),
+                                          ("replset-1", "push", 384)):
+            rows.append({"profile": profile, "workload": workload, "n": n, "log_bytes": per_op * n,
+                         "modify_calls": n - 75 if workload == "push" else 0, "insert_calls": n})
+        rows.append({"profile": "standalone", "workload": "push", "n": n,
+                     "log_bytes": int(30850 * 10000 * (n / 10000) ** standalone_push_exponent),
+                     "modify_calls": 0, "insert_calls": 0})
+    return pl.DataFrame(rows)
+
+
+@pytest.mark.parametrize("exponent,verdict", [(2.0, "reproduced"), (1.0, "not reproduced")])
+def test_engine_verdict_on_the_quadratic_finding(exponent, verdict):
+    import polars as pl
+    from costlab.config import ROOT
+    from costlab.engine.verdicts import arraygrowth_verdicts
+    table = arraygrowth_verdicts(_log_rows(exponent),
+                                 pl.read_csv(ROOT / "resources/published/arraygrowth_log_bytes.csv"),
+                                 pl.read_csv(ROOT / "resources/published/arraygrowth_cursor_calls.csv"))
+    quadratic = table.filter(pl.col("finding").str.contains("quadratically"))
+    assert quadratic["verdict"].to_list() == [verdict]
+    assert set(table["server_kind"]) == {"engine"}
+    per_write = table.filter(pl.col("metric").str.starts_with("log bytes per write (replset-1, insert"))
+    assert per_write["verdict"].to_list() == ["not reproduced"] and per_write["ratio"][0] == 0.75
+    assert "128-byte log unit" in per_write["note"][0]

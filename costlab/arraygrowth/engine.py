@@ -252,8 +252,9 @@ def engine_profiles(profiles: Sequence[str]) -> list[str]:
     return found
 
 
-def run_engine_job(config: dict, log_bytes_path, fit_path, provenance_path, fallback_path=None) -> pl.DataFrame:
-    """The whole arraygrowth engine lab: sweep, fits, optional fallback sweep, provenance."""
+def run_engine_job(config: dict, log_bytes_path, fit_path, provenance_path, fallback_path=None,
+                   verdicts_path=None, published_log_bytes=None, published_cursor_calls=None) -> pl.DataFrame:
+    """The whole arraygrowth engine lab: sweep, fits, optional fallback sweep, verdicts, provenance."""
     from datetime import datetime, timezone
 
     from costlab.arraygrowth.workloads import fallback_settings
@@ -275,6 +276,10 @@ def run_engine_job(config: dict, log_bytes_path, fit_path, provenance_path, fall
                                   engine_config["retryable_writes"])
     ended = datetime.now(timezone.utc)
     write_csv(fits(table), fit_path)
+    if verdicts_path is not None:
+        from costlab.engine.verdicts import arraygrowth_verdicts
+        write_csv(arraygrowth_verdicts(table, pl.read_csv(published_log_bytes), pl.read_csv(published_cursor_calls)),
+                  verdicts_path)
     if fallback is not None:
         write_csv(fallback, fallback_path)
     write_json_atomic(provenance_path, engine_provenance(

@@ -212,7 +212,8 @@ def summarize(queries: pl.DataFrame, settings: EngineSettings, wt_version: str, 
     ).sort(["size_kb", "run", "shape"], maintain_order=True)
 
 
-def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path, workdir=None) -> pl.DataFrame:
+def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path, verdicts_path=None,
+                   published_queries=None, workdir=None) -> pl.DataFrame:
     from costlab.arraygrowth.engine import engine_home, engine_settings
     from costlab.engine.provenance import engine_provenance
     from costlab.engine.wt import wiredtiger_version
@@ -235,6 +236,10 @@ def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path
     table = summarize(queries, settings, wiredtiger_version(), resolved["journal_compressor_wanted"],
                       resolved["block_compressor_wanted"])
     write_csv(queries, queries_path)
+    if verdicts_path is not None:
+        from costlab.engine.verdicts import docsize_verdicts
+        write_csv(docsize_verdicts(table, pl.read_csv(published_queries), int(engine_docsize["window_minutes"]),
+                                   {f["size_kb"]: f["avg_doc_bytes"] for f in facts}), verdicts_path)
     write_json_atomic(provenance_path, engine_provenance(
         "docsize_engine", config, started, ended,
         {"collections": facts, "runs": [r.__dict__ for r in engine_runs(engine_docsize)],

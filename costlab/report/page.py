@@ -30,6 +30,8 @@ from costlab.report.studies import STUDIES, StudyInfo
 from costlab.server.provenance import is_stand_in, read_provenance, redact_uri
 
 PUBLISHED_TABLE = "published_vs_reproduced"
+ENGINE_PUBLISHED_TABLE = "published_vs_engine"
+ENGINE_RAW_TABLES = ("queries",)   # per-query rows: linked from the CSVs, not shown
 PUBLISHED_COLUMNS = ("finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind")
 MAX_TABLE_ROWS = 200
 RUN_COMMAND = ".venv/bin/snakemake --profile profiles/default results/report.html"
@@ -67,11 +69,19 @@ class StudySection:
     tables: list[TableItem] = field(default_factory=list)
     model_tables: list[TableItem] = field(default_factory=list)  # server-free numbers (results/<study>/model/)
     published: TableItem | None = None
+    engine: list[TableItem] = field(default_factory=list)        # results/<study>/engine/*.csv (engine lab)
+    engine_provenance: list[dict] = field(default_factory=list)  # results/<study>/engine/*.json
     missing: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
     @property
     def has_results(self) -> bool:
+        return bool(self.provenance or self.figures or self.tables or self.model_tables or self.published
+                    or self.engine)
+
+    @property
+    def server_results(self) -> bool:
+        """Results of a server run (or server-free models), as opposed to the engine lab's alone."""
         return bool(self.provenance or self.figures or self.tables or self.model_tables or self.published)
 
     @property
@@ -149,7 +159,8 @@ def _figure_name(path: Path) -> str:
 
 
 def _classify(paths: Iterable[Path], study_dir: Path) -> dict[str, list[Path]]:
-    kinds: dict[str, list[Path]] = {"tables": [], "model": [], "figures": [], "provenance": []}
+    kinds: dict[str, list[Path]] = {"tables": [], "model": [], "figures": [], "provenance": [], "engine": [],
+                                    "engine_provenance": []}
     for path in paths:
         try:
             part = path.resolve().relative_to(study_dir.resolve()).parts[0]
@@ -161,6 +172,10 @@ def _classify(paths: Iterable[Path], study_dir: Path) -> dict[str, list[Path]]:
             kinds["figures"].append(path)
         elif part == "provenance" and path.suffix == ".json":
             kinds["provenance"].append(path)
+        elif part == "engine" and path.suffix == ".csv" and path.stem not in ENGINE_RAW_TABLES:
+            kinds["engine"].append(path)
+        elif part == "engine" and path.suffix == ".json":
+            kinds["engine_provenance"].append(path)
     return kinds
 
 
@@ -183,7 +198,8 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
     if not section.enabled:
         return section
     if registered is None:
-        candidates = [p for sub in ("tables", "model", "figures", "provenance") for p in sorted((study_dir / sub).glob("*"))]
+        candidates = [p for sub in ("tables", "model", "figures", "provenance", "engine")
+                      for p in sorted((study_dir / sub).glob("*"))]
     else:
         candidates = [Path(p) for p in registered]
         section.missing = [p for p in candidates if not p.exists()]
@@ -215,6 +231,20 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
             section.published = table
         else:
             section.tables.append(table)
+
+    engine_tables = []
+    for path in dict.fromkeys(kinds["engine"]):
+        try:
+            engine_tables.append(read_table(path, study, captions_dir))
+        except Exception as err:
+            section.problems.append(f"engine table {path} unreadable: {err}")
+    # the published-vs-engine verdicts first, then the study's engine tables
+    section.engine = sorted(engine_tables, key=lambda t: t.name != ENGINE_PUBLISHED_TABLE)
+    for path in dict.fromkeys(kinds["engine_provenance"]):
+        try:
+            section.engine_provenance.append(read_provenance(path) | {"_path": str(path)})
+        except (OSError, ValueError) as err:
+            section.problems.append(f"engine provenance {path} unreadable: {err}")
 
     for path in dict.fromkeys(kinds["model"]):
         try:
@@ -433,7 +463,36 @@ def not_run_view(section: StudySection, config: dict) -> dict[str, str]:
 
 
 def section_status(section: StudySection) -> str:
-    return "not run" if not section.has_results else ("stand-in" if section.stand_in else "measured")
+    if not section.has_results:
+        return "not run"
+    if not section.server_results:
+        return "engine lab"
+    return "stand-in" if section.stand_in else "measured"
+
+
+def engine_view(section: StudySection, out_dir: Path) -> dict[str, Any] | None:
+    """The engine lab's block: its label, WiredTiger build and compressors, verdicts and tables."""
+    if not section.engine:
+        return None
+    from costlab.engine.provenance import LABEL
+
+    records = section.engine_provenance
+    compressors = [r.get("compressors") or {} for r in records]
+
+    def used(kind: str) -> str:
+        return _distinct(f"{c.get(kind)} (wanted {c.get(kind + '_wanted')})" if c.get(kind) != c.get(kind + "_wanted")
+                         else c.get(kind) for c in compressors)
+
+    rows = [("server kind", _distinct(r.get("server_kind") for r in records)),
+            ("WiredTiger", _distinct((r.get("server") or {}).get("wiredtiger_version") for r in records)),
+            ("built-in compressors", _distinct(", ".join((r.get("server") or {}).get("compressors_built_in", []))
+                                               for r in records)),
+            ("journal compressor", used("journal_compressor")),
+            ("block compressor", used("block_compressor"))] if records else []
+    tables = [table_block_view(t, out_dir) for t in section.engine]
+    return {"label": LABEL, "provenance_rows": rows,
+            "published": tables[0] if section.engine[0].name == ENGINE_PUBLISHED_TABLE else None,
+            "tables": [t for t in tables if t["name"] != ENGINE_PUBLISHED_TABLE]}
 
 
 def section_view(section: StudySection, config: dict, defaults: dict, out_dir: Path) -> dict[str, Any]:
@@ -445,6 +504,7 @@ def section_view(section: StudySection, config: dict, defaults: dict, out_dir: P
         return view | {"not_run": not_run_view(section, config)}
     return view | {
         "not_run": None,
+        "engine": engine_view(section, out_dir),
         "problems": section.problems,
         "missing": [str(p) for p in section.missing],
         "provenance_rows": provenance_rows(section.provenance) if section.provenance else [],
@@ -479,7 +539,9 @@ pre{background:#f4f4f4;padding:8px 12px;overflow-x:auto}
  margin-bottom:6px}
 .status{font-size:13px;padding:2px 8px;border-radius:10px;vertical-align:middle;background:#ddd}
 .s-stand-in{background:#fde7ea;color:#b00020}.s-measured{background:#e3f1df;color:#2e6b22}
-.s-not-run{background:#eee;color:#666}
+.s-not-run{background:#eee;color:#666}.s-engine-lab{background:#e4ecf7;color:#1f4e8c}
+.engine-lab{border-left:4px solid #1f4e8c;background:#f5f8fc;padding:4px 12px;margin:12px 0}
+.engine-label{font-weight:600;color:#1f4e8c}
 .notrun{background:#f7f7f7;border:1px dashed #999;padding:8px 16px}
 .problems{background:#fff6e0;border-left:4px solid #f58518;padding:4px 12px;margin:8px 0}
 .warn{color:#9a5b00}.note{color:#555;font-size:13px}.source{color:#555;margin-top:-6px}
