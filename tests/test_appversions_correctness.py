@@ -108,14 +108,23 @@ def _job_config(external_server_config) -> dict:
         "server": external_server_config, "appversions": {"correctness_samples": 6, "correctness_seed": 3}})
 
 
-def _loaded_data_dir(tmp_path, mongo_client, events, name):
-    """A 'data directory' of the external test deployment: the collection loaded, the marker written."""
-    from costlab.appversions.load import DATABASE, write_marker
+def _run_db(mongo_client, external_server_config):
+    """This run's appversions database on the test deployment (costlab.namespaces)."""
+    from costlab.namespaces import database_name
+    return mongo_client[database_name(_job_config(external_server_config), "appversions")]
+
+
+def _loaded_data_dir(tmp_path, mongo_client, events, name, external_server_config):
+    """A 'data directory' of the external test deployment: the collection loaded, both markers written."""
+    from costlab.appversions.load import write_marker
+    from costlab.server.markers import write_marker as write_server_marker
     version = get_version(name)
-    load_events(version.prepare_collection(mongo_client[DATABASE]), version, events)
+    db = _run_db(mongo_client, external_server_config)
+    load_events(version.prepare_collection(db), version, events)
+    write_server_marker(db, name, "test-load", "test", {})
     data_dir = tmp_path / "data" / name
     data_dir.mkdir(parents=True)
-    write_marker(data_dir, {"database": DATABASE, "version": name, "events": events.height})
+    write_marker(data_dir, {"database": db.name, "load_id": "test-load", "version": name, "events": events.height})
     events_path = tmp_path / "events.parquet"
     events.write_parquet(events_path)
     return data_dir, events_path
@@ -124,7 +133,7 @@ def _loaded_data_dir(tmp_path, mongo_client, events, name):
 def test_correctness_job_writes_checked_reports(tmp_path, mongo_client, external_server_config, events):
     from costlab.appversions.correctness import correctness_job
     small = events.filter(pl.col("date") >= datetime(2019, 10, 1, tzinfo=timezone.utc))
-    data_dir, events_path = _loaded_data_dir(tmp_path, mongo_client, small, "appV6R1")
+    data_dir, events_path = _loaded_data_dir(tmp_path, mongo_client, small, "appV6R1", external_server_config)
     out, provenance = tmp_path / "checked.csv", tmp_path / "provenance.json"
     correctness_job(_job_config(external_server_config), "appV6R1", str(events_path), str(data_dir),
                     str(out), str(provenance))
@@ -140,11 +149,10 @@ def test_correctness_job_writes_checked_reports(tmp_path, mongo_client, external
 
 def test_correctness_job_fails_without_output_on_a_mismatch(tmp_path, mongo_client, external_server_config, events):
     from costlab.appversions.correctness import correctness_job
-    from costlab.appversions.load import DATABASE
     small = events.filter(pl.col("date") >= datetime(2019, 10, 1, tzinfo=timezone.utc))
-    data_dir, events_path = _loaded_data_dir(tmp_path, mongo_client, small, "appV6R1")
+    data_dir, events_path = _loaded_data_dir(tmp_path, mongo_client, small, "appV6R1", external_server_config)
     # Damage every 2019Q4 bucket: one more approved on 2 December.
-    mongo_client[DATABASE]["appV6R1"].update_many({}, {"$inc": {"items.1202.a": 1}})
+    _run_db(mongo_client, external_server_config)["appV6R1"].update_many({}, {"$inc": {"items.1202.a": 1}})
     out, provenance = tmp_path / "checked.csv", tmp_path / "provenance.json"
     with pytest.raises(ReportMismatch, match="appV6R1: Get Reports differs from the model"):
         correctness_job(_job_config(external_server_config), "appV6R1", str(events_path), str(data_dir),

@@ -83,3 +83,13 @@ def test_precheck_reports_a_yaml_error_with_file_and_line(tmp_path):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert str(bad) in result.stderr and "line 3" in result.stderr
+
+
+@pytest.mark.parametrize("override, key", [
+    ({"server": {"namespace": "has space"}}, "server.namespace"),
+    ({"server": {"namespace": "x" * 21}}, "server.namespace"),
+    ({"server": {"operation_timeout_s": 0}}, "server.operation_timeout_s"),
+])
+def test_server_namespace_and_operation_timeout_are_checked(override, key):
+    with pytest.raises(ConfigError, match=key.replace(".", "\\.")):
+        load_config(overrides=override)

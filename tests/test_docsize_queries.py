@@ -166,15 +166,13 @@ def test_small_cache_job_restarts_the_server_per_block(tmp_path, mongod_shim, mo
     import os
     import sys
 
-    from costlab.docsize.datasets import DATABASE
-    from costlab.server import start_server
+    from costlab.docsize.load import load_job
 
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
     server_config = {"backend": "binary", "mongod": mongod_shim, "startup_timeout_s": 30}
     study = STUDY | {"variants": STUDY["variants"] | {"spread_customer": False}}
-    dataset, data_dir = parse_dataset("orders_1k"), tmp_path / "data"
-    with start_server(server_config, "standalone", data_dir) as server:
-        load_dataset(server.client, dataset, study, data_dir, database=DATABASE)
+    data_dir = tmp_path / "data"
+    load_job({"server": server_config, "docsize": study}, "orders_1k", data_dir, tmp_path / "load.json")
     provenance = tmp_path / "small_cache__orders_1k.json"
     raw, _ = run_module.measure_job({"server": server_config, "docsize": study}, "small_cache", "orders_1k",
                                     str(data_dir), str(provenance))

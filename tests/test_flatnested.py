@@ -110,7 +110,9 @@ def test_load_then_measure_on_the_test_server(tmp_path, external_server_config, 
     record = load_dataset(config, values_path, "structured_2x5", data_dir, tmp_path / "load.json")
     marker = json.loads((data_dir / "dataset.json").read_text())
     assert marker["documents"] == record["documents"] == 60
-    assert mongo_client["costlab_flatnested"]["structured_2x5"].count_documents({}) == 60
+    # in this run's own database (costlab.namespaces), named in the marker
+    assert marker["database"].startswith("costlab_flatnested_")
+    assert mongo_client[marker["database"]]["structured_2x5"].count_documents({}) == 60
     # the server's data size is the sum of BSON sizes (collStats.size)
     assert marker["server_data_bytes"] == marker["model_data_bytes"]
     raw = measure_dataset(config, data_dir, "structured_2x5", runs=4, warmup_runs=1,

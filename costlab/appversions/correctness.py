@@ -126,7 +126,7 @@ def correctness_job(config: dict, version_name: str, events_path: str, data_dir:
     Raises ReportMismatch (the job fails, no output) at the first difference; otherwise writes the
     checked reports with the server kind.
     """
-    from costlab.appversions.load import DATABASE, read_marker
+    from costlab.appversions.load import read_marker
     from costlab.io import write_csv
     from costlab.server import measuring_job
     from costlab.server.provenance import read_provenance
@@ -138,8 +138,9 @@ def correctness_job(config: dict, version_name: str, events_path: str, data_dir:
     samples = sample_report_requests(events, settings["correctness_samples"], settings["correctness_seed"])
     extra = {"study": "appversions", "step": "correctness", "version": version_name, "samples": len(samples)}
     with measuring_job(config, settings["loadtest"]["profile"], provenance_path, data_dir=data_dir,
-                       job=f"appversions_correctness_{version_name}", extra=extra) as server:
-        db = server.client[DATABASE]
+                       job=f"appversions_correctness_{version_name}", extra=extra, study="appversions",
+                       dataset=version_name, rebuild=f"snakemake --forcerun {data_dir}") as server:
+        db = server.client[server.database]
         check_reports(db, version, events, samples)
         checked = report_rows(version, db[version.collection_name], samples)
     kind = read_provenance(provenance_path)["server_kind"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,8 +69,13 @@ class _LoadJob:
 _SENT, _APPLIED, _MODIFIED, _UPSERTED = range(4)
 
 
-def _load_worker(job: _LoadJob, counters) -> None:
+def _load_worker(job: _LoadJob, counters, parent_pid: int | None = None) -> None:
     from pymongo import MongoClient
+
+    from costlab.procs import die_with_parent
+
+    if parent_pid is not None:
+        die_with_parent(parent_pid)   # a load killed with -9 must not leave workers writing
 
     from costlab.appversions.statements import iter_statement_batches, send_update_statements
     from costlab.appversions.versions import get_version
@@ -121,7 +127,7 @@ def load_events(uri: str, database: str, collection: str, version: str, events_p
     counters = ctx.Array("q", 4)
     processes = [ctx.Process(target=_load_worker, name=f"load-{version}-{w}", daemon=True,
                              args=(_LoadJob(uri, database, collection, version, str(events_path), w, workers,
-                                            batch_size, chunk_rows), counters)) for w in range(workers)]
+                                            batch_size, chunk_rows), counters, os.getpid())) for w in range(workers)]
     bar = progress(total=total, desc=f"load {version}", unit="events")
     try:
         for process in processes:
@@ -214,10 +220,12 @@ def worker_uri(server, config: dict) -> str:
     RunningServer.uri has its password removed (it is for provenance); an external deployment's
     workers need the configured URI itself. Local docker/binary servers have no credentials.
     """
+    from costlab.server.connection import measurement_uri
+
     if server.backend == "external":
         from costlab.credentials import connection_uri
-        return connection_uri(config["server"])
-    return server.uri
+        return measurement_uri(connection_uri(config["server"]), config["server"])
+    return measurement_uri(server.uri, config["server"])
 
 
 def load_job(config: dict, version_name: str, events_path: str | Path, data_dir: str | Path,
@@ -232,11 +240,12 @@ def load_job(config: dict, version_name: str, events_path: str | Path, data_dir:
     extra = {"study": "appversions", "step": "load", "version": version_name,
              "batch_size": settings["batch_size"], "load_workers": settings["load_workers"]}
     with measuring_job(config, settings["loadtest"]["profile"], provenance_path, data_dir=data_dir,
-                       job=f"appversions_load_{version_name}", extra=extra) as server:
-        db = server.client[DATABASE]
+                       job=f"appversions_load_{version_name}", extra=extra, study="appversions",
+                       dataset=version_name, loads=True) as server:
+        db = server.client[server.database]   # this run's database (costlab.namespaces)
         version.prepare_collection(db)
         started = time.monotonic()
-        counts = load_events(worker_uri(server, config), DATABASE, version.collection_name, version_name,
+        counts = load_events(worker_uri(server, config), server.database, version.collection_name, version_name,
                              events_path, batch_size=settings["batch_size"], workers=settings["load_workers"])
         events = counts.applied
         extra["load_seconds"] = round(time.monotonic() - started, 3)
@@ -244,5 +253,5 @@ def load_job(config: dict, version_name: str, events_path: str | Path, data_dir:
                      documents_modified=counts.modified)
         row = stats_row(version_name, version.collection_name, events, collection_stats(db, version.collection_name))
         write_parquet(pl.DataFrame([row]), collstats_path)
-        write_marker(data_dir, {"database": DATABASE, **row})
+        write_marker(data_dir, {"database": server.database, "load_id": server.load_id, **row})
     return row

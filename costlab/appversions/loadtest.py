@@ -207,15 +207,23 @@ def _error_text(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"[:300]
 
 
-def _worker_main(spec: WorkerSpec, ready_queue, go_event, t0_value) -> None:
+def _worker_main(spec: WorkerSpec, ready_queue, go_event, t0_value, parent_pid: int | None = None) -> None:
     """One worker process: connect, prepare, wait for the common start, run its operations."""
+    from costlab.procs import die_with_parent
+
+    if parent_pid is not None:
+        die_with_parent(parent_pid)   # a job killed with -9 must not leave workers sending
+
     from pymongo import MongoClient
+    from pymongo.errors import ConnectionFailure
 
     from costlab.appversions.statements import send_update_statements, update_statements
     from costlab.appversions.versions import get_version
+    from costlab.server.connection import PoolWatch
 
     version = get_version(spec.version)
-    client = MongoClient(spec.uri, maxPoolSize=2)
+    watch = PoolWatch()   # a cleared pool: the driver lost the server (and may have reconnected)
+    client = MongoClient(spec.uri, maxPoolSize=2, event_listeners=[watch])
     try:
         collection = client[spec.database][spec.collection]
         client.admin.command("ping")
@@ -249,12 +257,22 @@ def _worker_main(spec: WorkerSpec, ready_queue, go_event, t0_value) -> None:
                 else:
                     version.get_reports(collection, keys[i], end_dates[i])
                 status[i] = "ok"
+            except ConnectionFailure as exc:
+                # Not a server being slow: the measurement is void. Say why and stop at once.
+                _lost(spec, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
+                raise SystemExit(3) from None
             except Exception as exc:  # recorded per operation; the summary counts them
                 status[i] = "error"
                 errors[i] = _error_text(exc)
+            if watch.cleared:
+                _lost(spec, "the driver reconnected to the server during the test")
+                raise SystemExit(3)
             start[i] = started - t0
             end[i] = time.monotonic() - t0
         cpu_seconds = time.process_time() - cpu_before
+        if watch.cleared:
+            _lost(spec, "the driver reconnected to the server during the test")
+            raise SystemExit(3)
     finally:
         client.close()
     frame = pl.DataFrame({"op_index": spec.op_index, "intended_s": spec.intended_s, "start_s": start,
@@ -264,6 +282,19 @@ def _worker_main(spec: WorkerSpec, ready_queue, go_event, t0_value) -> None:
     frame = frame.with_columns(pl.col("start_s").fill_nan(None), pl.col("end_s").fill_nan(None))
     frame.write_parquet(spec.out_path)
     Path(spec.out_path).with_suffix(".json").write_text(json.dumps({"cpu_seconds": cpu_seconds}))
+
+
+def _lost(spec: WorkerSpec, reason: str) -> None:
+    """Leave the reason a worker lost the server where the parent looks for it."""
+    Path(spec.out_path).with_suffix(".lost").write_text(reason)
+
+
+def _lost_reason(specs: list[WorkerSpec]) -> str | None:
+    for spec in specs:
+        path = Path(spec.out_path).with_suffix(".lost")
+        if path.exists():
+            return f"{spec.kind} worker {spec.worker}: {path.read_text()}"
+    return None
 
 
 def _finish_raw(frame: pl.DataFrame, version: str, batch_size: int,
@@ -352,7 +383,7 @@ def run_loadtest(uri: str, database: str, collection: str, version: str, plan: L
                                         intended_s=mine["intended_s"].to_numpy(), payload_path=str(payload_path),
                                         batch_size=plan.batch_size, test_seconds=plan.total_seconds,
                                         out_path=str(tmp_path / f"{kind}_{w}.parquet")))
-        processes = [ctx.Process(target=_worker_main, args=(spec, ready_queue, go_event, t0_value),
+        processes = [ctx.Process(target=_worker_main, args=(spec, ready_queue, go_event, t0_value, os.getpid()),
                                  name=f"loadtest-{spec.kind}-{spec.worker}", daemon=True) for spec in specs]
         try:
             for process in processes:
@@ -377,6 +408,9 @@ def run_loadtest(uri: str, database: str, collection: str, version: str, plan: L
             bar = progress(total=round(plan.total_seconds), desc=f"load test {version}", unit="s")
             shown = 0
             while any(p.is_alive() for p in processes):
+                reason = _lost_reason(specs)
+                if reason or any(p.exitcode not in (None, 0) for p in processes):
+                    break   # one worker lost the server or failed: stop all now (finally below)
                 time.sleep(0.25)
                 elapsed = min(round(time.monotonic() - t0_value.value), round(plan.total_seconds))
                 if elapsed > shown:
@@ -385,8 +419,16 @@ def run_loadtest(uri: str, database: str, collection: str, version: str, plan: L
                 if time.monotonic() > t0_value.value + plan.total_seconds + 600:
                     raise RuntimeError(f"load test workers for {version} still running 600 s after the test end")
             bar.close()
+            if _lost_reason(specs) or any(p.exitcode not in (None, 0) for p in processes):
+                for process in processes:
+                    process.terminate()
             for process in processes:
                 process.join()
+            reason = _lost_reason(specs)
+            if reason:
+                from costlab.credentials import redact_uri
+                from costlab.server.connection import ConnectionLost, lost_message
+                raise ConnectionLost(lost_message(redact_uri(uri), f"the load test of {version}", reason))
             failed = [p.name for p in processes if p.exitcode != 0]
             if failed:
                 raise RuntimeError(f"load test of {version}: worker processes failed: {', '.join(failed)}")
@@ -580,7 +622,7 @@ def loadtest_job(config: dict, version_name: str, data_dir: str | Path, raw_path
                  provenance_path: str | Path) -> dict:
     """The load test of one version on its loaded data directory; raw rows to raw_path."""
     from costlab.appversions.events import keys_for_users, users_for
-    from costlab.appversions.load import DATABASE, read_marker, worker_uri
+    from costlab.appversions.load import read_marker, worker_uri
     from costlab.appversions.versions import get_version
     from costlab.io import write_parquet
     from costlab.server import measuring_job
@@ -601,16 +643,17 @@ def loadtest_job(config: dict, version_name: str, data_dir: str | Path, raw_path
                    "latencies": {"call_ms": "each call's own duration (primary, as the article timed it)",
                                  "from_intended_ms": "from the operation's intended start (open loop)"}}
     with measuring_job(config, lt["profile"], provenance_path, data_dir=data_dir,
-                       job=f"appversions_loadtest_{version_name}", extra=extra) as server:
-        collection = server.client[DATABASE][version.collection_name]
+                       job=f"appversions_loadtest_{version_name}", extra=extra, study="appversions",
+                       dataset=version_name, rebuild=f"snakemake --forcerun {data_dir}") as server:
+        collection = server.client[server.database][version.collection_name]
         documents_before = collection.estimated_document_count()
         if documents_before == 0:
-            raise RuntimeError(f"collection {DATABASE}.{version.collection_name} is empty on this server: "
+            raise RuntimeError(f"collection {server.database}.{version.collection_name} is empty on this server: "
                                f"load it first (snakemake -R appversions_load, or delete {data_dir})")
         extra["documents_before"] = documents_before
         # A previous load test on this data directory already added 2020 events: say so.
         extra["dataset_as_loaded"] = documents_before == marker.get("documents")
-        raw, facts = run_loadtest(worker_uri(server, config), DATABASE, version.collection_name, version_name,
+        raw, facts = run_loadtest(worker_uri(server, config), server.database, version.collection_name, version_name,
                                   plan, upsert_events, reports, plan_schedule,
                                   upsert_workers=lt["upsert_workers"], report_workers=lt["report_workers"])
         extra.update(facts)

@@ -8,6 +8,8 @@ from typing import Iterable, Sequence
 
 import polars as pl
 
+from costlab.inputs import read_csv, read_parquet, require_values
+
 from costlab.appversions.load import COLLECTION_STATS_COLUMNS
 from costlab.appversions.loadtest import LoadTestPlan, summarize_bins, summarize_phases
 from costlab.server.provenance import read_provenance
@@ -32,10 +34,24 @@ def server_kinds(provenance_paths: Iterable[str | Path], prefix: str) -> dict[st
     return kinds
 
 
+# results/appversions/model/stats.csv (a contract, design.md)
+MODEL_STATS_COLUMNS = ("version", "events", "documents", "avg_doc_bytes", "data_bytes")
+
+
+def read_model_stats(path: str | Path, versions: Sequence[str]) -> pl.DataFrame:
+    """model/stats.csv with a row for every one of `versions`, or InputError naming the file.
+
+    A truncated file must not silently drop those versions' findings from the tables.
+    """
+    model = read_csv(path, columns=MODEL_STATS_COLUMNS)
+    require_values(model, "version", versions, path)
+    return model
+
+
 def published_collection_stats(collection_csv: str | Path, event_csv: str | Path) -> pl.DataFrame:
     """Published collStats and Event Statistics per version, in bytes, columns prefixed published_."""
-    stats = pl.read_csv(collection_csv)
-    events = pl.read_csv(event_csv)
+    stats = read_csv(collection_csv)
+    events = read_csv(event_csv)
     stats = stats.select(
         "version",
         pl.col("documents").alias("published_documents"),
@@ -55,7 +71,7 @@ def published_collection_stats(collection_csv: str | Path, event_csv: str | Path
 def collection_stats_table(collstats_paths: Sequence[str | Path], provenance_paths: Sequence[str | Path],
                            published_collection_csv: str | Path, published_event_csv: str | Path) -> pl.DataFrame:
     """One row per loaded version: our collStats and per-event figures, the published ones, server_kind."""
-    ours = pl.concat([pl.read_parquet(p) for p in collstats_paths], how="vertical_relaxed")
+    ours = pl.concat([read_parquet(p) for p in collstats_paths], how="vertical_relaxed")
     missing = [c for c in COLLECTION_STATS_COLUMNS if c not in ours.columns]
     if missing:
         raise ValueError(f"collstats files lack columns {missing}")
@@ -80,7 +96,7 @@ def loadtest_tables(raw_paths: Sequence[str | Path], provenance_paths: Sequence[
     kinds = server_kinds(provenance_paths, "loadtest_")
     bins, steps = [], []
     for path in raw_paths:
-        raw = pl.read_parquet(path)
+        raw = read_parquet(path)
         bins.append(summarize_bins(raw, plan, bin_seconds, tolerance))
         steps.append(summarize_phases(raw, plan, tolerance, bin_seconds))
     kind_col = pl.col("version").replace_strict(kinds, default=None).alias("server_kind")
@@ -326,9 +342,9 @@ def write_tables(inputs, outputs, loadtest_settings: dict, model_tolerance: floa
     bins, steps = loadtest_tables(inputs.loadtest_raw, inputs.loadtest_provenance, plan,
                                   loadtest_settings.get("bin_seconds"), loadtest_settings["tolerance"])
     published = published_collection_stats(inputs.published_collection, inputs.published_events)
-    model = pl.read_csv(inputs.model) if getattr(inputs, "model", None) else None
-    reference = pl.read_csv(inputs.model_reference) if getattr(inputs, "model_reference", None) else None
-    pvr = published_vs_reproduced(stats, steps, pl.read_csv(inputs.facts), model, published, model_tolerance,
+    model = read_model_stats(inputs.model, stats["version"].to_list()) if getattr(inputs, "model", None) else None
+    reference = read_csv(inputs.model_reference) if getattr(inputs, "model_reference", None) else None
+    pvr = published_vs_reproduced(stats, steps, read_csv(inputs.facts), model, published, model_tolerance,
                                   reference)
     write_csv(stats, outputs.collection_stats)
     write_csv(bins, outputs.loadtest_bins)

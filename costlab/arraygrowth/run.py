@@ -53,9 +53,9 @@ def observed_topology(client: MongoClient) -> str:
     return f"replica set {set_name}" if set_name else "standalone"
 
 
-def fresh_collection(client: MongoClient, name: str) -> Collection:
+def fresh_collection(client: MongoClient, name: str, database: str = DB_NAME) -> Collection:
     """Drop and create the collection so its creation is not inside any measured window."""
-    db = client[DB_NAME]
+    db = client[database]
     db.drop_collection(name)
     return db.create_collection(name)
 
@@ -99,14 +99,14 @@ def _context(client: MongoClient, backend: str, applied: dict) -> dict:
 
 
 def growth_rows(client: MongoClient, profile: str, workload: str, ns: Sequence[int], backend: str = "unknown",
-                applied: dict | None = None, job: str = "") -> pl.DataFrame:
-    """Run `workload` once per N, each on a fresh collection; one row per run."""
+                applied: dict | None = None, job: str = "", database: str = DB_NAME) -> pl.DataFrame:
+    """Run `workload` once per N, each on a fresh collection of `database`; one row per run."""
     prepare, run = get_workload(workload)
     ns = _check_ns(ns)
     context = _context(client, backend, applied or {})
     rows = []
     for n in ns:
-        collection = fresh_collection(client, f"{workload}_n{n}")
+        collection = fresh_collection(client, f"{workload}_n{n}", database)
         measured = measure(client, collection, prepare, lambda coll, prepared, n=n: run(coll, n, prepared))
         rows.append({"job": job, "profile": profile, "workload": workload, "n": n, **measured, **context})
         collection.drop()  # keep the deployment small; the next run starts fresh anyway
@@ -115,15 +115,15 @@ def growth_rows(client: MongoClient, profile: str, workload: str, ns: Sequence[i
 
 def fallback_rows(client: MongoClient, profile: str, params: FallbackParams,
                   variants: Sequence[str] = FALLBACK_VARIANTS, backend: str = "unknown",
-                  applied: dict | None = None, job: str = "") -> pl.DataFrame:
-    """Run each fallback variant once on a fresh collection; one row per variant."""
+                  applied: dict | None = None, job: str = "", database: str = DB_NAME) -> pl.DataFrame:
+    """Run each fallback variant once on a fresh collection of `database`; one row per variant."""
     unknown = [v for v in variants if v not in FALLBACK_VARIANTS]
     if unknown:
         raise ValueError(f"unknown fallback variants {unknown}; allowed: {', '.join(FALLBACK_VARIANTS)}")
     context = _context(client, backend, applied or {})
     rows = []
     for variant in variants:
-        collection = fresh_collection(client, f"fallback_{variant}")
+        collection = fresh_collection(client, f"fallback_{variant}", database)
         measured = measure(client, collection, lambda coll, v=variant: prepare_fallback(coll, v, params),
                            lambda coll, prepared, v=variant: run_fallback_variant(coll, v, params, prepared))
         rows.append({"job": job, "profile": profile, "variant": variant, "updates": params.updates, **measured, **context})
@@ -143,8 +143,10 @@ def run_growth_job(config: dict, profile: str, workload: str, ns: Sequence[int],
     """One measuring job: a server with `profile`, `workload` at every N, raw rows to raw_path."""
     job = Path(provenance_path).stem
     with measuring_job(config, profile, provenance_path, job=job,
-                       extra={"study": "arraygrowth", "workload": workload, "ns": list(ns)}) as server:
-        frame = growth_rows(server.client, profile, workload, ns, server.backend, server.applied, job)
+                       extra={"study": "arraygrowth", "workload": workload, "ns": list(ns)},
+                       study="arraygrowth") as server:
+        frame = growth_rows(server.client, profile, workload, ns, server.backend, server.applied, job,
+                            server.database)
         write_parquet(frame, raw_path)
     return frame
 
@@ -155,8 +157,9 @@ def run_fallback_job(config: dict, profile: str, fallback_section: dict, raw_pat
     params, variants = fallback_settings(fallback_section)
     job = Path(provenance_path).stem
     with measuring_job(config, profile, provenance_path, job=job,
-                       extra={"study": "arraygrowth", "fallback": params.__dict__, "variants": list(variants)}
-                       ) as server:
-        frame = fallback_rows(server.client, profile, params, variants, server.backend, server.applied, job)
+                       extra={"study": "arraygrowth", "fallback": params.__dict__, "variants": list(variants)},
+                       study="arraygrowth") as server:
+        frame = fallback_rows(server.client, profile, params, variants, server.backend, server.applied, job,
+                              server.database)
         write_parquet(frame, raw_path)
     return frame

@@ -10,6 +10,8 @@ from typing import Iterable, Sequence
 
 import polars as pl
 
+from costlab.inputs import read_csv, read_parquet
+
 from costlab.arraygrowth.fit import FitError, PowerLawFit, fit_power_law
 from costlab.arraygrowth.run import COUNTERS, NOT_REPORTED
 from costlab.server.provenance import read_provenance
@@ -27,7 +29,7 @@ BYTES_PER_OP_FACTOR = 2.0
 
 
 def read_raw(paths: Iterable[str | Path]) -> pl.DataFrame:
-    frames = [pl.read_parquet(p) for p in paths]
+    frames = [read_parquet(p) for p in paths]
     if not frames:
         raise ValueError("no raw arraygrowth files given")
     return pl.concat(frames, how="vertical")
@@ -306,4 +308,4 @@ def build_tables(raw_paths: Sequence[str | Path], provenance_paths: Sequence[str
         if model_path is None or not fallback_raw_paths:
             raise ValueError("the fallback table needs the fallback raw files and model/fallback_conditions.csv")
         fallback_raw = with_provenance_kind(read_raw(fallback_raw_paths), fallback_provenance_paths)
-        write_csv(fallback_table(fallback_raw, pl.read_csv(model_path)), outputs["fallback"])
+        write_csv(fallback_table(fallback_raw, read_csv(model_path)), outputs["fallback"])

@@ -57,7 +57,7 @@ def _insert(db: Database, collection: str, size_kb: int, study_config: dict, lay
 
 
 def load_dataset(client, dataset: Dataset, study_config: dict, data_dir: str | Path,
-                 database: str = DATABASE) -> dict:
+                 database: str = DATABASE, load_id: str | None = None) -> dict:
     """(Re)create the dataset's collections and indexes; write data_dir/dataset.json last; return it."""
     data_dir = Path(data_dir)
     marker = data_dir / MARKER
@@ -76,7 +76,7 @@ def load_dataset(client, dataset: Dataset, study_config: dict, data_dir: str | P
         main.create_index(CUSTOMER_INDEX, name=CUSTOMER_INDEX_NAME)
     record = {
         "dataset": dataset.name, "variant": dataset.variant, "size_kb": dataset.size_kb,
-        "database": database, "documents": int(study_config["docs_per_collection"]),
+        "database": database, "load_id": load_id, "documents": int(study_config["docs_per_collection"]),
         "seed": int(study_config["seed"]), "customers": int(study_config["customers"]),
         "customer_index": spread and dataset.variant == "base",
         "collections": [collection_stats(db, name) for name, _ in collections],
@@ -112,5 +112,6 @@ def load_job(config: dict, dataset_name: str, data_dir: str | Path, provenance_p
     dataset = parse_dataset(dataset_name)
     Path(data_dir).mkdir(parents=True, exist_ok=True)
     with measuring_job(config, "standalone", provenance_path, data_dir=data_dir, job=f"load_{dataset_name}",
-                       extra={"dataset": dataset_name}) as server:
-        return load_dataset(server.client, dataset, study_config, data_dir)
+                       extra={"dataset": dataset_name}, study="docsize", dataset=dataset_name, loads=True) as server:
+        return load_dataset(server.client, dataset, study_config, data_dir, database=server.database,
+                            load_id=server.load_id)

@@ -303,8 +303,9 @@ def measure_job(config: dict, run_name: str, dataset_name: str, data_dir: str, p
     read_marker(data_dir, dataset, study_config)
     extra = {"dataset": dataset_name, "run": run_name, "run_label": run.label}
     with measuring_job(config, run.profile, provenance_path, data_dir=data_dir, job=f"{run_name}__{dataset_name}",
-                       extra=extra) as server:
-        raw, collections = measure_dataset(server.client, dataset, run_name, study_config,
+                       extra=extra, study="docsize", dataset=dataset_name,
+                       rebuild=f"snakemake --forcerun {data_dir}") as server:
+        raw, collections = measure_dataset(server.client, dataset, run_name, study_config, database=server.database,
                                            reset_cache=lambda: cold_cache(server))
         # Provenance is written when the job ends; it says how many cold starts the run made.
         extra["cache_restarts"] = server.restarts

@@ -10,6 +10,8 @@ from typing import Iterable
 
 import polars as pl
 
+from costlab.inputs import read_csv, read_parquet
+
 from costlab.docsize.names import QUERY_TABLES, RUNS, table_names
 from costlab.docsize.run import SHAPES
 from costlab.measure import summarize
@@ -27,7 +29,7 @@ CASES = {  # (variant, family) -> how the variants table names it
 
 
 def read_frames(paths: Iterable[str | Path]) -> pl.DataFrame:
-    frames = [pl.read_parquet(p) for p in paths]
+    frames = [read_parquet(p) for p in paths]
     return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
 
 
@@ -45,7 +47,7 @@ def summary_table(raw: pl.DataFrame) -> pl.DataFrame:
 
 
 def _published_queries(path: str | Path) -> pl.DataFrame:
-    return pl.read_csv(path).with_columns(pl.col("size_kb").cast(pl.Int64))
+    return read_csv(path).with_columns(pl.col("size_kb").cast(pl.Int64))
 
 
 def query_table(summary: pl.DataFrame, published: pl.DataFrame, run: str, measure: str,
@@ -74,7 +76,7 @@ def query_table(summary: pl.DataFrame, published: pl.DataFrame, run: str, measur
 
 def collections_table(collections: pl.DataFrame, published_collections: str | Path) -> pl.DataFrame:
     """The article's first table: mean document, data, on disk, plus index and the configured caches."""
-    published = pl.read_csv(published_collections).with_columns(pl.col("size_kb").cast(pl.Int64))
+    published = read_csv(published_collections).with_columns(pl.col("size_kb").cast(pl.Int64))
     caches = collections.group_by("run").agg(pl.col("cache_max_bytes").first())
     cache_of = {r["run"]: r["cache_max_bytes"] for r in caches.iter_rows(named=True)}
     # Sizes do not change between runs: take each collection once (the first run that measured it).
@@ -255,7 +257,7 @@ def build_tables(raw_paths: Iterable[str | Path], collection_paths: Iterable[str
     tables = {"summary": summary,
               "collections": collections_table(collections, published_collections),
               "variants": variants_table(summary),
-              "published_vs_reproduced": published_vs_reproduced(summary, pl.read_csv(model_path),
+              "published_vs_reproduced": published_vs_reproduced(summary, read_csv(model_path),
                                                                   published_queries, window_minutes,
                                                                   small_cache_applied(collections))}
     for stem, run, measure, metric in QUERY_TABLES:

@@ -46,21 +46,24 @@ def load_dataset(config: dict, values_path: str | Path, shape_name: str, data_di
     documents = documents_for(values, shape)
     data_dir = Path(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    with measuring_job(config, PROFILE, provenance_path, data_dir=data_dir, job=f"load_{shape.name}") as server:
-        collection = server.client[DATABASE][shape.name]
+    with measuring_job(config, PROFILE, provenance_path, data_dir=data_dir, job=f"load_{shape.name}",
+                       study="flatnested", dataset=shape.name, loads=True) as server:
+        database = server.database
+        collection = server.client[database][shape.name]
         collection.drop()  # external deployments keep old data: start from nothing
         for start in progress(range(0, len(documents), INSERT_BATCH), desc=f"load {shape.name}", unit="batch"):
             collection.insert_many(documents[start:start + INSERT_BATCH], ordered=True)
         # After a checkpoint: storageSize is the file size, which grows only when pages reach disk.
-        stats, compressor, checkpoint = checkpointed_coll_stats(server.client[DATABASE], shape.name)
+        stats, compressor, checkpoint = checkpointed_coll_stats(server.client[database], shape.name)
         description = server_description(server.client)
+        load_id = server.load_id
     record = {"shape": shape.name, "layout": shape.layout, "fields": shape.fields, "groups": shape.groups,
-              "database": DATABASE, "collection": shape.name, "documents": int(stats["count"]),
+              "database": database, "load_id": load_id, "collection": shape.name, "documents": int(stats["count"]),
               "server_data_bytes": int(stats["size"]), "server_storage_bytes": int(stats.get("storageSize", 0)),
               "model_data_bytes": sum(bson_sizes(documents)), "storage_engine": description["storage_engine"],
               "server_kind": description["server_kind"], "block_compressor": compressor, "checkpoint": checkpoint}
     if record["documents"] != len(documents):
-        raise RuntimeError(f"loaded {record['documents']} documents into {DATABASE}.{shape.name}, "
+        raise RuntimeError(f"loaded {record['documents']} documents into {database}.{shape.name}, "
                            f"expected {len(documents)}")
     with atomic_path(data_dir / MARKER) as tmp:  # the marker last: a half-loaded dir never looks complete
         tmp.write_text(json.dumps(record, indent=2) + "\n")
@@ -85,11 +88,14 @@ def measure_dataset(config: dict, data_dir: str | Path, shape_name: str, runs: i
     if marker["shape"] != shape.name:
         raise ValueError(f"{data_dir} holds shape {marker['shape']!r}, not {shape.name!r}")
     with measuring_job(config, PROFILE, provenance_path, data_dir=data_dir, job=f"measure_{shape.name}",
-                       extra={"runs": runs, "warmup_runs": warmup_runs, "filter": ABSENT_FILTER}) as server:
-        collection = server.client[DATABASE][shape.name]
+                       extra={"runs": runs, "warmup_runs": warmup_runs, "filter": ABSENT_FILTER},
+                       study="flatnested", dataset=shape.name,
+                       rebuild=f"snakemake --forcerun {data_dir}") as server:
+        database = server.database
+        collection = server.client[database][shape.name]
         count = collection.estimated_document_count()
         if count != marker["documents"]:
-            raise RuntimeError(f"{DATABASE}.{shape.name} holds {count} documents but {data_dir}/{MARKER} "
+            raise RuntimeError(f"{database}.{shape.name} holds {count} documents but {data_dir}/{MARKER} "
                                f"says {marker['documents']}: the deployment changed since the load; rerun it")
         description = server_description(server.client)
         # The article ran on the in-memory engine; here every document is read into the WiredTiger
@@ -106,8 +112,8 @@ def measure_dataset(config: dict, data_dir: str | Path, shape_name: str, runs: i
             rows.append({"run": run, "client_ms": client_ns / 1e6, "docs_returned": returned,
                          "server_ms": None if delta[LATENCY] is None else delta[LATENCY] / 1000,
                          "server_read_ops": None if delta[READ_OPS] is None else int(delta[READ_OPS])})
-        stats, _, _ = checkpointed_coll_stats(server.client[DATABASE], shape.name)
-        plan = plan_summary(server.client[DATABASE].command(
+        stats, _, _ = checkpointed_coll_stats(server.client[database], shape.name)
+        plan = plan_summary(server.client[database].command(
             "explain", {"find": shape.name, "filter": ABSENT_FILTER}, verbosity="executionStats"))
     frame = pl.DataFrame(rows, schema={k: RAW_SCHEMA[k] for k in ("run", "client_ms", "docs_returned",
                                                                   "server_ms", "server_read_ops")})

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import polars as pl
 
+from costlab.inputs import read_csv, read_parquet
+
 from costlab.measure import summarize
 from costlab.server.provenance import is_stand_in, read_provenance
 
@@ -148,9 +150,9 @@ def published_vs_reproduced(comparison: pl.DataFrame, sample_sizes: pl.DataFrame
 def build_tables(raw_paths: list[str | Path], sizes_path: str | Path, published_timings_path: str | Path,
                  published_sizes_path: str | Path, provenance_paths: list[str | Path]) -> dict[str, pl.DataFrame]:
     """All flatnested tables from the raw parquet files, the BSON model and the published CSVs."""
-    raw = pl.concat([pl.read_parquet(p) for p in raw_paths], how="vertical")
+    raw = pl.concat([read_parquet(p) for p in raw_paths], how="vertical")
     kind = server_kind_of(provenance_paths)
     summary = timing_summary(raw).with_columns(pl.lit(kind).alias("server_kind"))
-    comparison = comparison_table(summary, pl.read_csv(sizes_path), pl.read_csv(published_timings_path), kind)
+    comparison = comparison_table(summary, read_csv(sizes_path), read_csv(published_timings_path), kind)
     return {"timings": summary, "comparison": comparison,
-            "published_vs_reproduced": published_vs_reproduced(comparison, pl.read_csv(published_sizes_path))}
+            "published_vs_reproduced": published_vs_reproduced(comparison, read_csv(published_sizes_path))}

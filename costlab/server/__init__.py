@@ -33,6 +33,8 @@ class RunningServer:
     applied: dict = field(default_factory=dict)  # the options actually applied, for provenance
     data_dir: Path | None = None
     restarts: int = 0           # how many times restart() stopped and restarted the server
+    database: str | None = None  # this run's database of the job's study (costlab.namespaces)
+    load_id: str | None = None   # a load job's id: into dataset.json; the server's marker gets it on success
     _restart: Callable[[], tuple[MongoClient, str, dict]] | None = field(default=None, repr=False)
 
     def restart(self) -> bool:
@@ -92,7 +94,22 @@ def _external(server_config: dict, profile: Profile) -> Iterator[tuple[MongoClie
     uri = connection_uri(server_config)
     if not uri:
         raise ServerUnavailable(f"server.backend is external but neither server.uri nor {ENV_URI} is set")
-    client = MongoClient(uri, serverSelectionTimeoutMS=int(server_config.get("startup_timeout_s", 60) * 1000))
+    from pymongo.errors import ConnectionFailure
+
+    from costlab.credentials import redact_uri
+    from costlab.server.connection import client_options
+
+    startup_s = float(server_config.get("startup_timeout_s", 60))
+    # Start-up may take startup_timeout_s; once up, losing the server fails an operation within
+    # operation_timeout_s (the job's client), not after the start-up timeout again.
+    try:
+        with MongoClient(uri, serverSelectionTimeoutMS=int(startup_s * 1000)) as first:
+            first.admin.command("ping")
+    except ConnectionFailure as err:
+        raise ServerUnavailable(f"costlab: the external server {redact_uri(uri)} did not answer ping within "
+                                f"{startup_s:g} s ({type(err).__name__}); check server.uri and that the "
+                                "deployment is up") from None
+    client = MongoClient(uri, **client_options(server_config))
     try:
         client.admin.command("ping")
         as_configured = "as configured by the deployment"
@@ -162,16 +179,60 @@ def _maybe_tempdir(data_dir: Path | None, backend: str) -> Iterator[Path | None]
 @contextmanager
 def measuring_job(config: dict, profile: str | Profile, provenance_path: str | Path,
                   data_dir: str | Path | None = None, job: str | None = None,
-                  extra: dict | None = None) -> Iterator[RunningServer]:
-    """A server for one measuring job; on success writes provenance_path (never on failure)."""
+                  extra: dict | None = None, study: str | None = None, dataset: str | None = None,
+                  loads: bool = False, rebuild: str | None = None) -> Iterator[RunningServer]:
+    """A server for one measuring job; on success writes provenance_path (never on failure).
+
+    With `study`, server.database is this run's database of the study (recorded in provenance).
+    With `dataset` too, the job holds the measurement lease of that dataset (costlab.server.lease)
+    and either loads it (`loads=True`: the server's marker is removed first and rewritten with
+    server.load_id on success) or measures it (the marker must carry the load id of
+    data_dir/dataset.json; `rebuild` is the command the error suggests).
+    A data directory is leased even without a study, so two jobs never share one.
+    """
+    import uuid
+
+    from pymongo.errors import ConnectionFailure
+
+    from costlab import namespaces
+    from costlab.server.connection import ConnectionLost, lost_message
+    from costlab.server.lease import data_dir_lease, document_lease
+    from costlab.server.markers import clear_marker, expected_load_id, verify_marker, write_marker
     from costlab.server.provenance import collect_provenance, write_json_atomic
 
+    job = job or Path(provenance_path).stem
+    extra = {} if extra is None else extra
+    namespace = namespaces.describe(config, study) if study else None
+    if namespace:
+        extra["namespace"] = namespace
+    rebuild = rebuild or f"snakemake --forcerun <the load rule of {dataset}>"
+    load_id = uuid.uuid4().hex if loads else None
+    if dataset and not loads and data_dir is not None:
+        wanted = expected_load_id(data_dir, rebuild)   # before starting a server: fail fast
     started_at = datetime.now(timezone.utc)
-    with start_server(config.get("server", {}), profile, data_dir) as server:
-        yield server
+    with ExitStack() as stack:
+        if data_dir is not None:
+            stack.enter_context(data_dir_lease(data_dir, job))
+        server = stack.enter_context(start_server(config.get("server", {}), profile, data_dir))
+        if namespace:
+            server.database = namespace["database"]
+            db = server.client[server.database]
+            if server.backend == "external":
+                stack.enter_context(document_lease(db, dataset or "*", job))
+            if dataset and loads:
+                server.load_id = load_id
+                clear_marker(db, dataset)
+            elif dataset and data_dir is not None:
+                extra["dataset_marker"] = verify_marker(db, dataset, wanted, server.uri, rebuild)
+        try:
+            yield server
+        except ConnectionFailure as err:
+            raise ConnectionLost(lost_message(server.uri, job, err)) from None
+        if namespace and dataset and loads:
+            extra["dataset_marker"] = write_marker(server.client[server.database], dataset, load_id, job,
+                                                   namespace["data_params"])
         ended_at = datetime.now(timezone.utc)
         from costlab.config import study_of_provenance_path
-        record = collect_provenance(server, config, started_at, ended_at,
-                                    job=job or Path(provenance_path).stem, extra=extra,
+        record = collect_provenance(server, config, started_at, ended_at, job=job, extra=extra or None,
                                     study=study_of_provenance_path(provenance_path, config))
         write_json_atomic(Path(provenance_path), record)

@@ -15,6 +15,7 @@ from typing import Iterator, Mapping
 
 from pymongo import MongoClient
 
+from costlab.procs import start_watchdog
 from costlab.server.errors import ServerStartError, ServerUnavailable
 from costlab.server.profiles import Profile
 from costlab.server.readiness import ensure_primary, wait_until_ready
@@ -311,6 +312,15 @@ def _create_and_start(engine_client_, spec: dict, engine: EngineFacts, data_dir:
     return container
 
 
+def removal_command(container_name: str) -> list[str]:
+    """The command that force-removes a container (run by the watchdog after a hard kill)."""
+    import sys
+    code = ("import docker, sys\n"
+            "try:\n    docker.from_env().containers.get(sys.argv[1]).remove(force=True, v=True)\n"
+            "except docker.errors.NotFound:\n    pass\n")
+    return [sys.executable, "-c", code, container_name]
+
+
 def applied_options_line(spec: Mapping) -> str:
     volumes = spec.get("volumes") or {}
     mount = next(iter(volumes.values()))["mode"] if volumes else "none"
@@ -332,6 +342,8 @@ def run_container(profile: Profile, data_dir: Path | None, image: str,
         spec = container_spec(profile, image, data_dir, os.getuid(), os.getgid(), uuid.uuid4().hex[:8], os.getpid(),
                               engine=engine)
         container = _create_and_start(engine_client_, spec, engine, data_dir)
+        # The container is not our child: a watchdog removes it if this job dies without cleaning up.
+        watchdog = start_watchdog(removal_command(container.name))
         client = None
         ready = False
         try:
@@ -358,5 +370,7 @@ def run_container(profile: Profile, data_dir: Path | None, image: str,
                 container.stop(timeout=stop_grace_seconds(data_dir_bytes(data_dir)))
             finally:
                 container.remove(force=True, v=True)
+                watchdog.terminate()
+                watchdog.wait()
     finally:
         engine_client_.close()

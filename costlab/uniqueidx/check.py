@@ -52,10 +52,14 @@ def run_conformance(db: Database, steps: list[int]) -> pl.DataFrame:
 
 def check_server(config: dict, steps: list[int], provenance_path: str | Path) -> pl.DataFrame:
     """The conformance table for the configured server, with its version and kind on every row."""
-    with measuring_job(config, PROFILE, provenance_path, job="conformance", extra={"steps": steps}) as server:
+    with measuring_job(config, PROFILE, provenance_path, job="conformance", extra={"steps": steps},
+                       study="uniqueidx") as server:
         description = server_description(server.client)
-        table = run_conformance(server.client[DATABASE], steps)
-        server.client.drop_database(DATABASE)
+        table = run_conformance(server.client[server.database], steps)
+        # Its own collections only: the lease document goes with the job.
+        for name in server.client[server.database].list_collection_names():
+            if not name.startswith("costlab_"):
+                server.client[server.database].drop_collection(name)
     return table.with_columns(pl.lit(description["version"], dtype=pl.String).alias("server_version"),
                               pl.lit(description["server_kind"], dtype=pl.String).alias("server_kind")
                               ).select(list(CONFORMANCE_SCHEMA))

@@ -1,0 +1,74 @@
+"""Per-run namespaces: which database on a server holds one run's copy of one study's data.
+
+A database is named from the run (server.namespace, or this host and working directory) and the
+data parameters of the study (what changes the loaded data), so two checkouts or two configs
+that share one deployment never read or overwrite each other's collections:
+
+    costlab_<study>_<run id>_<data hash>      e.g. costlab_appversions_3f9c01aa_5b1e7d20
+
+Standard library only: the rule files and the cleanup command import it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import socket
+from pathlib import Path
+
+PREFIX = "costlab_"
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9_]{1,20}$")
+# What changes each study's loaded data (and only that): the same keys the rule files' *_DATA_PARAMS use.
+STUDY_DATA_KEYS = {
+    "appversions": ("events_per_year", "seed", "batch_size"),
+    "docsize": ("docs_per_collection", "seed", "customers"),
+    "flatnested": ("documents", "seed"),
+    "arraygrowth": (),
+    "uniqueidx": (),
+}
+
+
+def _short_hash(value: object) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:8]
+
+
+def run_id(config: dict, cwd: str | Path | None = None) -> str:
+    """server.namespace when set, else a hash of this host and the working directory (the results' home)."""
+    configured = (config.get("server") or {}).get("namespace")
+    if configured:
+        if not RUN_ID_RE.match(configured):
+            raise ValueError(f"invalid config key server.namespace: {configured!r} "
+                             "(allowed: 1-20 letters, digits or _)")
+        return configured
+    home = Path(cwd) if cwd is not None else Path.cwd()
+    return _short_hash(f"{socket.gethostname()}:{home.resolve()}")
+
+
+def data_params(config: dict, study: str) -> dict:
+    """The study's settings that change its loaded data."""
+    if study not in STUDY_DATA_KEYS:
+        raise ValueError(f"unknown study {study!r}; allowed: {', '.join(STUDY_DATA_KEYS)}")
+    section = config.get(study) or {}
+    params = {key: section.get(key) for key in STUDY_DATA_KEYS[study]}
+    if study == "docsize":
+        params["spread_customer"] = bool((section.get("variants") or {}).get("spread_customer", False))
+    if study == "flatnested":
+        params["groups"] = max(section.get("flat_fields") or [0]) // 5
+    return params
+
+
+def database_name(config: dict, study: str, cwd: str | Path | None = None) -> str:
+    """The database that holds this run's data of `study` (at most 38 characters; MongoDB allows 63)."""
+    return f"{PREFIX}{study}_{run_id(config, cwd)}_{_short_hash(data_params(config, study))}"
+
+
+def describe(config: dict, study: str, cwd: str | Path | None = None) -> dict:
+    """What provenance records about the namespace."""
+    return {"database": database_name(config, study, cwd), "run_id": run_id(config, cwd),
+            "data_params": data_params(config, study)}
+
+
+def run_databases(names: list[str], rid: str) -> list[str]:
+    """Of the databases `names`, those that belong to run `rid` (any study, any data parameters)."""
+    pattern = re.compile(rf"^{re.escape(PREFIX)}[a-z]+_{re.escape(rid)}_[0-9a-f]{{8}}$")
+    return sorted(name for name in names if pattern.match(name))

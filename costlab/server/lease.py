@@ -1,0 +1,133 @@
+"""Measurement leases: one job at a time on one dataset, even across runs, killed runs and hosts.
+
+- docker / binary: an exclusive flock on `<data dir>.lease` beside the data directory (outside
+  it, because Snakemake deletes a directory output before rerunning its job). The kernel drops
+  the lock when the holding process dies, however it dies.
+- external: a lease document in the run's database (`costlab_leases`, one per dataset) with an
+  expiry that a thread renews; a job killed hard leaves it to expire (LEASE_TTL_S).
+
+A job that cannot take the lease fails at once with a message naming the holder.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import threading
+import uuid
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterator
+
+LEASE_TTL_S = 60.0
+LEASE_COLLECTION = "costlab_leases"
+
+
+class LeaseHeld(RuntimeError):
+    """Another job holds the lease on what this job would measure."""
+
+
+def holder_record(job: str) -> dict:
+    return {"job": job, "host": socket.gethostname(), "pid": os.getpid(),
+            "cwd": str(Path.cwd()), "since": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def describe_holder(holder: dict | None) -> str:
+    if not holder:
+        return "an unknown process"
+    return (f"job {holder.get('job')} (pid {holder.get('pid')} on {holder.get('host')}, "
+            f"in {holder.get('cwd')}, since {holder.get('since')})")
+
+
+def lease_path(data_dir: str | Path) -> Path:
+    data_dir = Path(data_dir)
+    return data_dir.parent / f".{data_dir.name}.lease"
+
+
+@contextmanager
+def data_dir_lease(data_dir: str | Path, job: str) -> Iterator[dict]:
+    """Hold an exclusive lock on data_dir for the block, or LeaseHeld naming the holder."""
+    path = lease_path(data_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = json.loads(os.pread(fd, 65536, 0).decode() or "null")
+            except ValueError:
+                holder = None
+            raise LeaseHeld(f"costlab: {data_dir} is being measured by {describe_holder(holder)}; "
+                            f"{job} refuses to run at the same time (wait for it, or stop that process)") from None
+        record = holder_record(job)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(record).encode(), 0)
+        try:
+            yield record
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+class _Renewer(threading.Thread):
+    """Extends the lease document's expiry every third of the TTL; notes when the lease was lost."""
+
+    def __init__(self, collection, key: str, token: str, ttl_s: float):
+        super().__init__(name=f"lease-{key}", daemon=True)
+        self.collection, self.key, self.token, self.ttl_s = collection, key, token, ttl_s
+        self.stop = threading.Event()
+        self.lost: str | None = None
+
+    def run(self) -> None:
+        while not self.stop.wait(self.ttl_s / 3):
+            try:
+                result = self.collection.update_one(
+                    {"_id": self.key, "token": self.token},
+                    {"$set": {"expires_at": datetime.now(timezone.utc) + timedelta(seconds=self.ttl_s)}})
+            except Exception as err:  # a lost connection fails the job elsewhere; keep the reason
+                self.lost = f"could not renew the lease ({type(err).__name__})"
+                continue
+            if result.matched_count == 0:
+                self.lost = "the lease expired and was taken by another job"
+                return
+
+
+@contextmanager
+def document_lease(db, key: str, job: str, ttl_s: float = LEASE_TTL_S) -> Iterator[dict]:
+    """Hold the lease document `key` in db.costlab_leases for the block, or LeaseHeld naming the holder."""
+    from pymongo.errors import DuplicateKeyError
+
+    collection = db[LEASE_COLLECTION]
+    token = uuid.uuid4().hex
+    record = holder_record(job)
+    now = datetime.now(timezone.utc)
+    try:
+        # Take it if absent (upsert) or expired; an unexpired lease of another job makes the
+        # upsert collide with the existing _id.
+        collection.update_one({"_id": key, "expires_at": {"$lt": now}},
+                              {"$set": {"token": token, "holder": record,
+                                        "expires_at": now + timedelta(seconds=ttl_s)}}, upsert=True)
+    except DuplicateKeyError:
+        current = collection.find_one({"_id": key}) or {}
+        expires = current.get("expires_at")
+        raise LeaseHeld(f"costlab: {db.name} ({key}) is being measured by {describe_holder(current.get('holder'))}, "
+                        f"lease until {expires} UTC; {job} refuses to run at the same time") from None
+    renewer = _Renewer(collection, key, token, ttl_s)
+    renewer.start()
+    try:
+        yield record
+        if renewer.lost:
+            raise LeaseHeld(f"costlab: {job} lost its lease on {db.name} ({key}): {renewer.lost}; "
+                            "its measurement is not recorded")
+    finally:
+        renewer.stop.set()
+        renewer.join(5)
+        try:
+            collection.delete_one({"_id": key, "token": token})
+        except Exception:  # the server is gone: the lease expires by itself
+            pass
