@@ -10,7 +10,7 @@ SET ?=
 SNAKEMAKE_ARGS ?=
 RUN_ARGS = --profile profiles/default --configfile $(CONFIG) $(if $(strip $(SET)),--config $(SET)) $(SNAKEMAKE_ARGS)
 
-.PHONY: all test bench smoke dryrun lint clean-venv
+.PHONY: all test test-slurm bench smoke dryrun lint clean-venv
 
 # The venv is rebuilt only when the pins change; the stamp marks a complete install.
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -34,6 +34,15 @@ smoke:
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Opt-in (docs/slurm.md): the smoke workflow through Snakemake's Slurm executor on a single-node
+# cluster started here. Needs root and `apt-get install -y slurm-wlm munge`; `make test` skips it.
+$(VENV)/.installed-slurm: $(VENV)/.installed-test requirements-slurm.txt
+	$(BIN)/python -m pip install --quiet -r requirements-slurm.txt
+	@touch $@
+
+test-slurm: $(VENV)/.installed-slurm
+	COSTLAB_TEST_SLURM=1 $(BIN)/python -m pytest -m slurm -rs -s tests/test_slurm.py $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed-test
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -11,6 +11,9 @@ rule appversions_events:
     params:
         events_per_year=AV["events_per_year"],
         seed=AV["seed"],
+    threads: ask("appversions_events").threads
+    resources:
+        **ask("appversions_events").resources,
     log:
         "results/logs/appversions_events.log",
     conda:
@@ -32,6 +35,9 @@ rule appversions_model:
         tolerance=AV["model_tolerance"],
         events_per_year=AV["events_per_year"],
         seed=AV["seed"],
+    threads: ask("appversions_model").threads
+    resources:
+        **ask("appversions_model").resources,
     log:
         "results/logs/appversions_model.log",
     conda:
@@ -56,8 +62,10 @@ rule appversions_correctness:
     params:
         samples=AV["correctness_samples"],
         seed=AV["correctness_seed"],
+    threads: ask("appversions_correctness").threads
     resources:
         mongod=MONGOD,
+        **ask("appversions_correctness").resources,
     log:
         "results/logs/appversions_correctness_{version}.log",
     conda:
@@ -112,8 +120,10 @@ rule appversions_load:
         data=AV_DATA_PARAMS,
         load_workers=AV["load_workers"],
         profile=AV_LT["profile"],
+    threads: ask("appversions_load").threads
     resources:
         mongod=MONGOD,
+        **ask("appversions_load").resources,
     log:
         "results/logs/appversions_load_{version}.log",
     conda:
@@ -136,8 +146,10 @@ rule appversions_loadtest:
     params:
         data=AV_DATA_PARAMS,
         loadtest=AV_LT_PARAMS,
+    threads: ask("appversions_loadtest").threads
     resources:
         mongod=MONGOD,
+        **ask("appversions_loadtest").resources,
     log:
         "results/logs/appversions_loadtest_{version}.log",
     conda:

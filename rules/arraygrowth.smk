@@ -38,8 +38,10 @@ rule arraygrowth_run:
     params:
         ns=AG["ns"],
         server=_public_server_config(config["server"]),  # reruns on a server change; no password
+    threads: ask("arraygrowth_run").threads
     resources:
         mongod=1,
+        **ask("arraygrowth_run").resources,
     log:
         "results/logs/arraygrowth_run_{ag_profile}_{ag_workload}.log",
     conda:
@@ -70,8 +72,10 @@ rule arraygrowth_fallback:
     params:
         fallback=AG_FALLBACK,
         server=_public_server_config(config["server"]),  # reruns on a server change; no password
+    threads: ask("arraygrowth_fallback").threads
     resources:
         mongod=1,
+        **ask("arraygrowth_fallback").resources,
     log:
         "results/logs/arraygrowth_fallback_{ag_profile}.log",
     conda:

@@ -33,4 +33,25 @@ def add_targets(study, *paths):
 
 
 # Measuring rules declare resources: mongod=1; profiles/default caps it at 1 so timings never overlap.
+# profiles/slurm sets no such cap: there each measuring job has a node and a server of its own.
 MONGOD = 1
+
+# Cluster runs (docs/slurm.md): what one job of a rule asks for, scaled from the config.
+from costlab.cluster import check_submit_host_visible as _check_submit_host_visible
+from costlab.cluster import job_ask as _job_ask
+from costlab.cluster import mark_submit_host as _mark_submit_host
+
+
+def ask(rule):
+    return _job_ask(rule, config)
+
+
+# A job on another node first checks that it sees the results directory its submitter marked
+# (a clear error naming the file, instead of Snakemake's wait for "filesystem latency").
+if workflow.remote_exec:
+    _check_submit_host_visible()
+
+
+onstart:
+    if workflow.non_local_exec:
+        _mark_submit_host()

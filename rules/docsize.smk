@@ -45,8 +45,10 @@ rule docsize_load:
         dataset=DS_DATASET_RE,
     params:
         data=DS_DATA_PARAMS,
+    threads: ask("docsize_load").threads
     resources:
         mongod=MONGOD,
+        **ask("docsize_load").resources,
     log:
         "results/logs/docsize_load_{dataset}.log",
     conda:
@@ -72,8 +74,10 @@ rule docsize_measure:
         data=DS_DATA_PARAMS,
         window_minutes=DS["window_minutes"],
         runs=DS["runs"],
+    threads: ask("docsize_measure").threads
     resources:
         mongod=MONGOD,
+        **ask("docsize_measure").resources,
     log:
         "results/logs/docsize_measure_{run}__{dataset}.log",
     conda:

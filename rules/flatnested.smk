@@ -50,8 +50,10 @@ rule flatnested_load:
         provenance="results/flatnested/provenance/load_{shape}.json",
     wildcard_constraints:
         shape="(flat|structured)_[0-9x]+",
+    threads: ask("flatnested_load").threads
     resources:
         mongod=MONGOD,
+        **ask("flatnested_load").resources,
     log:
         "results/logs/flatnested_load_{shape}.log",
     conda:
@@ -73,8 +75,10 @@ rule flatnested_measure:
     params:
         runs=FN["runs"],
         warmup_runs=FN["warmup_runs"],
+    threads: ask("flatnested_measure").threads
     resources:
         mongod=MONGOD,
+        **ask("flatnested_measure").resources,
     log:
         "results/logs/flatnested_measure_{shape}.log",
     conda:

@@ -10,8 +10,10 @@ rule uniqueidx_conformance:
         provenance=UI_PROVENANCE,
     params:
         steps=config["uniqueidx"]["steps"],
+    threads: ask("uniqueidx_conformance").threads
     resources:
         mongod=MONGOD,
+        **ask("uniqueidx_conformance").resources,
     log:
         "results/logs/uniqueidx_conformance.log",
     conda:

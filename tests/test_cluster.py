@@ -1,0 +1,149 @@
+"""What jobs ask a cluster for (costlab/cluster.py), the Slurm profile, and the shared-filesystem check."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from costlab import cluster
+from costlab.cluster import (MEASURING_RULES, SUBMIT_MARK, TOKEN_ENV, SharedFilesystemError,
+                             check_submit_host_visible, job_ask, mark_submit_host, measuring_job_counts,
+                             node_hours)
+from costlab.config import ROOT, load_config
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    return load_config(ROOT / "config" / "smoke.yaml")
+
+
+@pytest.fixture(scope="module")
+def full():
+    return load_config(ROOT / "config" / "full.yaml")
+
+
+def test_measuring_jobs_ask_for_a_whole_node_and_server_free_jobs_do_not(smoke):
+    for rule in MEASURING_RULES:
+        resources = job_ask(rule, smoke).resources
+        assert resources["slurm_extra"] == "--exclusive", rule
+        assert resources["cpus_per_task"] == job_ask(rule, smoke).threads + cluster.SERVER_THREADS
+    for rule in ("appversions_events", "appversions_model", "docsize_tables", "report"):
+        resources = job_ask(rule, smoke).resources
+        assert "slurm_extra" not in resources and "cpus_per_task" not in resources
+        assert job_ask(rule, smoke).threads == 1
+
+
+def test_load_test_time_limit_covers_its_schedule_and_grows_with_it(smoke, full):
+    lt = full["appversions"]["loadtest"]
+    schedule_s = lt["warmup_seconds"] + lt["phase_seconds"] * len(lt["upsert_rates"])  # 300 + 4 x 3000
+    assert schedule_s == 12300
+    full_ask = job_ask("appversions_loadtest", full)
+    assert full_ask.runtime * 60 >= schedule_s * cluster.SAFETY
+    assert full_ask.runtime > job_ask("appversions_loadtest", smoke).runtime
+    # its client runs every upsert and report worker at once: 20 + 20 published
+    assert full_ask.threads == lt["upsert_workers"] + lt["report_workers"] == 40
+
+
+def test_time_limits_and_memory_scale_with_the_config(smoke, full):
+    for rule in ("appversions_load", "docsize_measure", "arraygrowth_run"):
+        assert job_ask(rule, full).runtime > job_ask(rule, smoke).runtime, rule
+    # 500 M events (50 M a year, 10 years) at the assumed 10,000 events/s: 50,000 s of work
+    assert job_ask("appversions_load", full).expected_s == pytest.approx(50_000 + cluster.JOB_OVERHEAD_S)
+    # the event table rules hold every event: memory follows events_per_year
+    assert job_ask("appversions_model", full).mem_mb > 100 * job_ask("appversions_model", smoke).mem_mb // 100 * 10
+    assert job_ask("appversions_model", smoke).mem_mb == cluster.SERVER_FREE_MB
+
+
+def test_runtime_is_whole_five_minutes_with_a_floor():
+    ask = cluster.JobAsk("x", threads=1, cpus=1, mem_mb=1, expected_s=601, exclusive=False)
+    assert ask.runtime == 25          # 601 s x 2 = 20.03 min -> 25
+    tiny = cluster.JobAsk("x", threads=1, cpus=1, mem_mb=1, expected_s=1, exclusive=False)
+    assert tiny.runtime == cluster.MIN_RUNTIME_MIN
+
+
+def test_jobs_on_one_external_deployment_take_turns(smoke):
+    assert job_ask("docsize_measure", smoke).resources["external_server"] == 0
+    external = smoke | {"server": smoke["server"] | {"backend": "external", "uri": "mongodb://h:1/"}}
+    assert job_ask("docsize_measure", external).resources["external_server"] == 1
+    assert "external_server" not in job_ask("docsize_model", external).resources
+
+
+def test_slurm_profile_caps_no_mongod_but_an_external_deployment():
+    profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
+    assert profile["executor"] == "slurm"
+    caps = dict(item.split("=") for item in profile["resources"])
+    assert caps == {"external_server": "1"}
+    default = yaml.safe_load((ROOT / "profiles" / "default" / "config.yaml").read_text())
+    assert "mongod=1" in default["resources"]
+
+
+def test_the_plugin_is_pinned_outside_the_base_requirements():
+    base = (ROOT / "requirements.txt").read_text()
+    slurm = (ROOT / "requirements-slurm.txt").read_text()
+    assert "slurm" not in base
+    assert re.search(r"^snakemake-executor-plugin-slurm==\d", slurm, re.MULTILINE)
+
+
+def test_job_counts_match_the_workflow_plan(smoke, tmp_path):
+    for name in ("Snakefile", "rules", "scripts", "config", "resources", "profiles", "environment.yml"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--configfile", "config/smoke.yaml"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    planned = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", result.stdout, re.MULTILINE)}
+    counts = measuring_job_counts(smoke)
+    assert counts == {rule: n for rule, n in planned.items() if rule in MEASURING_RULES}
+
+
+def test_node_hours_are_jobs_times_hours(full):
+    hours = node_hours(full)
+    loadtest = next(r for r in hours.rows if r["rule"] == "appversions_loadtest")
+    assert loadtest["jobs"] == 14
+    assert loadtest["expected_node_h"] == pytest.approx(14 * job_ask("appversions_loadtest", full).expected_s / 3600)
+    assert hours.expected == pytest.approx(sum(r["expected_node_h"] for r in hours.rows))
+    assert hours.limit > hours.expected
+
+
+def test_a_job_that_sees_the_submitters_mark_passes(tmp_path, monkeypatch):
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    token = mark_submit_host(tmp_path)
+    assert os.environ[TOKEN_ENV] == token
+    check_submit_host_visible(tmp_path)  # no error
+
+
+def test_a_job_that_cannot_see_the_mark_names_it(tmp_path, monkeypatch):
+    monkeypatch.setenv(TOKEN_ENV, "abc")
+    with pytest.raises(SharedFilesystemError) as err:
+        check_submit_host_visible(tmp_path)
+    assert str(tmp_path / SUBMIT_MARK) in str(err.value)
+    assert "docs/slurm.md" in str(err.value)
+
+
+def test_a_job_that_sees_another_runs_mark_says_so(tmp_path, monkeypatch):
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    mark_submit_host(tmp_path)
+    monkeypatch.setenv(TOKEN_ENV, "a-token-of-another-run")
+    with pytest.raises(SharedFilesystemError, match="another run"):
+        check_submit_host_visible(tmp_path)
+
+
+def test_without_a_token_nothing_is_checked(tmp_path, monkeypatch):
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    check_submit_host_visible(tmp_path)  # a job not submitted by a marking Snakemake
+
+
+def test_a_remote_job_of_the_workflow_stops_before_its_inputs(tmp_path):
+    """What a job on another node runs (snakemake --mode remote): without the mark it fails naming it."""
+    for name in ("Snakefile", "rules", "scripts", "config", "resources", "profiles", "environment.yml"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    env = os.environ | {TOKEN_ENV: "the-submitters-token", "XDG_CACHE_HOME": str(tmp_path / ".cache")}
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--mode", "remote", "--cores", "1",
+                             "--configfile", "config/smoke.yaml", "--target-jobs", "uniqueidx_conformance:"],
+                            cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode != 0
+    assert "SharedFilesystemError" in result.stdout + result.stderr
+    assert "results/.costlab-submit.json" in result.stdout + result.stderr
