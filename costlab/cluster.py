@@ -41,6 +41,7 @@ READ_BYTES_PER_S = 50e6        # docsize query bytes read per second (out of cac
 WRITE_OPS_PER_S = 100          # arraygrowth single-document updates per second (arrays grow large)
 FIELDS_PER_S = 5e6             # flatnested fields walked per second by a collection scan
 CHECK_S = 60                   # uniqueidx: a few dozen commands
+ENGINE_S = 1800                # an engine-lab sweep (WiredTiger in-process): not timed here, a generous guess
 
 # Rules that start (or connect to) a server: each runs alone on a node (slurm_extra --exclusive).
 MEASURING_RULES = frozenset({
@@ -52,6 +53,8 @@ MEASURING_RULES = frozenset({
 })
 # Server-free rules that hold the whole event table in memory.
 EVENT_TABLE_RULES = frozenset({"appversions_events", "appversions_model"})
+# Server-free engine-lab rules: WiredTiger opened in the job's own process, with its own cache.
+ENGINE_RULES = frozenset({"docsize_engine", "arraygrowth_engine"})
 EXCLUSIVE = "--exclusive"
 APPVERSIONS_YEARS = 10        # the events span 2010-01-01..2020-01-01
 LOADTEST_NEW_EVENTS_YEARS = 1  # the load test sends 2020's events
@@ -130,6 +133,8 @@ def _work_s(rule: str, config: dict) -> float:
         return CHECK_S
     if rule in EVENT_TABLE_RULES:
         return _events(config) / EVENTS_ROWS_PER_S
+    if rule in ENGINE_RULES:
+        return ENGINE_S
     return 0.0
 
 
@@ -151,6 +156,9 @@ def _client_mb(rule: str, config: dict) -> int:
         return int(config["appversions"]["load_workers"]) * math.ceil(1_000_000 * EVENT_ROW_BYTES / 2**20)
     if rule == "appversions_loadtest":
         return max(SERVER_FREE_MB, math.ceil(_events(config, LOADTEST_NEW_EVENTS_YEARS) * EVENT_ROW_BYTES / 2**20))
+    if rule == "docsize_engine":
+        # the engine's WiredTiger cache lives in the job's process
+        return SERVER_FREE_MB + int(config.get("engine", {}).get("docsize", {}).get("default_cache_mb") or 0)
     return SERVER_FREE_MB
 
 

@@ -189,6 +189,9 @@ rule arraygrowth_engine:
         profiles=AG["profiles"],
         workloads=AG["workloads"],
         fallback=AG_FALLBACK,
+    threads: ask("arraygrowth_engine").threads
+    resources:
+        **ask("arraygrowth_engine").resources,
     log:
         "results/logs/arraygrowth_engine.log",
     conda:

@@ -152,6 +152,9 @@ rule docsize_engine:
         engine=config["engine"],
         sizes_kb=DS["sizes_kb"],
         seed=DS["seed"],
+    threads: ask("docsize_engine").threads
+    resources:
+        **ask("docsize_engine").resources,
     log:
         "results/logs/docsize_engine.log",
     conda:

@@ -147,3 +147,9 @@ def test_a_remote_job_of_the_workflow_stops_before_its_inputs(tmp_path):
     assert result.returncode != 0
     assert "SharedFilesystemError" in result.stdout + result.stderr
     assert "results/.costlab-submit.json" in result.stdout + result.stderr
+
+
+def test_the_engine_labs_cache_is_in_its_memory_ask(smoke):
+    bigger = smoke | {"engine": smoke["engine"] | {"docsize": smoke["engine"]["docsize"] | {"default_cache_mb": 8192}}}
+    assert job_ask("docsize_engine", bigger).mem_mb == cluster.SERVER_FREE_MB + 8192
+    assert "slurm_extra" not in job_ask("docsize_engine", bigger).resources

@@ -45,6 +45,8 @@ def test_snakemake_rejects_invalid_config_before_any_job(tmp_path):
 def test_make_all_fails_fast_with_one_line_without_a_server(tmp_path):
     import shutil
     (tmp_path / "bash").symlink_to(shutil.which("bash"))  # a PATH with bash but no mongod
+    # and `which`: the Slurm executor plugin (make test-slurm puts it in the venv) calls it on import
+    (tmp_path / "which").symlink_to(shutil.which("which"))
     env = {"PATH": str(tmp_path), "DOCKER_HOST": "unix:///nonexistent/docker.sock", "HOME": str(tmp_path)}
     result = subprocess.run([sys.executable, "-m", "costlab.server.check", "--configfile",
                              str(ROOT / "config" / "config.yaml")], cwd=ROOT, capture_output=True,
