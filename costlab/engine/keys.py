@@ -17,6 +17,7 @@ from bson import ObjectId
 from bson.int64 import Int64
 
 TYPE_NUMBER, TYPE_OID, TYPE_DATE, TYPE_STRING = 0x29, 0x64, 0x78, 0x3C
+TYPE_OBJECT, TYPE_BINARY = 0x46, 0x5A
 END = 0x04
 
 
@@ -45,6 +46,11 @@ def encode_field(value: object) -> bytes:
         return bytes([TYPE_NUMBER]) + _sortable_double(value)
     if isinstance(value, str):
         return bytes([TYPE_STRING]) + value.encode() + b"\0"
+    if isinstance(value, (bytes, bytearray)):   # BinData: length, subtype, bytes
+        return bytes([TYPE_BINARY]) + struct.pack(">I", len(value)) + b"\0" + bytes(value)
+    if isinstance(value, dict):                 # an embedded document: each field's name and value
+        return bytes([TYPE_OBJECT]) + b"".join(k.encode() + b"\0" + encode_field(v)
+                                               for k, v in value.items()) + b"\0"
     raise TypeError(f"unsupported index key value {value!r} ({type(value).__name__})")
 
 
