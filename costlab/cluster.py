@@ -54,7 +54,7 @@ MEASURING_RULES = frozenset({
 # Server-free rules that hold the whole event table in memory.
 EVENT_TABLE_RULES = frozenset({"appversions_events", "appversions_model"})
 # Server-free engine-lab rules: WiredTiger opened in the job's own process, with its own cache.
-ENGINE_RULES = frozenset({"docsize_engine", "arraygrowth_engine"})
+ENGINE_RULES = frozenset({"docsize_engine", "arraygrowth_engine", "appversions_engine"})
 EXCLUSIVE = "--exclusive"
 APPVERSIONS_YEARS = 10        # the events span 2010-01-01..2020-01-01
 LOADTEST_NEW_EVENTS_YEARS = 1  # the load test sends 2020's events

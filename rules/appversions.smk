@@ -204,3 +204,34 @@ rule appversions_figures:
 
 add_targets("appversions", *AV_TABLES.values(), *AV_PROVENANCE,
             *[f"results/appversions/figures/{name}.{ext}" for name in AV_FIGURES for ext in ("png", "svg", "vl.json")])
+
+
+# ---- the engine lab: each version's collection and indexes stored by WiredTiger, no server -------
+AV_ENGINE = {"storage": "results/appversions/engine/storage.csv",
+             "verdicts": "results/appversions/engine/published_vs_engine.csv",
+             "provenance": "results/appversions/engine/provenance.json"}
+
+
+rule appversions_engine:
+    """Storage and index size per version with its block compressor (substitutes recorded)."""
+    input:
+        published="resources/published/appversions_collection_stats.csv",
+    output:
+        **AV_ENGINE,
+    params:
+        engine=config["engine"],
+        versions=config["appversions"]["versions"],
+        seed=config["appversions"]["seed"],
+    threads: ask("appversions_engine").threads
+    resources:
+        **ask("appversions_engine").resources,
+    log:
+        "results/logs/appversions_engine.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/appversions_engine.py"
+
+
+if ENGINE_ON:
+    add_targets("appversions", *AV_ENGINE.values())

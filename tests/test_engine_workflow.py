@@ -11,7 +11,8 @@ NO_SERVER = "mongodb://127.0.0.1:9/"   # nothing listens there: the engine rules
 
 @pytest.mark.workflow
 def test_engine_targets_build_without_a_server(tmp_path):
-    targets = ["results/arraygrowth/engine/log_bytes.csv", "results/docsize/engine/cache_reads.csv"]
+    targets = ["results/arraygrowth/engine/log_bytes.csv", "results/docsize/engine/cache_reads.csv",
+               "results/appversions/engine/storage.csv"]
     proc = run_snakemake(tmp_path, targets, NO_SERVER)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = tmp_path / "results" / "arraygrowth" / "engine"
@@ -40,11 +41,15 @@ def test_engine_targets_build_without_a_server(tmp_path):
     from costlab.config import DEFAULT_CONFIG_PATH, validate
     from costlab.report.page import build_report
     import yaml
-    config = validate(yaml.safe_load(DEFAULT_CONFIG_PATH.read_text()) | {"studies": ["docsize", "arraygrowth"]})
+    config = validate(yaml.safe_load(DEFAULT_CONFIG_PATH.read_text())
+                      | {"studies": ["docsize", "arraygrowth", "appversions"]})
     summary = build_report(tmp_path / "results", tmp_path / "results" / "report.html", config)
     page = (tmp_path / "results" / "report.html").read_text()
     assert "WiredTiger engine lab: mongod&#39;s storage calls reproduced; not a mongod run" in page
     assert 'data-study="arraygrowth" data-status="engine lab"' in page
+    storage = pl.read_csv(tmp_path / "results" / "appversions" / "engine" / "storage.csv")
+    assert storage.height == 14 and (storage["storage_bytes"] > 0).all()
+    assert {"block_compressor_wanted", "block_compressor", "compressor_note"} <= set(storage.columns)
     for study in ("arraygrowth", "docsize"):
         verdicts = pl.read_csv(tmp_path / "results" / study / "engine" / "published_vs_engine.csv")
         assert set(verdicts["server_kind"]) == {"engine"}
