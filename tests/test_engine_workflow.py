@@ -60,3 +60,20 @@ def test_engine_targets_build_without_a_server(tmp_path):
         pl.col("finding").str.starts_with("standalone $push: journal bytes grow quadratically"))
     assert quadratic["verdict"].to_list() == ["reproduced"]
     assert not summary.stand_in
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("enabled", [True, False])
+def test_all_plans_the_engine_lab_unless_switched_off(tmp_path, enabled):
+    import subprocess
+    import sys
+
+    from costlab.config import ROOT
+    for name in ("Snakefile", "rules", "scripts", "config", "resources", "profiles", "environment.yml"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--config",
+                             f"engine={{enabled: {str(enabled).lower()}}}"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    for rule in ("arraygrowth_engine", "docsize_engine", "appversions_engine"):
+        assert (rule in result.stdout) is enabled, rule

@@ -5,9 +5,13 @@ zlib compressors built in; snappy and zstd are not). See docs/engine-lab.md for 
 """
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 import tempfile
+from contextlib import contextmanager
 from functools import lru_cache
+from typing import Iterator
 from types import ModuleType
 
 KNOWN_COMPRESSORS = ("snappy", "zstd", "lz4", "zlib")
@@ -35,6 +39,20 @@ def wiredtiger_version() -> str:
     return f"{major}.{minor}.{patch}"
 
 
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """WiredTiger prints 'unknown compressor' for every probe that fails; those are expected."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 @lru_cache(maxsize=1)
 def available_compressors() -> tuple[str, ...]:
     """The compressors this WiredTiger build accepts, found by asking it (not assumed)."""
@@ -46,13 +64,14 @@ def available_compressors() -> tuple[str, ...]:
                                         "error_prefix=probe")
         try:
             session = conn.open_session()
-            for name in KNOWN_COMPRESSORS:
-                try:
-                    session.create(f"table:probe_{name}",
-                                   f"key_format=q,value_format=u,block_compressor={name}")
-                    found.append(name)
-                except wt.WiredTigerError:
-                    pass
+            with _quiet_stderr():
+                for name in KNOWN_COMPRESSORS:
+                    try:
+                        session.create(f"table:probe_{name}",
+                                       f"key_format=q,value_format=u,block_compressor={name}")
+                        found.append(name)
+                    except wt.WiredTigerError:
+                        pass
         finally:
             conn.close()
     finally:
