@@ -23,7 +23,6 @@ import bson
 import polars as pl
 from bson import Binary, ObjectId
 
-from costlab.appversions.events import STATUSES
 from costlab.appversions.versions import SHORT_NAMES, AppVersion, _prepared, get_version
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
@@ -215,4 +214,4 @@ def run_engine_job(config: dict, storage_path, verdicts_path, provenance_path, p
     return table
 
 
-__all__ = ["version_documents", "measure_version", "storage_table", "verdicts", "run_engine_job", "STATUSES"]
+__all__ = ["version_documents", "measure_version", "storage_table", "verdicts", "run_engine_job"]

@@ -20,7 +20,7 @@ from typing import Iterator, Sequence
 
 import bson
 import polars as pl
-from bson import Int64, ObjectId
+from bson import ObjectId
 
 from costlab.arraygrowth.fit import FitError, fit_power_law
 from costlab.arraygrowth.workloads import (ARRAY_FIELD, FALLBACK_VARIANTS, JOB_FIELDS, FallbackParams,
