@@ -152,3 +152,20 @@ def test_at_a_scale_where_the_model_matches_nothing_is_excused(published, models
 
     _, reference = models
     assert not any(scale_explained(reference, reference, published).values())
+
+
+def test_storage_bar_with_an_unpublished_part_is_shown_as_not_published(published):
+    """Issue #12: appV6R4's published data per event is missing; its bar is not its index part alone."""
+    from costlab.appversions.figures import storage_per_event_chart, storage_per_event_frames
+
+    stats = stats_rows(published, "mongod", 1.0).with_columns(
+        pl.col("data_bytes_per_event").fill_null(21.0))
+    bars, missing = storage_per_event_frames(stats)
+    published_bars = bars.filter(pl.col("source") == "published")
+    assert "appV6R4" not in set(published_bars["version"])
+    assert published_bars.filter(pl.col("version") == "appV6R3").height == 2      # data and index
+    assert bars.filter((pl.col("version") == "appV6R4") & (pl.col("source") == "reproduced")).height == 2
+    assert missing.to_dicts() == [{"version": "appV6R4", "source": "published",
+                                   "missing": "data per event not published"}]
+    spec = storage_per_event_chart(stats, stand_in=False).to_dict()
+    assert "appV6R4 data per event not published" in " ".join(spec["title"]["subtitle"])

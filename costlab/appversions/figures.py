@@ -23,31 +23,57 @@ def _version_scale(versions) -> alt.Scale:
     return color_scale({v: APP_VERSION_COLORS[v] for v in APP_VERSION_COLORS if v in set(versions)})
 
 
-def storage_per_event_chart(stats: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
-    """Data and index bytes per event by version, ours beside the published (stacked bars)."""
-    long = []
+NOT_PUBLISHED = "not published"
+
+
+def storage_per_event_frames(stats: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(bar parts, not-published marks) of the storage-per-event chart.
+
+    A bar stacks data and index bytes per event, so it is drawn only when both parts are known:
+    a published bar with a missing part (appV6R4's data per event is not published) would read as
+    the other part alone. Such a bar becomes a "not published" mark (version, source, missing).
+    """
+    parts, missing = [], []
     for rec in stats.iter_rows(named=True):
         for source, prefix in (("reproduced", ""), ("published", "published_")):
-            for component in ("data", "index"):
-                value = rec[f"{prefix}{component}_bytes_per_event"]
-                if value is not None:
-                    long.append({"version": rec["version"], "source": source, "component": component,
-                                 "bytes_per_event": value})
-    frame = pl.DataFrame(long, schema={"version": pl.Utf8, "source": pl.Utf8, "component": pl.Utf8,
-                                       "bytes_per_event": pl.Float64})
+            values = {c: rec[f"{prefix}{c}_bytes_per_event"] for c in ("data", "index")}
+            absent = [c for c, v in values.items() if v is None]
+            if absent and source == "published":
+                missing.append({"version": rec["version"], "source": source,
+                                "missing": f"{' and '.join(absent)} per event {NOT_PUBLISHED}"})
+                continue
+            parts += [{"version": rec["version"], "source": source, "component": c, "bytes_per_event": v}
+                      for c, v in values.items() if v is not None]
+    return (pl.DataFrame(parts, schema={"version": pl.Utf8, "source": pl.Utf8, "component": pl.Utf8,
+                                        "bytes_per_event": pl.Float64}),
+            pl.DataFrame(missing, schema={"version": pl.Utf8, "source": pl.Utf8, "missing": pl.Utf8}))
+
+
+def storage_per_event_chart(stats: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
+    """Data and index bytes per event by version, ours beside the published (stacked bars)."""
+    frame, missing = storage_per_event_frames(stats)
     order = [v for v in APP_VERSION_COLORS if v in set(stats["version"])]
+    x = alt.X("version:N", sort=order, title="app version")
+    x_offset = alt.XOffset("source:N", sort=["reproduced", "published"], scale=alt.Scale(
+        domain=["reproduced", "published"]))
     chart = alt.Chart(frame).mark_bar().encode(
-        x=alt.X("version:N", sort=order, title="app version"),
-        xOffset=alt.XOffset("source:N", sort=["reproduced", "published"]),
+        x=x, xOffset=x_offset,
         y=alt.Y("sum(bytes_per_event):Q", title="bytes per event (data + index)"),
         color=alt.Color("component:N", scale=color_scale({"data": "#4c78a8", "index": "#f58518"}),
                         title="part"),
         opacity=alt.Opacity("source:N", scale=alt.Scale(domain=["reproduced", "published"], range=[1.0, 0.45]),
                             title="source"),
         tooltip=["version", "source", "component", alt.Tooltip("bytes_per_event:Q", format=".1f")],
-    ).properties(width=alt.Step(18), height=280)
-    return titled(chart, "Storage per event by version (collStats size / events)", stand_in,
-                  "left bar: this run; right bar (faded): published, 500 million events")
+    )
+    if missing.height:
+        marks = alt.Chart(missing).mark_text(text="n/p", baseline="bottom", dy=-2, color=PUBLISHED_COLOR).encode(
+            x=x, xOffset=x_offset, y=alt.datum(0), tooltip=["version", "source", "missing"])
+        chart = alt.layer(chart, marks)
+    subtitle = "left bar: this run; right bar (faded): published, 500 million events"
+    if missing.height:
+        subtitle += "; n/p: " + ", ".join(f"{r['version']} {r['missing']}" for r in missing.iter_rows(named=True))
+    return titled(chart.properties(width=alt.Step(18), height=280),
+                  "Storage per event by version (collStats size / events)", stand_in, subtitle)
 
 
 def document_size_chart(stats: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
