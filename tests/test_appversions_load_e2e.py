@@ -79,6 +79,13 @@ def test_loadtest_raw_and_summaries(smoke_run, real_mongod):
             "from_intended_ms_p99", "met", "ops_skipped", "server_kind"} <= set(bins.columns)
     assert {"call_ms_max", "from_intended_ms_max", "bins", "bins_met", "ops_skipped"} <= set(steps.columns)
     assert (steps["met"] == (steps["bins"] == steps["bins_met"])).all()   # a step is met when every bin is
+    # the regime (working set against the cache) is recorded with every load-test result
+    assert set(bins["regime"]) == set(steps["regime"]) and steps["regime"].null_count() == 0
+    for version in TESTED:
+        record = json.loads((results / "provenance" / f"loadtest_{version}.json").read_text())
+        assert record["extra"]["regime"]["working_set_bytes"] > 0
+        if not real_mongod:
+            assert record["extra"]["regime"]["regime"] == "unknown (cache size not reported)"
     if not real_mongod:
         assert set(bins["server_kind"]) == {"stand-in"} and set(steps["server_kind"]) == {"stand-in"}
 

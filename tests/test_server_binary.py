@@ -85,6 +85,17 @@ def test_restart_stops_the_process_and_keeps_the_data(shim_config, tmp_path):
     assert not _shim_processes(data_dir)
 
 
+def test_binary_and_external_record_what_the_loadtest_profile_could_not_apply(external_server_config):
+    from costlab.server.binary import applied_options
+
+    applied = applied_options(get_profile("standalone-2cpu-4gb"))
+    assert applied["wiredTigerCacheSizeGB"] == 1.5
+    assert applied["cpus"] == "not applied (binary backend)"
+    assert applied["memory_limit_bytes"] == "not applied (binary backend)"
+    with start_server(external_server_config, "standalone-2cpu-4gb") as server:
+        assert server.applied["cpus"] == server.applied["memory_limit_bytes"] == "as configured by the deployment"
+
+
 def test_external_server_cannot_restart(external_server_config):
     with start_server(external_server_config, "standalone-small-cache") as server:
         client = server.client

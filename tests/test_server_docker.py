@@ -61,3 +61,22 @@ def test_auto_without_docker_or_mongod_says_what_to_do(monkeypatch, tmp_path):
     message = str(err.value)
     assert "\n" not in message
     assert "server.backend: external" in message and "server.uri" in message and "Docker" in message
+
+
+def test_loadtest_profile_is_the_articles_machine():
+    """Issue #12: 2 CPUs, a 4 GB memory limit and a 1.5 GB WiredTiger cache on the docker backend."""
+    from costlab.server.docker_backend import applied_options
+
+    s = spec("standalone-2cpu-4gb")
+    assert s["nano_cpus"] == 2_000_000_000
+    assert s["mem_limit"] == 4 * GIB and s["memswap_limit"] == 4 * GIB
+    assert s["command"][s["command"].index("--wiredTigerCacheSizeGB") + 1] == "1.5"
+    applied = applied_options(get_profile("standalone-2cpu-4gb"), "mongo:8.0")
+    assert applied["cpus"] == 2.0 and applied["memory_limit_bytes"] == 4 * GIB
+    assert "nano_cpus" not in spec("standalone")
+
+
+def test_loadtest_profile_is_the_default():
+    from costlab.config import load_config
+
+    assert load_config()["appversions"]["loadtest"]["profile"] == "standalone-2cpu-4gb"

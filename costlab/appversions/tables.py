@@ -12,6 +12,8 @@ from costlab.inputs import read_csv, read_parquet, require_values
 
 from costlab.appversions.load import COLLECTION_STATS_COLUMNS
 from costlab.appversions.loadtest import LoadTestPlan, summarize_bins, summarize_phases
+from costlab.appversions.regime import FITS, NOT_COMPARABLE_FITS
+from costlab.appversions.regime import UNKNOWN as UNKNOWN_REGIME
 from costlab.server.provenance import read_provenance
 
 GIB = 1024 ** 3   # the articles' "GB" are GiB (see resources/published/appversions_collection_stats.csv)
@@ -94,14 +96,25 @@ def loadtest_tables(raw_paths: Sequence[str | Path], provenance_paths: Sequence[
                     ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(per-bin summary, per-step summary) of every load-tested version, each with server_kind."""
     kinds = server_kinds(provenance_paths, "loadtest_")
+    regimes = loadtest_regimes(provenance_paths)
     bins, steps = [], []
     for path in raw_paths:
         raw = read_parquet(path)
         bins.append(summarize_bins(raw, plan, bin_seconds, tolerance))
         steps.append(summarize_phases(raw, plan, tolerance, bin_seconds))
     kind_col = pl.col("version").replace_strict(kinds, default=None).alias("server_kind")
-    return (pl.concat(bins, how="vertical_relaxed").with_columns(kind_col),
-            pl.concat(steps, how="vertical_relaxed").with_columns(kind_col))
+    regime_col = pl.col("version").replace_strict(regimes, default=UNKNOWN_REGIME).alias("regime")
+    return (pl.concat(bins, how="vertical_relaxed").with_columns(kind_col, regime_col),
+            pl.concat(steps, how="vertical_relaxed").with_columns(kind_col, regime_col))
+
+
+def loadtest_regimes(provenance_paths: Iterable[str | Path]) -> dict[str, str]:
+    """{version: regime} recorded by each load test (provenance extra.regime; older runs: unknown)."""
+    regimes = {}
+    for path in map(Path, provenance_paths):
+        record = read_provenance(path).get("extra") or {}
+        regimes[path.stem.removeprefix("loadtest_")] = (record.get("regime") or {}).get("regime", UNKNOWN_REGIME)
+    return regimes
 
 
 # --- published vs reproduced ------------------------------------------------------------------
@@ -276,10 +289,23 @@ def model_findings(model_stats: pl.DataFrame, published: pl.DataFrame,
 
 
 def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame) -> list[dict]:
-    """Load-test findings the articles state in relative terms, checked on our steps."""
+    """Load-test findings the articles state in relative terms, checked on our steps.
+
+    They rest on the article's regime (a working set larger than the cache): where a version
+    involved ran with its working set in cache (steps' `regime`), the verdict is
+    "not comparable: working set fits in cache" instead.
+    """
     rows = []
     tested = set(steps["version"].unique().to_list()) if steps.height else set()
     kinds = dict(steps.select("version", "server_kind").unique().iter_rows()) if steps.height else {}
+    regimes = (dict(steps.select("version", "regime").unique().iter_rows())
+               if steps.height and "regime" in steps.columns else {})
+
+    def in_regime(verdict: str, *versions: str) -> str:
+        if verdict != STAND_IN_VERDICT and any(regimes.get(v) == FITS for v in versions):
+            return NOT_COMPARABLE_FITS
+        return verdict
+
     for fact in facts.iter_rows(named=True):
         version, other = fact["version"], fact["compared_with"]
         if version not in tested:
@@ -292,7 +318,7 @@ def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame) -> list[dict]:
             verdict = STAND_IN_VERDICT if kind == "stand-in" else (
                 "reproduced" if share is not None and (share >= 0.999) == bool(fact["value"]) else "not reproduced")
             rows.append(_row(f"{version}: {fact['statement']}", f"{fact['operation']} share of steps at target",
-                             "share", 1.0 if fact["value"] else None, share, verdict, kind))
+                             "share", 1.0 if fact["value"] else None, share, in_regime(verdict, version), kind))
         elif fact["metric"] == "peak_latency_reduction" and other in tested:
             theirs = steps.filter((pl.col("version") == other) & (pl.col("kind") == kind_of_op)
                                   & (pl.col("phase") == int(fact["phase"])))
@@ -305,14 +331,14 @@ def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame) -> list[dict]:
                 "reproduced" if reduction is not None and reduction > 0 else "not reproduced")
             rows.append(_row(f"{version} vs {other}: {fact['statement']}",
                              f"{fact['operation']} peak latency reduction, phase {int(fact['phase'])}", "%",
-                             float(fact["value"]), reduction, verdict, both_kind))
+                             float(fact["value"]), reduction, in_regime(verdict, version, other), both_kind))
         elif fact["metric"] == "peak_rate" and fact["operation"] == "get_reports":
             first = mine.filter((pl.col("phase") == int(fact["phase"])) & (pl.col("step") == 1))
             share = float(first["achieved_rate"].max() / first["target_rate"].max()) if first.height else None
             verdict = STAND_IN_VERDICT if kind == "stand-in" else (
                 "reproduced" if share is not None and share < 1 else "not reproduced")
             rows.append(_row(f"{version}: {fact['statement']}", "get_reports first-step rate / target", "share",
-                             float(fact["value"]) / 25.0, share, verdict, kind))
+                             float(fact["value"]) / 25.0, share, in_regime(verdict, version), kind))
     return rows
 
 

@@ -114,7 +114,7 @@ def _external(server_config: dict, profile: Profile) -> Iterator[tuple[MongoClie
         client.admin.command("ping")
         as_configured = "as configured by the deployment"
         applied = {"wiredTigerCacheSizeGB": as_configured, "memory_limit_bytes": as_configured,
-                   "replica_set": as_configured, "requested_profile": profile.name}
+                   "cpus": as_configured, "replica_set": as_configured, "requested_profile": profile.name}
         yield client, uri, applied
     finally:
         client.close()

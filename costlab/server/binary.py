@@ -40,6 +40,7 @@ def applied_options(profile: Profile) -> dict:
         "wiredTigerCacheSizeGB": profile.cache_size_gb if profile.cache_size_gb is not None else "server default",
         # A process on the host shares the host's memory and file cache: the limit is not enforced.
         "memory_limit_bytes": "not applied (binary backend)" if profile.memory_limit_bytes else "none",
+        "cpus": "not applied (binary backend)" if profile.cpus else "none",
         "replica_set": profile.replica_set or "none (standalone)",
     }
 

@@ -136,6 +136,8 @@ def container_spec(profile: Profile, image: str, data_dir: Path | None, uid: int
     if profile.memory_limit_bytes:
         spec["mem_limit"] = profile.memory_limit_bytes
         spec["memswap_limit"] = profile.memory_limit_bytes  # no swap: the limit is real
+    if profile.cpus:
+        spec["nano_cpus"] = int(profile.cpus * 1e9)
     return spec
 
 
@@ -144,6 +146,7 @@ def applied_options(profile: Profile, image: str, spec: dict | None = None, engi
         "image": image,
         "wiredTigerCacheSizeGB": profile.cache_size_gb if profile.cache_size_gb is not None else "server default",
         "memory_limit_bytes": profile.memory_limit_bytes or "none",
+        "cpus": profile.cpus or "none",
         "replica_set": profile.replica_set or "none (standalone)",
     }
     if spec is not None:

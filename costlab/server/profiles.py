@@ -12,6 +12,7 @@ class Profile:
     cache_size_gb: float | None = None    # --wiredTigerCacheSizeGB; None = server default
     memory_limit_bytes: int | None = None  # container memory limit; None = unlimited
     replica_set: str | None = None         # replica set name for a single-node set; None = standalone
+    cpus: float | None = None              # container CPU limit (docker nano_cpus); None = unlimited
 
     def mongod_args(self) -> list[str]:
         """Options that mongod itself takes (shared by the docker and binary backends)."""
@@ -29,6 +30,9 @@ PROFILES: dict[str, Profile] = {
         Profile("standalone"),
         Profile("standalone-small-cache", cache_size_gb=0.25, memory_limit_bytes=1 * GIB),
         Profile("replset-1", replica_set="rs0"),
+        # The appversions load test's machine: 2 vCPU, 4 GB, 1.5 GB WiredTiger cache (series
+        # Introduction), where the working set is larger than memory.
+        Profile("standalone-2cpu-4gb", cache_size_gb=1.5, memory_limit_bytes=4 * GIB, cpus=2.0),
     )
 }
 
