@@ -653,7 +653,7 @@ def loadtest_job(config: dict, version_name: str, data_dir: str | Path, raw_path
         extra["documents_before"] = documents_before
         # The article's findings rest on a working set larger than the cache: record which regime this is.
         from costlab.appversions.regime import measure_regime
-        extra["regime"] = measure_regime(server.client, DATABASE, version.collection_name)
+        extra["regime"] = measure_regime(server.client, server.database, version.collection_name)
         # A previous load test on this data directory already added 2020 events: say so.
         extra["dataset_as_loaded"] = documents_before == marker.get("documents")
         raw, facts = run_loadtest(worker_uri(server, config), server.database, version.collection_name, version_name,

@@ -234,5 +234,5 @@ def measuring_job(config: dict, profile: str | Profile, provenance_path: str | P
         ended_at = datetime.now(timezone.utc)
         from costlab.config import study_of_provenance_path
         record = collect_provenance(server, config, started_at, ended_at, job=job, extra=extra or None,
-                                    study=study_of_provenance_path(provenance_path, config))
+                                    study=study or study_of_provenance_path(provenance_path, config))
         write_json_atomic(Path(provenance_path), record)
