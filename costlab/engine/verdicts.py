@@ -79,7 +79,7 @@ def arraygrowth_verdicts(log_bytes: pl.DataFrame, published: pl.DataFrame,
         note = None
         if profile == "replset-1":
             note = ("one 128-byte log unit per write short: with a retryable write's session fields the oplog "
-                    "entry's log record falls just under 384 B; ~20 more bytes of entry (a longer namespace, a "
+                    "entry's log record falls just under 384 B; ~15 more bytes of entry (a longer namespace, a "
                     "bigger document) reach 512 B (docs/engine-lab.md)")
         rows.append(_row(f"journal bytes per write, {profile} {workload} (WiredTiger log records are padded to "
                          "128 bytes)", f"log bytes per write ({profile}, {workload}, published N=10000, "
