@@ -55,3 +55,8 @@ def test_one_block_per_shape_and_cold_small_cache_blocks(queries):
     starts = random_small["window_start"].to_list()
     shapes = random_small["shape"].to_list()
     assert not any(a == b and s != t for a, b, s, t in zip(starts, starts[1:], shapes, shapes[1:]))
+
+
+def test_large_cache_runs_read_nothing_once_the_collection_is_in_cache(queries):
+    large = queries.filter(pl.col("run").is_in(["same_window", "random_windows"]))
+    assert large.height > 0 and (large["bytes_read_into_cache"] == 0).all()
