@@ -142,3 +142,19 @@ def test_precheck_accepts_an_external_server_that_answers(server_uri, tmp_path):
     result = subprocess.run([sys.executable, "-m", "costlab.server.check", "--configfile", str(config)],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_no_rule_passes_the_raw_server_section_as_a_parameter():
+    # Snakemake stores params in .snakemake/metadata: a server section there must be redacted.
+    import re
+
+    from costlab.config import ROOT
+
+    offenders = []
+    for path in sorted((ROOT / "rules").glob("*.smk")):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if re.search(r"""config(\[["']server["']\]|\.get\(["']server["'])""", line) \
+                    and "public_server_config(" not in line and "=" in line.split("#")[0] \
+                    and re.match(r"\s+\w+\s*=", line):
+                offenders.append(f"{path.name}:{number}: {line.strip()}")
+    assert offenders == [], "wrap the server section in costlab.credentials.public_server_config: " + "; ".join(offenders)
