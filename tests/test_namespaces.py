@@ -188,3 +188,12 @@ def test_cleanup_drops_only_this_runs_databases(tmp_path, server_uri, mongo_clie
     assert not set(mine) & left and set(others) <= left
     for name in others:
         mongo_client.drop_database(name)
+
+
+def test_the_lease_file_lives_outside_data(tmp_path):
+    # data/ lists the datasets (tests and users read it); Snakemake deletes a data directory on a rerun.
+    data_dir = tmp_path / "results" / "docsize" / "data" / "orders_1k"
+    with data_dir_lease(data_dir, "job"):
+        pass
+    assert lease_path(data_dir) == tmp_path / "results" / "docsize" / ".leases" / "orders_1k.lease"
+    assert not (tmp_path / "results" / "docsize" / "data").exists()

@@ -1,8 +1,9 @@
 """Measurement leases: one job at a time on one dataset, even across runs, killed runs and hosts.
 
-- docker / binary: an exclusive flock on `<data dir>.lease` beside the data directory (outside
-  it, because Snakemake deletes a directory output before rerunning its job). The kernel drops
-  the lock when the holding process dies, however it dies.
+- docker / binary: an exclusive flock on `results/<study>/.leases/<dataset>.lease` (outside the
+  data directory, which Snakemake deletes before rerunning its job, and outside data/, whose
+  listing is the datasets). The kernel drops the lock when the holding process dies, however
+  it dies.
 - external: a lease document in the run's database (`costlab_leases`, one per dataset) with an
   expiry that a thread renews; a job killed hard leaves it to expire (LEASE_TTL_S).
 
@@ -42,8 +43,9 @@ def describe_holder(holder: dict | None) -> str:
 
 
 def lease_path(data_dir: str | Path) -> Path:
-    data_dir = Path(data_dir)
-    return data_dir.parent / f".{data_dir.name}.lease"
+    """results/<study>/data/<dataset> -> results/<study>/.leases/<dataset>.lease"""
+    data_dir = Path(data_dir).absolute()
+    return data_dir.parent.parent / ".leases" / f"{data_dir.name}.lease"
 
 
 @contextmanager
