@@ -10,7 +10,7 @@ SET ?=
 SNAKEMAKE_ARGS ?=
 RUN_ARGS = --profile profiles/default --configfile $(CONFIG) $(if $(strip $(SET)),--config $(SET)) $(SNAKEMAKE_ARGS)
 
-.PHONY: all test test-slurm bench smoke dryrun lint clean-venv
+.PHONY: all test test-slurm bench smoke dryrun lint clean-venv matrix
 
 # The venv is rebuilt only when the pins change; the stamp marks a complete install.
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -31,6 +31,10 @@ all: $(VENV)/.installed
 # The whole DAG at toy scale against the server config/smoke.yaml names (auto: docker, then mongod).
 smoke:
 	@$(MAKE) --no-print-directory all CONFIG=config/smoke.yaml
+
+# Every enabled study on each image of matrix.images, then matrix/report.html (docs/servers.md).
+matrix: $(VENV)/.installed
+	$(BIN)/python -m costlab.matrix $(RUN_ARGS)
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

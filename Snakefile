@@ -10,11 +10,13 @@ configfile: "config/config.yaml"
 
 
 include: "rules/common.smk"
+include: "rules/servers.smk"
 include: "rules/docsize.smk"
 include: "rules/appversions.smk"
 include: "rules/arraygrowth.smk"
 include: "rules/flatnested.smk"
 include: "rules/uniqueidx.smk"
+include: "rules/compare.smk"
 include: "rules/report.smk"
 
 

@@ -54,6 +54,7 @@ rule appversions_correctness:
         # The data dir's mtime moves whenever a server runs on it (hence ancient); the load's
         # provenance changes only when the data is (re)loaded, so a reload reruns this check.
         loaded="results/appversions/provenance/load_{version}.json",
+        server=server_json(AV["loadtest"]["profile"]),
     output:
         checked="results/appversions/tables/correctness_{version}.csv",
         provenance="results/appversions/provenance/correctness_{version}.json",
@@ -76,8 +77,8 @@ rule appversions_correctness:
 
 # Checked: every loaded version (the load section below loads appversions.load_versions or versions).
 AV_CHECKED = list(AV.get("load_versions") or AV["versions"])
-add_targets("appversions", "results/appversions/model/stats.csv", "results/appversions/model/vs_published.csv",
-            *expand("results/appversions/tables/correctness_{version}.csv", version=AV_CHECKED),
+add_server_free_targets("appversions", "results/appversions/model/stats.csv", "results/appversions/model/vs_published.csv")
+add_targets("appversions", *expand("results/appversions/tables/correctness_{version}.csv", version=AV_CHECKED),
             *expand("results/appversions/provenance/correctness_{version}.json", version=AV_CHECKED))
 
 # --- load, stats, load test, figures ---
@@ -110,6 +111,7 @@ AV_PROVENANCE = (expand("results/appversions/provenance/load_{version}.json", ve
 rule appversions_load:
     input:
         events="results/appversions/events.parquet",
+        server=server_json(AV_LT["profile"]),
     output:
         data=directory("results/appversions/data/{version}"),
         collstats="results/appversions/raw/collstats_{version}.parquet",
@@ -138,6 +140,7 @@ rule appversions_loadtest:
         loaded="results/appversions/provenance/load_{version}.json",  # a reload reruns the load test
         # correctness before timing: a version whose Get Reports differ from the model is not timed
         correctness="results/appversions/tables/correctness_{version}.csv",
+        server=server_json(AV_LT["profile"]),
     output:
         raw="results/appversions/raw/loadtest_{version}.parquet",
         provenance="results/appversions/provenance/loadtest_{version}.json",
@@ -234,4 +237,4 @@ rule appversions_engine:
 
 
 if ENGINE_ON:
-    add_targets("appversions", *AV_ENGINE.values())
+    add_server_free_targets("appversions", *AV_ENGINE.values())

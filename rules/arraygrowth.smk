@@ -32,6 +32,8 @@ wildcard_constraints:
 
 rule arraygrowth_run:
     """One server per (profile, workload); every N on a fresh collection; serverStatus deltas."""
+    input:
+        server=server_json("{ag_profile}"),
     output:
         raw="results/arraygrowth/raw/{ag_profile}_{ag_workload}.parquet",
         provenance="results/arraygrowth/provenance/{ag_profile}_{ag_workload}.json",
@@ -66,6 +68,8 @@ rule arraygrowth_fallback_model:
 
 rule arraygrowth_fallback:
     """The fallback sweep on one profile: every variant on a fresh collection."""
+    input:
+        server=server_json("{ag_profile}"),
     output:
         raw="results/arraygrowth/raw/fallback_{ag_profile}.parquet",
         provenance="results/arraygrowth/provenance/fallback_{ag_profile}.json",
@@ -163,8 +167,8 @@ rule arraygrowth_figure_fallback:
         "../scripts/arraygrowth_figures.py"
 
 
-add_targets("arraygrowth", *AG_TABLES.values(), *AG_PROV,
-            *(AG_FB_PROV + [AG_MODEL] if AG_FALLBACK_ON else []),
+add_server_free_targets("arraygrowth", *([AG_MODEL] if AG_FALLBACK_ON else []))
+add_targets("arraygrowth", *AG_TABLES.values(), *AG_PROV, *(AG_FB_PROV if AG_FALLBACK_ON else []),
             *AG_FIGURE_FILES)
 
 
@@ -201,4 +205,4 @@ rule arraygrowth_engine:
 
 
 if ENGINE_ON:
-    add_targets("arraygrowth", *AG_ENGINE.values())
+    add_server_free_targets("arraygrowth", *AG_ENGINE.values())

@@ -25,11 +25,42 @@ def study_enabled(study):
     return study in config["studies"]
 
 
-def add_targets(study, *paths):
-    """Register files for `all`, only if the study is enabled in config['studies']."""
+# The backend this run measures on, decided now (auto: Docker, then mongod); None = no server:
+# `all` then builds only the server-free targets and results/<study>/not_run.json per study.
+from costlab.server.availability import available_backend as _available_backend
+
+SERVER_BACKEND = _available_backend(config["server"])
+NOT_RUN_STUDIES = []  # studies whose mongod part is skipped for want of a server
+
+
+def server_json(profile):
+    """The server setup record (rules/servers.smk) every measuring job on `profile` takes as input."""
+    return f"results/servers/{profile}.json"
+
+
+def _register(study, paths):
+    ALL_TARGETS.extend(paths)
+    STUDY_TARGETS.setdefault(study, []).extend(paths)
+
+
+def add_server_free_targets(study, *paths):
+    """Register files that need no MongoDB server (models, engine lab), if the study is enabled."""
     if study_enabled(study):
-        ALL_TARGETS.extend(paths)
-        STUDY_TARGETS.setdefault(study, []).extend(paths)
+        _register(study, paths)
+
+
+def add_targets(study, *paths):
+    """Register files measured on a server (and what follows them), if the study is enabled.
+
+    With no server they are left out and the study's not_run.json says so instead.
+    """
+    if not study_enabled(study):
+        return
+    if SERVER_BACKEND is not None:
+        _register(study, paths)
+    elif study not in NOT_RUN_STUDIES:
+        NOT_RUN_STUDIES.append(study)
+        _register(study, [f"results/{study}/not_run.json"])
 
 
 # Measuring rules declare resources: mongod=1; profiles/default caps it at 1 so timings never overlap.

@@ -38,6 +38,8 @@ rule docsize_model:
 
 
 rule docsize_load:
+    input:
+        server=server_json("standalone"),  # costlab.docsize.load loads on the standalone profile
     output:
         data=directory("results/docsize/data/{dataset}"),
         provenance="results/docsize/provenance/load_{dataset}.json",
@@ -63,6 +65,7 @@ rule docsize_measure:
         # The data dir's mtime moves whenever a server runs on it (hence ancient); the load's
         # provenance changes only when the data is (re)loaded, so a reload reruns the measurements.
         loaded="results/docsize/provenance/load_{dataset}.json",
+        server=lambda wildcards: server_json(_DOCSIZE_RUNS[wildcards.run].profile),
     output:
         raw="results/docsize/raw/{run}__{dataset}.parquet",
         collections="results/docsize/raw/collstats_{run}__{dataset}.parquet",
@@ -130,8 +133,8 @@ rule docsize_figures:
         "../scripts/docsize_figures.py"
 
 
-add_targets("docsize", "results/docsize/model/collections.csv", "results/docsize/model/datasets.csv",
-            *DS_TABLES.values(), *DS_FIGURES, *DS_MEASURE_PROVENANCE,
+add_server_free_targets("docsize", "results/docsize/model/collections.csv", "results/docsize/model/datasets.csv")
+add_targets("docsize", *DS_TABLES.values(), *DS_FIGURES, *DS_MEASURE_PROVENANCE,
             *expand("results/docsize/provenance/load_{dataset}.json", dataset=DS_DATASETS))
 
 
@@ -164,4 +167,4 @@ rule docsize_engine:
 
 
 if ENGINE_ON:
-    add_targets("docsize", *DS_ENGINE.values())
+    add_server_free_targets("docsize", *DS_ENGINE.values())

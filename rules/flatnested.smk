@@ -45,6 +45,7 @@ rule flatnested_model:
 rule flatnested_load:
     input:
         values="results/flatnested/model/values.parquet",
+        server=server_json("standalone"),  # costlab.flatnested.run.PROFILE
     output:
         data=directory("results/flatnested/data/{shape}"),
         provenance="results/flatnested/provenance/load_{shape}.json",
@@ -67,6 +68,7 @@ rule flatnested_measure:
         data=ancient("results/flatnested/data/{shape}"),
         # A reload (new load provenance) reruns the measurement; the dir's own mtime is not a signal.
         loaded="results/flatnested/provenance/load_{shape}.json",
+        server=server_json("standalone"),  # costlab.flatnested.run.PROFILE
     output:
         raw="results/flatnested/raw/{shape}.parquet",
         provenance="results/flatnested/provenance/measure_{shape}.json",
@@ -119,9 +121,9 @@ rule flatnested_figure:
         "../scripts/flatnested_figure.py"
 
 
+add_server_free_targets("flatnested", "results/flatnested/model/bson_sizes.csv")
 add_targets(
     "flatnested",
-    "results/flatnested/model/bson_sizes.csv",
     *FN_TABLES.values(),
     *FN_FIGURE.values(),
     *expand("results/flatnested/provenance/{job}_{shape}.json", job=("load", "measure"), shape=FN_SHAPES),

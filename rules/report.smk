@@ -12,14 +12,19 @@ ALL_TARGETS.append("results/report.html")
 rule report:
     input:
         REPORT_INPUTS,
+        run_manifest=RUN_MANIFEST,
+        compared=COMPARE_INPUTS,  # compare.with trees: a change there rebuilds the page
     output:
         "results/report.html",
     params:
         # What each study registered decides what its section shows; a config change rebuilds the page.
         study_targets={study: list(paths) for study, paths in STUDY_TARGETS.items()},
         studies=config["studies"],
+        compare_with=[str(tree) for tree in COMPARE_TREES],
         config_hash=_config_hash(config),
         captions_dir=str(Path(workflow.basedir) / "rules" / "captions"),
+        # studies measured on a server in this run: a not_run.json left from a run without one is stale
+        measured_studies=[s for s in STUDY_TARGETS if s not in NOT_RUN_STUDIES],
     log:
         "results/logs/report.log",
     conda:

@@ -5,6 +5,8 @@ UI_PROVENANCE = "results/uniqueidx/provenance/conformance.json"
 
 
 rule uniqueidx_conformance:
+    input:
+        server=server_json("standalone"),  # costlab.uniqueidx.check.PROFILE
     output:
         **UI_TABLES,
         provenance=UI_PROVENANCE,

@@ -1,11 +1,16 @@
 """Snakemake entry point: write results/report.html from what the enabled studies registered."""
 from costlab.report.page import build_report
+from costlab.server.setup import remove_stale_not_run
 
+stale = remove_stale_not_run("results", snakemake.params.measured_studies)  # noqa: F821
 summary = build_report("results", snakemake.output[0], dict(snakemake.config),  # noqa: F821 (Snakemake global)
                        study_targets=snakemake.params.study_targets,  # noqa: F821
-                       captions_dir=snakemake.params.captions_dir)  # noqa: F821
+                       captions_dir=snakemake.params.captions_dir,  # noqa: F821
+                       compare_with=snakemake.params.compare_with)  # noqa: F821
 with open(snakemake.log[0], "w") as log:  # noqa: F821
     states = ", ".join(f"{study}: {state}" for study, state in summary.studies.items())
     log.write(f"wrote {summary.path} in {summary.seconds:.2f} s; stand-in results: {summary.stand_in}; {states}\n")
+    for path in stale:
+        log.write(f"removed {path}: this run measured the study on a server\n")
     for problem in summary.problems:
         log.write(f"warning: {problem}\n")

@@ -42,18 +42,33 @@ def test_snakemake_rejects_invalid_config_before_any_job(tmp_path):
     assert "docsize.docs_per_collection" in result.stderr + result.stdout
 
 
-def test_make_all_fails_fast_with_one_line_without_a_server(tmp_path):
+def _check_without_a_server(tmp_path, *overrides):
     import shutil
     (tmp_path / "bash").symlink_to(shutil.which("bash"))  # a PATH with bash but no mongod
     # and `which`: the Slurm executor plugin (make test-slurm puts it in the venv) calls it on import
     (tmp_path / "which").symlink_to(shutil.which("which"))
     env = {"PATH": str(tmp_path), "DOCKER_HOST": "unix:///nonexistent/docker.sock", "HOME": str(tmp_path)}
-    result = subprocess.run([sys.executable, "-m", "costlab.server.check", "--configfile",
-                             str(ROOT / "config" / "config.yaml")], cwd=ROOT, capture_output=True,
-                            text=True, env=env, timeout=60)
+    files = [str(ROOT / "config" / "config.yaml")]
+    for i, override in enumerate(overrides):
+        path = tmp_path / f"override{i}.yaml"
+        path.write_text(yaml.safe_dump(override))
+        files.append(str(path))
+    return subprocess.run([sys.executable, "-m", "costlab.server.check", "--configfile", *files],
+                          cwd=ROOT, capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_make_all_without_a_server_goes_on_with_one_line(tmp_path):
+    result = _check_without_a_server(tmp_path)
+    assert result.returncode == 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "server-free parts only" in lines[0] and "server.backend: external" in lines[0]
+
+
+def test_make_all_fails_fast_when_the_configured_server_cannot_be_had(tmp_path):
+    result = _check_without_a_server(tmp_path, {"server": {"backend": "docker"}})
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "server.backend: external" in lines[0]
+    assert len(lines) == 1 and "no Docker engine answers" in lines[0]
 
 
 def test_environment_yml_mirrors_the_pinned_requirements():
@@ -69,7 +84,9 @@ def test_dry_run_plans_every_study(configfile, tmp_path):
     # In a scratch directory, so results already built in the checkout do not shorten the plan.
     for name in ("Snakefile", "rules", "scripts", "config", "resources", "profiles", "environment.yml"):
         (tmp_path / name).symlink_to(ROOT / name)
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--configfile", configfile],
+    # A configured server (a dry run connects to nothing): without one only the server-free parts are planned.
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--configfile", configfile,
+                             "--config", "server={backend: external, uri: 'mongodb://127.0.0.1:1/'}"],
                             cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     for rule in ("docsize_measure", "appversions_loadtest", "arraygrowth_run", "flatnested_measure",

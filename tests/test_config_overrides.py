@@ -61,7 +61,8 @@ def test_snakemake_dry_run_with_nested_command_line_config(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "all", "--config",
          "docsize={sizes_kb: [1, 64], variants: {fields_after_history: false, spread_customer: false, "
-         "split_history: false}}", "studies=[docsize]"],
+         "split_history: false}}", "studies=[docsize]",
+         "server={backend: external, uri: 'mongodb://127.0.0.1:1/'}"],  # a server: the measurements are planned
         cwd=scratch_workflow(tmp_path), capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     datasets = set(re.findall(r"dataset=(\w+)", result.stdout))

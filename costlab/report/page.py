@@ -32,6 +32,7 @@ from costlab.server.provenance import is_stand_in, read_provenance, redact_uri
 PUBLISHED_TABLE = "published_vs_reproduced"
 ENGINE_PUBLISHED_TABLE = "published_vs_engine"
 ENGINE_RAW_TABLES = ("queries",)   # per-query rows: linked from the CSVs, not shown
+NOT_RUN_FILE = "not_run.json"
 PUBLISHED_COLUMNS = ("finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind")
 MAX_TABLE_ROWS = 200
 RUN_COMMAND = ".venv/bin/snakemake --profile profiles/default results/report.html"
@@ -73,6 +74,9 @@ class StudySection:
     engine_provenance: list[dict] = field(default_factory=list)  # results/<study>/engine/*.json
     missing: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # results/<study>/not_run.json when this run had no server: {"part", "reason", "fix"}
+    not_run: dict | None = None
+    compare_notes: list[str] = field(default_factory=list)  # compare.with: the runs and what differs
 
     @property
     def has_results(self) -> bool:
@@ -83,6 +87,18 @@ class StudySection:
     def server_results(self) -> bool:
         """Results of a server run (or server-free models), as opposed to the engine lab's alone."""
         return bool(self.provenance or self.figures or self.tables or self.model_tables or self.published)
+
+    @property
+    def status(self) -> str:
+        """not run | engine lab (its results alone) | server-free (no server: models and engine lab) |
+        stand-in | measured."""
+        if not self.has_results:
+            return "not run"
+        if not self.server_results:
+            return "engine lab"
+        if self.not_run is not None:
+            return "server-free"
+        return "stand-in" if self.stand_in else "measured"
 
     @property
     def stand_in(self) -> bool:
@@ -189,6 +205,18 @@ def read_table(path: Path, study: str, captions_dir: Path | None) -> TableItem:
     return TableItem(path.stem, path, frame, caption_html(captions_dir, study, path.stem), bool(stand_in))
 
 
+def read_not_run(path: Path) -> dict:
+    """The study's not_run.json; an unreadable one still says the mongod part was not run."""
+    try:
+        record = json.loads(path.read_text())
+        if isinstance(record, dict) and record.get("reason"):
+            return record
+    except (OSError, ValueError):
+        pass
+    from costlab.server.setup import not_run_record
+    return not_run_record()
+
+
 def collect_study(study: str, results_dir: Path, config: dict, registered: list[str] | None,
                   captions_dir: Path | None) -> StudySection:
     """Read what one study produced. `registered` = its add_targets paths (None: scan its folders)."""
@@ -204,6 +232,9 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
         candidates = [Path(p) for p in registered]
         section.missing = [p for p in candidates if not p.exists()]
         candidates = [p for p in candidates if p.exists()]
+    not_run_path = study_dir / NOT_RUN_FILE
+    if any(p.resolve() == not_run_path.resolve() for p in candidates):
+        section.not_run = read_not_run(not_run_path)
     kinds = _classify(candidates, study_dir)
     if registered is not None and not kinds["provenance"] and (study_dir / "provenance").is_dir():
         # A study that did not register its provenance files still has them beside its results.
@@ -446,7 +477,7 @@ def table_block_view(item: TableItem, out_dir: Path, heading: bool = True) -> di
             "caption": Markup(item.caption) if item.caption else None, "table": table_view(item.frame)}
 
 
-def not_run_view(section: StudySection, config: dict) -> dict[str, str]:
+def not_run_view(section: StudySection, config: dict) -> dict[str, Any]:
     study = section.info.name
     if not section.enabled:
         enabled = [s for s in STUDIES if s in config.get("studies", []) or s == study]
@@ -456,18 +487,22 @@ def not_run_view(section: StudySection, config: dict) -> dict[str, str]:
     elif not section.has_rules:
         command = RUN_COMMAND
         why = f"no workflow rules registered results for {study} in this checkout."
+    elif section.not_run is not None:
+        return {"mongod": mongod_not_run_view(section.not_run)}
     else:
         command = RUN_COMMAND
         why = f"{study} has no results yet."
-    return {"why": why, "command": command}
+    return {"why": why, "command": command, "mongod": None}
+
+
+def mongod_not_run_view(record: dict) -> dict[str, str]:
+    """The study's mongod part when this run had no server (results/<study>/not_run.json)."""
+    return {"part": str(record.get("part", "mongod")), "reason": str(record.get("reason", "no MongoDB server")),
+            "fix": str(record.get("fix", ""))}
 
 
 def section_status(section: StudySection) -> str:
-    if not section.has_results:
-        return "not run"
-    if not section.server_results:
-        return "engine lab"
-    return "stand-in" if section.stand_in else "measured"
+    return section.status
 
 
 def engine_view(section: StudySection, out_dir: Path) -> dict[str, Any] | None:
@@ -505,6 +540,8 @@ def section_view(section: StudySection, config: dict, defaults: dict, out_dir: P
     return view | {
         "not_run": None,
         "engine": engine_view(section, out_dir),
+        "mongod_not_run": mongod_not_run_view(section.not_run) if section.not_run is not None else None,
+        "compare_notes": section.compare_notes,
         "problems": section.problems,
         "missing": [str(p) for p in section.missing],
         "provenance_rows": provenance_rows(section.provenance) if section.provenance else [],
@@ -539,10 +576,11 @@ pre{background:#f4f4f4;padding:8px 12px;overflow-x:auto}
  margin-bottom:6px}
 .status{font-size:13px;padding:2px 8px;border-radius:10px;vertical-align:middle;background:#ddd}
 .s-stand-in{background:#fde7ea;color:#b00020}.s-measured{background:#e3f1df;color:#2e6b22}
-.s-not-run{background:#eee;color:#666}.s-engine-lab{background:#e4ecf7;color:#1f4e8c}
+.s-not-run{background:#eee;color:#666}.s-server-free{background:#e8eef7;color:#2c4f7c}.s-engine-lab{background:#e4ecf7;color:#1f4e8c}
 .engine-lab{border-left:4px solid #1f4e8c;background:#f5f8fc;padding:4px 12px;margin:12px 0}
 .engine-label{font-weight:600;color:#1f4e8c}
 .notrun{background:#f7f7f7;border:1px dashed #999;padding:8px 16px}
+.compare-notes{background:#eef4fb;border-left:4px solid #4c78a8;padding:4px 12px;margin:8px 0}
 .problems{background:#fff6e0;border-left:4px solid #f58518;padding:4px 12px;margin:8px 0}
 .warn{color:#9a5b00}.note{color:#555;font-size:13px}.source{color:#555;margin-top:-6px}
 .header-grid{display:grid;grid-template-columns:1fr 1fr;gap:24px}
@@ -616,14 +654,38 @@ def render_page(sections: list[StudySection], config: dict, defaults: dict, out_
     )
 
 
+def add_comparison(sections: list[StudySection], results_dir: Path, compare_with: list[str | Path]) -> None:
+    """Put the other runs beside this one: merged published-vs-reproduced tables, overlaid figures, notes."""
+    from costlab.report.compare import load_runs, merged_published, notes, overlay_spec
+
+    runs = load_runs(results_dir, list(compare_with))
+    for section in sections:
+        study = section.info.name
+        if not section.enabled or not section.has_results:
+            continue
+        section.compare_notes = notes(study, runs)
+        frame = merged_published(study, runs, section.published.frame if section.published else None)
+        if frame is not None:
+            path = Path(results_dir) / study / "tables" / f"{PUBLISHED_TABLE}.csv"
+            stand_in = bool(section.published and section.published.stand_in) or any(r.stand_in for r in runs)
+            section.published = TableItem(PUBLISHED_TABLE, path, frame, None, stand_in)
+        spec = overlay_spec(study, runs)
+        if spec is not None:
+            caption = ("<p>The study's main measurement in every run, one colour per run, read from each "
+                       "run's own tables; the legend names each run's server version and host.</p>")
+            section.figures.insert(0, FigureItem("compare_runs", caption, spec=spec,
+                                                 stand_in=any(r.stand_in for r in runs)))
+
+
 def build_report(results_dir: str | Path, out_path: str | Path, config: dict,
                  study_targets: dict[str, list[str]] | None = None, captions_dir: str | Path | None = None,
-                 defaults: dict | None = None) -> ReportSummary:
+                 defaults: dict | None = None, compare_with: list[str | Path] | None = None) -> ReportSummary:
     """Write the report page for every known study and return what it showed.
 
     study_targets: the paths each study registered with add_targets (Snakemake's STUDY_TARGETS);
     None scans results/<study>/{tables,figures,provenance}/ instead (building outside Snakemake).
     A study enabled in config but absent from study_targets has no rules yet.
+    compare_with: other results trees (config compare.with) shown beside this run.
     """
     started = time.perf_counter()
     out_path = Path(out_path)
@@ -637,10 +699,13 @@ def build_report(results_dir: str | Path, out_path: str | Path, config: dict,
         else:
             section = collect_study(study, Path(results_dir), config, registered, captions)
         sections.append(section)
+    if compare_with:
+        add_comparison(sections, Path(results_dir), compare_with)
     page = render_page(sections, config, defaults, out_path.parent, datetime.now(timezone.utc))
     with atomic_path(out_path) as tmp:
         tmp.write_text(page, encoding="utf-8")
     states = {s.info.name: ("disabled" if not s.enabled else "shown" if s.has_results else "no results")
+              + ("; mongod part not run: no MongoDB server" if s.enabled and s.not_run is not None else "")
               for s in sections}
     problems = [f"{s.info.name}: {p}" for s in sections for p in s.problems]
     return ReportSummary(out_path, states, any(s.stand_in for s in sections), problems,

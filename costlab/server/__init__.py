@@ -13,12 +13,13 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from pymongo import MongoClient
-
-from costlab.server.errors import NO_SERVER_MESSAGE, ServerStartError, ServerUnavailable
+from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_MESSAGE, ServerStartError, ServerUnavailable
 from costlab.server.profiles import PROFILES, Profile, get_profile
+
+if TYPE_CHECKING:  # pymongo is imported by the backends only: the rule files import this package's light modules
+    from pymongo import MongoClient
 
 __all__ = ["RunningServer", "start_server", "measuring_job", "resolve_backend", "ServerUnavailable",
            "ServerStartError", "PROFILES", "Profile", "get_profile"]
@@ -55,19 +56,15 @@ class RunningServer:
 
 def resolve_backend(server_config: dict) -> str:
     """The backend `auto` stands for here, or ServerUnavailable with the one-line fix."""
-    backend = server_config.get("backend", "auto")
-    if backend != "auto":
-        return backend
-    from costlab.server import binary, docker_backend
-    try:
-        # Only asking whether an engine answers: close the client (and its connection pool) now.
-        docker_backend.engine_client(timeout_s=3).close()
-        return "docker"
-    except ServerUnavailable:
-        pass
-    if binary.find_mongod(server_config.get("mongod")):
-        return "binary"
-    raise ServerUnavailable(NO_SERVER_MESSAGE)
+    from costlab.server.availability import available_backend
+
+    backend = available_backend(server_config)
+    if backend is None:
+        if server_config.get("backend") == "none":
+            raise ServerUnavailable("costlab: server.backend is none: this run measures nothing on a MongoDB "
+                                    "server; to measure, " + NO_SERVER_FIX)
+        raise ServerUnavailable(NO_SERVER_MESSAGE)
+    return backend
 
 
 @contextmanager
@@ -94,6 +91,7 @@ def _external(server_config: dict, profile: Profile) -> Iterator[tuple[MongoClie
     uri = connection_uri(server_config)
     if not uri:
         raise ServerUnavailable(f"server.backend is external but neither server.uri nor {ENV_URI} is set")
+    from pymongo import MongoClient
     from pymongo.errors import ConnectionFailure
 
     from costlab.credentials import redact_uri

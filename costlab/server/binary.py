@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import shutil
 import signal
 import subprocess
 from contextlib import contextmanager
@@ -13,21 +12,11 @@ from typing import Iterator
 import portpicker
 from pymongo import MongoClient
 
-from costlab.server.errors import ServerUnavailable
+from costlab.server.availability import find_mongod  # noqa: F401 (one place decides which mongod)
 from costlab.server.profiles import Profile
 from costlab.server.readiness import ensure_primary, wait_until_ready
 
 STOP_GRACE_S = 30
-
-
-def find_mongod(configured: str | None) -> str | None:
-    """The mongod to run: server.mongod if set (must exist), else the one on PATH, else None."""
-    if configured:
-        path = shutil.which(configured) or (configured if os.access(configured, os.X_OK) else None)
-        if path is None:
-            raise ServerUnavailable(f"server.mongod is {configured!r}, which is not an executable file")
-        return path
-    return shutil.which("mongod")
 
 
 def mongod_command(mongod: str, profile: Profile, port: int, data_dir: Path, log_path: Path) -> list[str]:

@@ -3,6 +3,9 @@
 `make all` runs this before Snakemake with the very arguments it then gives Snakemake, so the check
 sees the same config: config/config.yaml, then every `--configfile` in order, then `--config`
 keys (typed by the schema, as rules/common.smk types them), and a profile's settings.
+
+No server to be had (auto found none, or backend none) is not an error: the workflow builds the
+server-free parts and this says so in one line, with how to get a server.
 """
 from __future__ import annotations
 
@@ -14,7 +17,8 @@ from typing import Any
 
 from costlab.config import ConfigError, load_config
 from costlab.server import resolve_backend
-from costlab.server.errors import ServerUnavailable
+from costlab.server.availability import available_backend, check_configured
+from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_REASON, ServerUnavailable
 
 # Snakemake keeps only the last of several such flags, silently: refuse them instead.
 SINGLE_FLAGS = {"--configfile": ("--configfile", "--configfiles"), "--config": ("--config", "-C")}
@@ -80,7 +84,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         config = snakemake_config(argv)
+        if available_backend(config["server"]) is None:
+            # Not an error: the workflow builds everything server-free and marks the mongod parts not run.
+            print(f"costlab: {NO_SERVER_REASON}: building the server-free parts only (models, engine lab, "
+                  f"report); to measure on MongoDB, {NO_SERVER_FIX}", file=sys.stderr)
+            return 0
         backend = resolve_backend(config["server"])
+        check_configured(config["server"], backend)
         if backend == "external":
             ping_external(config["server"])
     except (ConfigError, ServerUnavailable) as err:

@@ -6,7 +6,8 @@ class ServerStartError(RuntimeError):
     """A server was started but did not become ready; the message carries the cause from its log."""
 
 
-NO_SERVER_MESSAGE = (
-    "costlab: no MongoDB server available: start a Docker engine, or put mongod on PATH "
-    "(or set server.mongod), or set server.backend: external and server.uri in your config"
-)
+# The one line that says how to get a server (the `make all` note, the report, not_run.json).
+NO_SERVER_FIX = ("start a Docker engine, or put mongod on PATH (or set server.mongod), "
+                 "or set server.backend: external and server.uri in your config")
+NO_SERVER_REASON = "no MongoDB server"
+NO_SERVER_MESSAGE = f"costlab: {NO_SERVER_REASON} available: {NO_SERVER_FIX}"

@@ -1,0 +1,111 @@
+"""Which backend a config gets on this machine, decided when the workflow is planned.
+
+Standard library only (the docker SDK is imported only when a Docker socket could answer):
+rules/common.smk calls available_backend() on every Snakemake invocation, and parsing the
+workflow must stay cheap (tests/test_rule_imports.py).
+
+`auto` finding neither a Docker engine nor a mongod, and an explicit `none`, mean "no server":
+the workflow then builds only what needs none and marks each study's mongod part not run.
+A backend that is configured explicitly is taken at its word here; if it does not answer,
+its server setup job fails (a configured server that does not answer is an error).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_REASON, ServerUnavailable  # noqa: F401
+
+DEFAULT_DOCKER_SOCKET = Path("/var/run/docker.sock")
+
+
+def find_mongod(configured: str | None) -> str | None:
+    """The mongod to run: server.mongod if set (must exist), else the one on PATH, else None."""
+    if configured:
+        path = shutil.which(configured) or (configured if os.access(configured, os.X_OK) else None)
+        if path is None:
+            raise ServerUnavailable(f"server.mongod is {configured!r}, which is not an executable file")
+        return path
+    return shutil.which("mongod")
+
+
+def docker_engine_answers(timeout_s: float = 3) -> bool:
+    """True when a Docker engine answers ping; without a socket to try, False at once (no SDK import)."""
+    if not os.environ.get("DOCKER_HOST") and not DEFAULT_DOCKER_SOCKET.exists():
+        return False
+    try:
+        import docker
+        from docker.errors import DockerException
+    except ImportError:
+        return False
+    try:
+        client = docker.from_env(timeout=timeout_s)
+        try:
+            return bool(client.ping())
+        finally:
+            client.close()
+    except (DockerException, OSError):
+        return False
+
+
+def available_backend(server_config: dict) -> str | None:
+    """docker | binary | external, or None when there is no server to be had (auto found none, or none)."""
+    backend = server_config.get("backend", "auto")
+    if backend == "none":
+        return None
+    if backend != "auto":
+        return backend
+    if docker_engine_answers():
+        return "docker"
+    if find_mongod(server_config.get("mongod")):
+        return "binary"
+    return None
+
+
+def check_configured(server_config: dict, backend: str) -> None:
+    """ServerUnavailable when an explicitly configured docker or binary backend cannot be had here."""
+    if backend == "docker" and not docker_engine_answers():
+        raise ServerUnavailable("costlab: server.backend is docker but no Docker engine answers; start one, "
+                                "or set server.backend: auto (runs the server-free parts without one)")
+    if backend == "binary" and find_mongod(server_config.get("mongod")) is None:
+        raise ServerUnavailable("costlab: server.backend is binary but no mongod is on PATH; install MongoDB "
+                                "or set server.mongod to its path")
+
+
+def server_uri(server_config: dict) -> str | None:
+    """The URI the external backend connects to: COSTLAB_MONGODB_URI, else server.uri (no password added)."""
+    from costlab.credentials import ENV_URI
+
+    return os.environ.get(ENV_URI) or server_config.get("uri")
+
+
+def public_uri(uri: str | None) -> str | None:
+    """`uri` with credentials removed (costlab.credentials: the one place that redacts)."""
+    if not uri:
+        return uri
+    from costlab.credentials import redact_uri
+
+    return redact_uri(uri)
+
+
+def server_identity(server_config: dict, backend: str, profile_name: str) -> dict:
+    """What a profile's server is, as far as config and this machine say: the server setup rule's params.
+
+    Only what decides the server goes in (the image for docker, the mongod path for binary, the
+    URI without credentials for external, and the profile's options), so another server reruns
+    the setup and every measurement after it, and an unrelated key (server.image while on
+    external) does not. Snakemake stores params under .snakemake/: nothing secret may be here.
+    """
+    from dataclasses import asdict
+
+    from costlab.server.profiles import get_profile
+
+    identity: dict = {"backend": backend, "profile": asdict(get_profile(profile_name))}
+    if backend == "docker":
+        identity["image"] = server_config.get("image") or "mongo:8.0"
+    elif backend == "binary":
+        identity["mongod"] = find_mongod(server_config.get("mongod"))
+    elif backend == "external":
+        identity["uri"] = public_uri(server_uri(server_config))
+    return identity

@@ -1,0 +1,234 @@
+"""The server setup step: which server a profile resolves to, written to results/servers/<profile>.json.
+
+Every measuring rule takes that file as an input, so another server (image, binary, URI,
+profile options) reruns exactly the measurements and what follows them. The record says:
+- docker: the image pulled (with progress), its id and repo digests, and `mongod --version` inside it;
+- binary: the mongod's path and its `mongod --version`;
+- external: buildInfo's version, the topology (standalone, replica set, sharded) and the storage engine.
+A password is never written: URIs go through the project's one redaction (provenance.redact_uri).
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import costlab
+from costlab.server.availability import find_mongod, public_uri, server_identity, server_uri
+from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_MESSAGE, NO_SERVER_REASON, ServerUnavailable
+
+Log = Callable[[str], None]
+VERSION_RE = re.compile(r"db version v?(\S+)")
+DOWNLOAD_STEP = 0.25  # report a layer's download at every quarter, not at every chunk
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- mongod --version
+
+def parse_mongod_version(output: str) -> dict:
+    """{'version', 'git_version', 'build_info'} from `mongod --version` output (ValueError if none)."""
+    match = VERSION_RE.search(output)
+    if not match:
+        first = output.strip().splitlines()[:1]
+        raise ValueError(f"`mongod --version` printed no 'db version' line (first line: {first[0] if first else '(nothing)'!r})")
+    parsed: dict[str, Any] = {"version": match.group(1), "git_version": None, "build_info": None}
+    start = output.find("Build Info:")
+    if start >= 0:
+        try:
+            info = json.loads(output[start + len("Build Info:"):].strip())
+            parsed["build_info"] = info
+            parsed["git_version"] = info.get("gitVersion")
+        except ValueError:
+            pass
+    return parsed
+
+
+# ---------------------------------------------------------------- docker
+
+def split_image(image: str) -> tuple[str, str | None]:
+    """(repository, tag) for the pull API: mongo:8.0 -> (mongo, 8.0); no tag -> latest; name@sha256:… -> (whole, None)."""
+    if "@" in image:
+        return image, None
+    name, _, tag = image.rpartition(":")
+    if name and "/" not in tag:
+        return name, tag
+    return image, "latest"
+
+
+class PullProgress:
+    """Turns the docker engine's pull events into a few readable lines per layer."""
+
+    def __init__(self, image: str, log: Log):
+        self.image = image
+        self.log = log
+        self.reported: dict[str, float] = {}
+
+    def __call__(self, event: dict) -> None:
+        if "error" in event:
+            raise ServerUnavailable(f"docker pull {self.image} failed: {event['error']}")
+        status, layer = event.get("status", ""), event.get("id")
+        detail = event.get("progressDetail") or {}
+        if status == "Downloading" and layer and detail.get("total"):
+            fraction = detail.get("current", 0) / detail["total"]
+            last = self.reported.get(layer, -1.0)
+            if fraction - last >= DOWNLOAD_STEP:
+                self.reported[layer] = fraction
+                self.log(f"pull {self.image}: layer {layer} {fraction:.0%} of {detail['total'] / 1e6:.1f} MB")
+        elif status in ("Downloading", "Extracting", "Waiting", "Verifying Checksum"):
+            return
+        elif status:
+            self.log(f"pull {self.image}: " + (f"layer {layer} " if layer else "") + status.lower())
+
+
+def pull_image(engine, image: str, log: Log = _stderr):
+    """Pull `image` (showing progress) and return the engine's image object."""
+    repo, tag = split_image(image)
+    progress = PullProgress(image, log)
+    log(f"pull {image}: asking the registry (nothing is downloaded if the local image is current)")
+    for event in engine.api.pull(repo, tag=tag, stream=True, decode=True):
+        progress(event)
+    return engine.images.get(image)
+
+
+def version_container_spec(image: str) -> dict:
+    """Keyword arguments for containers.run: `mongod --version` in the image, removed afterwards."""
+    from costlab.server.docker_backend import LABEL
+
+    return {"image": image, "command": ["mongod", "--version"], "remove": True, "stdout": True,
+            "stderr": True, "network_disabled": True, "labels": {LABEL: "1", f"{LABEL}.purpose": "version"}}
+
+
+def docker_record(engine, image: str, log: Log = _stderr) -> dict:
+    pulled = pull_image(engine, image, log)
+    output = engine.containers.run(**version_container_spec(image))
+    text = output.decode(errors="replace") if isinstance(output, bytes) else str(output)
+    parsed = parse_mongod_version(text)
+    return {"image": image, "image_id": pulled.id, "repo_digests": list(pulled.attrs.get("RepoDigests") or []),
+            "version": parsed["version"], "git_version": parsed["git_version"], "server_kind": "mongod"}
+
+
+# ---------------------------------------------------------------- binary
+
+def binary_record(mongod: str | None, timeout_s: float = 60) -> dict:
+    if mongod is None:
+        raise ServerUnavailable("server.backend is binary but no mongod is on PATH; "
+                                "install MongoDB or set server.mongod to its path")
+    path = str(Path(mongod).resolve())
+    try:
+        proc = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=timeout_s)
+    except (OSError, subprocess.SubprocessError) as err:
+        raise ServerUnavailable(f"{path} --version failed: {err}") from None
+    if proc.returncode != 0:
+        raise ServerUnavailable(f"{path} --version exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:300]}")
+    parsed = parse_mongod_version(proc.stdout + proc.stderr)
+    return {"mongod": path, "version": parsed["version"], "git_version": parsed["git_version"],
+            "server_kind": "mongod"}
+
+
+# ---------------------------------------------------------------- external
+
+def topology(hello: dict) -> str:
+    """standalone | replica set <name> | sharded (mongos), from the hello reply."""
+    if hello.get("msg") == "isdbgrid":
+        return "sharded"
+    if hello.get("setName"):
+        return f"replica set {hello['setName']}"
+    return "standalone"
+
+
+def external_record(server_config: dict) -> dict:
+    from pymongo import MongoClient
+    from pymongo.errors import PyMongoError
+
+    from costlab.server.provenance import server_kind
+
+    from costlab.credentials import ENV_URI, connection_uri, redact_text
+
+    uri = server_uri(server_config)
+    if not uri:
+        raise ServerUnavailable(f"server.backend is external but neither server.uri nor {ENV_URI} is set")
+    timeout_ms = int(float(server_config.get("startup_timeout_s", 60)) * 1000)
+    try:
+        # connection_uri adds COSTLAB_MONGODB_PASSWORD; only public_uri(uri) is ever written
+        with MongoClient(connection_uri(server_config), serverSelectionTimeoutMS=timeout_ms,
+                         connectTimeoutMS=timeout_ms) as client:
+            build = client.admin.command("buildInfo")
+            hello = client.admin.command("hello")
+            status = client.admin.command("serverStatus")
+    except (PyMongoError, ValueError) as err:
+        reason = redact_text(str(err).splitlines()[0] if str(err) else "", server_config)[:200]
+        raise ServerUnavailable(f"costlab: the external server {public_uri(uri)} did not answer "
+                                f"({type(err).__name__}: {reason}); check server.uri and that the deployment "
+                                "is up") from None
+    return {"uri": public_uri(uri), "version": build.get("version"), "git_version": build.get("gitVersion"),
+            "topology": topology(hello), "storage_engine": (status.get("storageEngine") or {}).get("name"),
+            "server_kind": server_kind(status)}
+
+
+# ---------------------------------------------------------------- the step
+
+def setup_record(server_config: dict, backend: str | None, profile_name: str, log: Log = _stderr,
+                 docker_engine=None) -> dict:
+    """What the step writes for one profile (docker_engine: an SDK client, else one from the environment)."""
+    if backend == "docker":
+        if docker_engine is None:
+            from costlab.server.docker_backend import engine_client
+            docker_engine = engine_client()
+        found = docker_record(docker_engine, server_config.get("image") or "mongo:8.0", log)
+    elif backend == "binary":
+        found = binary_record(find_mongod(server_config.get("mongod")))
+    elif backend == "external":
+        found = external_record(server_config)
+    elif backend is None:
+        raise ServerUnavailable(NO_SERVER_MESSAGE)
+    else:
+        raise ServerUnavailable(f"unknown server backend {backend!r}; allowed: docker, binary, external")
+    return {"profile": profile_name, "backend": backend,
+            "identity": server_identity(server_config, backend, profile_name),
+            "server": found, "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "costlab_version": costlab.__version__}
+
+
+def write_setup(path: str | Path, server_config: dict, backend: str | None, profile_name: str,
+                log: Log = _stderr) -> dict:
+    """Resolve the server and write its record atomically (nothing is written when it fails)."""
+    from costlab.server.provenance import write_json_atomic
+
+    record = setup_record(server_config, backend, profile_name, log)
+    write_json_atomic(Path(path), record)
+    log(f"server for profile {profile_name}: {backend} {record['server'].get('version')} -> {path}")
+    return record
+
+
+
+# ---------------------------------------------------------------- no server
+
+def not_run_record() -> dict:
+    """results/<study>/not_run.json when no server can be had (a contract: the end-of-run summary reads it)."""
+    return {"part": "mongod", "reason": NO_SERVER_REASON, "fix": NO_SERVER_FIX}
+
+
+def remove_stale_not_run(results_dir: str | Path, measured_studies: list[str]) -> list[Path]:
+    """Delete results/<study>/not_run.json of studies this run measured (a server appeared since)."""
+    removed = []
+    for study in measured_studies:
+        path = Path(results_dir) / study / "not_run.json"
+        if path.exists():
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+def write_not_run(path: str | Path) -> dict:
+    from costlab.server.provenance import write_json_atomic
+
+    record = not_run_record()
+    write_json_atomic(Path(path), record)
+    return record

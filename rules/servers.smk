@@ -1,0 +1,40 @@
+# The server setup step: which server each profile resolves to (results/servers/<profile>.json).
+# Every measuring rule takes its profile's file as an input, so another server (image, binary,
+# URI, profile options) reruns the measurements and what follows them, and nothing server-free.
+# The params are the server's identity with credentials removed: they decide when it reruns,
+# and Snakemake stores them under .snakemake/. See docs/servers.md.
+from costlab.server.availability import server_identity as _server_identity
+from costlab.server.profiles import PROFILES as _SERVER_PROFILES
+
+
+wildcard_constraints:
+    server_profile="|".join(_SERVER_PROFILES),
+
+
+rule server_setup:
+    output:
+        "results/servers/{server_profile}.json",
+    params:
+        backend=SERVER_BACKEND,
+        identity=lambda wildcards: _server_identity(config["server"], SERVER_BACKEND, wildcards.server_profile),
+    log:
+        "results/logs/server_setup_{server_profile}.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/server_setup.py"
+
+
+# With no server, each enabled study's mongod part is recorded as not run (read by the report
+# and the end-of-run summary): {"part": "mongod", "reason": ..., "fix": ...}.
+rule mongod_not_run:
+    output:
+        "results/{study}/not_run.json",
+    wildcard_constraints:
+        study="docsize|appversions|arraygrowth|flatnested|uniqueidx",
+    log:
+        "results/logs/not_run_{study}.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/not_run.py"

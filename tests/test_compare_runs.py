@@ -1,0 +1,133 @@
+"""Comparing runs (compare.with): trees checked, runs labelled from provenance, rows merged, scale named.
+
+The trees here are small synthetic results trees (test data in the layout the workflow writes);
+tests/test_servers_workflow.py compares real smoke runs end to end.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from costlab.report.compare import differences, load_runs, merged_published, notes, overlay_spec, run_label
+from costlab.report.page import build_report
+from costlab.report.runs import CompareError, check_tree, manifest, public_config
+
+PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
+
+
+def make_tree(root: Path, version: str, host: str, rows: list[tuple], docs: int = 2000, kind: str = "mongod",
+              with_manifest: bool = True, comparison: list[tuple] | None = None) -> Path:
+    results = root / "results"
+    (results / "flatnested" / "tables").mkdir(parents=True)
+    (results / "flatnested" / "provenance").mkdir(parents=True)
+    pl.DataFrame([dict(zip(PVR_COLUMNS, (*r, kind))) for r in rows]).write_csv(
+        results / "flatnested" / "tables" / "published_vs_reproduced.csv")
+    process = "secantus" if kind == "stand-in" else "mongod"
+    record = {"job": "measure_flat_10", "server": {"version": version, "process": process}, "server_kind": kind,
+              "backend": "docker", "profile": "standalone", "host": {"hostname": host, "cpu_model": "cpu"},
+              "config_hash": "x"}
+    (results / "flatnested" / "provenance" / "measure_flat_10.json").write_text(json.dumps(record))
+    if comparison:
+        pl.DataFrame([{"fields": f, "reproduced_improvement_pct": v, "server_kind": kind} for f, v in comparison]
+                     ).write_csv(results / "flatnested" / "tables" / "comparison.csv")
+    if with_manifest:
+        config = {"server": {"backend": "docker", "image": f"mongo:{version[:3]}", "uri": None},
+                  "flatnested": {"documents": docs, "runs": 3}, "studies": ["flatnested"]}
+        (results / "run.json").write_text(json.dumps(manifest(config, "docker")))
+    return results
+
+
+ROWS_A = [("structured is faster", "time flat", "ms", 487.0, 100.0, 0.2, "reproduced"),
+          ("structured is faster", "improvement", "%", 22.8, 20.0, 0.9, "reproduced")]
+ROWS_B = [("structured is faster", "time flat", "ms", 487.0, 150.0, 0.3, "reproduced"),
+          ("structured is faster", "improvement", "%", 22.8, -5.0, -0.2, "not reproduced"),
+          ("only in b", "x", "", 1.0, 2.0, 2.0, "reproduced")]
+
+
+def test_an_older_tree_is_refused_naming_what_is_missing(tmp_path):
+    older = make_tree(tmp_path / "old", "7.0.1", "b", ROWS_B, with_manifest=False)
+    with pytest.raises(CompareError) as err:
+        check_tree(older.parent)
+    assert "older costlab version" in str(err.value) and "results/run.json" in str(err.value)
+    with pytest.raises(CompareError, match="not a directory"):
+        check_tree(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CompareError, match="not a costlab results tree"):
+        check_tree(tmp_path / "empty")
+
+
+def test_a_tree_is_found_from_its_root_or_its_results_folder(tmp_path):
+    results = make_tree(tmp_path / "b", "7.0.1", "host-b", ROWS_B)
+    assert check_tree(results) == results and check_tree(results.parent) == results
+
+
+def test_manifest_stores_no_password():
+    config = {"server": {"backend": "external", "uri": "mongodb://alice:pw-XYZ@db:27017/"}, "studies": []}
+    assert "pw-XYZ" not in json.dumps(manifest(config, "external"))
+    assert public_config(config)["server"]["uri"] == "mongodb://alice@db:27017/"
+
+
+def test_label_from_provenance():
+    records = {"flatnested": [{"server": {"version": "8.0.4"}, "host": {"hostname": "lab-1"}, "server_kind": "mongod"}]}
+    assert run_label("machine-a", records) == "machine-a: 8.0.4 on lab-1"
+    records["flatnested"][0]["server_kind"] = "stand-in"
+    assert run_label("x", records) == "x: 8.0.4 (stand-in) on lab-1"
+
+
+def test_every_row_gets_a_column_per_run(tmp_path):
+    this = make_tree(tmp_path / "a", "8.0.4", "host-a", ROWS_A)
+    other = make_tree(tmp_path / "machine-b", "7.0.14", "host-b", ROWS_B, docs=500)
+    runs = load_runs(this, [other.parent])
+    assert [r.label for r in runs] == ["this run: 8.0.4 on host-a", "machine-b: 7.0.14 on host-b"]
+    merged = merged_published("flatnested", runs)
+    assert merged.columns == ["finding", "metric", "unit", "published",
+                              "reproduced: this run: 8.0.4 on host-a", "verdict: this run: 8.0.4 on host-a",
+                              "reproduced: machine-b: 7.0.14 on host-b", "verdict: machine-b: 7.0.14 on host-b",
+                              "server_kind"]
+    assert merged["metric"].to_list() == ["time flat", "improvement", "x"]  # this run's order, then the others'
+    assert merged["reproduced: this run: 8.0.4 on host-a"].to_list() == [100.0, 20.0, None]
+    assert merged["reproduced: machine-b: 7.0.14 on host-b"].to_list() == [150.0, -5.0, 2.0]
+    assert merged["verdict: machine-b: 7.0.14 on host-b"].to_list() == ["reproduced", "not reproduced", "reproduced"]
+
+
+def test_another_scale_and_server_are_named(tmp_path):
+    this = make_tree(tmp_path / "a", "8.0.4", "host-a", ROWS_A)
+    other = make_tree(tmp_path / "machine-b", "7.0.14", "host-b", ROWS_B, docs=500)
+    runs = load_runs(this, [other])
+    assert differences("flatnested", runs[0], runs[1]) == [
+        "flatnested.documents = 500 (this run: 2000)", 'server.image = "mongo:7.0" (this run: "mongo:8.0")']
+    said = notes("flatnested", runs)
+    assert any(n.startswith("machine-b was measured at another scale or config: flatnested.documents = 500")
+               for n in said)
+    assert any("machine-b used another server config: server.image" in n for n in said)
+    same = make_tree(tmp_path / "c", "8.0.4", "host-c", ROWS_A)
+    assert not any("another scale" in n for n in notes("flatnested", load_runs(this, [same])))
+
+
+def test_overlay_has_one_colour_per_run(tmp_path):
+    this = make_tree(tmp_path / "a", "8.0.4", "host-a", ROWS_A, comparison=[(10, 20.0), (25, 30.0)])
+    other = make_tree(tmp_path / "b", "7.0.14", "host-b", ROWS_B, comparison=[(10, 15.0), (25, 5.0)])
+    runs = load_runs(this, [other])
+    spec = overlay_spec("flatnested", runs)
+    assert spec["encoding"]["color"]["field"] == "run"
+    assert spec["encoding"]["color"]["scale"]["domain"] == [r.label for r in runs]
+    values = next(iter(spec["datasets"].values()))
+    assert {(v["run"], v["x"], v["y"]) for v in values} == {
+        (runs[0].label, 10.0, 20.0), (runs[0].label, 25.0, 30.0), (runs[1].label, 10.0, 15.0), (runs[1].label, 25.0, 5.0)}
+    assert overlay_spec("uniqueidx", runs) is None  # no figure: its table is the comparison
+
+
+def test_report_shows_both_runs(tmp_path):
+    this = make_tree(tmp_path / "a", "8.0.4", "host-a", ROWS_A, comparison=[(10, 20.0)])
+    other = make_tree(tmp_path / "machine-b", "7.0.14", "host-b", ROWS_B, docs=500, comparison=[(10, 15.0)])
+    config = json.loads((this / "run.json").read_text())["config"]
+    out = tmp_path / "report.html"
+    build_report(this, out, config, captions_dir=tmp_path, defaults=config, compare_with=[str(other.parent)])
+    page = out.read_text()
+    assert "<th>reproduced: machine-b: 7.0.14 on host-b</th>" in page
+    assert "<th>verdict: this run: 8.0.4 on host-a</th>" in page
+    assert "flatnested.documents = 500 (this run: 2000)" in page
+    assert 'data-figure="fig-flatnested-compare_runs"' in page

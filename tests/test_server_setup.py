@@ -1,0 +1,276 @@
+"""The server setup step (results/servers/<profile>.json) and the no-server decision, unit by unit.
+
+No Docker engine runs here: the docker record is checked against a test double of the SDK's
+client (what the step asks the engine, what it writes from the answers); a real engine is
+only exercised by a user's run.
+"""
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from costlab.server import ServerUnavailable, resolve_backend
+from costlab.server.availability import available_backend, check_configured, server_identity
+from costlab.server.setup import (PullProgress, binary_record, docker_record, external_record, not_run_record,
+                                  parse_mongod_version, remove_stale_not_run, setup_record, split_image, topology,
+                                  version_container_spec, write_not_run, write_setup)
+
+MONGOD_VERSION_OUTPUT = """db version v7.0.14
+Build Info: {
+    "version": "7.0.14",
+    "gitVersion": "ce59cfc6a3c5e5c067dca0d30697edd68d4f5188",
+    "openSSLVersion": "OpenSSL 3.0.2 15 Mar 2022",
+    "modules": [],
+    "allocator": "tcmalloc",
+    "environment": {"distmod": "ubuntu2204", "distarch": "x86_64", "target_arch": "x86_64"}
+}
+"""
+SECRET = "s3cr3t-pw"
+
+
+@pytest.fixture
+def no_server_here(monkeypatch, tmp_path):
+    """This process sees no Docker engine and no mongod."""
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    monkeypatch.setenv("PATH", str(tmp_path))
+
+
+def fake_mongod(directory: Path, output: str = MONGOD_VERSION_OUTPUT, code: int = 0) -> str:
+    """A TEST AID executable named mongod that prints `output` for --version."""
+    path = directory / "mongod"
+    path.write_text(f"#!/bin/sh\ncat <<'EOF'\n{output}EOF\nexit {code}\n")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return str(path)
+
+
+# ---------------------------------------------------------------- which backend, and "none"
+
+def test_none_and_auto_without_a_server_mean_no_server(no_server_here):
+    assert available_backend({"backend": "none"}) is None
+    assert available_backend({"backend": "auto", "mongod": None}) is None
+    with pytest.raises(ServerUnavailable, match="server.backend is none"):
+        resolve_backend({"backend": "none"})
+
+
+def test_auto_finds_a_mongod_on_path(no_server_here, tmp_path):
+    fake_mongod(tmp_path)
+    assert available_backend({"backend": "auto", "mongod": None}) == "binary"
+
+
+def test_an_explicit_backend_is_taken_at_its_word_and_checked(no_server_here):
+    assert available_backend({"backend": "docker"}) == "docker"
+    with pytest.raises(ServerUnavailable, match="no Docker engine answers"):
+        check_configured({"backend": "docker"}, "docker")
+    with pytest.raises(ServerUnavailable, match="no mongod is on PATH"):
+        check_configured({"backend": "binary", "mongod": None}, "binary")
+
+
+def test_none_is_a_valid_backend_in_the_schema():
+    from costlab.config import load_config
+
+    assert load_config(overrides={"server": {"backend": "none"}})["server"]["backend"] == "none"
+
+
+# ---------------------------------------------------------------- what the setup step depends on
+
+def test_identity_holds_only_what_decides_the_server():
+    docker = server_identity({"image": "mongo:7.0", "uri": "mongodb://x/"}, "docker", "standalone-small-cache")
+    assert docker == {"backend": "docker", "image": "mongo:7.0",
+                      "profile": {"name": "standalone-small-cache", "cache_size_gb": 0.25,
+                                  "memory_limit_bytes": 1024 ** 3, "replica_set": None}}
+    on_a = server_identity({"uri": "mongodb://a:1/", "image": "mongo:7.0"}, "external", "standalone")
+    # another image does not change an external server; another URI does
+    assert on_a == server_identity({"uri": "mongodb://a:1/", "image": "mongo:8.0"}, "external", "standalone")
+    assert on_a != server_identity({"uri": "mongodb://b:1/", "image": "mongo:7.0"}, "external", "standalone")
+    assert on_a != server_identity({"uri": "mongodb://a:1/", "image": "mongo:7.0"}, "external", "replset-1")
+
+
+def test_identity_never_carries_a_password():
+    uri = f"mongodb://alice:{SECRET}@db.example:27017/?authSource=admin&tlsCertificateKeyFilePassword={SECRET}"
+    identity = server_identity({"uri": uri}, "external", "standalone")
+    assert SECRET not in json.dumps(identity)
+    assert identity["uri"].startswith("mongodb://alice@db.example:27017/")
+
+
+def test_binary_identity_is_the_resolved_mongod(no_server_here, tmp_path):
+    path = fake_mongod(tmp_path)
+    assert server_identity({"mongod": None}, "binary", "standalone")["mongod"] == path
+
+
+# ---------------------------------------------------------------- mongod --version
+
+def test_parse_mongod_version():
+    parsed = parse_mongod_version(MONGOD_VERSION_OUTPUT)
+    assert parsed["version"] == "7.0.14"
+    assert parsed["git_version"] == "ce59cfc6a3c5e5c067dca0d30697edd68d4f5188"
+    with pytest.raises(ValueError, match="no 'db version' line"):
+        parse_mongod_version("mongod: command not found\n")
+
+
+def test_binary_record_runs_mongod_version(tmp_path):
+    record = binary_record(fake_mongod(tmp_path))
+    assert record == {"mongod": str(tmp_path / "mongod"), "version": "7.0.14",
+                      "git_version": "ce59cfc6a3c5e5c067dca0d30697edd68d4f5188", "server_kind": "mongod"}
+
+
+def test_binary_record_fails_clearly(tmp_path):
+    with pytest.raises(ServerUnavailable, match="exited 3"):
+        binary_record(fake_mongod(tmp_path, "broken\n", code=3))
+    with pytest.raises(ServerUnavailable, match="no mongod is on PATH"):
+        binary_record(None)
+
+
+# ---------------------------------------------------------------- docker, at its seams
+
+class FakeImage:
+    id = "sha256:1111aaaa"
+    attrs = {"RepoDigests": ["mongo@sha256:2222bbbb"]}
+
+
+class FakeEngine:
+    """Test double of docker.DockerClient: records what the step asks, answers like an engine."""
+
+    def __init__(self, events):
+        self.events = events
+        self.calls: list = []
+        outer = self
+
+        class Api:
+            def pull(self, repository, tag=None, stream=False, decode=False):
+                outer.calls.append(("pull", repository, tag, stream, decode))
+                return iter(outer.events)
+
+        class Images:
+            def get(self, name):
+                outer.calls.append(("get", name))
+                return FakeImage()
+
+        class Containers:
+            def run(self, **spec):
+                outer.calls.append(("run", spec))
+                return MONGOD_VERSION_OUTPUT.encode()
+
+        self.api, self.images, self.containers = Api(), Images(), Containers()
+
+
+PULL_EVENTS = [
+    {"status": "Pulling from library/mongo", "id": "8.0"},
+    {"status": "Pulling fs layer", "id": "abc"},
+    *({"status": "Downloading", "id": "abc", "progressDetail": {"current": c, "total": 100_000_000}}
+      for c in range(0, 100_000_001, 5_000_000)),
+    {"status": "Download complete", "id": "abc"},
+    {"status": "Extracting", "id": "abc", "progressDetail": {"current": 1, "total": 2}},
+    {"status": "Pull complete", "id": "abc"},
+    {"status": "Digest: sha256:2222bbbb"},
+    {"status": "Status: Downloaded newer image for mongo:8.0"},
+]
+
+
+def test_docker_record_pulls_with_progress_and_reads_the_version():
+    engine, lines = FakeEngine(PULL_EVENTS), []
+    record = docker_record(engine, "mongo:8.0", lines.append)
+    assert record == {"image": "mongo:8.0", "image_id": "sha256:1111aaaa", "repo_digests": ["mongo@sha256:2222bbbb"],
+                      "version": "7.0.14", "git_version": "ce59cfc6a3c5e5c067dca0d30697edd68d4f5188",
+                      "server_kind": "mongod"}
+    assert engine.calls[0] == ("pull", "mongo", "8.0", True, True)
+    assert engine.calls[-1] == ("run", version_container_spec("mongo:8.0"))
+    downloads = [line for line in lines if "% of 100.0 MB" in line]
+    assert [line.split("layer abc ")[1].split("%")[0] for line in downloads] == ["0", "25", "50", "75", "100"]
+    assert any(line.endswith("layer abc pull complete") for line in lines)
+    assert any("downloaded newer image" in line for line in lines)
+
+
+def test_version_container_is_throwaway_and_labelled():
+    spec = version_container_spec("mongo:7.0")
+    assert spec["command"] == ["mongod", "--version"] and spec["remove"] is True
+    assert spec["network_disabled"] is True and spec["labels"]["costlab"] == "1"
+
+
+def test_pull_error_is_an_error():
+    with pytest.raises(ServerUnavailable, match="docker pull mongo:9.9 failed: manifest unknown"):
+        docker_record(FakeEngine([{"error": "manifest unknown"}]), "mongo:9.9", lambda line: None)
+
+
+@pytest.mark.parametrize("image, expected", [
+    ("mongo:8.0", ("mongo", "8.0")), ("mongo", ("mongo", "latest")),
+    ("registry.local:5000/mongo", ("registry.local:5000/mongo", "latest")),
+    ("registry.local:5000/mongo:7.0", ("registry.local:5000/mongo", "7.0")),
+    ("mongo@sha256:2222bbbb", ("mongo@sha256:2222bbbb", None)),
+])
+def test_split_image(image, expected):
+    assert split_image(image) == expected
+
+
+def test_setup_record_for_docker_names_profile_and_identity():
+    record = setup_record({"image": "mongo:8.0"}, "docker", "replset-1", lambda line: None,
+                          docker_engine=FakeEngine(PULL_EVENTS))
+    assert record["profile"] == "replset-1" and record["backend"] == "docker"
+    assert record["identity"]["profile"]["replica_set"] == "rs0"
+    assert record["server"]["repo_digests"] == ["mongo@sha256:2222bbbb"]
+
+
+# ---------------------------------------------------------------- external (the stand-in)
+
+def test_topology_from_hello():
+    assert topology({"msg": "isdbgrid"}) == "sharded"
+    assert topology({"setName": "rs0"}) == "replica set rs0"
+    assert topology({"isWritablePrimary": True}) == "standalone"
+
+
+def test_external_record_from_the_test_server(server_uri, real_mongod, tmp_path):
+    path = tmp_path / "servers" / "standalone.json"
+    record = write_setup(path, {"backend": "external", "uri": server_uri, "startup_timeout_s": 10},
+                         "external", "standalone", lambda line: None)
+    assert json.loads(path.read_text()) == record
+    server = record["server"]
+    assert server["version"] and server["storage_engine"]
+    assert server["topology"] in ("standalone", "sharded") or server["topology"].startswith("replica set ")
+    assert server["server_kind"] == ("mongod" if real_mongod else "stand-in")
+
+
+def test_external_that_does_not_answer_is_an_error_without_the_password(tmp_path):
+    config = {"uri": f"mongodb://alice:{SECRET}@127.0.0.1:1/", "startup_timeout_s": 0.5}
+    path = tmp_path / "standalone.json"
+    with pytest.raises(ServerUnavailable) as err:
+        write_setup(path, config, "external", "standalone", lambda line: None)
+    assert "did not answer" in str(err.value) and SECRET not in str(err.value)
+    assert "mongodb://alice@127.0.0.1:1/" in str(err.value)
+    assert not path.exists()  # nothing half-written
+
+
+# ---------------------------------------------------------------- not_run.json
+
+def test_not_run_record_is_the_contract(tmp_path):
+    path = tmp_path / "docsize" / "not_run.json"
+    write_not_run(path)
+    record = json.loads(path.read_text())
+    assert record == not_run_record()
+    assert set(record) == {"part", "reason", "fix"}
+    assert record["part"] == "mongod" and record["reason"] == "no MongoDB server"
+    assert "\n" not in record["fix"] and "Docker" in record["fix"] and "server.uri" in record["fix"]
+
+
+def test_stale_not_run_removed_only_for_measured_studies(tmp_path):
+    for study in ("docsize", "uniqueidx"):
+        write_not_run(tmp_path / study / "not_run.json")
+    removed = remove_stale_not_run(tmp_path, ["docsize", "flatnested"])
+    assert removed == [tmp_path / "docsize" / "not_run.json"]
+    assert (tmp_path / "uniqueidx" / "not_run.json").exists()
+
+
+def test_rules_ask_for_the_profile_the_code_measures_on():
+    """The server input of a measuring rule names the profile its costlab code starts."""
+    from costlab.config import ROOT
+    from costlab.flatnested import run as fn_run
+    from costlab.uniqueidx import check as ui_check
+
+    flatnested = (ROOT / "rules" / "flatnested.smk").read_text()
+    assert flatnested.count(f'server=server_json("{fn_run.PROFILE}")') == 2
+    uniqueidx = (ROOT / "rules" / "uniqueidx.smk").read_text()
+    assert f'server=server_json("{ui_check.PROFILE}")' in uniqueidx
+    docsize_load = (ROOT / "costlab" / "docsize" / "load.py").read_text()
+    assert 'measuring_job(config, "standalone"' in docsize_load
+    assert 'server=server_json("standalone")' in (ROOT / "rules" / "docsize.smk").read_text()
