@@ -80,7 +80,7 @@ def test_identity_holds_only_what_decides_the_server():
     docker = server_identity({"image": "mongo:7.0", "uri": "mongodb://x/"}, "docker", "standalone-small-cache")
     assert docker == {"backend": "docker", "image": "mongo:7.0",
                       "profile": {"name": "standalone-small-cache", "cache_size_gb": 0.25,
-                                  "memory_limit_bytes": 1024 ** 3, "replica_set": None}}
+                                  "memory_limit_bytes": 1024 ** 3, "replica_set": None, "cpus": None}}
     on_a = server_identity({"uri": "mongodb://a:1/", "image": "mongo:7.0"}, "external", "standalone")
     # another image does not change an external server; another URI does
     assert on_a == server_identity({"uri": "mongodb://a:1/", "image": "mongo:8.0"}, "external", "standalone")
