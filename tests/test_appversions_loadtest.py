@@ -311,3 +311,17 @@ def test_run_loadtest_fails_fast_naming_the_version_when_workers_cannot_start(tm
     with pytest.raises(RuntimeError, match="appVnope.*exited with an error"):
         run_loadtest("mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=200", "db", "coll", "appVnope", plan,
                      upserts, reports, sched, upsert_workers=1, report_workers=1, start_timeout_s=60)
+
+
+def test_load_test_figure_shows_skipped_operations_and_call_durations():
+    import json
+
+    from costlab.appversions.figures import loadtest_chart
+
+    rows = [("report", 0.1, 0.1, 0.11, "ok", 0.0, 0.0), ("report", 1.5, None, None, "skipped", None, None),
+            ("upsert", 0.2, 0.2, 0.4, "ok", 0.0, 0.0), ("upsert", 1.6, None, None, "skipped", 0.0, 0.0)]
+    bins = summarize_bins(raw_rows(rows), TWO_BIN_PLAN, bin_seconds=1.0)
+    spec = json.dumps(loadtest_chart(bins, ("appVX",), "t", False, TWO_BIN_PLAN).to_dict())
+    assert "not started (skipped) per bin" in spec
+    assert '"skipped": 1' in spec.replace('"skipped":1', '"skipped": 1')
+    assert "each call's own duration" in spec
