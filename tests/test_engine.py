@@ -231,3 +231,16 @@ def test_replica_set_gap_is_a_log_unit_boundary(tmp_path):
     ours = "costlab_arraygrowth.timestamps"
     assert per_write(ours) == pytest.approx(384, abs=1.5)       # (an occasional record of WiredTiger's own)
     assert per_write(ours + "x" * 16) == pytest.approx(512, abs=1.5)
+
+
+def test_fallback_sweep_beside_the_model(tmp_path):
+    from costlab.arraygrowth.engine import fallback_sweep
+    from costlab.arraygrowth.workloads import FallbackParams
+    table = fallback_sweep(["standalone", "replset-1"], ["push_one", "small_docs"],
+                           FallbackParams(updates=200, small_doc_elements=40), SETTINGS, tmp_path)
+    rows = {(r["profile"], r["variant"]): r for r in table.iter_rows(named=True)}
+    assert rows["standalone", "push_one"]["modify_calls"] == 0                      # logged: never a delta
+    assert rows["replset-1", "small_docs"]["modify_calls"] == 0                     # under 1 KB: never a delta
+    one = rows["replset-1", "push_one"]
+    assert one["modify_calls"] == one["model_modify_eligible"] > 100                # engine = model's size rules
+    assert one["eligible_but_calc_modify_refused"] == 0

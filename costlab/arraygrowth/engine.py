@@ -215,12 +215,21 @@ def run_fallback_variant(profile: str, variant: str, params: FallbackParams, set
 
 def fallback_sweep(profiles: Sequence[str], variants: Sequence[str], params: FallbackParams,
                    settings: EngineSettings, workdir=None, retryable_writes: bool = True) -> pl.DataFrame:
+    from costlab.arraygrowth.model import fallback_conditions
+
     described = settings.describe()
     rows = [run_fallback_variant(p, v, params, settings, workdir, retryable_writes) | {
                 "wt_version": described["wt_version"], "journal_compressor": settings.journal_compressor,
                 "server_kind": SERVER_KIND}
             for p in profiles for v in variants]
-    return pl.DataFrame(rows)
+    # Beside each row: how many updates mongod's size and logging rules leave eligible for a delta
+    # (the server-free model); the engine's modify calls fall short of it where
+    # wiredtiger_calc_modify itself refuses (a diff too big or too scattered).
+    model = fallback_conditions(params, variants).select(
+        "variant", pl.col("topology").replace_strict({"standalone": "standalone", "replica set": "replset-1"})
+        .alias("profile"), pl.col("modify_eligible_updates").alias("model_modify_eligible"))
+    return pl.DataFrame(rows).join(model, on=["profile", "variant"], how="left").with_columns(
+        (pl.col("model_modify_eligible") - pl.col("modify_calls")).alias("eligible_but_calc_modify_refused"))
 
 
 __all__ = ["sweep", "fits", "fallback_sweep", "run_workload", "PROFILES", "WORKLOADS", "LOG_COLUMNS"]
