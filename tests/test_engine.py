@@ -244,3 +244,20 @@ def test_fallback_sweep_beside_the_model(tmp_path):
     one = rows["replset-1", "push_one"]
     assert one["modify_calls"] == one["model_modify_eligible"] > 100                # engine = model's size rules
     assert one["eligible_but_calc_modify_refused"] == 0
+
+
+def test_engine_provenance_says_engine_and_hashes_what_a_rerun_depends_on():
+    from datetime import datetime, timezone
+
+    from costlab.engine.provenance import LABEL, engine_provenance
+    now = datetime.now(timezone.utc)
+    config = {"engine": {"journal_compressor": "snappy", "block_compressor": "snappy", "docsize": {"queries": 10}},
+              "docsize": {"seed": 42}, "arraygrowth": {"ns": [10, 20]}}
+    record = engine_provenance("docsize_engine", config, now, now)
+    assert record["server_kind"] == "engine" and record["label"] == LABEL
+    assert record["compressors"]["journal_compressor_wanted"] == "snappy"
+    assert record["compressors"]["journal_compressor"] in available_compressors() + ("none",)
+    other_study = engine_provenance("docsize_engine", config | {"arraygrowth": {"ns": [10, 30]}}, now, now)
+    assert other_study["engine_config_hash"] == record["engine_config_hash"]
+    changed = engine_provenance("docsize_engine", config | {"docsize": {"seed": 7}}, now, now)
+    assert changed["engine_config_hash"] != record["engine_config_hash"]

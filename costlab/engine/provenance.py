@@ -40,6 +40,8 @@ def engine_provenance(job: str, config: dict, started_at: datetime, ended_at: da
         "profile": None,
         "host": host_info(),
         "config_hash": config_hash(config),
+        # what a rerun of this engine job depends on: its study's keys and the engine's
+        "engine_config_hash": config_hash({"study": config.get(job.split("_", 1)[0]), "engine": engine_config}),
         "costlab_version": costlab.__version__,
         "costlab_commit": costlab_git_commit(),
         "started_at": started_at.isoformat(),
