@@ -141,7 +141,7 @@ def test_losing_the_server_fails_the_load_test_naming_server_and_job(standin, tm
     assert job.returncode != 0
     lines = [line for line in stderr.splitlines() if "lost the connection to" in line]
     assert lines, stderr[-3000:]
-    assert f"mongodb://alice@127.0.0.1:{standin.port}/" in lines[-1] and "appV6R4" in lines[-1]
+    assert f"mongodb://alice@127.0.0.1:{standin.port}/?authSource=admin during" in lines[-1] and "appV6R4" in lines[-1]
     assert SECRET not in stderr
     assert not (work / "raw.parquet").exists() and not (work / "loadtest.json").exists()
 

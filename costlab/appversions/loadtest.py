@@ -426,9 +426,8 @@ def run_loadtest(uri: str, database: str, collection: str, version: str, plan: L
                 process.join()
             reason = _lost_reason(specs)
             if reason:
-                from costlab.credentials import redact_uri
-                from costlab.server.connection import ConnectionLost, lost_message
-                raise ConnectionLost(lost_message(redact_uri(uri), f"the load test of {version}", reason))
+                from costlab.server.connection import ConnectionLost, display_uri, lost_message
+                raise ConnectionLost(lost_message(display_uri(uri), f"the load test of {version}", reason))
             failed = [p.name for p in processes if p.exitcode != 0]
             if failed:
                 raise RuntimeError(f"load test of {version}: worker processes failed: {', '.join(failed)}")

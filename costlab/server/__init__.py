@@ -115,7 +115,11 @@ def _external(server_config: dict, profile: Profile) -> Iterator[tuple[MongoClie
                    "cpus": as_configured, "replica_set": as_configured, "requested_profile": profile.name}
         yield client, uri, applied
     finally:
-        client.close()
+        import pymongo
+        # close() ends the client's sessions on the server: after an outage, bounded, not a
+        # server-selection timeout more.
+        with pymongo.timeout(2):
+            client.close()
 
 
 @contextmanager

@@ -41,6 +41,18 @@ def with_uri_options(uri: str, **options) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, urlencode(query, safe=",:"), parts.fragment))
 
 
+MEASUREMENT_OPTIONS = ("serverSelectionTimeoutMS", "connectTimeoutMS", "retryWrites", "retryReads")
+
+
+def display_uri(uri: str) -> str:
+    """The URI as messages show it: no password, none of the options measurement_uri added."""
+    from costlab.credentials import redact_uri
+
+    parts = urlsplit(redact_uri(uri))
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in MEASUREMENT_OPTIONS]
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query, safe=",:"), parts.fragment))
+
+
 def measurement_uri(uri: str, server_config: dict) -> str:
     """The URI a measuring worker uses: short timeouts and no silent retries (a blip is an error)."""
     timeout_ms = int(operation_timeout_s(server_config) * 1000)

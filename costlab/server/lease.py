@@ -24,6 +24,7 @@ from typing import Iterator
 
 LEASE_TTL_S = 60.0
 LEASE_COLLECTION = "costlab_leases"
+RELEASE_TIMEOUT_S = 2.0
 
 
 class LeaseHeld(RuntimeError):
@@ -88,9 +89,11 @@ class _Renewer(threading.Thread):
     def run(self) -> None:
         while not self.stop.wait(self.ttl_s / 3):
             try:
-                result = self.collection.update_one(
-                    {"_id": self.key, "token": self.token},
-                    {"$set": {"expires_at": datetime.now(timezone.utc) + timedelta(seconds=self.ttl_s)}})
+                import pymongo
+                with pymongo.timeout(RELEASE_TIMEOUT_S):   # never hold up a job that is ending
+                    result = self.collection.update_one(
+                        {"_id": self.key, "token": self.token},
+                        {"$set": {"expires_at": datetime.now(timezone.utc) + timedelta(seconds=self.ttl_s)}})
             except Exception as err:  # a lost connection fails the job elsewhere; keep the reason
                 self.lost = f"could not renew the lease ({type(err).__name__})"
                 continue
@@ -102,6 +105,7 @@ class _Renewer(threading.Thread):
 @contextmanager
 def document_lease(db, key: str, job: str, ttl_s: float = LEASE_TTL_S) -> Iterator[dict]:
     """Hold the lease document `key` in db.costlab_leases for the block, or LeaseHeld naming the holder."""
+    import pymongo
     from pymongo.errors import DuplicateKeyError
 
     collection = db[LEASE_COLLECTION]
@@ -130,6 +134,8 @@ def document_lease(db, key: str, job: str, ttl_s: float = LEASE_TTL_S) -> Iterat
         renewer.stop.set()
         renewer.join(5)
         try:
-            collection.delete_one({"_id": key, "token": token})
+            # Bounded: after an outage the job must not wait out server selection to let go.
+            with pymongo.timeout(RELEASE_TIMEOUT_S):
+                collection.delete_one({"_id": key, "token": token})
         except Exception:  # the server is gone: the lease expires by itself
             pass
