@@ -153,3 +153,26 @@ def test_the_engine_labs_cache_is_in_its_memory_ask(smoke):
     bigger = smoke | {"engine": smoke["engine"] | {"docsize": smoke["engine"]["docsize"] | {"default_cache_mb": 8192}}}
     assert job_ask("docsize_engine", bigger).mem_mb == cluster.SERVER_FREE_MB + 8192
     assert "slurm_extra" not in job_ask("docsize_engine", bigger).resources
+
+
+def _rule_blocks() -> dict[str, str]:
+    blocks: dict[str, str] = {}
+    for path in sorted((ROOT / "rules").glob("*.smk")):
+        parts = re.split(r"^rule (\w+):\n", path.read_text(), flags=re.MULTILINE)
+        blocks |= {name: body.split("\n\n\n")[0] for name, body in zip(parts[1::2], parts[2::2])}
+    return blocks
+
+
+def test_every_rule_that_takes_the_mongod_resource_asks_for_a_whole_node():
+    """A measuring rule added later cannot silently share a node: it must be in MEASURING_RULES."""
+    blocks = _rule_blocks()
+    takes_mongod = {name for name, body in blocks.items() if re.search(r"^\s+mongod=", body, re.MULTILINE)}
+    assert takes_mongod == set(MEASURING_RULES)
+
+
+def test_rules_ask_for_their_own_name():
+    for name, body in _rule_blocks().items():
+        asked = set(re.findall(r'ask\("(\w+)"\)', body))
+        assert asked <= {name}, f"rule {name} asks for {asked}"
+        if name in MEASURING_RULES:
+            assert asked == {name}, f"measuring rule {name} declares no ask"
