@@ -65,6 +65,9 @@ def slurm_conf(base: Path, host: str, munge_socket: Path, ctld_port: int, slurmd
         "AccountingStorageType=accounting_storage/none",
         "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_Core_Memory",
+        # The main scheduler only: its "sched: Allocate JobId=N ... #CPUs=C" lines say what each job
+        # got (backfill starts a job without the count).
+        "SchedulerType=sched/builtin",
         "SlurmdParameters=config_overrides",
         "ReturnToService=2",
         "MpiDefault=none",
