@@ -91,7 +91,9 @@ def test_the_plugin_is_pinned_outside_the_base_requirements():
 def test_job_counts_match_the_workflow_plan(smoke, tmp_path):
     for name in ("Snakefile", "rules", "scripts", "config", "resources", "profiles", "environment.yml"):
         (tmp_path / name).symlink_to(ROOT / name)
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--configfile", "config/smoke.yaml"],
+    # A configured server (a dry run connects to nothing): without one no measuring job is planned.
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--configfile", "config/smoke.yaml",
+                             "--config", "server={backend: external, uri: 'mongodb://127.0.0.1:1/'}"],
                             cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     planned = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", result.stdout, re.MULTILINE)}
@@ -176,3 +178,16 @@ def test_rules_ask_for_their_own_name():
         assert asked <= {name}, f"rule {name} asks for {asked}"
         if name in MEASURING_RULES:
             assert asked == {name}, f"measuring rule {name} declares no ask"
+
+
+def test_the_server_matrix_passes_the_slurm_profile_to_every_image(smoke, tmp_path):
+    from costlab.matrix import plan
+
+    config = smoke | {"matrix": {"images": ["mongo:7.0", "mongo:8.0"]}}
+    args = ["--profile", "profiles/slurm", "--default-resources", "slurm_partition=p", "mem_mb=2000", "runtime=15"]
+    runs = plan(config, args, tmp_path)
+    assert len({run.workdir for run in runs}) == 2  # each image its own results/ (and submit mark)
+    for run in runs:
+        joined = " ".join(run.command)
+        assert joined.count("--profile") == 1 and "--profile profiles/slurm" in joined
+        assert "--default-resources slurm_partition=p mem_mb=2000 runtime=15" in joined
