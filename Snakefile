@@ -5,6 +5,11 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
+from costlab.console import quiet_console
+
+# One console line per job; Snakemake's detail stays in .snakemake/log/ (COSTLAB_CONSOLE=full: all of it).
+quiet_console(workflow)
+
 
 configfile: "config/config.yaml"
 
@@ -18,6 +23,13 @@ include: "rules/flatnested.smk"
 include: "rules/uniqueidx.smk"
 include: "rules/compare.smk"
 include: "rules/report.smk"
+
+
+onsuccess:
+    # The run ends with what it found: verdict counts per study, parts not run, the report's path.
+    from costlab.summary import print_summary
+
+    print_summary("results", config["studies"], log)
 
 
 rule all:

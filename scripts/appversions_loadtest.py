@@ -8,6 +8,7 @@ from costlab.appversions.loadtest import loadtest_job
 if __name__ == "__main__":
     facts = loadtest_job(snakemake.config, snakemake.wildcards.version, snakemake.input.data, snakemake.output.raw,
                          snakemake.output.provenance)
-    # Say which targets were not met and whether the client or the server fell behind.
-    sys.stderr.write(facts["shortfalls"])
+    # The log says which targets were not met and whether the client or the server fell behind;
+    # the console gets its first line (steps at target) and where the rest is.
     Path(snakemake.log[0]).write_text(facts["shortfalls"])
+    sys.stderr.write(f"{facts['shortfalls'].splitlines()[0]} (which side fell behind: {snakemake.log[0]})\n")

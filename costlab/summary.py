@@ -1,0 +1,104 @@
+"""The few lines that end a run: per study the verdict counts and what did not run, and the report's path.
+
+Called by the Snakefile's `onsuccess:` handler (so `make all` and `snakemake all` end with it) and
+by `python -m costlab.summary` on an existing results/ folder. Reads only small files: each study's
+tables/published_vs_reproduced.csv (its `verdict` and `server_kind` columns) and not_run.json
+({"part", "reason", "fix"}, one object or a list of them) when a part of the study could not run.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable
+
+from costlab import STUDIES
+
+PUBLISHED_TABLE = Path("tables") / "published_vs_reproduced.csv"
+NOT_RUN_FILE = "not_run.json"
+REPORT = "report.html"
+
+
+def verdict_counts(table: Path) -> tuple[Counter, bool]:
+    """Verdict -> rows, and whether any row came from the stand-in (server_kind)."""
+    counts: Counter = Counter()
+    stand_in = False
+    with table.open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            verdict = (row.get("verdict") or "").strip() or "no verdict"
+            counts[verdict] += 1
+            stand_in = stand_in or (row.get("server_kind") or "").strip() == "stand-in"
+    return counts, stand_in
+
+
+def not_run_parts(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        return [{"part": path.parent.name, "reason": f"{path} unreadable ({err})", "fix": ""}]
+    items = data if isinstance(data, list) else [data]
+    return [item for item in items if isinstance(item, dict)]
+
+
+def _counts_text(counts: Counter) -> str:
+    # Most common first, ties by name, so the line reads the same run after run.
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{n} {verdict}" for verdict, n in ordered)
+
+
+def summary_lines(results_dir: str | Path = "results", studies: Iterable[str] | None = None,
+                  log: str | Path | None = None) -> list[str]:
+    results = Path(results_dir)
+    names = list(studies) if studies is not None else list(STUDIES)
+    width = max((len(s) for s in names), default=0)
+    lines = ["costlab summary: verdicts per study (published vs reproduced)"]
+    for study in names:
+        table = results / study / PUBLISHED_TABLE
+        label = f"  {study:<{width}}  "
+        if table.is_file():
+            try:
+                counts, stand_in = verdict_counts(table)
+            except (OSError, csv.Error, UnicodeDecodeError) as err:
+                lines.append(f"{label}{table} unreadable: {err}")
+            else:
+                text = _counts_text(counts) or "no findings"
+                lines.append(label + text + (" (stand-in server: not a MongoDB measurement)" if stand_in else ""))
+        else:
+            lines.append(f"{label}no {PUBLISHED_TABLE.as_posix()} yet")
+        not_run = results / study / NOT_RUN_FILE
+        if not_run.is_file():
+            for part in not_run_parts(not_run):
+                what = part.get("part") or study
+                lines.append(" " * (width + 4) + f"not run: {what}: {part.get('reason') or 'no reason given'}")
+                if part.get("fix"):
+                    lines.append(" " * (width + 4) + f"  fix: {part['fix']}")
+    report = results / REPORT
+    lines.append(f"report: {report}" if report.is_file() else f"report: not built ({report} is missing)")
+    if log:
+        logs = [str(p) for p in log] if isinstance(log, (list, tuple)) else [str(log)]
+        if logs:
+            lines.append(f"full log: {', '.join(logs)}; each job's log: {results / 'logs'}/")
+    return lines
+
+
+def print_summary(results_dir: str | Path = "results", studies: Iterable[str] | None = None,
+                  log: Any = None, stream=None) -> None:
+    stream = sys.stderr if stream is None else stream
+    stream.write("\n".join(summary_lines(results_dir, studies, log)) + "\n")
+    stream.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Print the end-of-run summary for a results folder.")
+    parser.add_argument("results", nargs="?", default="results")
+    args = parser.parse_args(argv)
+    print_summary(args.results, stream=sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

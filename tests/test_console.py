@@ -1,0 +1,128 @@
+"""The console of a run: one line per job, the bookkeeping dropped, warnings and errors kept; the summary."""
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+
+import polars as pl
+
+from costlab.console import OneLinePerJob
+from costlab.summary import summary_lines
+
+
+class FakeDefaultFilter(logging.Filter):
+    def __init__(self, dryrun: bool) -> None:
+        super().__init__()
+        self.dryrun = dryrun
+
+
+def console(dryrun: bool = False) -> tuple[logging.Logger, io.StringIO]:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.name = "DefaultStreamHandler"
+    handler.addFilter(FakeDefaultFilter(dryrun))
+    handler.addFilter(OneLinePerJob(handler))
+    log = logging.getLogger(f"test-console-{id(stream)}")
+    log.propagate = False
+    log.setLevel(logging.INFO)
+    log.addHandler(handler)
+    return log, stream
+
+
+def snakemake_job_records(log: logging.Logger) -> None:
+    """What Snakemake logs for a run of two jobs (the events its DefaultFormatter expands to ~25 lines)."""
+    log.info("Building DAG of jobs...")
+    log.info("Job stats:\njob    count\n-----  -----\na      1\nb      1\ntotal      2\n",
+             extra={"event": "run_info", "stats": {"a": 1, "b": 1, "total": 2}})
+    log.info("Select jobs to execute...")
+    log.info("Execute 1 jobs...")
+    log.info(None, extra={"event": "job_info", "rule_name": "docsize_load", "wildcards": {"dataset": "orders_1k"},
+                          "input": ["x"], "output": ["y"], "log": ["z"], "jobid": 1})
+    log.info(None, extra={"event": "shellcmd", "cmd": None})
+    log.info("Finished jobid: 1 (Rule: docsize_load)", extra={"event": "job_finished", "job_id": 1})
+    log.info(None, extra={"event": "progress", "done": 1, "total": 2})
+    log.info(None, extra={"event": "job_info", "rule_name": "report", "wildcards": {}, "jobid": 2})
+    log.warning("the server fell behind, see the log")
+    log.info(None, extra={"event": "job_info", "rule_name": "all", "wildcards": {}, "jobid": 3})
+    log.info("Complete log(s): /x/.snakemake/log/run.snakemake.log")
+
+
+def test_one_line_per_job_and_no_shell_command_none():
+    log, stream = console()
+    snakemake_job_records(log)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "2 jobs to run (detail of each: results/logs/ and .snakemake/log/)"
+    assert lines[1].endswith("[1/2] docsize_load dataset=orders_1k")
+    assert lines[2].endswith("[2/2] report")
+    assert lines[3] == "the server fell behind, see the log"
+    assert len(lines) == 4
+    assert "Shell command" not in stream.getvalue() and "None" not in stream.getvalue()
+
+
+def test_dry_run_keeps_snakemakes_plan():
+    log, stream = console(dryrun=True)
+    snakemake_job_records(log)
+    assert "Select jobs to execute..." in stream.getvalue()
+    assert "Building DAG of jobs..." in stream.getvalue()
+
+
+def test_errors_are_kept():
+    log, stream = console()
+    log.error("Error in rule docsize_load:", extra={"event": "job_error", "rule_name": "docsize_load"})
+    assert "Error in rule docsize_load" in stream.getvalue()
+
+
+def write_verdicts(results, study, verdicts, kind="mongod"):
+    folder = results / study / "tables"
+    folder.mkdir(parents=True)
+    pl.DataFrame({"finding": [f"f{i}" for i in range(len(verdicts))], "verdict": verdicts,
+                  "server_kind": [kind] * len(verdicts)}).write_csv(folder / "published_vs_reproduced.csv")
+
+
+def test_summary_counts_verdicts_names_parts_not_run_and_the_report(tmp_path):
+    results = tmp_path / "results"
+    write_verdicts(results, "docsize", ["reproduced", "not reproduced", "reproduced"])
+    write_verdicts(results, "uniqueidx", ["not comparable (stand-in)"] * 2, kind="stand-in")
+    (results / "arraygrowth").mkdir(parents=True)
+    (results / "arraygrowth" / "not_run.json").write_text(json.dumps(
+        {"part": "arraygrowth mongod runs", "reason": "no MongoDB server", "fix": "install Docker"}))
+    (results / "report.html").write_text("<html></html>")
+    lines = summary_lines(results, ["docsize", "arraygrowth", "uniqueidx"], log=["/x/run.snakemake.log"])
+    text = "\n".join(lines)
+    assert "docsize      2 reproduced, 1 not reproduced" in text
+    assert "uniqueidx    2 not comparable (stand-in) (stand-in server: not a MongoDB measurement)" in text
+    assert "not run: arraygrowth mongod runs: no MongoDB server" in text and "fix: install Docker" in text
+    assert f"report: {results / 'report.html'}" in text
+    assert "full log: /x/run.snakemake.log" in lines[-1]
+
+
+def test_summary_without_a_report(tmp_path):
+    lines = summary_lines(tmp_path / "results", ["flatnested"])
+    assert "flatnested  no tables/published_vs_reproduced.csv yet" in lines[1]
+    assert lines[-1].startswith("report: not built")
+
+
+def test_smoke_run_console_is_short_and_ends_with_the_summary(smoke_all):
+    """Before: 816 lines (every job's block, `Shell command: None`, the load test's shortfalls)."""
+    console = smoke_all.result.stderr.splitlines()
+    assert len(console) < 200, "\n".join(console[:60])
+    assert not any("Shell command" in line for line in console)
+    assert not any("fell behind -" in line for line in console)  # the load test's detail is in its log
+    start = max(i for i, line in enumerate(console) if line.startswith("costlab summary:"))
+    summary = console[start:]
+    for study in ("docsize", "appversions", "arraygrowth", "flatnested", "uniqueidx"):
+        assert any(line.strip().startswith(study) for line in summary), summary
+    assert f"report: results/report.html" in summary
+    assert summary[-1].startswith("full log: ")
+    jobs = [line for line in console if re.match(r"\d\d:\d\d:\d\d \[\s*\d+/\d+\] \w+", line)]
+    assert len(jobs) >= 30  # one line per job
+
+
+def test_default_profile_does_not_print_shell_commands():
+    import yaml
+    from costlab.config import ROOT
+
+    profile = yaml.safe_load((ROOT / "profiles" / "default" / "config.yaml").read_text())
+    assert not profile.get("printshellcmds")
