@@ -1,12 +1,14 @@
 """Test fixtures. A real mongod when COSTLAB_TEST_URI is set, otherwise the SecantusDB stand-in.
 
 The stand-in is good for results, shapes, indexes, validators and explain shapes; never for
-timings or storage sizes (see ../shared/design.md). Tests assert accordingly.
+timings or storage sizes (see docs/development.md). Tests assert accordingly.
 """
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -77,8 +79,6 @@ def run_snakemake(workdir: Path, targets: list[str], server_uri: str, configfile
 
     Uses --directory so results land in workdir, not the repo; returns CompletedProcess.
     """
-    import subprocess
-
     for name in ("Snakefile", "rules", "scripts", "config", "resources", "profiles"):
         link = workdir / name
         if not link.exists():
@@ -89,6 +89,30 @@ def run_snakemake(workdir: Path, targets: list[str], server_uri: str, configfile
            "--directory", str(workdir), "--snakefile", str(workdir / "Snakefile"), *extra_args]
     env = os.environ | {"XDG_CACHE_HOME": str(workdir / ".cache"), "CI": "1"}
     return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=env, timeout=1800)
+
+
+@dataclass
+class SmokeRun:
+    """One finished `snakemake all` on config/smoke.yaml: its scratch directory and its console."""
+    workdir: Path
+    result: subprocess.CompletedProcess
+
+    def results(self, study: str = "") -> Path:
+        return self.workdir / "results" / study if study else self.workdir / "results"
+
+
+@pytest.fixture(scope="session")
+def smoke_all(tmp_path_factory, server_uri) -> SmokeRun:
+    """The whole smoke DAG (every study, every figure, the report), run ONCE per test session.
+
+    For tests that only read what a smoke run built: use this rather than starting your own
+    run (each costs minutes on 2 cores). Do not write into it; a test that needs another config,
+    a failure or a rerun starts its own with `snakemake_run`.
+    """
+    workdir = tmp_path_factory.mktemp("smoke_all")
+    result = run_snakemake(workdir, ["all"], server_uri)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return SmokeRun(workdir, result)
 
 
 @pytest.fixture

@@ -75,10 +75,8 @@ def test_conformance_table_and_verdicts(test_db):
     assert pvr["verdict"].to_list() == ["reproduced", "not reproduced", "not executed", "not comparable (stand-in)"]
 
 
-def test_smoke_workflow(snakemake_run, real_mongod):
-    proc = snakemake_run(["results/uniqueidx/tables/conformance.csv"])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    results = snakemake_run.workdir / "results" / "uniqueidx"
+def test_smoke_workflow(smoke_all, real_mongod):
+    results = smoke_all.results("uniqueidx")
     table = pl.read_csv(results / "tables" / "conformance.csv")
     assert table["step"].to_list() == [1, 2, 3, 4, 5, 6]
     assert set(table["outcome"]) <= {PASS, FAIL, ERROR} and table["observed"].str.len_chars().min() > 0
