@@ -129,8 +129,10 @@ def test_stand_in_banner_at_top_and_on_affected_figures_only(mixed_page):
     assert summary.stand_in
     assert page.index('id="stand-in-banner"') < page.index('<section class="study"')
     docsize, appversions = section_of(page, "docsize"), section_of(page, "appversions")
-    assert docsize.count('<div class="figbanner">') >= 2  # its figure and its tables
-    assert re.search(r'<figure id="fig-docsize-latency-box"><div class="figbanner">', docsize)
+    # One banner per study says it for all its figures and tables (it used to repeat on each).
+    assert docsize.count('<div class="banner small">') == 1 and docsize.count(STAND_IN_LABEL) == 1
+    assert '<div class="figbanner">' not in docsize
+    assert docsize.index('<div class="banner small">') < docsize.index('<figure id="fig-docsize-latency-box">')
     assert "<div class=\"figbanner\">" not in appversions and STAND_IN_LABEL not in appversions
 
 
@@ -315,6 +317,26 @@ def test_page_html_lives_in_the_template_not_in_python_strings():
     tags = re.findall(r"<(?:section|table|figure|div|h[1-4]|dl|details)\b", source)
     assert not tags, f"HTML assembled in page.py: {sorted(set(tags))}"
     assert (page_module.TEMPLATES_DIR / "report.html.j2").is_file()
+
+
+def test_stand_in_server_is_named_for_what_it_is(mixed_page):
+    page, _ = mixed_page
+    docsize, appversions = section_of(page, "docsize"), section_of(page, "appversions")
+    assert "SecantusDB stand-in (a test server, not MongoDB, answers as MongoDB 0.9.0-secantus)" in docsize
+    assert "<dt>git version</dt><dd>none (not a MongoDB build)</dd>" in docsize
+    assert "<dt>server version</dt><dd>8.0.4</dd>" in appversions
+
+
+def test_long_tables_collapse_behind_a_summary(tmp_path, captions):
+    write_study(tmp_path, "appversions", "mongod", figure=None)
+    tables = tmp_path / "results" / "appversions" / "tables"
+    pl.DataFrame({"key": [f"{i:064x}" for i in range(30)], "match": [True] * 28 + [False] * 2,
+                  "server_kind": ["mongod"] * 30}).write_csv(tables / "correctness_appV4.csv")
+    page, _ = build(tmp_path, smoke_config(studies=["appversions"]), captions)
+    box = re.search(r"<h4>correctness_appV4 .*?</div></div>", page, re.S).group(0)
+    assert '<details class="rows"><summary>30 rows; match: 28 true, 2 false (show the table)</summary>' in box
+    # a short table stays open
+    assert re.search(r'<h4>latency [^\n]*?</h4>(<p>[^<]*</p>)*<div class="scroll">', page)
 
 
 def test_template_escapes_values_from_results(tmp_path, captions):

@@ -120,6 +120,9 @@ def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, st
     """2 x 3: rows Get Reports / Bulk Upsert; columns rate vs target, call duration p50/p99 (log), skipped ops."""
     unit, divisor = _time_unit(plan.total_seconds)
     time_title = f"test time ({unit})"
+    # Every panel spans the whole test on the same axis, so panels line up (a latency panel used to
+    # cover only the bins that had latencies, 0.4-2.6 s of a 9 s test).
+    time_x = alt.X("time:Q", title=time_title, scale=alt.Scale(domain=[0, plan.total_seconds / divisor], nice=False))
     mine = (bins.filter(pl.col("version").is_in(list(versions)))
             .with_columns(((pl.col("bin_start_s") + pl.col("bin_seconds") / 2) / divisor).alias("time")))
     targets = target_steps(plan, divisor)
@@ -129,13 +132,13 @@ def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, st
         part = mine.filter(pl.col("kind") == kind)
         rates = part.select("time", "version", pl.col("achieved_rate").alias("rate"))
         rate_lines = alt.Chart(rates).mark_line(point=True).encode(
-            x=alt.X("time:Q", title=time_title),
+            x=time_x,
             y=alt.Y("rate:Q", title=OPERATION_TITLES[kind]),
             color=alt.Color("version:N", scale=scale, title="version"),
             tooltip=["version", alt.Tooltip("time:Q", format=".2f"), alt.Tooltip("rate:Q", format=".1f")])
         target_line = alt.Chart(targets.filter(pl.col("kind") == kind)).mark_line(
             color=PUBLISHED_COLOR, strokeDash=[4, 3], interpolate="step-after").encode(
-            x="time:Q", y="target_rate:Q", tooltip=[alt.Tooltip("target_rate:Q", title="target")])
+            x=time_x, y="target_rate:Q", tooltip=[alt.Tooltip("target_rate:Q", title="target")])
         # The primary latency: each call's own duration (loadtest_bins.csv also has from_intended_ms_*).
         latency = (part.select("time", "version", "call_ms_p50", "call_ms_p99")
                    .unpivot(["call_ms_p50", "call_ms_p99"], index=["time", "version"],
@@ -143,7 +146,7 @@ def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, st
                    .with_columns(pl.col("percentile").str.replace("call_ms_", ""))
                    .drop_nulls("latency_ms").filter(pl.col("latency_ms") > 0))
         latency_lines = alt.Chart(latency).mark_line().encode(
-            x=alt.X("time:Q", title=time_title),
+            x=time_x,
             y=alt.Y("latency_ms:Q", scale=alt.Scale(type="log"),
                     title=f"{OPERATION_TITLES[kind].split(' (')[0]} latency (ms, log)"),
             color=alt.Color("version:N", scale=scale, title="version"),
@@ -157,12 +160,12 @@ def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, st
             if pts.height:
                 latency_layer = alt.layer(latency_lines, alt.Chart(pts).mark_point(
                     shape="diamond", filled=True, size=90, color=PUBLISHED_COLOR).encode(
-                    x="time:Q", y="latency_ms:Q",
+                    x=time_x, y="latency_ms:Q",
                     tooltip=["label:N", alt.Tooltip("latency_ms:Q", format=".0f")]))
         # Operations that never started (the test ended first): counted per bin, shown, never hidden.
         skipped = part.select("time", "version", pl.col("ops_skipped").cast(pl.Int64).alias("skipped"))
         skipped_marks = alt.Chart(skipped).mark_line(point=True).encode(
-            x=alt.X("time:Q", title=time_title),
+            x=time_x,
             y=alt.Y("skipped:Q", title=f"{OPERATION_TITLES[kind].split(' (')[0]}: not started (skipped) per bin"),
             color=alt.Color("version:N", scale=scale, title="version"),
             tooltip=["version", alt.Tooltip("time:Q", format=".2f"), "skipped:Q"])

@@ -17,10 +17,11 @@ STATIC_FIGURES = ("storage_per_event", "document_size")
 
 
 def loadtest_figures(loadtest_versions: list[str]) -> list[tuple[str, tuple[str, ...]]]:
-    """Comparison figures whose versions were all load tested, plus all versions together."""
+    """Comparison figures whose versions were all load tested, plus all versions together
+    (unless those are exactly one comparison's versions: the same figure twice says nothing)."""
     tested = set(loadtest_versions)
     figures = [(name, versions) for name, versions in COMPARISONS if set(versions) <= tested]
-    if tested:
+    if tested and not any(set(versions) == tested for _, versions in figures):
         figures.append(("loadtest_all", tuple(v for v in APP_VERSION_COLORS if v in tested)))
     return figures
 

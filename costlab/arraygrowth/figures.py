@@ -42,8 +42,11 @@ def growth_chart(points: pl.DataFrame, value: str, y_title: str, title: str, sta
                  missing_note: str | None) -> alt.TopLevelMixin:
     """Log-log value vs N, one panel per workload, colour = profile, diamonds = the article."""
     n_low, n_high = float(points["n"].min()) / 1.5, float(points["n"].max()) * 1.5   # keep edge points visible
+    # Ticks at the N values run or published only: a log axis's own ticks crowd ("7k 8k 9k10k").
+    ns = sorted({int(n) for n in points["n"].to_list()})
     x = alt.X("n:Q", title="N (documents inserted or elements pushed)",
-              scale=alt.Scale(type="log", domain=[n_low, n_high], nice=False), axis=alt.Axis(format="~s"))
+              scale=alt.Scale(type="log", domain=[n_low, n_high], nice=False),
+              axis=alt.Axis(format="~s", values=ns, labelOverlap=True))
     y = alt.Y(f"{value}:Q", title=y_title, scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
     profiles = {p: c for p, c in PROFILE_COLORS.items() if p in set(points["profile"].to_list())}
     color = alt.Color("profile:N", title="server profile", scale=color_scale(profiles))

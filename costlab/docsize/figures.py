@@ -6,6 +6,8 @@ and the subtitle says so.
 """
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 
 import altair as alt
@@ -92,13 +94,24 @@ def time_by_size_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in:
                              _subtitle(window_minutes, _missing_note(frame, "client time")))
 
 
+def symlog_axis_top(largest: float | None, floor: float = 1e4) -> float:
+    """The power of ten at or above the largest value (at least `floor`)."""
+    if largest is None or not largest > floor:
+        return floor
+    return 10.0 ** math.ceil(math.log10(largest))
+
+
 def bytes_read_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool,
                      window_minutes: int | None = None) -> alt.TopLevelMixin:
     frame = _long(summary, published, "bytes_read_into_cache", "bytes_read_into_cache")
     # symlog keeps the published 0 KB (covered, 1 KB) on a log-like axis without inventing a value.
+    # The axis ends at the power of ten above the largest value, so the top values have a labelled tick.
+    # (a CSV column the server left empty reads as text: compare numbers)
+    top = symlog_axis_top(frame["value"].cast(pl.Float64, strict=False).max() if frame.height else None)
     y = alt.Y("value:Q", title="bytes read into cache per query (median, symlog)",
-              scale=alt.Scale(type="symlog", constant=1000),
-              axis=alt.Axis(values=[0, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9], labelExpr=_BYTES_LABEL))
+              scale=alt.Scale(type="symlog", constant=1000, domain=[0, top], nice=False),
+              axis=alt.Axis(values=[0, *(10.0 ** k for k in range(3, int(math.log10(top)) + 1))],
+                            labelExpr=_BYTES_LABEL))
     return _by_cache_setting(frame, y, "bytes", "Bytes read into the cache by document size and query shape",
                              stand_in, _subtitle(window_minutes, _missing_note(frame, "bytes read into cache")))
 

@@ -396,6 +396,21 @@ def _when(iso: str) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
+def _server_version(record: dict, server: dict) -> str | None:
+    # The stand-in answers buildInfo with a MongoDB version number; say what it really is.
+    if is_stand_in(record):
+        answered = f", answers as MongoDB {server['version']}" if server.get("version") else ""
+        return f"SecantusDB stand-in (a test server, not MongoDB{answered})"
+    return server.get("version")
+
+
+def _git_version(record: dict, server: dict) -> str | None:
+    value = server.get("git_version")
+    if is_stand_in(record) or (isinstance(value, str) and value and set(value) == {"0"}):
+        return "none (not a MongoDB build)"
+    return value
+
+
 def provenance_rows(records: list[dict]) -> list[tuple[str, str]]:
     """The header's key facts, each the distinct values over the study's measuring jobs."""
     servers = [r.get("server") or {} for r in records]
@@ -408,8 +423,8 @@ def provenance_rows(records: list[dict]) -> list[tuple[str, str]]:
         + (f" (host {h['hostname']})" if h.get("hostname") else "") for h in hosts)
     return [
         ("server kind", _distinct(r.get("server_kind") for r in records)),
-        ("server version", _distinct(s.get("version") for s in servers)),
-        ("git version", _distinct(s.get("git_version") for s in servers)),
+        ("server version", _distinct(_server_version(r, s) for r, s in zip(records, servers))),
+        ("git version", _distinct(_git_version(r, s) for r, s in zip(records, servers))),
         ("storage engine", _distinct(s.get("storage_engine") for s in servers)),
         ("backend", _distinct(r.get("backend") for r in records)),
         ("profiles", _distinct(r.get("profile") for r in records)),
@@ -454,13 +469,13 @@ def config_view(study: str, config: dict, defaults: dict, records: list[dict]) -
             "scale": scale, "differences": diffs}
 
 
-def figure_view(study: str, item: FigureItem, out_dir: Path) -> dict[str, Any]:
+def figure_view(study: str, item: FigureItem, out_dir: Path, stand_in_shown: bool = False) -> dict[str, Any]:
     spec_json = None
     if item.spec is not None:
         # Nothing in the spec can close the script tag it sits in.
         spec_json = Markup(json.dumps(item.spec).replace("<", "\\u003c"))
     return {
-        "study": study, "name": item.name, "stand_in": item.stand_in,
+        "study": study, "name": item.name, "stand_in": item.stand_in and not stand_in_shown,
         "element_id": f"fig-{study}-{re.sub(r'[^A-Za-z0-9_-]', '-', item.name)}",
         "spec_json": spec_json,
         "svg": Markup(item.svg) if item.svg is not None else None,
@@ -471,10 +486,30 @@ def figure_view(study: str, item: FigureItem, out_dir: Path) -> dict[str, Any]:
     }
 
 
-def table_block_view(item: TableItem, out_dir: Path, heading: bool = True) -> dict[str, Any]:
+# Columns whose values summarise a long table (e.g. a correctness check's outcome per sample).
+SUMMARY_COLUMNS = ("verdict", "outcome", "status", "result", "match", "met", "correct", "ok", "passed")
+COLLAPSE_ROWS = 12
+
+
+def table_summary(frame: pl.DataFrame) -> str:
+    """'N rows: 20 true, 4 false' by the first summarising column; 'N rows' when there is none."""
+    rows = f"{frame.height:,} rows"
+    column = next((c for c in SUMMARY_COLUMNS if c in frame.columns), None)
+    if column is None:
+        return rows
+    counts = frame.get_column(column).cast(pl.Utf8).fill_null("null").value_counts(sort=True)
+    parts = [f"{n:,} {value}" for value, n in counts.iter_rows()]
+    return f"{rows}; {column}: " + ", ".join(parts)
+
+
+def table_block_view(item: TableItem, out_dir: Path, heading: bool = True, stand_in_shown: bool = False) \
+        -> dict[str, Any]:
+    """stand_in_shown: the study's banner already says it, so the table carries no label of its own."""
+    collapsed = heading and item.frame.height > COLLAPSE_ROWS
     return {"name": item.name, "file_name": item.path.name, "href": os.path.relpath(item.path, out_dir),
-            "heading": heading, "stand_in": item.stand_in,
-            "caption": Markup(item.caption) if item.caption else None, "table": table_view(item.frame)}
+            "heading": heading, "stand_in": item.stand_in and not stand_in_shown,
+            "caption": Markup(item.caption) if item.caption else None, "table": table_view(item.frame),
+            "collapsed": collapsed, "summary": table_summary(item.frame) if collapsed else None}
 
 
 def not_run_view(section: StudySection, config: dict) -> dict[str, Any]:
@@ -537,6 +572,7 @@ def section_view(section: StudySection, config: dict, defaults: dict, out_dir: P
                             "status": section_status(section), "stand_in": section.stand_in}
     if not section.has_results:
         return view | {"not_run": not_run_view(section, config)}
+    shown = section.stand_in  # one banner at the top of the study says it for every figure and table
     return view | {
         "not_run": None,
         "engine": engine_view(section, out_dir),
@@ -548,10 +584,11 @@ def section_view(section: StudySection, config: dict, defaults: dict, out_dir: P
         "config": config_view(study, config, defaults, section.provenance),
         "jobs": jobs_view(section.provenance) if section.provenance else None,
         "jobs_count": len(section.provenance),
-        "published": table_block_view(section.published, out_dir, heading=False) if section.published else None,
-        "figures": [figure_view(study, f, out_dir) for f in section.figures],
-        "tables": [table_block_view(t, out_dir) for t in section.tables],
-        "model_tables": [table_block_view(t, out_dir) for t in section.model_tables],
+        "published": (table_block_view(section.published, out_dir, heading=False, stand_in_shown=shown)
+                      if section.published else None),
+        "figures": [figure_view(study, f, out_dir, stand_in_shown=shown) for f in section.figures],
+        "tables": [table_block_view(t, out_dir, stand_in_shown=shown) for t in section.tables],
+        "model_tables": [table_block_view(t, out_dir, stand_in_shown=shown) for t in section.model_tables],
     }
 
 
@@ -583,15 +620,19 @@ pre{background:#f4f4f4;padding:8px 12px;overflow-x:auto}
 .compare-notes{background:#eef4fb;border-left:4px solid #4c78a8;padding:4px 12px;margin:8px 0}
 .problems{background:#fff6e0;border-left:4px solid #f58518;padding:4px 12px;margin:8px 0}
 .warn{color:#9a5b00}.note{color:#555;font-size:13px}.source{color:#555;margin-top:-6px}
-.header-grid{display:grid;grid-template-columns:1fr 1fr;gap:24px}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:4px 0}dt{font-weight:600;color:#444}
-dd{margin:0}
+.header-grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,360px),1fr));gap:24px}
+.header-grid>div{min-width:0}
+dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 12px;margin:4px 0}dt{font-weight:600;color:#444}
+dd{margin:0;min-width:0;overflow-wrap:anywhere}code{overflow-wrap:anywhere}
 table.data{border-collapse:collapse;font-size:13px;margin:4px 0}
 table.data th,table.data td{border:1px solid #ccc;padding:3px 8px;text-align:left}
 table.data th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.scroll{overflow-x:auto;max-height:520px;overflow-y:auto}.pvr .scroll{max-height:none}
+.scroll{overflow-x:auto;max-height:520px;overflow-y:auto;max-width:100%}.pvr .scroll{max-height:none}
+.table-box,section.study,details{min-width:0;max-width:100%}
+details.rows>summary{cursor:pointer;color:#333}
 .verdict.v-yes{background:#e3f1df}.verdict.v-no{background:#fde7ea}.verdict.v-na{background:#eee;color:#555}
-figure{margin:16px 0;padding:12px;border:1px solid #e3e3e3;border-radius:4px}
+figure{margin:16px 0;padding:12px;border:1px solid #e3e3e3;border-radius:4px;overflow-x:auto}
+.vega,.svg{text-align:center}.vega.vega-embed{display:block}.vega svg,.svg svg,figure img{max-width:100%;height:auto}
 figcaption{margin-top:8px}figcaption p{margin:4px 0}.files{font-weight:normal;font-size:13px}
 .na{color:#999}.changed{color:#9a5b00;font-size:12px}
 nav ul{columns:2}
@@ -600,7 +641,15 @@ nav ul{columns:2}
 SCRIPT = """
 document.querySelectorAll('script[type="application/json"][data-figure]').forEach(function (el) {
   var target = document.getElementById(el.getAttribute('data-figure'));
-  vegaEmbed(target, JSON.parse(el.textContent), {actions: false, renderer: 'svg'}).catch(function (err) {
+  vegaEmbed(target, JSON.parse(el.textContent), {actions: false, renderer: 'svg'}).then(function () {
+    // Fill the frame, up to 1.5 times the drawn size (text stays readable), never wider than the page.
+    var svg = target.querySelector('svg');
+    if (svg && svg.getAttribute('viewBox')) {
+      svg.style.width = '100%';
+      svg.style.maxWidth = Math.round(1.5 * parseFloat(svg.getAttribute('width'))) + 'px';
+      svg.style.height = 'auto';
+    }
+  }).catch(function (err) {
     target.textContent = 'This figure could not be drawn: ' + err;
   });
 });

@@ -1,0 +1,74 @@
+"""The report page in headless Chromium at 1400 and 800 px: nothing spills out of the page sideways.
+
+Skipped where Chromium is not installed (CI does not depend on it): `apt-get install chromium`.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome")
+                 if shutil.which(name)), None)
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs chromium (apt-get install chromium)")
+
+# Appended to a copy of the page: after the figures are drawn, list what sticks out on the right
+# of the viewport without being inside a horizontally scrolling box (tables scroll in their own box).
+MEASURE = """
+<script>
+setTimeout(function () {
+  var width = document.documentElement.clientWidth, out = [];
+  function scrolls(el) {
+    for (var p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      var o = getComputedStyle(p).overflowX;
+      if (o === 'auto' || o === 'scroll' || o === 'hidden') return true;
+    }
+    return false;
+  }
+  document.querySelectorAll('body *').forEach(function (el) {
+    var r = el.getBoundingClientRect();
+    if (r.width && r.right > width + 1 && !scrolls(el)) {
+      out.push(el.tagName.toLowerCase() + '.' + (el.className && el.className.baseVal === undefined ? el.className : '')
+               + ' right=' + Math.round(r.right));
+    }
+  });
+  var figures = Array.prototype.map.call(document.querySelectorAll('figure'), function (f) {
+    var svg = f.querySelector('.vega svg, .svg svg');
+    return svg ? Math.round(svg.getBoundingClientRect().width) / Math.round(f.getBoundingClientRect().width) : null;
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'measured';
+  pre.textContent = JSON.stringify({viewport: width, scrollWidth: document.documentElement.scrollWidth,
+                                    overflowing: out.slice(0, 20), figures: figures});
+  document.body.appendChild(pre);
+}, 8000);
+</script>
+"""
+
+
+def measure(page_path, tmp_path, width: int) -> dict:
+    probe = tmp_path / f"probe_{width}.html"
+    head, tail = page_path.read_text().rsplit("</body>", 1)  # the last one: the bundle's JS may hold the string
+    probe.write_text(head + MEASURE + "</body>" + tail)
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                          f"--window-size={width},1000", "--virtual-time-budget=15000", "--dump-dom",
+                          probe.as_uri()], capture_output=True, text=True, timeout=300).stdout
+    found = re.search(r'<pre id="measured">(.*?)</pre>', dom, re.S)
+    assert found, dom[-2000:]
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_report_fits_the_window(smoke_all, tmp_path, width):
+    measured = measure(smoke_all.results() / "report.html", tmp_path, width)
+    assert measured["viewport"] <= width
+    assert measured["scrollWidth"] <= measured["viewport"], measured
+    assert measured["overflowing"] == [], measured
+    # every figure drawn, and none wider than its frame
+    assert measured["figures"] and all(f is not None and f <= 1.0 for f in measured["figures"]), measured
+    # figures use the page's width (they used to sit at about 60 % of it at 1400 px)
+    ratios = sorted(measured["figures"])
+    assert ratios[len(ratios) // 2] >= 0.8, measured
