@@ -18,6 +18,7 @@ from pymongo.database import Database
 from costlab.appversions.events import STATUSES, key_for
 from costlab.appversions.model import expected_reports
 from costlab.appversions.versions import AppVersion, as_report_end, get_version, report_windows
+from costlab.progress import progress
 
 # Always checked first: the end of the data (every window full), leap days, a quarter start.
 FIXED_END_DATES = (date(2020, 1, 1), date(2016, 2, 29), date(2013, 4, 1), date(2011, 1, 1))
@@ -78,7 +79,7 @@ def check_reports(db: Database, version: AppVersion | str, events: pl.DataFrame,
     """Compare Get Reports on db[version.collection_name] with the model for every sample pair."""
     version = get_version(version) if isinstance(version, str) else version
     collection = db[version.collection_name]
-    for key, end_date in samples:
+    for key, end_date in progress(samples, total=len(samples), desc=f"check {version.name}", unit="report"):
         got = version.get_reports(collection, key, end_date)
         expected = expected_reports(events, key, end_date)
         _compare(version.name, key, end_date, got, expected)
