@@ -114,6 +114,9 @@ def explain_validation_error(err: Exception) -> str:
 
 def _allowed(error: Any) -> str:
     schema = getattr(error, "schema", {}) or {}
+    if getattr(error, "validator", None) == "additionalProperties" and schema.get("properties"):
+        # a misspelt key: the useful answer is the keys this section takes, not "type object"
+        return "keys " + ", ".join(schema["properties"])
     if "enum" in schema:
         return ", ".join(map(str, schema["enum"]))
     parts = []

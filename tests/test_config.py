@@ -20,6 +20,9 @@ def test_defaults_are_filled_in():
     ({"appversions": {"events_per_year": "lots"}}, "appversions.events_per_year", "integer"),
     ({"appversions": {"versions": ["appV9"]}}, "appversions.versions", "appV1"),
     ({"server": {"backend": "external"}}, "server.uri", "required"),
+    # a misspelt key names the keys its section takes
+    ({"docsize": {"size_kb": [1, 64]}}, "'size_kb' was unexpected", "keys docs_per_collection, sizes_kb, seed"),
+    ({"docsise": {"sizes_kb": [1]}}, "'docsise' was unexpected", "keys server, compare, matrix, studies, appversions, docsize"),
 ])
 def test_invalid_config_names_key_and_what_is_allowed(override, key, allowed):
     with pytest.raises(ConfigError) as err:
