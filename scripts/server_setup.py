@@ -1,20 +1,7 @@
 """Snakemake entry: resolve the server of one profile and write results/servers/<profile>.json."""
-from pathlib import Path
+import sys
 
-from costlab.server.setup import write_setup
+from costlab.server.setup import run_setup_step
 
-lines = []
-
-
-def log(line: str) -> None:
-    import sys
-
-    print(line, file=sys.stderr, flush=True)
-    lines.append(line)
-
-
-try:
-    write_setup(snakemake.output[0], snakemake.config["server"], snakemake.params.backend,  # noqa: F821
-                snakemake.wildcards.server_profile, log)  # noqa: F821
-finally:
-    Path(snakemake.log[0]).write_text("\n".join(lines) + "\n")  # noqa: F821
+sys.exit(run_setup_step(snakemake.output[0], snakemake.config["server"], snakemake.params.backend,  # noqa: F821
+                        snakemake.wildcards.server_profile, snakemake.log[0]))  # noqa: F821

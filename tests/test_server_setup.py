@@ -15,8 +15,8 @@ import pytest
 from costlab.server import ServerUnavailable, resolve_backend
 from costlab.server.availability import available_backend, check_configured, server_identity
 from costlab.server.setup import (PullProgress, binary_record, docker_record, external_record, not_run_record,
-                                  parse_mongod_version, remove_stale_not_run, setup_record, split_image, topology,
-                                  version_container_spec, write_not_run, write_setup)
+                                  parse_mongod_version, remove_stale_not_run, run_setup_step, setup_record,
+                                  split_image, topology, version_container_spec, write_not_run, write_setup)
 
 MONGOD_VERSION_OUTPUT = """db version v7.0.14
 Build Info: {
@@ -239,6 +239,26 @@ def test_external_that_does_not_answer_is_an_error_without_the_password(tmp_path
     assert "did not answer" in str(err.value) and SECRET not in str(err.value)
     assert "mongodb://alice@127.0.0.1:1/" in str(err.value)
     assert not path.exists()  # nothing half-written
+
+
+def test_setup_step_without_a_server_says_what_to_do_in_one_line(tmp_path):
+    """`snakemake <a mongod figure>` with no server: one line in the job log and on the console, no traceback."""
+    path, log_path, echoed = tmp_path / "standalone.json", tmp_path / "setup.log", []
+    assert run_setup_step(path, {}, None, "standalone", log_path, echoed.append) == 1
+    assert not path.exists()
+    logged = log_path.read_text().strip()
+    assert echoed == [logged] and "\n" not in logged  # the log used to be empty, the console a traceback
+    assert str(path) in logged and "standalone" in logged and "no MongoDB server" in logged
+    assert "Docker" in logged and "server.uri" in logged and "make all" in logged
+
+
+def test_setup_step_with_an_external_server_that_does_not_answer(tmp_path):
+    config = {"uri": f"mongodb://alice:{SECRET}@127.0.0.1:1/", "startup_timeout_s": 0.5}
+    path, log_path = tmp_path / "standalone.json", tmp_path / "setup.log"
+    assert run_setup_step(path, config, "external", "standalone", log_path, lambda line: None) == 1
+    logged = log_path.read_text()
+    assert "did not answer" in logged and "mongodb://alice@127.0.0.1:1/" in logged and SECRET not in logged
+    assert not path.exists()
 
 
 # ---------------------------------------------------------------- not_run.json

@@ -19,7 +19,8 @@ from typing import Any, Callable
 
 import costlab
 from costlab.server.availability import find_mongod, public_uri, server_identity, server_uri
-from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_MESSAGE, NO_SERVER_REASON, ServerUnavailable
+from costlab.server.errors import (NO_SERVER_FIX, NO_SERVER_MESSAGE, NO_SERVER_REASON, ServerStartError,
+                                   ServerUnavailable)
 
 Log = Callable[[str], None]
 VERSION_RE = re.compile(r"db version v?(\S+)")
@@ -206,6 +207,34 @@ def write_setup(path: str | Path, server_config: dict, backend: str | None, prof
     log(f"server for profile {profile_name}: {backend} {record['server'].get('version')} -> {path}")
     return record
 
+
+
+def run_setup_step(path: str | Path, server_config: dict, backend: str | None, profile_name: str,
+                   log_path: str | Path, echo: Log = _stderr) -> int:
+    """The server_setup rule's body: 0 with the record written, else 1 with the reason in one line.
+
+    A missing or unreachable server is the user's situation, not a bug: the job log and the console
+    get the one line that says what to do, not a Python traceback (the log used to stay empty).
+    """
+    lines: list[str] = []
+
+    def log(line: str) -> None:
+        echo(line)
+        lines.append(line)
+
+    try:
+        write_setup(path, server_config, backend, profile_name, log)
+        return 0
+    except (ServerUnavailable, ServerStartError) as err:
+        why = str(err)
+        if backend is None:
+            why = (f"costlab: {path} (server profile {profile_name}) needs a MongoDB server and none was "
+                   f"found ({NO_SERVER_REASON}): {NO_SERVER_FIX}. Without one, `make all` (or `snakemake all`) "
+                   f"builds the server-free parts")
+        log(why)
+        return 1
+    finally:
+        Path(log_path).write_text("\n".join(lines) + "\n")
 
 
 # ---------------------------------------------------------------- no server
