@@ -1,7 +1,6 @@
 # Study arraygrowth: journal bytes of a growing array, standalone vs replica set.
 # Source: "Linear array growth in MongoDB". Logic in costlab/arraygrowth; scripts are thin.
 
-from costlab.credentials import public_server_config as _public_server_config
 
 AG = config["arraygrowth"]
 AG_FALLBACK = AG["fallback"]
@@ -39,7 +38,6 @@ rule arraygrowth_run:
         provenance="results/arraygrowth/provenance/{ag_profile}_{ag_workload}.json",
     params:
         ns=AG["ns"],
-        server=_public_server_config(config["server"]),  # reruns on a server change; no password
     threads: ask("arraygrowth_run").threads
     resources:
         mongod=1,
@@ -75,7 +73,6 @@ rule arraygrowth_fallback:
         provenance="results/arraygrowth/provenance/fallback_{ag_profile}.json",
     params:
         fallback=AG_FALLBACK,
-        server=_public_server_config(config["server"]),  # reruns on a server change; no password
     threads: ask("arraygrowth_fallback").threads
     resources:
         mongod=1,

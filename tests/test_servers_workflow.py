@@ -101,6 +101,9 @@ def story(tmp_path_factory, server_uri, second_server):
     steps["run_a"] = snakemake(workdir, external(server_uri), "all")
     assert steps["run_a"].returncode == 0, steps["run_a"].stderr[-4000:]
     steps["noop_plan"] = planned(snakemake(workdir, external(server_uri), "-n", "all"))
+    # a key that does not decide an external server (the docker image) reruns no measurement
+    steps["image_plan"] = planned(snakemake(workdir, f"{{backend: external, uri: '{server_uri}', image: 'mongo:7.0'}}",
+                                            "-n", "all"))
     steps["server_b_plan"] = planned(snakemake(workdir, external(second_server), "-n", "all"))
     # Another machine's run, as a user would copy it here: the same tree, relabelled as another
     # server version on another host at another scale (test data for the report, not a measurement).
@@ -171,6 +174,10 @@ def test_the_run_with_a_server_replaces_not_run_with_measurements(story):
 
 def test_a_no_op_run_plans_nothing(story):
     assert story["noop_plan"] == Counter()
+
+
+def test_a_key_that_does_not_decide_the_server_reruns_no_measurement(story):
+    assert set(story["image_plan"]) <= {"run_manifest", "report", "all"}, story["image_plan"]
 
 
 def test_another_server_reruns_every_measurement_and_nothing_server_free(story):

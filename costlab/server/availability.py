@@ -15,7 +15,7 @@ import os
 import shutil
 from pathlib import Path
 
-from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_REASON, ServerUnavailable  # noqa: F401
+from costlab.server.errors import ServerUnavailable
 
 DEFAULT_DOCKER_SOCKET = Path("/var/run/docker.sock")
 
