@@ -3,6 +3,7 @@
 # URI, profile options) reruns the measurements and what follows them, and nothing server-free.
 # The params are the server's identity with credentials removed: they decide when it reruns,
 # and Snakemake stores them under .snakemake/. See docs/servers.md.
+from costlab.credentials import public_server_config as _public_server_config
 from costlab.server.availability import server_identity as _server_identity
 from costlab.server.profiles import PROFILES as _SERVER_PROFILES
 
@@ -16,7 +17,8 @@ rule server_setup:
         "results/servers/{server_profile}.json",
     params:
         backend=SERVER_BACKEND,
-        identity=lambda wildcards: _server_identity(config["server"], SERVER_BACKEND, wildcards.server_profile),
+        identity=lambda wildcards: _server_identity(_public_server_config(config["server"]), SERVER_BACKEND,
+                                                    wildcards.server_profile),
     log:
         "results/logs/server_setup_{server_profile}.log",
     conda:
