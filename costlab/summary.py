@@ -2,7 +2,8 @@
 
 Called by the Snakefile's `onsuccess:` handler (so `make all` and `snakemake all` end with it) and
 by `python -m costlab.summary` on an existing results/ folder. Reads only small files: each study's
-tables/published_vs_reproduced.csv (its `verdict` and `server_kind` columns) and not_run.json
+tables/published_vs_reproduced.csv and engine/published_vs_engine.csv (their `verdict` and
+`server_kind` columns) and not_run.json
 ({"part", "reason", "fix"}, one object or a list of them) when a part of the study could not run.
 """
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any, Iterable
 from costlab import STUDIES
 
 PUBLISHED_TABLE = Path("tables") / "published_vs_reproduced.csv"
+ENGINE_TABLE = Path("engine") / "published_vs_engine.csv"
+ENGINE_LABEL = "engine lab (WiredTiger, not a mongod run)"
 NOT_RUN_FILE = "not_run.json"
 REPORT = "report.html"
 
@@ -48,32 +51,43 @@ def _counts_text(counts: Counter) -> str:
     return ", ".join(f"{n} {verdict}" for verdict, n in ordered)
 
 
+def _table_text(table: Path) -> str:
+    """A verdict table's counts in one line (the stand-in named), or why it could not be read."""
+    try:
+        counts, stand_in = verdict_counts(table)
+    except (OSError, csv.Error, UnicodeDecodeError) as err:
+        return f"{table} unreadable: {err}"
+    return (_counts_text(counts) or "no findings") + (" (stand-in server: not a MongoDB measurement)"
+                                                     if stand_in else "")
+
+
 def summary_lines(results_dir: str | Path = "results", studies: Iterable[str] | None = None,
                   log: str | Path | None = None) -> list[str]:
     results = Path(results_dir)
     names = list(studies) if studies is not None else list(STUDIES)
     width = max((len(s) for s in names), default=0)
     lines = ["costlab summary: verdicts per study (published vs reproduced)"]
+    fixes: list[str] = []  # one line each at the end: with no server it is the same for every study
     for study in names:
+        study_lines = []
         table = results / study / PUBLISHED_TABLE
-        label = f"  {study:<{width}}  "
-        if table.is_file():
-            try:
-                counts, stand_in = verdict_counts(table)
-            except (OSError, csv.Error, UnicodeDecodeError) as err:
-                lines.append(f"{label}{table} unreadable: {err}")
-            else:
-                text = _counts_text(counts) or "no findings"
-                lines.append(label + text + (" (stand-in server: not a MongoDB measurement)" if stand_in else ""))
-        else:
-            lines.append(f"{label}no {PUBLISHED_TABLE.as_posix()} yet")
+        engine_table = results / study / ENGINE_TABLE
         not_run = results / study / NOT_RUN_FILE
+        if table.is_file():
+            study_lines.append(_table_text(table))
+        if engine_table.is_file():
+            study_lines.append(f"{ENGINE_LABEL}: {_table_text(engine_table)}")
         if not_run.is_file():
             for part in not_run_parts(not_run):
                 what = part.get("part") or study
-                lines.append(" " * (width + 4) + f"not run: {what}: {part.get('reason') or 'no reason given'}")
-                if part.get("fix"):
-                    lines.append(" " * (width + 4) + f"  fix: {part['fix']}")
+                study_lines.append(f"not run: {what}: {part.get('reason') or 'no reason given'}")
+                if part.get("fix") and part["fix"] not in fixes:
+                    fixes.append(part["fix"])
+        if not table.is_file() and not not_run.is_file():
+            study_lines.insert(0, f"no {PUBLISHED_TABLE.as_posix()} yet")
+        for i, text in enumerate(study_lines):
+            lines.append((f"  {study:<{width}}  " if i == 0 else " " * (width + 4)) + text)
+    lines.extend(f"to run what was not run: {fix}" for fix in fixes)
     report = results / REPORT
     lines.append(f"report: {report}" if report.is_file() else f"report: not built ({report} is missing)")
     if log:

@@ -93,9 +93,32 @@ def test_summary_counts_verdicts_names_parts_not_run_and_the_report(tmp_path):
     text = "\n".join(lines)
     assert "docsize      2 reproduced, 1 not reproduced" in text
     assert "uniqueidx    2 not comparable (stand-in) (stand-in server: not a MongoDB measurement)" in text
-    assert "not run: arraygrowth mongod runs: no MongoDB server" in text and "fix: install Docker" in text
+    assert "not run: arraygrowth mongod runs: no MongoDB server" in text
+    assert "to run what was not run: install Docker" in text
     assert f"report: {results / 'report.html'}" in text
     assert "full log: /x/run.snakemake.log" in lines[-1]
+
+
+def test_summary_with_no_server_shows_the_engine_lab_and_the_fix_once(tmp_path):
+    """make all with no server: it used to say 'no tables/published_vs_reproduced.csv yet' for every study,
+    leave out the engine lab's verdicts, and repeat the same fix line five times."""
+    results = tmp_path / "results"
+    write_verdicts(results, "arraygrowth", ["reproduced"] * 3 + ["not reproduced"], kind="engine")
+    (results / "arraygrowth" / "engine").mkdir()
+    (results / "arraygrowth" / "tables" / "published_vs_reproduced.csv").rename(
+        results / "arraygrowth" / "engine" / "published_vs_engine.csv")
+    for study in ("arraygrowth", "uniqueidx"):
+        (results / study).mkdir(parents=True, exist_ok=True)
+        (results / study / "not_run.json").write_text(json.dumps(
+            {"part": "mongod", "reason": "no MongoDB server", "fix": "start a Docker engine"}))
+    lines = summary_lines(results, ["arraygrowth", "uniqueidx"])
+    text = "\n".join(lines)
+    assert "no tables/published_vs_reproduced.csv yet" not in text
+    assert ("  arraygrowth  engine lab (WiredTiger, not a mongod run): 3 reproduced, 1 not reproduced\n"
+            "               not run: mongod: no MongoDB server\n"
+            "  uniqueidx    not run: mongod: no MongoDB server\n"
+            "to run what was not run: start a Docker engine\n") in text + "\n"
+    assert text.count("start a Docker engine") == 1
 
 
 def test_summary_without_a_report(tmp_path):
