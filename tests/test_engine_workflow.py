@@ -54,7 +54,8 @@ def test_engine_targets_build_without_a_server(tmp_path):
         verdicts = pl.read_csv(tmp_path / "results" / study / "engine" / "published_vs_engine.csv")
         assert set(verdicts["server_kind"]) == {"engine"}
         # real verdicts; at smoke N a count compared at the published N=10000 is "not measured"
-        assert set(verdicts["verdict"]) <= {"reproduced", "not reproduced", "not comparable (not measured)"}
+        assert set(verdicts["verdict"].str.replace(r" \(published for 64 KB.*", "")) <= {
+            "reproduced", "not reproduced", "not comparable (not measured)", "not comparable at this scale"}
         assert not verdicts["verdict"].str.contains("stand-in").any()
     quadratic = pl.read_csv(tmp_path / "results" / "arraygrowth" / "engine" / "published_vs_engine.csv").filter(
         pl.col("finding").str.starts_with("standalone $push: journal bytes grow quadratically"))
