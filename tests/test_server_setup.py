@@ -222,8 +222,11 @@ def test_topology_from_hello():
 
 def test_external_record_from_the_test_server(server_uri, real_mongod, tmp_path):
     path = tmp_path / "servers" / "standalone.json"
+    logged = []
     record = write_setup(path, {"backend": "external", "uri": server_uri, "startup_timeout_s": 10},
-                         "external", "standalone", lambda line: None)
+                         "external", "standalone", logged.append)
+    # the console line names the stand-in (it answers as "8.2.11", which alone reads as MongoDB 8.2.11)
+    assert ("stand-in: not a MongoDB measurement" in logged[-1]) == (record["server"]["server_kind"] == "stand-in")
     assert json.loads(path.read_text()) == record
     server = record["server"]
     assert server["version"] and server["storage_engine"]

@@ -204,7 +204,10 @@ def write_setup(path: str | Path, server_config: dict, backend: str | None, prof
 
     record = setup_record(server_config, backend, profile_name, log)
     write_json_atomic(Path(path), record)
-    log(f"server for profile {profile_name}: {backend} {record['server'].get('version')} -> {path}")
+    # the stand-in answers as a MongoDB version: say what it is where the user first sees it
+    kind = " (SecantusDB stand-in: not a MongoDB measurement)" if record["server"].get("server_kind") == "stand-in" \
+        else ""
+    log(f"server for profile {profile_name}: {backend} {record['server'].get('version')}{kind} -> {path}")
     return record
 
 
