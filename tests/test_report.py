@@ -382,3 +382,28 @@ def test_study_config_hash_only_moves_with_its_own_keys():
     assert study_config_hash(base, "appversions") != study_config_hash(other, "appversions")
     assert study_of_provenance_path("results/docsize/provenance/small_cache__orders_1k.json", base) == "docsize"
     assert study_of_provenance_path("results/servers/standalone.json", base) is None
+
+
+def test_a_study_with_no_server_does_not_say_it_was_measured(tmp_path, captions, monkeypatch):
+    """make all with no server: the section used to open with "What was measured." (client time, server
+    time, ...) and "results are server-free", though nothing ran on a server and the engine lab did."""
+    base = tmp_path / "results" / "docsize"
+    (base / "model").mkdir(parents=True)
+    (base / "engine").mkdir()
+    pl.DataFrame({"size_kb": [1], "documents": [10]}).write_csv(base / "model" / "collections.csv")
+    pl.DataFrame({"finding": ["f"], "metric": ["m"], "unit": ["ratio"], "published": [1.0], "reproduced": [1.0],
+                  "ratio": [1.0], "verdict": ["reproduced"], "server_kind": ["engine"], "note": [None]}).write_csv(
+        base / "engine" / "published_vs_engine.csv")
+    (base / "not_run.json").write_text(json.dumps({"part": "mongod", "reason": "no MongoDB server",
+                                                   "fix": "start a Docker engine"}))
+    write_study(tmp_path, "appversions", "mongod")
+    monkeypatch.chdir(tmp_path)
+    targets = {"docsize": ["results/docsize/model/collections.csv", "results/docsize/engine/published_vs_engine.csv",
+                           "results/docsize/not_run.json"],
+               "appversions": ["results/appversions/tables/published_vs_reproduced.csv"]}
+    page, _ = build(tmp_path, smoke_config(studies=["docsize", "appversions"]), captions, study_targets=targets)
+    docsize = section_of(page, "docsize")
+    assert "What was measured." not in docsize and "What the study measures (on a MongoDB server)." in docsize
+    assert "No MongoDB server: nothing was measured on one." in docsize and "engine lab" in docsize
+    assert "results are server-free" not in docsize
+    assert "What was measured." in section_of(page, "appversions")
