@@ -18,7 +18,7 @@ import logging
 import os
 import re
 import time
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 CONSOLE_ENV = "COSTLAB_CONSOLE"
 SNAKEMAKE_LOGGER = "snakemake.logging"
@@ -35,6 +35,8 @@ NOISE = re.compile(
     r")\s*$", re.S)
 
 # Snakemake events (snakemake_interface_logger_plugins.common.LogEvent values) shown as nothing.
+NOTHING_TO_DO = "Nothing to be done"   # snakemake.common.NOTHING_TO_BE_DONE_MSG's start
+
 DROPPED_EVENTS = {"shellcmd", "job_finished", "job_started", "resources_info", "workflow_started",
                   "group_info", "rulegraph"}
 KEPT_EVENTS = {"job_error", "group_error", "error"}
@@ -55,6 +57,9 @@ class OneLinePerJob(logging.Filter):
         self.handler = handler
         self.started = 0
         self.total: int | None = None
+        # Called after "Nothing to be done": Snakemake returns before its onsuccess handler then, so
+        # a second `make all` would end without the summary (and the report's path).
+        self.on_nothing_to_do: Callable[[], None] | None = None
 
     @property
     def stream(self) -> TextIO:
@@ -110,7 +115,17 @@ class OneLinePerJob(logging.Filter):
         message = record.getMessage() if record.msg is not None else ""
         if not message.strip() or NOISE.match(message) or re.fullmatch(r"\s*\[[^\]]+\d{4}\]\s*", message):
             return False
+        if message.startswith(NOTHING_TO_DO) and self.on_nothing_to_do is not None:
+            self.write(message)
+            self.on_nothing_to_do()
+            return False
         return True
+
+
+def _print_summary(workflow: Any) -> None:
+    from costlab.summary import print_summary
+
+    print_summary("results", workflow.config.get("studies"))
 
 
 def quiet_console(workflow: Any = None) -> OneLinePerJob | None:
@@ -128,6 +143,8 @@ def quiet_console(workflow: Any = None) -> OneLinePerJob | None:
             if isinstance(existing, OneLinePerJob):
                 return existing
         installed = OneLinePerJob(handler)
+        if workflow is not None:
+            installed.on_nothing_to_do = lambda: _print_summary(workflow)
         handler.addFilter(installed)
         return installed
     return None

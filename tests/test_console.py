@@ -149,3 +149,21 @@ def test_default_profile_does_not_print_shell_commands():
 
     profile = yaml.safe_load((ROOT / "profiles" / "default" / "config.yaml").read_text())
     assert not profile.get("printshellcmds")
+
+
+def test_an_up_to_date_run_still_ends_with_the_summary():
+    """A second `make all` printed "Nothing to be done" and stopped: Snakemake skips onsuccess then."""
+    log, stream = console()
+    handler = log.handlers[0]
+    one_line = next(f for f in handler.filters if isinstance(f, OneLinePerJob))
+    called = []
+    one_line.on_nothing_to_do = lambda: called.append(True)
+    log.info("Nothing to be done (all requested files are present and up to date).")
+    assert called == [True]
+    assert stream.getvalue() == "Nothing to be done (all requested files are present and up to date).\n"
+    dry_log, dry_stream = console(dryrun=True)  # a dry run has no summary
+    dry_filter = next(f for f in dry_log.handlers[0].filters if isinstance(f, OneLinePerJob))
+    dry_filter.on_nothing_to_do = lambda: called.append("dry")
+    dry_log.info("Nothing to be done (all requested files are present and up to date).")
+    assert called == [True] and "Nothing to be done" in dry_stream.getvalue()
+
