@@ -234,7 +234,7 @@ def run_setup_step(path: str | Path, server_config: dict, backend: str | None, p
             why = (f"costlab: {path} (server profile {profile_name}) needs a MongoDB server and none was "
                    f"found ({NO_SERVER_REASON}): {NO_SERVER_FIX}. Without one, `make all` (or `snakemake all`) "
                    f"builds the server-free parts")
-        log(why)
+        lines.append(why)  # not echoed: Snakemake prints the job's log under its error, once is enough
         return 1
     finally:
         Path(log_path).write_text("\n".join(lines) + "\n")
