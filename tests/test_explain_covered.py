@@ -59,17 +59,37 @@ def test_zero_documents_examined_by_a_fetching_plan_is_not_covered():
 
 
 class _FakeEngineClient:
-    """Test double of docker.DockerClient: only what resolve_backend touches (close)."""
+    """Test double of docker.DockerClient: only what backend resolution and the setup step touch."""
 
-    def __init__(self):
+    def __init__(self, **_kwargs):
         self.closed = False
+
+    def ping(self):
+        return True
 
     def close(self):
         self.closed = True
 
 
 def test_backend_resolution_closes_the_docker_client_it_opened(monkeypatch):
-    from costlab.server import docker_backend
+    # Resolution happens when the workflow is planned (costlab.server.availability): it pings the
+    # engine through docker.from_env and must close that client, or every snakemake call leaks one.
+    import docker
+
+    opened = []
+
+    def fake_from_env(**kwargs):
+        opened.append(_FakeEngineClient(**kwargs))
+        return opened[-1]
+
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    monkeypatch.setattr(docker, "from_env", fake_from_env)
+    assert resolve_backend({"backend": "auto"}) == "docker"
+    assert len(opened) == 1 and opened[0].closed
+
+
+def test_server_setup_step_closes_the_docker_client_it_opened(monkeypatch):
+    from costlab.server import docker_backend, setup
 
     opened = []
 
@@ -77,6 +97,12 @@ def test_backend_resolution_closes_the_docker_client_it_opened(monkeypatch):
         opened.append(_FakeEngineClient())
         return opened[-1]
 
+    def fake_record(engine, image, log=None):
+        assert engine is opened[-1] and not engine.closed
+        return {"image": image}
+
     monkeypatch.setattr(docker_backend, "engine_client", fake_engine_client)
-    assert resolve_backend({"backend": "auto"}) == "docker"
+    monkeypatch.setattr(setup, "docker_record", fake_record)
+    record = setup.setup_record({"backend": "docker", "image": "mongo:8.0"}, "docker", "standalone")
+    assert record["server"] == {"image": "mongo:8.0"}
     assert len(opened) == 1 and opened[0].closed

@@ -181,8 +181,13 @@ def setup_record(server_config: dict, backend: str | None, profile_name: str, lo
     if backend == "docker":
         if docker_engine is None:
             from costlab.server.docker_backend import engine_client
-            docker_engine = engine_client()
-        found = docker_record(docker_engine, server_config.get("image") or "mongo:8.0", log)
+            opened = engine_client()
+            try:   # the client we open we close (#18: no client left holding the engine's socket)
+                found = docker_record(opened, server_config.get("image") or "mongo:8.0", log)
+            finally:
+                opened.close()
+        else:
+            found = docker_record(docker_engine, server_config.get("image") or "mongo:8.0", log)
     elif backend == "binary":
         found = binary_record(find_mongod(server_config.get("mongod")))
     elif backend == "external":
