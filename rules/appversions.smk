@@ -238,3 +238,23 @@ rule appversions_engine:
 
 if ENGINE_ON:
     add_server_free_targets("appversions", *AV_ENGINE.values())
+
+
+rule appversions_engine_figure:
+    """The engine lab's figure, labelled "WiredTiger engine lab — not a mongod run": needs no server."""
+    input:
+        storage=AV_ENGINE["storage"],
+    output:
+        png=report("results/appversions/figures/engine_storage_per_event.png", caption="captions/appversions_engine_storage_per_event.rst", category="appversions"),
+        svg="results/appversions/figures/engine_storage_per_event.svg",
+        json="results/appversions/figures/engine_storage_per_event.vl.json",
+    log:
+        "results/logs/appversions_engine_figure.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/appversions_engine_figure.py"
+
+
+if ENGINE_ON:
+    add_server_free_targets("appversions", *[f"results/appversions/figures/engine_storage_per_event.{ext}" for ext in ("png", "svg", "vl.json")])

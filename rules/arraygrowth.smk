@@ -203,3 +203,25 @@ rule arraygrowth_engine:
 
 if ENGINE_ON:
     add_server_free_targets("arraygrowth", *AG_ENGINE.values())
+
+
+rule arraygrowth_engine_figure:
+    """The engine lab's figure, labelled "WiredTiger engine lab — not a mongod run": needs no server."""
+    input:
+        log_bytes=AG_ENGINE["log_bytes"],
+        fit=AG_ENGINE["fit"],
+        published=AG_PUBLISHED["published_log_bytes"],
+    output:
+        png=report("results/arraygrowth/figures/engine_log_bytes.png", caption="captions/arraygrowth_engine_log_bytes.rst", category="arraygrowth"),
+        svg="results/arraygrowth/figures/engine_log_bytes.svg",
+        json="results/arraygrowth/figures/engine_log_bytes.vl.json",
+    log:
+        "results/logs/arraygrowth_engine_figure.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/arraygrowth_engine_figure.py"
+
+
+if ENGINE_ON:
+    add_server_free_targets("arraygrowth", *[f"results/arraygrowth/figures/engine_log_bytes.{ext}" for ext in ("png", "svg", "vl.json")])

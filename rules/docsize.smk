@@ -168,3 +168,24 @@ rule docsize_engine:
 
 if ENGINE_ON:
     add_server_free_targets("docsize", *DS_ENGINE.values())
+
+
+rule docsize_engine_figure:
+    """The engine lab's figure, labelled "WiredTiger engine lab — not a mongod run": needs no server."""
+    input:
+        cache_reads=DS_ENGINE["cache_reads"],
+        published_queries="resources/published/docsize_query_tables.csv",
+    output:
+        png=report("results/docsize/figures/engine_cache_reads.png", caption="captions/docsize_engine_cache_reads.rst", category="docsize"),
+        svg="results/docsize/figures/engine_cache_reads.svg",
+        json="results/docsize/figures/engine_cache_reads.vl.json",
+    log:
+        "results/logs/docsize_engine_figure.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/docsize_engine_figure.py"
+
+
+if ENGINE_ON:
+    add_server_free_targets("docsize", *[f"results/docsize/figures/engine_cache_reads.{ext}" for ext in ("png", "svg", "vl.json")])

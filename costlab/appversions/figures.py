@@ -6,6 +6,7 @@ numbers appear as marks only where the articles give one (peak latencies, peak r
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import altair as alt
@@ -13,8 +14,8 @@ import polars as pl
 
 from costlab.appversions.loadtest import LoadTestPlan, segments
 from costlab.appversions.names import figure_names, loadtest_figures  # figure_names: re-exported
-from costlab.report.charts import (APP_VERSION_COLORS, PUBLISHED_COLOR, color_scale, save_chart,
-                                   source_shape_scale, titled)
+from costlab.report.charts import (APP_VERSION_COLORS, ENGINE_LABEL, PUBLISHED_COLOR, color_scale,
+                                   compressor_text, save_chart, source_shape_scale, titled)
 
 OPERATION_TITLES = {"report": "Get Reports (requests/s)", "upsert": "Bulk Upsert (events/s)"}
 
@@ -26,42 +27,49 @@ def _version_scale(versions) -> alt.Scale:
 NOT_PUBLISHED = "not published"
 
 
-def storage_per_event_frames(stats: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+def storage_per_event_frames(stats: pl.DataFrame, parts: tuple[str, ...] = ("data", "index"),
+                             ours: str = "reproduced") -> tuple[pl.DataFrame, pl.DataFrame]:
     """(bar parts, not-published marks) of the storage-per-event chart.
 
     A bar stacks data and index bytes per event, so it is drawn only when both parts are known:
     a published bar with a missing part (appV6R4's data per event is not published) would read as
     the other part alone. Such a bar becomes a "not published" mark (version, source, missing).
     """
-    parts, missing = [], []
+    rows, missing = [], []
     for rec in stats.iter_rows(named=True):
-        for source, prefix in (("reproduced", ""), ("published", "published_")):
-            values = {c: rec[f"{prefix}{c}_bytes_per_event"] for c in ("data", "index")}
+        for source, prefix in ((ours, ""), ("published", "published_")):
+            values = {c: rec[f"{prefix}{c}_bytes_per_event"] for c in parts}
             absent = [c for c, v in values.items() if v is None]
             if absent and source == "published":
                 missing.append({"version": rec["version"], "source": source,
                                 "missing": f"{' and '.join(absent)} per event {NOT_PUBLISHED}"})
                 continue
-            parts += [{"version": rec["version"], "source": source, "component": c, "bytes_per_event": v}
+            rows += [{"version": rec["version"], "source": source, "component": c, "bytes_per_event": v}
                       for c, v in values.items() if v is not None]
-    return (pl.DataFrame(parts, schema={"version": pl.Utf8, "source": pl.Utf8, "component": pl.Utf8,
+    return (pl.DataFrame(rows, schema={"version": pl.Utf8, "source": pl.Utf8, "component": pl.Utf8,
                                         "bytes_per_event": pl.Float64}),
             pl.DataFrame(missing, schema={"version": pl.Utf8, "source": pl.Utf8, "missing": pl.Utf8}))
 
 
-def storage_per_event_chart(stats: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
-    """Data and index bytes per event by version, ours beside the published (stacked bars)."""
-    frame, missing = storage_per_event_frames(stats)
+def storage_per_event_chart(stats: pl.DataFrame, stand_in: bool, parts: tuple[str, ...] = ("data", "index"),
+                            ours: str = "reproduced", title: str = "Storage per event by version (collStats size / events)",
+                            subtitle: str = "left bar: this run; right bar (faded): published, 500 million events",
+                            x_label: dict[str, str] | None = None) -> alt.TopLevelMixin:
+    """Bytes per event by version in stacked `parts` (columns <part>_bytes_per_event), ours beside the published.
+
+    `x_label` optionally relabels versions on the axis (the engine lab adds each one's compressor).
+    """
+    frame, missing = storage_per_event_frames(stats, parts, ours)
     order = [v for v in APP_VERSION_COLORS if v in set(stats["version"])]
-    x = alt.X("version:N", sort=order, title="app version")
-    x_offset = alt.XOffset("source:N", sort=["reproduced", "published"], scale=alt.Scale(
-        domain=["reproduced", "published"]))
+    axis = alt.Axis(labelExpr=f"{json.dumps(x_label, ensure_ascii=False)}[datum.value] || datum.value") if x_label else alt.Axis()
+    x = alt.X("version:N", sort=order, title="app version", axis=axis)
+    x_offset = alt.XOffset("source:N", sort=[ours, "published"], scale=alt.Scale(domain=[ours, "published"]))
     chart = alt.Chart(frame).mark_bar().encode(
         x=x, xOffset=x_offset,
-        y=alt.Y("sum(bytes_per_event):Q", title="bytes per event (data + index)"),
-        color=alt.Color("component:N", scale=color_scale({"data": "#4c78a8", "index": "#f58518"}),
+        y=alt.Y("sum(bytes_per_event):Q", title=f"bytes per event ({' + '.join(parts)})"),
+        color=alt.Color("component:N", scale=color_scale(dict(zip(parts, ("#4c78a8", "#f58518")))),
                         title="part"),
-        opacity=alt.Opacity("source:N", scale=alt.Scale(domain=["reproduced", "published"], range=[1.0, 0.45]),
+        opacity=alt.Opacity("source:N", scale=alt.Scale(domain=[ours, "published"], range=[1.0, 0.45]),
                             title="source"),
         tooltip=["version", "source", "component", alt.Tooltip("bytes_per_event:Q", format=".1f")],
     )
@@ -69,11 +77,9 @@ def storage_per_event_chart(stats: pl.DataFrame, stand_in: bool) -> alt.TopLevel
         marks = alt.Chart(missing).mark_text(text="n/p", baseline="bottom", dy=-2, color=PUBLISHED_COLOR).encode(
             x=x, xOffset=x_offset, y=alt.datum(0), tooltip=["version", "source", "missing"])
         chart = alt.layer(chart, marks)
-    subtitle = "left bar: this run; right bar (faded): published, 500 million events"
     if missing.height:
         subtitle += "; n/p: " + ", ".join(f"{r['version']} {r['missing']}" for r in missing.iter_rows(named=True))
-    return titled(chart.properties(width=alt.Step(18), height=280),
-                  "Storage per event by version (collStats size / events)", stand_in, subtitle)
+    return titled(chart.properties(width=alt.Step(18), height=280), title, stand_in, subtitle)
 
 
 def document_size_chart(stats: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
@@ -216,3 +222,30 @@ def build_figures(collection_stats_csv: str | Path, bins_csv: str | Path, facts_
         save_chart(chart, *paths)
         written.append(paths[0])
     return written
+
+
+# ---- the engine lab (docs/engine-lab.md): each version stored by WiredTiger, no server --------------
+ENGINE_SOURCE = "WiredTiger engine lab"
+
+
+def engine_storage_per_event_chart(storage: pl.DataFrame) -> alt.TopLevelMixin:
+    """Collection storage + index bytes per event by version (engine/storage.csv) beside the published.
+
+    Each version's axis label names its block compressor (used, and wanted where that was not built in).
+    """
+    labels = {r["version"]: (f"{r['version']} ({r['block_compressor']})" if r["block_compressor"] == r["block_compressor_wanted"]
+                             else f"{r['version']} ({r['block_compressor_wanted']}→{r['block_compressor']})")
+              for r in storage.iter_rows(named=True)}
+    compressor = compressor_text(set(storage["block_compressor"].cast(pl.Utf8).to_list()),
+                                 set(storage["block_compressor_wanted"].cast(pl.Utf8).to_list()), "block compressor")
+    events = sorted(set(storage["events"].to_list()))
+    subtitle = (f"{ENGINE_LABEL}; {compressor} (per version on the axis: wanted→used); left bar: engine lab, "
+                f"{', '.join(f'{e:,}' for e in events)} events; right bar (faded): published, 500 million events")
+    return storage_per_event_chart(storage, False, parts=("storage", "index"), ours=ENGINE_SOURCE,
+                                   title="Storage per event by version on WiredTiger (engine lab)",
+                                   subtitle=subtitle, x_label=labels)
+
+
+def build_engine_figure(storage_csv: str | Path, outputs: list[str | Path]) -> None:
+    """Write the engine-lab figure to each of `outputs` (png, svg, vl.json)."""
+    save_chart(engine_storage_per_event_chart(pl.read_csv(storage_csv)), *outputs)

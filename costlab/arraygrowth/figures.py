@@ -14,7 +14,7 @@ import polars as pl
 
 from costlab.arraygrowth.run import NOT_REPORTED
 from costlab.arraygrowth.tables import per_op, read_raw, with_provenance_kind
-from costlab.report.charts import PROFILE_COLORS, color_scale, save_chart, titled
+from costlab.report.charts import ENGINE_LABEL, PROFILE_COLORS, color_scale, compressor_text, save_chart, titled
 
 WORKLOAD_TITLES = {"insert": "insert N documents (one timestamp each)",
                    "push": "$push N timestamps into one document"}
@@ -31,16 +31,23 @@ def growth_points(raw: pl.DataFrame, published: pl.DataFrame) -> pl.DataFrame:
     reproduced = (per_op(raw).filter(pl.col("log_bytes").is_not_null())
                   .select("profile", "workload", "n", pl.col("log_bytes").cast(pl.Float64),
                           pl.col("log_bytes_per_op").alias("bytes_per_op"), pl.lit("reproduced").alias("source")))
+    return _with_published(reproduced, published)
+
+
+def _with_published(ours: pl.DataFrame, published: pl.DataFrame) -> pl.DataFrame:
     article = published.select("profile", "workload", "n", pl.col("log_bytes").cast(pl.Float64),
                                pl.col("bytes_per_op").cast(pl.Float64), pl.lit("published (article)").alias("source"))
-    points = pl.concat([reproduced, article], how="vertical")
+    points = pl.concat([ours, article], how="vertical")
     return points.with_columns(pl.col("workload").replace_strict(WORKLOAD_TITLES, default=pl.col("workload"))
                                .alias("workload_title"))
 
 
 def growth_chart(points: pl.DataFrame, value: str, y_title: str, title: str, stand_in: bool,
-                 missing_note: str | None) -> alt.TopLevelMixin:
-    """Log-log value vs N, one panel per workload, colour = profile, diamonds = the article."""
+                 missing_note: str | None, ours: str = "reproduced") -> alt.TopLevelMixin:
+    """Log-log value vs N, one panel per workload, colour = profile, diamonds = the article.
+
+    `ours` is the `source` value of this run's points (the engine lab labels its own).
+    """
     n_low, n_high = float(points["n"].min()) / 1.5, float(points["n"].max()) * 1.5   # keep edge points visible
     # Ticks at the N values run or published only: a log axis's own ticks crowd ("7k 8k 9k10k").
     ns = sorted({int(n) for n in points["n"].to_list()})
@@ -50,16 +57,17 @@ def growth_chart(points: pl.DataFrame, value: str, y_title: str, title: str, sta
     y = alt.Y(f"{value}:Q", title=y_title, scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
     profiles = {p: c for p, c in PROFILE_COLORS.items() if p in set(points["profile"].to_list())}
     color = alt.Color("profile:N", title="server profile", scale=color_scale(profiles))
-    line = (alt.Chart().mark_line(strokeWidth=2).transform_filter(alt.datum.source == "reproduced")
+    line = (alt.Chart().mark_line(strokeWidth=2).transform_filter(alt.datum.source == ours)
             .encode(x=x, y=y, color=color, detail="workload:N"))
-    shape = alt.Shape("source:N", title="source", scale=color_scale(SOURCE_SHAPES))
+    shapes = {ours: SOURCE_SHAPES["reproduced"], "published (article)": SOURCE_SHAPES["published (article)"]}
+    shape = alt.Shape("source:N", title="source", scale=color_scale(shapes))
     tooltip = ["profile:N", "workload:N", "n:Q", alt.Tooltip(f"{value}:Q", format=",.0f"), "source:N"]
     reproduced = (alt.Chart().mark_point(filled=True, size=70, opacity=0.9)
-                  .transform_filter(alt.datum.source == "reproduced")
+                  .transform_filter(alt.datum.source == ours)
                   .encode(x=x, y=y, color=color, shape=shape, tooltip=tooltip))
     # the article's points: large open diamonds drawn last, so a reproduced point never hides one
     article = (alt.Chart().mark_point(filled=False, size=220, strokeWidth=2.5)
-               .transform_filter(alt.datum.source != "reproduced")
+               .transform_filter(alt.datum.source != ours)
                .encode(x=x, y=y, color=color, shape=shape, tooltip=tooltip))
     chart = (alt.layer(line, reproduced, article, data=_data(points)).properties(width=300, height=260)
              .facet(column=alt.Column("workload_title:N", title=None, sort=list(WORKLOAD_TITLES.values())))
@@ -140,3 +148,40 @@ def build_figures(raw_paths: Sequence[str | Path], provenance_paths: Sequence[st
         fallback = with_provenance_kind(read_raw(fallback_raw_paths), fallback_provenance_paths)
         fb_stand_in = "stand-in" in set(fallback["server_kind"].to_list())
         save_chart(fallback_chart(fallback, pl.read_csv(model_path), fb_stand_in), *outputs["fallback"])
+
+
+# ---- the engine lab (docs/engine-lab.md): WiredTiger driven like mongod, no server ------------------
+ENGINE_SOURCE = "WiredTiger engine lab"
+
+
+def engine_growth_points(log_bytes: pl.DataFrame, published: pl.DataFrame) -> pl.DataFrame:
+    """The engine lab's sweep (engine/log_bytes.csv) and the article's points, in growth_chart's shape."""
+    engine = log_bytes.select("profile", "workload", "n", pl.col("log_bytes").cast(pl.Float64),
+                              (pl.col("log_bytes") / pl.col("n")).alias("bytes_per_op"),
+                              pl.lit(ENGINE_SOURCE).alias("source"))
+    return _with_published(engine, published)
+
+
+def engine_subtitle(log_bytes: pl.DataFrame, fit: pl.DataFrame) -> str:
+    """The label, the journal compressor used (and wanted, if it differs) and each fitted exponent."""
+    used = set(log_bytes["journal_compressor"].cast(pl.Utf8).to_list())
+    wanted = set(log_bytes["journal_compressor_wanted"].cast(pl.Utf8).to_list()) \
+        if "journal_compressor_wanted" in log_bytes.columns else used
+    exponents = "; ".join(
+        f"{r['profile']} {r['workload']} N^{r['exponent']:.2f}" if r["exponent"] is not None
+        else f"{r['profile']} {r['workload']}: no fit" for r in fit.iter_rows(named=True))
+    return f"{ENGINE_LABEL}; {compressor_text(used, wanted, 'journal compressor')}; fitted exponents: {exponents}"
+
+
+def engine_log_bytes_chart(log_bytes: pl.DataFrame, fit: pl.DataFrame, published: pl.DataFrame) -> alt.TopLevelMixin:
+    """Journal bytes vs N on the engine lab, both profiles and workloads, the article's points as diamonds."""
+    return growth_chart(engine_growth_points(log_bytes, published), "log_bytes", "journal bytes written (bytes)",
+                        "Journal bytes vs N on WiredTiger (engine lab)", False,
+                        engine_subtitle(log_bytes, fit), ours=ENGINE_SOURCE)
+
+
+def build_engine_figure(log_bytes_path: str | Path, fit_path: str | Path, published_path: str | Path,
+                        outputs: Sequence[str | Path]) -> None:
+    """Write the engine-lab figure to each of `outputs` (png, svg, vl.json)."""
+    chart = engine_log_bytes_chart(pl.read_csv(log_bytes_path), pl.read_csv(fit_path), pl.read_csv(published_path))
+    save_chart(chart, *outputs)

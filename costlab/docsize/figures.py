@@ -15,7 +15,7 @@ import polars as pl
 
 from costlab.docsize.names import FIGURES, RUNS
 from costlab.docsize.run import SHAPES
-from costlab.report.charts import color_scale, save_chart, titled
+from costlab.report.charts import ENGINE_LABEL, color_scale, compressor_text, save_chart, titled
 
 SHAPE_COLORS = {"whole": "#e45756", "projection": "#4c78a8", "covered": "#54a24b"}
 SHAPE_LABELS = {"whole": "whole documents", "projection": "projection, two fields", "covered": "covered"}
@@ -50,9 +50,10 @@ def _size_x() -> alt.X:
                  scale=alt.Scale(type="log", base=2, nice=False), axis=alt.Axis(values=[1, 2, 4, 8, 16, 32, 64, 128]))
 
 
-def _layers(data: pl.DataFrame, y: alt.Y, color: alt.Color, detail: str, tooltip: list) -> alt.LayerChart:
+def _layers(data: pl.DataFrame, y: alt.Y, color: alt.Color, detail: str, tooltip: list,
+            shapes: dict[str, str] = SOURCE_SHAPES) -> alt.LayerChart:
     """Reproduced: lines with filled circles; published: hollow diamonds of the same colour."""
-    shape = alt.Shape("source:N", title="values", scale=color_scale(SOURCE_SHAPES))
+    shape = alt.Shape("source:N", title="values", scale=color_scale(shapes))
     base = alt.Chart(data)
     mine = base.transform_filter(alt.datum.source != "published")
     lines = mine.mark_line(opacity=0.8).encode(x=_size_x(), y=y, color=color, detail=detail)
@@ -63,10 +64,11 @@ def _layers(data: pl.DataFrame, y: alt.Y, color: alt.Color, detail: str, tooltip
     return alt.layer(lines, points, published)
 
 
-def _lines_and_points(frame: pl.DataFrame, y: alt.Y, tooltip_title: str) -> alt.LayerChart:
+def _lines_and_points(frame: pl.DataFrame, y: alt.Y, tooltip_title: str,
+                      shapes: dict[str, str] = SOURCE_SHAPES) -> alt.LayerChart:
     color = alt.Color("query:N", title="query", scale=color_scale({SHAPE_LABELS[s]: SHAPE_COLORS[s] for s in SHAPES}))
     tooltip = ["cache_setting:N", "query:N", "source:N", "size_kb:Q", alt.Tooltip("value:Q", title=tooltip_title)]
-    return _layers(frame.filter(pl.col("value").is_not_null()), y, color, "query:N", tooltip)
+    return _layers(frame.filter(pl.col("value").is_not_null()), y, color, "query:N", tooltip, shapes)
 
 
 def _subtitle(window_minutes: int | None, note: str | None) -> str | None:
@@ -79,9 +81,9 @@ def _subtitle(window_minutes: int | None, note: str | None) -> str | None:
 
 
 def _by_cache_setting(frame: pl.DataFrame, y: alt.Y, unit: str, title: str, stand_in: bool,
-                      subtitle: str | None) -> alt.TopLevelMixin:
+                      subtitle: str | None, shapes: dict[str, str] = SOURCE_SHAPES) -> alt.TopLevelMixin:
     """Lines and points per query shape, one panel per cache setting."""
-    chart = _lines_and_points(frame, y, unit).properties(width=220, height=220).facet(
+    chart = _lines_and_points(frame, y, unit, shapes).properties(width=220, height=220).facet(
         column=alt.Column("cache_setting:N", title=None, sort=RUN_ORDER))
     return titled(chart, title, stand_in, subtitle)
 
@@ -104,16 +106,20 @@ def symlog_axis_top(largest: float | None, floor: float = 1e4) -> float:
 def bytes_read_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool,
                      window_minutes: int | None = None) -> alt.TopLevelMixin:
     frame = _long(summary, published, "bytes_read_into_cache", "bytes_read_into_cache")
+    return _by_cache_setting(frame, _bytes_read_y(frame), "bytes",
+                             "Bytes read into the cache by document size and query shape",
+                             stand_in, _subtitle(window_minutes, _missing_note(frame, "bytes read into cache")))
+
+
+def _bytes_read_y(frame: pl.DataFrame) -> alt.Y:
     # symlog keeps the published 0 KB (covered, 1 KB) on a log-like axis without inventing a value.
     # The axis ends at the power of ten above the largest value, so the top values have a labelled tick.
     # (a CSV column the server left empty reads as text: compare numbers)
     top = symlog_axis_top(frame["value"].cast(pl.Float64, strict=False).max() if frame.height else None)
-    y = alt.Y("value:Q", title="bytes read into cache per query (median, symlog)",
-              scale=alt.Scale(type="symlog", constant=1000, domain=[0, top], nice=False),
-              axis=alt.Axis(values=[0, *(10.0 ** k for k in range(3, int(math.log10(top)) + 1))],
-                            labelExpr=_BYTES_LABEL))
-    return _by_cache_setting(frame, y, "bytes", "Bytes read into the cache by document size and query shape",
-                             stand_in, _subtitle(window_minutes, _missing_note(frame, "bytes read into cache")))
+    return alt.Y("value:Q", title="bytes read into cache per query (median, symlog)",
+                 scale=alt.Scale(type="symlog", constant=1000, domain=[0, top], nice=False),
+                 axis=alt.Axis(values=[0, *(10.0 ** k for k in range(3, int(math.log10(top)) + 1))],
+                               labelExpr=_BYTES_LABEL))
 
 
 def server_vs_client_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool,
@@ -149,3 +155,41 @@ def build_figures(summary_path: str | Path, published_queries: str | Path, stand
         save_chart(chart, *paths)
         written += paths
     return written
+
+
+# ---- the engine lab (docs/engine-lab.md): WiredTiger driven like mongod, no server ------------------
+ENGINE_SOURCE = "WiredTiger engine lab (median)"
+
+
+def engine_bytes_read_frame(cache_reads: pl.DataFrame, published: pl.DataFrame) -> pl.DataFrame:
+    """engine/cache_reads.csv and the article's bytes read into cache, in _long's shape."""
+    engine = cache_reads.select("run", pl.col("size_kb").cast(pl.Int64), "shape",
+                                pl.col("bytes_read_into_cache_median").cast(pl.Float64).alias("value"),
+                                pl.lit(ENGINE_SOURCE).alias("source"))
+    theirs = published.filter(pl.col("metric") == "bytes_read_into_cache").select(
+        "run", pl.col("size_kb").cast(pl.Int64), "shape", pl.col("value").cast(pl.Float64),
+        pl.lit("published").alias("source"))
+    labels = pl.DataFrame({"run": list(RUNS), "cache_setting": RUN_ORDER})
+    return pl.concat([engine, theirs], how="vertical_relaxed").join(labels, on="run").with_columns(
+        pl.col("shape").replace_strict(SHAPE_LABELS, default=pl.col("shape")).alias("query"))
+
+
+def engine_bytes_read_chart(cache_reads: pl.DataFrame, published: pl.DataFrame) -> alt.TopLevelMixin:
+    """Bytes read into the cache per query on the engine lab, per size, shape and cache/windows run."""
+    frame = engine_bytes_read_frame(cache_reads, published)
+    compressor = compressor_text(set(cache_reads["block_compressor"].cast(pl.Utf8).to_list()),
+                                 set(cache_reads["block_compressor_wanted"].cast(pl.Utf8).to_list()),
+                                 "block compressor")
+    queries = sorted(set(cache_reads["queries"].to_list()))
+    subtitle = (f"{ENGINE_LABEL}; {compressor}; median of {', '.join(map(str, queries))} queries per point; "
+                "projection reads what a FETCH reads")
+    return _by_cache_setting(frame, _bytes_read_y(frame), "bytes",
+                             "Bytes read into the cache per query on WiredTiger (engine lab)", False, subtitle,
+                             shapes={ENGINE_SOURCE: SOURCE_SHAPES["reproduced (median)"],
+                                     "published": SOURCE_SHAPES["published"]})
+
+
+def build_engine_figure(cache_reads_path: str | Path, published_queries: str | Path,
+                        outputs: list[str | Path]) -> None:
+    """Write the engine-lab figure to each of `outputs` (png, svg, vl.json)."""
+    save_chart(engine_bytes_read_chart(pl.read_csv(cache_reads_path), pl.read_csv(published_queries)), *outputs)

@@ -16,6 +16,14 @@ from costlab.report.palette import (APP_VERSION_COLORS, LAYOUT_COLORS, PROFILE_C
                                     PUBLISHED_SHAPE, QUERY_SHAPE_COLORS, REPRODUCED_SHAPE, SERVER_KIND_COLORS)
 
 STAND_IN_LABEL = "stand-in server — not a MongoDB measurement"
+# Every engine-lab figure (docs/engine-lab.md) says this in its subtitle, with the compressor used.
+ENGINE_LABEL = "WiredTiger engine lab — not a mongod run"
+
+
+def compressor_text(used: set[str], wanted: set[str], what: str) -> str:
+    """'<what> lz4 (snappy wanted, not built in)': the compressor used, and the one asked for if it differs."""
+    text = f"{what} {', '.join(sorted(used))}"
+    return text + (f" ({', '.join(sorted(wanted))} wanted, not built in)" if wanted != used else "")
 
 
 def color_scale(mapping: dict[str, str]) -> alt.Scale:

@@ -1,0 +1,127 @@
+"""The engine lab's figures: built by `all` with no server, shown in the report, encoding the right data."""
+from __future__ import annotations
+
+import json
+import re
+
+import polars as pl
+import pytest
+
+from costlab.report.charts import ENGINE_LABEL
+from tests.test_servers_workflow import link_workflow, snakemake
+
+ENGINE_FIGURES = {"arraygrowth": "engine_log_bytes", "docsize": "engine_cache_reads",
+                  "appversions": "engine_storage_per_event"}
+
+
+@pytest.fixture(scope="module")
+def no_server_run(tmp_path_factory):
+    """`snakemake all` on config/smoke.yaml with no server (backend none), the three engine-lab studies."""
+    workdir = tmp_path_factory.mktemp("engine_figures")
+    link_workflow(workdir)
+    proc = snakemake(workdir, "{backend: none}", "all",
+                     config=("studies=[arraygrowth,docsize,appversions]",))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return workdir
+
+
+@pytest.mark.workflow
+def test_all_without_a_server_draws_each_engine_figure(no_server_run):
+    results = no_server_run / "results"
+    for study, name in ENGINE_FIGURES.items():
+        for ext in ("png", "svg", "vl.json"):
+            path = results / study / "figures" / f"{name}.{ext}"
+            assert path.stat().st_size > 0, path
+        svg = (results / study / "figures" / f"{name}.svg").read_text()
+        assert ENGINE_LABEL in svg, study
+    assert not (results / "servers").exists()
+    # the mongod figures are not drawn: only the engine lab's are in figures/
+    drawn = {p.name.split(".")[0] for study in ENGINE_FIGURES for p in (results / study / "figures").iterdir()}
+    assert drawn == set(ENGINE_FIGURES.values())
+
+
+@pytest.mark.workflow
+def test_the_no_server_report_shows_the_engine_figures(no_server_run):
+    page = (no_server_run / "results" / "report.html").read_text()
+    assert page.count("data-figure=") >= len(ENGINE_FIGURES)
+    for study, name in ENGINE_FIGURES.items():
+        section = re.search(rf'<section class="study" id="study-{study}".*?</section>', page, re.S).group(0)
+        assert f'data-figure="fig-{study}-{name}"' in section, study
+        assert "not run: no MongoDB server" in section   # the mongod part still says so
+        # the only figure of the section is the engine lab's: no empty mongod figure
+        assert re.findall(r'data-figure="([^"]+)"', section) == [f"fig-{study}-{name}"]
+        spec = re.search(rf'data-figure="fig-{study}-{name}">(.*?)</script>', section, re.S).group(1)
+        assert ENGINE_LABEL in json.loads(spec)["title"]["subtitle"][0]
+
+
+def _values(spec: dict) -> list[dict]:
+    """Every data row of a Vega-Lite spec (inline data and named datasets)."""
+    rows = list(spec.get("data", {}).get("values", []))
+    for dataset in spec.get("datasets", {}).values():
+        rows += dataset
+    return rows
+
+
+def test_arraygrowth_engine_chart_has_both_profiles_the_published_markers_and_the_exponents():
+    from costlab.arraygrowth.figures import ENGINE_SOURCE, engine_log_bytes_chart
+    log_bytes = pl.DataFrame({
+        "profile": ["standalone"] * 4 + ["replset-1"] * 4,
+        "workload": ["insert", "insert", "push", "push"] * 2,
+        "n": [200, 400] * 4,
+        "log_bytes": [25_600, 51_200, 1_000_000, 4_000_000, 76_800, 153_600, 76_800, 153_600],
+        "journal_compressor": ["lz4"] * 8, "journal_compressor_wanted": ["snappy"] * 8})
+    fit = pl.DataFrame({"profile": ["standalone", "standalone", "replset-1", "replset-1"],
+                        "workload": ["insert", "push", "insert", "push"], "exponent": [1.0, 2.0, 1.0, 1.0]})
+    published = pl.read_csv("resources/published/arraygrowth_log_bytes.csv")
+    spec = engine_log_bytes_chart(log_bytes, fit, published).to_dict()
+    rows = _values(spec)
+    engine = [r for r in rows if r["source"] == ENGINE_SOURCE]
+    assert {r["profile"] for r in engine} == {"standalone", "replset-1"}
+    assert {(r["profile"], r["workload"], r["n"], r["log_bytes"]) for r in engine} == set(
+        zip(*[log_bytes[c].to_list() for c in ("profile", "workload", "n")],
+            map(float, log_bytes["log_bytes"].to_list())))
+    article = [r for r in rows if r["source"] == "published (article)"]
+    assert len(article) == published.height and {r["profile"] for r in article} == {"standalone", "replset-1"}
+    text = json.dumps(spec, ensure_ascii=False)
+    assert '"diamond"' in text and f'"{ENGINE_SOURCE}"' in text   # the shape scale maps the article to diamonds
+    subtitle = spec["title"]["subtitle"][0]
+    assert ENGINE_LABEL in subtitle and "journal compressor lz4 (snappy wanted" in subtitle
+    assert "standalone push N^2.00" in subtitle and "replset-1 push N^1.00" in subtitle
+
+
+def test_docsize_engine_chart_encodes_every_shape_and_run_with_the_compressor():
+    from costlab.docsize.figures import ENGINE_SOURCE, engine_bytes_read_chart
+    runs = ["same_window", "random_windows", "small_cache"]
+    shapes = ["whole", "projection", "covered"]
+    cache_reads = pl.DataFrame([{"size_kb": 4, "run": run, "shape": shape, "queries": 3,
+                                 "bytes_read_into_cache_median": float(1000 * (i + 1) * (j + 1)),
+                                 "block_compressor": "lz4", "block_compressor_wanted": "snappy"}
+                                for i, run in enumerate(runs) for j, shape in enumerate(shapes)])
+    spec = engine_bytes_read_chart(cache_reads, pl.read_csv("resources/published/docsize_query_tables.csv")).to_dict()
+    engine = [r for r in _values(spec) if r["source"] == ENGINE_SOURCE]
+    assert len(engine) == 9
+    assert {(r["run"], r["shape"], r["value"]) for r in engine} == {
+        (r["run"], r["shape"], r["bytes_read_into_cache_median"]) for r in cache_reads.iter_rows(named=True)}
+    assert any(r["source"] == "published" for r in _values(spec))
+    subtitle = spec["title"]["subtitle"][0]
+    assert ENGINE_LABEL in subtitle and "block compressor lz4 (snappy wanted" in subtitle
+
+
+def test_appversions_engine_chart_shows_storage_beside_published_and_each_compressor():
+    from costlab.appversions.figures import ENGINE_SOURCE, engine_storage_per_event_chart
+    storage = pl.DataFrame({
+        "version": ["appV1", "appV6R4"], "events": [500, 500],
+        "storage_bytes_per_event": [12.0, 3.0], "index_bytes_per_event": [24.0, 1.0],
+        "published_storage_bytes_per_event": [18.9, None], "published_index_bytes_per_event": [43.1, 2.9],
+        "block_compressor_wanted": ["snappy", "zstd"], "block_compressor": ["lz4", "zlib"]})
+    spec = engine_storage_per_event_chart(storage).to_dict()
+    rows = _values(spec)
+    assert {(r["version"], r["component"], r["bytes_per_event"]) for r in rows if r.get("source") == ENGINE_SOURCE} \
+        == {("appV1", "storage", 12.0), ("appV1", "index", 24.0), ("appV6R4", "storage", 3.0), ("appV6R4", "index", 1.0)}
+    assert {(r["version"], r["component"]) for r in rows if r.get("source") == "published" and "component" in r} \
+        == {("appV1", "storage"), ("appV1", "index")}   # appV6R4's published bar lacks a part: marked, not drawn
+    assert [(r["version"], r["missing"]) for r in rows if "missing" in r] == [
+        ("appV6R4", "storage per event not published")]
+    text = json.dumps(spec, ensure_ascii=False)
+    assert "appV1 (snappy→lz4)" in text and "appV6R4 (zstd→zlib)" in text
+    assert ENGINE_LABEL in spec["title"]["subtitle"][0]
