@@ -125,3 +125,20 @@ def test_appversions_engine_chart_shows_storage_beside_published_and_each_compre
     text = json.dumps(spec, ensure_ascii=False)
     assert "appV1 (snappy→lz4)" in text and "appV6R4 (zstd→zlib)" in text
     assert ENGINE_LABEL in spec["title"]["subtitle"][0]
+
+
+def test_an_engine_figure_is_not_marked_stand_in_when_the_study_ran_on_the_stand_in(tmp_path):
+    """A stand-in run's section banner stays; the engine lab's own figure carries no stand-in label."""
+    from costlab.arraygrowth.figures import engine_log_bytes_chart
+    from costlab.report.charts import save_chart
+    from costlab.report.page import collect_study
+    from tests.test_report import smoke_config, write_study
+    write_study(tmp_path, "arraygrowth", "stand-in", figure="spec")
+    log_bytes = pl.DataFrame({"profile": ["standalone"] * 2, "workload": ["push"] * 2, "n": [200, 400],
+                              "log_bytes": [1_000_000, 4_000_000], "journal_compressor": ["lz4"] * 2})
+    fit = pl.DataFrame({"profile": ["standalone"], "workload": ["push"], "exponent": [2.0]})
+    chart = engine_log_bytes_chart(log_bytes, fit, pl.read_csv("resources/published/arraygrowth_log_bytes.csv"))
+    save_chart(chart, tmp_path / "results" / "arraygrowth" / "figures" / "engine_log_bytes.vl.json")
+    section = collect_study("arraygrowth", tmp_path / "results", smoke_config(), None, None)
+    marked = {item.name: item.stand_in for item in section.figures}
+    assert marked == {"latency": True, "engine_log_bytes": False}

@@ -101,6 +101,7 @@ def story(tmp_path_factory, server_uri, second_server):
     steps["server_appears_plan"] = planned(snakemake(workdir, external(server_uri), "-n", "all"))
     steps["run_a"] = snakemake(workdir, external(server_uri), "all")
     assert steps["run_a"].returncode == 0, steps["run_a"].stderr[-4000:]
+    steps["server_report"] = (results / "report.html").read_text()
     steps["noop_plan"] = planned(snakemake(workdir, external(server_uri), "-n", "all"))
     # a key that does not decide an external server (the docker image) reruns no measurement
     steps["image_plan"] = planned(snakemake(workdir, f"{{backend: external, uri: '{server_uri}', image: 'mongo:7.0'}}",
@@ -171,6 +172,15 @@ def test_the_run_with_a_server_replaces_not_run_with_measurements(story):
         record = json.loads((results / "servers" / f"{profile}.json").read_text())
         assert record["backend"] == "external" and record["profile"] == profile
         assert record["server"]["version"] and record["server"]["topology"]
+
+
+def test_the_engine_figures_stay_in_the_report_beside_the_mongod_figures(story):
+    page = story["server_report"]
+    for study, name in (("arraygrowth", "engine_log_bytes"), ("docsize", "engine_cache_reads"),
+                        ("appversions", "engine_storage_per_event")):
+        section = re.search(rf'<section class="study" id="study-{study}".*?</section>', page, re.S).group(0)
+        figures = re.findall(r'data-figure="([^"]+)"', section)
+        assert f"fig-{study}-{name}" in figures and len(figures) > 1, (study, figures)
 
 
 def test_a_no_op_run_plans_nothing(story):

@@ -169,6 +169,10 @@ def caption_html(captions_dir: Path | None, study: str, name: str) -> str | None
     return "".join(f"<p>{p}</p>" for p in paragraphs)
 
 
+# The engine lab's figures (rules/<study>.smk: figures/engine_<name>.*), drawn with no server.
+ENGINE_FIGURE_PREFIX = "engine_"
+
+
 def _figure_name(path: Path) -> str:
     name = path.name
     return name[: -len(".vl.json")] if name.endswith(".vl.json") else path.stem
@@ -301,8 +305,11 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
         except (OSError, ValueError) as err:
             section.problems.append(f"figure {item.name} unreadable: {err}")
             continue
-        # Conservative: every figure of a study measured on the stand-in carries the banner.
-        item.stand_in = study_stand_in or (item.spec is not None and _spec_mentions_stand_in(item.spec)) \
+        # Conservative: every figure of a study measured on the stand-in carries the banner, except the
+        # engine lab's (engine_<name>), which never touches a server and says so in its own subtitle.
+        engine_figure = item.name.startswith(ENGINE_FIGURE_PREFIX)
+        item.stand_in = (study_stand_in and not engine_figure) \
+            or (item.spec is not None and _spec_mentions_stand_in(item.spec)) \
             or (item.svg is not None and STAND_IN_LABEL in item.svg)
         section.figures.append(item)
     return section
