@@ -68,12 +68,13 @@ def _watchdog_main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGUSR1, lambda *_: fired.set())
     _prctl_pdeathsig(signal.SIGUSR1)
-    while not fired.is_set() and os.getppid() == parent_pid and _alive(parent_pid):
+    while not fired.is_set() and os.getppid() == parent_pid and pid_alive(parent_pid):
         fired.wait(WATCH_INTERVAL_S)
     return subprocess.run(command, stdin=subprocess.DEVNULL, timeout=120).returncode
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """True while a process with this pid exists (one owned by another user counts)."""
     try:
         os.kill(pid, 0)
         return True

@@ -15,7 +15,7 @@ from typing import Iterator, Mapping
 
 from pymongo import MongoClient
 
-from costlab.procs import start_watchdog
+from costlab.procs import pid_alive, start_watchdog
 from costlab.server.errors import ServerStartError, ServerUnavailable
 from costlab.server.profiles import Profile
 from costlab.server.readiness import ensure_primary, wait_until_ready
@@ -201,21 +201,11 @@ def remove_leftovers(engine) -> list[str]:
     removed = []
     for container in engine.containers.list(all=True, filters={"label": LABEL}):
         owner = int(container.labels.get(f"{LABEL}.owner_pid", "0") or 0)
-        if owner and owner != os.getpid() and _pid_alive(owner):
+        if owner and owner != os.getpid() and pid_alive(owner):
             continue
         container.remove(force=True, v=True)
         removed.append(container.name)
     return removed
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
 
 
 def _hints(state: Mapping, log_text: str, engine: EngineFacts, spec: Mapping, data_dir: Path | None) -> list[str]:
