@@ -4,7 +4,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-import costlab
 from costlab.config import config_hash
 from costlab.engine.wt import available_compressors, compressor_or_nearest, wiredtiger_version
 
@@ -24,7 +23,7 @@ def resolved_compressors(engine_config: dict) -> dict[str, Any]:
 
 def engine_provenance(job: str, config: dict, started_at: datetime, ended_at: datetime,
                       extra: dict | None = None) -> dict[str, Any]:
-    from costlab.server.provenance import costlab_git_commit, host_info
+    from costlab.server.provenance import with_run_facts
 
     engine_config = config.get("engine", {})
     record: dict[str, Any] = {
@@ -38,15 +37,7 @@ def engine_provenance(job: str, config: dict, started_at: datetime, ended_at: da
         "compressors": resolved_compressors(engine_config),
         "backend": "engine",
         "profile": None,
-        "host": host_info(),
-        "config_hash": config_hash(config),
         # what a rerun of this engine job depends on: its study's keys and the engine's
         "engine_config_hash": config_hash({"study": config.get(job.split("_", 1)[0]), "engine": engine_config}),
-        "costlab_version": costlab.__version__,
-        "costlab_commit": costlab_git_commit(),
-        "started_at": started_at.isoformat(),
-        "ended_at": ended_at.isoformat(),
     }
-    if extra:
-        record["extra"] = extra
-    return record
+    return with_run_facts(record, config, started_at, ended_at, extra)

@@ -91,16 +91,24 @@ def collect_provenance(server: "RunningServer", config: dict, started_at: dateti
         "backend": server.backend,
         "profile": server.profile.name,
         "applied_options": server.applied,
-        "host": host_info(),
-        "config_hash": config_hash(config),
         "study": study,
         # What the report compares: a key of another study does not make this job stale.
         "study_config_hash": study_config_hash(config, study) if study else None,
+    }
+    return with_run_facts(record, config, started_at, ended_at, extra)
+
+
+def with_run_facts(record: dict, config: dict, started_at: datetime, ended_at: datetime,
+                   extra: dict | None = None) -> dict:
+    """Add what every measuring job records, whatever ran it: host, config hash, costlab version and commit, times."""
+    record.update({
+        "host": host_info(),
+        "config_hash": config_hash(config),
         "costlab_version": costlab.__version__,
         "costlab_commit": costlab_git_commit(),
         "started_at": started_at.isoformat(),
         "ended_at": ended_at.isoformat(),
-    }
+    })
     if extra:
         record["extra"] = extra
     return record
