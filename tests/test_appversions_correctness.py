@@ -15,7 +15,7 @@ from bson.raw_bson import RawBSONDocument
 
 from costlab.appversions.correctness import (
     ReportMismatch, check_reports, edge_end_dates, load_events, sample_report_requests)
-from costlab.appversions.events import generate_events, users_for
+from costlab.appversions.events import STATUSES, generate_events, users_for
 from costlab.appversions.model import document_sizes, expected_reports
 from costlab.appversions.versions import VERSIONS, get_version
 
@@ -51,7 +51,11 @@ def test_get_reports_equal_the_model(name, events, test_db):
     load_events(collection, version, loaded, batch_size=250)
 
     samples = sample_report_requests(loaded, samples=10, seed=SEED)
-    check_reports(test_db, version, loaded, samples)
+    checked = check_reports(test_db, version, loaded, samples)
+    # The rows returned are the compared replies: the model's reports, sample by sample, in order.
+    assert checked.columns == ["version", "key", "end_date", "window_years", *STATUSES]
+    assert checked.to_dicts() == [{"version": name, "key": key, "end_date": end.date(), **window}
+                                  for key, end in samples for window in expected_reports(loaded, key, end)]
 
     # What the server holds is what the model says, byte for byte.
     raw = collection.with_options(codec_options=CodecOptions(document_class=RawBSONDocument))
@@ -158,3 +162,45 @@ def test_correctness_job_fails_without_output_on_a_mismatch(tmp_path, mongo_clie
         correctness_job(_job_config(external_server_config), "appV6R1", str(events_path), str(data_dir),
                         str(out), str(provenance))
     assert not out.exists() and not provenance.exists()
+
+
+def test_correctness_job_sends_get_reports_once_per_sample(tmp_path, mongo_client, external_server_config, events,
+                                                           monkeypatch):
+    """Each sample's Get Reports goes to the server once: compared with the model and written from that reply."""
+    from pymongo import monitoring
+
+    from costlab.appversions.correctness import correctness_job
+    from costlab.server import connection
+
+    class Aggregates(monitoring.CommandListener):
+        def __init__(self):
+            self.pipelines = []
+
+        def started(self, event):
+            if event.command_name == "aggregate" and event.command["aggregate"] == "appV6R1":
+                self.pipelines.append(event.command["pipeline"])
+
+        def succeeded(self, event):
+            pass
+
+        def failed(self, event):
+            pass
+
+    sent = Aggregates()
+    job_client_options = connection.client_options
+    # The job's own client (the external backend builds it from client_options) reports its commands here.
+    monkeypatch.setattr(connection, "client_options", lambda server_config: {
+        **job_client_options(server_config), "event_listeners": [sent]})
+    small = events.filter(pl.col("date") >= datetime(2019, 10, 1, tzinfo=timezone.utc))
+    data_dir, events_path = _loaded_data_dir(tmp_path, mongo_client, small, "appV6R1", external_server_config)
+    out = tmp_path / "checked.csv"
+    correctness_job(_job_config(external_server_config), "appV6R1", str(events_path), str(data_dir),
+                    str(out), str(tmp_path / "provenance.json"))
+    checked = pl.read_csv(out, try_parse_dates=True)
+    samples = checked.select("key", "end_date").unique(maintain_order=True).rows()
+    assert len(samples) == 6   # correctness_samples of _job_config
+    version = get_version("appV6R1")
+    per_report = [p for key, end in samples for p in version.get_reports_pipelines(key, end)]
+    assert len(per_report) == 6 * 5   # appV6R1: one pipeline per window
+    assert len(sent.pipelines) == len(per_report)   # the old job sent every Get Reports twice
+    assert sent.pipelines == per_report   # the written samples' Get Reports, in order, nothing else

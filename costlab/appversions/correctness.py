@@ -4,7 +4,8 @@
 dense and the sparse part of the key distribution (plus one key without events) and end dates at,
 just before and just after month, quarter and year starts (and 29 February), where bucket ids and
 item-name bounds are cut. `check_reports` raises `ReportMismatch` naming version, key, date,
-window, status and both values at the first difference.
+window, status and both values at the first difference; otherwise it returns the replies it compared
+(each sample's Get Reports is sent once: the correctness job writes these rows).
 """
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ from costlab.progress import progress
 
 # Always checked first: the end of the data (every window full), leap days, a quarter start.
 FIXED_END_DATES = (date(2020, 1, 1), date(2016, 2, 29), date(2013, 4, 1), date(2011, 1, 1))
+
+
+# The checked reports (check_reports' rows, the job's CSV before server_kind).
+CHECKED_SCHEMA = {"version": pl.Utf8, "key": pl.Utf8, "end_date": pl.Date, "window_years": pl.Int64,
+                  **{status: pl.Int64 for status in STATUSES}}
 
 
 class ReportMismatch(AssertionError):
@@ -75,14 +81,22 @@ def _utc(day: date) -> datetime:
 
 
 def check_reports(db: Database, version: AppVersion | str, events: pl.DataFrame,
-                  samples: list[tuple[str, date | datetime]]) -> None:
-    """Compare Get Reports on db[version.collection_name] with the model for every sample pair."""
+                  samples: list[tuple[str, date | datetime]]) -> pl.DataFrame:
+    """Compare Get Reports on db[version.collection_name] with the model for every sample pair.
+
+    Each sample's Get Reports is sent once; its reply is compared, then kept: returns the checked
+    reports as rows (version, key, end_date as a date, window_years, the four counts). Raises
+    ReportMismatch at the first difference.
+    """
     version = get_version(version) if isinstance(version, str) else version
     collection = db[version.collection_name]
+    rows = []
     for key, end_date in progress(samples, total=len(samples), desc=f"check {version.name}", unit="report"):
         got = version.get_reports(collection, key, end_date)
-        expected = expected_reports(events, key, end_date)
-        _compare(version.name, key, end_date, got, expected)
+        _compare(version.name, key, end_date, got, expected_reports(events, key, end_date))
+        end_day = as_report_end(end_date).date()
+        rows.extend({"version": version.name, "key": key, "end_date": end_day, **window} for window in got)
+    return pl.DataFrame(rows, schema=CHECKED_SCHEMA)
 
 
 def _compare(version_name: str, key: str, end_date: date | datetime, got: list[dict], expected: list[dict]) -> None:
@@ -110,16 +124,6 @@ def load_events(collection: Collection, version: AppVersion, events: pl.DataFram
         send_update_statements(collection, statements, version.name)
 
 
-def report_rows(version: AppVersion, collection: Collection,
-                samples: list[tuple[str, date | datetime]]) -> pl.DataFrame:
-    """Get Reports of every sample as rows: version, key, end_date (a date), window_years, the four counts."""
-    rows = []
-    for key, end_date in samples:
-        for window in version.get_reports(collection, key, end_date):
-            rows.append({"version": version.name, "key": key, "end_date": as_report_end(end_date).date(), **window})
-    return pl.DataFrame(rows)
-
-
 def correctness_job(config: dict, version_name: str, events_path: str, data_dir: str,
                     output_path: str, provenance_path: str) -> None:
     """Check one loaded version against the model on a server started on its data directory.
@@ -141,8 +145,6 @@ def correctness_job(config: dict, version_name: str, events_path: str, data_dir:
     with measuring_job(config, settings["loadtest"]["profile"], provenance_path, data_dir=data_dir,
                        job=f"appversions_correctness_{version_name}", extra=extra, study="appversions",
                        dataset=version_name, rebuild=f"snakemake --forcerun {data_dir}") as server:
-        db = server.client[server.database]
-        check_reports(db, version, events, samples)
-        checked = report_rows(version, db[version.collection_name], samples)
+        checked = check_reports(server.client[server.database], version, events, samples)
     kind = read_provenance(provenance_path)["server_kind"]
     write_csv(checked.with_columns(server_kind=pl.lit(kind)), output_path)
