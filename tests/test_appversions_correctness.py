@@ -6,7 +6,7 @@ the documents it holds must have the model's count and BSON sizes.
 """
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import polars as pl
 import pytest
@@ -14,7 +14,7 @@ from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 
 from costlab.appversions.correctness import (
-    ReportMismatch, check_reports, edge_end_dates, load_events, sample_report_requests)
+    FIXED_END_DATES, ReportMismatch, check_reports, edge_end_dates, load_events, sample_report_requests)
 from costlab.appversions.events import STATUSES, generate_events, users_for
 from costlab.appversions.model import document_sizes, expected_reports
 from costlab.appversions.versions import VERSIONS, get_version
@@ -98,6 +98,22 @@ def test_sampler_mixes_dense_sparse_and_absent_keys_at_edges(events):
     assert all(end.day in (1, 2, 28, 29, 30, 31) and end <= date(2020, 1, 1) for end in ends)
     with pytest.raises(ValueError, match="must be >= 4"):
         sample_report_requests(events, samples=2, seed=1)
+
+
+def test_smoke_config_samples_every_kind_of_edge(events):
+    """config/smoke.yaml checks fewer pairs than the default: still each kind of edge and key."""
+    from costlab.config import load_config
+    settings = load_config("config/smoke.yaml")["appversions"]
+    assert settings["correctness_samples"] < 24   # what this test is about: a reduced smoke sample
+    samples = sample_report_requests(events, settings["correctness_samples"], settings["correctness_seed"])
+    ends = [end.date() for _, end in samples]
+    assert set(FIXED_END_DATES) <= set(ends)
+    assert any(end.day == 1 and end.month not in (1, 4, 7, 10) for end in ends)   # a month, not quarter, start
+    assert any((end + timedelta(days=1)).day == 1 for end in ends)                 # the day before a month start
+    assert any(end.day == 2 for end in ends)                                       # the day after a month start
+    counts = dict(events.group_by("key").len().iter_rows())
+    keys = [key for key, _ in samples]
+    assert keys[-1] not in counts and max(counts[k] for k in keys[:-1]) > 10 * min(counts[k] for k in keys[:-1])
 
 
 def test_edge_end_dates():
