@@ -36,8 +36,11 @@ smoke:
 matrix: $(VENV)/.installed
 	$(BIN)/python -m costlab.matrix $(RUN_ARGS)
 
+# Two pytest workers (pytest-xdist): one builds the session's smoke tree while the other runs the
+# rest (docs/development.md). PYTEST_WORKERS=0 runs in one process; PYTEST_ARGS adds options.
+PYTEST_WORKERS ?= 2
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # Opt-in (docs/slurm.md): the smoke workflow through Snakemake's Slurm executor on a single-node
 # cluster started here. Needs root and `apt-get install -y slurm-wlm munge`; `make test` skips it.

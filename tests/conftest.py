@@ -6,12 +6,15 @@ timings or storage sizes (see docs/development.md). Tests assert accordingly.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from workflow import NO_SERVER, external, link_workflow, workflow
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIMS = Path(__file__).resolve().parent / "shims"
@@ -79,10 +82,7 @@ def run_snakemake(workdir: Path, targets: list[str], server_uri: str, configfile
 
     Uses --directory so results land in workdir, not the repo; returns CompletedProcess.
     """
-    for name in ("Snakefile", "rules", "scripts", "config", "resources", "profiles"):
-        link = workdir / name
-        if not link.exists():
-            link.symlink_to(ROOT / name)
+    link_workflow(workdir)
     cmd = [sys.executable, "-m", "snakemake", *targets, "--cores", "2", "--resources", "mongod=1",
            "--configfile", *configfiles,
            "--config", f"server={{backend: external, uri: '{server_uri}'}}",
@@ -93,9 +93,13 @@ def run_snakemake(workdir: Path, targets: list[str], server_uri: str, configfile
 
 @dataclass
 class SmokeRun:
-    """One finished `snakemake all` on config/smoke.yaml: its scratch directory and its console."""
+    """The session's smoke tree (config/smoke.yaml), built as a new user builds theirs: `all` on a
+    machine with no server, then `all` again once a server is configured (the test server)."""
     workdir: Path
-    result: subprocess.CompletedProcess
+    result: subprocess.CompletedProcess            # the second `all`, against the test server
+    no_server: subprocess.CompletedProcess | None  # the first `all`; None when this machine has a mongod on PATH
+    no_server_results: Path | None                 # a copy of results/ as the first `all` left it
+    dry_runs: dict[str, subprocess.CompletedProcess]  # plans taken between the steps (test_servers_workflow)
 
     def results(self, study: str = "") -> Path:
         return self.workdir / "results" / study if study else self.workdir / "results"
@@ -103,16 +107,27 @@ class SmokeRun:
 
 @pytest.fixture(scope="session")
 def smoke_all(tmp_path_factory, server_uri) -> SmokeRun:
-    """The whole smoke DAG (every study, every figure, the report), run ONCE per test session.
+    """The whole smoke DAG (every study, every figure, the report), built ONCE per test session.
 
     For tests that only read what a smoke run built: use this rather than starting your own
     run (each costs minutes on 2 cores). Do not write into it; a test that needs another config,
-    a failure or a rerun starts its own with `snakemake_run`.
+    a failure or a rerun starts its own with `snakemake_run`, or works on a copy.
     """
     workdir = tmp_path_factory.mktemp("smoke_all")
-    result = run_snakemake(workdir, ["all"], server_uri)
+    dry_runs: dict[str, subprocess.CompletedProcess] = {}
+    no_server = no_server_results = None
+    if not shutil.which("mongod", path="/usr/bin:/bin"):  # else `auto` would find that server
+        dry_runs["none_fresh"] = workflow(workdir, "{backend: none}", "-n", "all")
+        dry_runs["no_server_fresh"] = workflow(workdir, NO_SERVER, "-n", "all")
+        no_server = workflow(workdir, NO_SERVER, "all")
+        assert no_server.returncode == 0, no_server.stderr[-4000:]
+        no_server_results = tmp_path_factory.mktemp("smoke_no_server") / "results"
+        shutil.copytree(workdir / "results", no_server_results)
+        dry_runs["no_server_again"] = workflow(workdir, NO_SERVER, "-n", "all")
+        dry_runs["server_appears"] = workflow(workdir, external(server_uri), "-n", "all")
+    result = workflow(workdir, external(server_uri), "all")
     assert result.returncode == 0, result.stderr[-4000:]
-    return SmokeRun(workdir, result)
+    return SmokeRun(workdir, result, no_server, no_server_results, dry_runs)
 
 
 @pytest.fixture
@@ -122,3 +137,17 @@ def snakemake_run(tmp_path, server_uri):
         return run_snakemake(tmp_path, list(targets), server_uri, tuple(configfiles), tuple(extra_args))
     run.workdir = tmp_path
     return run
+
+
+# `make test` runs on two xdist workers (`-n 2 --dist load`). The tests that read the session's smoke
+# tree go first: xdist hands each worker a first chunk of consecutive tests (a quarter of its share,
+# ~80 here), so they all land on one worker, which builds the tree while the other runs the rest.
+# Were they split, the second worker would build its own tree: slower, never wrong (each tree is
+# built against its worker's own server). (xdist's `loadgroup` cannot help: with pytest 9 its group
+# suffix is not applied to node ids.)
+def uses_smoke_tree(item: pytest.Item) -> bool:
+    return "smoke_all" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: not uses_smoke_tree(item))  # stable: the order within each part stays

@@ -8,21 +8,18 @@ import polars as pl
 import pytest
 
 from costlab.report.charts import ENGINE_LABEL
-from tests.test_servers_workflow import link_workflow, snakemake
 
 ENGINE_FIGURES = {"arraygrowth": "engine_log_bytes", "docsize": "engine_cache_reads",
                   "appversions": "engine_storage_per_event"}
 
 
 @pytest.fixture(scope="module")
-def no_server_run(tmp_path_factory):
-    """`snakemake all` on config/smoke.yaml with no server (backend none), the three engine-lab studies."""
-    workdir = tmp_path_factory.mktemp("engine_figures")
-    link_workflow(workdir)
-    proc = snakemake(workdir, "{backend: none}", "all",
-                     config=("studies=[arraygrowth,docsize,appversions]",))
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return workdir
+def no_server_run(smoke_all):
+    """The results of `snakemake all` on config/smoke.yaml with no server (the session's smoke tree
+    before its server run: tests/conftest.py), as a directory holding results/."""
+    if smoke_all.no_server_results is None:
+        pytest.skip("a mongod on /usr/bin: `auto` would find a server")
+    return smoke_all.no_server_results.parent
 
 
 @pytest.mark.workflow

@@ -1,6 +1,6 @@
 """End to end: the server as a step of the workflow, and `all` with no server (issues #13 and #17).
 
-One scratch results tree goes through what a user does:
+One scratch results tree (the session's smoke tree, tests/conftest.py) goes through what a user does:
 1. `snakemake all` on a machine with no server: the server-free parts, not_run.json, the report;
 2. a server configured afterwards: the plan is the mongod parts and the report, nothing server-free;
 3. `snakemake all` on stand-in A (a full smoke run), then a no-op run plans nothing;
@@ -12,15 +12,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from collections import Counter
-from pathlib import Path
 
 import polars as pl
 import pytest
 
-from costlab.config import ROOT
+from workflow import external, planned, workflow
 from costlab.server.setup import not_run_record
 from costlab.report.studies import STUDIES
 
@@ -28,45 +25,6 @@ from costlab.report.studies import STUDIES
 MEASURING_RULES = {"docsize_load", "docsize_measure", "appversions_load", "appversions_correctness",
                    "appversions_loadtest", "arraygrowth_run", "flatnested_load", "flatnested_measure",
                    "uniqueidx_conformance"}
-
-
-def link_workflow(workdir: Path) -> None:
-    for name in ("Snakefile", "rules", "scripts", "config", "resources", "profiles"):
-        if not (workdir / name).exists():
-            (workdir / name).symlink_to(ROOT / name)
-
-
-def snakemake(workdir: Path, server: str, *args: str, config: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """The workflow on config/smoke.yaml with `server` as the --config server section (plus `config` entries)."""
-    bindir = str(Path(sys.executable).parent)
-    # No Docker engine and no mongod for `auto` to find, whatever this machine has.
-    env = os.environ | {"XDG_CACHE_HOME": str(workdir / ".cache"), "CI": "1",
-                        "DOCKER_HOST": "unix:///nonexistent/docker.sock", "PATH": f"{bindir}:/usr/bin:/bin"}
-    cmd = [sys.executable, "-m", "snakemake", *args, "--cores", "2", "--resources", "mongod=1",
-           "--configfile", "config/smoke.yaml", "--config", f"server={server}", *config,
-           "--directory", str(workdir), "--snakefile", str(workdir / "Snakefile")]
-    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=env, timeout=1800)
-
-
-def planned(proc: subprocess.CompletedProcess) -> Counter:
-    """Rule -> job count from a dry run's 'Job stats' table (empty when nothing is to be done)."""
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    text = proc.stdout + proc.stderr
-    if "Nothing to be done" in text:
-        return Counter()
-    table = text.split("Job stats:", 1)[1]
-    counts = Counter()
-    for line in table.splitlines()[3:]:
-        parts = line.split()
-        if len(parts) != 2 or parts[0] == "total":
-            break
-        counts[parts[0]] = int(parts[1])
-    assert counts, text[-3000:]
-    return counts
-
-
-def external(uri: str) -> str:
-    return f"{{backend: external, uri: '{uri}'}}"
 
 
 @pytest.fixture(scope="module")
@@ -84,32 +42,33 @@ def second_server():
 
 
 @pytest.fixture(scope="module")
-def story(tmp_path_factory, server_uri, second_server):
-    if shutil.which("mongod", path="/usr/bin:/bin"):
+def story(smoke_all, tmp_path_factory, server_uri, second_server):
+    """Steps 1-3 are the session's smoke tree (tests/conftest.py smoke_all); step 4 and the
+    comparison with another machine's run follow here, the comparison on a copy of the tree."""
+    if smoke_all.no_server is None:
         pytest.skip("a mongod on /usr/bin: `auto` would find a server")
-    workdir = tmp_path_factory.mktemp("servers_workflow")
-    link_workflow(workdir)
+    workdir = smoke_all.workdir
+    no_server_results = smoke_all.no_server_results
     steps: dict = {"workdir": workdir}
-    steps["no_server_fresh_plan"] = planned(snakemake(workdir, "{backend: auto}", "-n", "all"))
-    steps["no_server"] = snakemake(workdir, "{backend: auto}", "all")
-    assert steps["no_server"].returncode == 0, steps["no_server"].stderr[-4000:]
-    results = workdir / "results"
-    steps["no_server_report"] = (results / "report.html").read_text()
-    steps["no_server_not_run"] = {p.parent.name: json.loads(p.read_text()) for p in results.glob("*/not_run.json")}
-    steps["no_server_servers"] = (results / "servers").exists()
-    steps["no_server_plan"] = planned(snakemake(workdir, "{backend: auto}", "-n", "all"))
-    steps["server_appears_plan"] = planned(snakemake(workdir, external(server_uri), "-n", "all"))
-    steps["run_a"] = snakemake(workdir, external(server_uri), "all")
-    assert steps["run_a"].returncode == 0, steps["run_a"].stderr[-4000:]
-    steps["server_report"] = (results / "report.html").read_text()
-    steps["noop_plan"] = planned(snakemake(workdir, external(server_uri), "-n", "all"))
+    steps["none_fresh_plan"] = planned(smoke_all.dry_runs["none_fresh"])
+    steps["no_server_fresh_plan"] = planned(smoke_all.dry_runs["no_server_fresh"])
+    steps["no_server"] = smoke_all.no_server
+    steps["no_server_report"] = (no_server_results / "report.html").read_text()
+    steps["no_server_not_run"] = {p.parent.name: json.loads(p.read_text()) for p in no_server_results.glob("*/not_run.json")}
+    steps["no_server_servers"] = (no_server_results / "servers").exists()
+    steps["no_server_plan"] = planned(smoke_all.dry_runs["no_server_again"])
+    steps["server_appears_plan"] = planned(smoke_all.dry_runs["server_appears"])
+    steps["run_a"] = smoke_all.result
+    steps["server_report"] = (workdir / "results" / "report.html").read_text()
+    steps["noop_plan"] = planned(workflow(workdir, external(server_uri), "-n", "all"))
     # a key that does not decide an external server (the docker image) reruns no measurement
-    steps["image_plan"] = planned(snakemake(workdir, f"{{backend: external, uri: '{server_uri}', image: 'mongo:7.0'}}",
+    steps["image_plan"] = planned(workflow(workdir, f"{{backend: external, uri: '{server_uri}', image: 'mongo:7.0'}}",
                                             "-n", "all"))
-    steps["server_b_plan"] = planned(snakemake(workdir, external(second_server), "-n", "all"))
+    steps["server_b_plan"] = planned(workflow(workdir, external(second_server), "-n", "all"))
     # Another machine's run, as a user would copy it here: the same tree, relabelled as another
     # server version on another host at another scale (test data for the report, not a measurement).
-    other = workdir / "machine-b" / "results"
+    scratch = tmp_path_factory.mktemp("servers_workflow")
+    other = scratch / "machine-b" / "results"
     shutil.copytree(workdir / "results", other, ignore=shutil.ignore_patterns("data", "logs", "report.html"))
     for path in other.glob("*/provenance/*.json"):
         record = json.loads(path.read_text())
@@ -118,13 +77,17 @@ def story(tmp_path_factory, server_uri, second_server):
     manifest = json.loads((other / "run.json").read_text())
     manifest["config"]["docsize"]["docs_per_collection"] = 4000
     (other / "run.json").write_text(json.dumps(manifest))
-    older = workdir / "older" / "results"
+    older = scratch / "older" / "results"
     shutil.copytree(other, older)
     (older / "run.json").unlink()
+    # the compare report is written into a copy: the session's tree is read by other tests
+    here = scratch / "this"
+    shutil.copytree(workdir, here, symlinks=True)
     compare = f"{{with: ['{other}']}}"
-    steps["compare"] = snakemake(workdir, external(server_uri), "results/report.html", config=(f"compare={compare}",))
-    steps["compare_report"] = (workdir / "results" / "report.html").read_text()
-    steps["refused"] = snakemake(workdir, external(server_uri), "-n", "results/report.html",
+    steps["compare_workdir"] = here
+    steps["compare"] = workflow(here, external(server_uri), "results/report.html", config=(f"compare={compare}",))
+    steps["compare_report"] = (here / "results" / "report.html").read_text()
+    steps["refused"] = workflow(here, external(server_uri), "-n", "results/report.html",
                                  config=(f"compare={{with: ['{older}']}}",))
     return steps
 
@@ -155,6 +118,19 @@ def test_no_server_builds_the_server_free_parts_and_says_what_was_left_out(story
         section = re.search(rf'<section class="study" id="study-{study}".*?</section>', page, re.S).group(0)
         assert "<h4>Published vs engine lab</h4>" in section
     assert story["no_server_plan"] == Counter()  # and a second run without a server does nothing
+    # `backend: none` (no server on purpose) plans what `auto` finding none plans
+    assert story["none_fresh_plan"] == story["no_server_fresh_plan"]
+
+
+def test_each_run_of_the_story_ends_with_a_short_summary(story):
+    """Both `all` runs of the tree print one line per job and end with the summary (issue #14)."""
+    for step in ("no_server", "run_a"):
+        console = story[step].stderr.splitlines()
+        assert len(console) < 200, (step, console[:60])
+        start = max(i for i, line in enumerate(console) if line.startswith("costlab summary:"))
+        assert console[-1].startswith("full log: ") and start > len(console) - 20, (step, console[start:])
+    assert "not run: mongod: no MongoDB server" in story["no_server"].stderr
+    assert "not run: mongod" not in story["run_a"].stderr
 
 
 def test_a_server_configured_later_plans_only_the_mongod_parts_and_the_report(story):

@@ -1,0 +1,56 @@
+"""Running the workflow from the tests: a scratch directory linked to this checkout, one server config.
+
+`workflow` runs as a machine with no Docker engine and no mongod on PATH would, whatever this one
+has, so `{backend: auto}` finds no server; `planned` reads a dry run's job counts.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "resources", "profiles")
+NO_SERVER = "{backend: auto}"
+
+
+def link_workflow(workdir: Path) -> None:
+    for name in WORKFLOW_FILES:
+        if not (workdir / name).exists():
+            (workdir / name).symlink_to(ROOT / name)
+
+
+def external(uri: str) -> str:
+    return f"{{backend: external, uri: '{uri}'}}"
+
+
+def workflow(workdir: Path, server: str, *args: str, config: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """The workflow on config/smoke.yaml with `server` as the --config server section (plus `config` entries)."""
+    link_workflow(workdir)
+    bindir = str(Path(sys.executable).parent)
+    # No Docker engine and no mongod for `auto` to find, whatever this machine has.
+    env = os.environ | {"XDG_CACHE_HOME": str(workdir / ".cache"), "CI": "1",
+                        "DOCKER_HOST": "unix:///nonexistent/docker.sock", "PATH": f"{bindir}:/usr/bin:/bin"}
+    cmd = [sys.executable, "-m", "snakemake", *args, "--cores", "2", "--resources", "mongod=1",
+           "--configfile", "config/smoke.yaml", "--config", f"server={server}", *config,
+           "--directory", str(workdir), "--snakefile", str(workdir / "Snakefile")]
+    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=env, timeout=1800)
+
+
+def planned(proc: subprocess.CompletedProcess) -> Counter:
+    """Rule -> job count from a dry run's 'Job stats' table (empty when nothing is to be done)."""
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    text = proc.stdout + proc.stderr
+    if "Nothing to be done" in text:
+        return Counter()
+    table = text.split("Job stats:", 1)[1]
+    counts = Counter()
+    for line in table.splitlines()[3:]:
+        parts = line.split()
+        if len(parts) != 2 or parts[0] == "total":
+            break
+        counts[parts[0]] = int(parts[1])
+    assert counts, text[-3000:]
+    return counts
