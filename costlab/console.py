@@ -20,6 +20,8 @@ import re
 import time
 from typing import Any, Callable, TextIO
 
+from costlab.server.errors import NoServerForTarget
+
 CONSOLE_ENV = "COSTLAB_CONSOLE"
 SNAKEMAKE_LOGGER = "snakemake.logging"
 STREAM_HANDLER = "DefaultStreamHandler"
@@ -33,6 +35,10 @@ NOISE = re.compile(
     r"Provided cores: \d+|Provided resources: .*|Complete log\(s\): .*|Elapsed time: .*|"
     r"Using profiles? .*|Job stats:"
     r")\s*$", re.S)
+
+# A target that needs a server when there is none: Snakemake wraps costlab's message in an
+# InputFunctionException (rule, wildcards, traceback); the console shows the message alone.
+NO_SERVER_ERROR = re.compile(rf"{NoServerForTarget.__name__}: (.*?)(?:\nWildcards:|\Z)", re.S)
 
 # Snakemake events (snakemake_interface_logger_plugins.common.LogEvent values) shown as nothing.
 NOTHING_TO_DO = "Nothing to be done"   # snakemake.common.NOTHING_TO_BE_DONE_MSG's start
@@ -86,6 +92,11 @@ class OneLinePerJob(logging.Filter):
             self.handler.release()
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR and isinstance(record.msg, str):
+            no_server = NO_SERVER_ERROR.search(record.msg)
+            if no_server:  # a dry run too: the plan cannot be made, say why in a few lines
+                record.msg, record.args = no_server.group(1).strip(), ()
+                return True
         if self._dry_run():
             return True
         event = str(getattr(record, "event", "") or "")

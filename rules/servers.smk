@@ -4,6 +4,7 @@
 # The params are the server's identity with credentials removed: they decide when it reruns,
 # and Snakemake stores them under .snakemake/. See docs/servers.md.
 from costlab.credentials import public_server_config as _public_server_config
+from costlab.server.availability import require_server as _require_server
 from costlab.server.availability import server_identity as _server_identity
 from costlab.server.profiles import PROFILES as _SERVER_PROFILES
 
@@ -13,6 +14,10 @@ wildcard_constraints:
 
 
 rule server_setup:
+    input:
+        # With no server, a target that needs one stops the planning here, before any job runs.
+        lambda wildcards: _require_server(SERVER_BACKEND, config["server"], workflow.dag_settings.targets,
+                                          wildcards.server_profile),
     output:
         "results/servers/{server_profile}.json",
     params:

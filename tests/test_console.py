@@ -167,3 +167,15 @@ def test_an_up_to_date_run_still_ends_with_the_summary():
     dry_log.info("Nothing to be done (all requested files are present and up to date).")
     assert called == [True] and "Nothing to be done" in dry_stream.getvalue()
 
+
+
+def test_a_target_needing_a_server_shows_costlabs_message_alone():
+    """Snakemake wraps NoServerForTarget in an InputFunctionException (rule, wildcards, traceback)."""
+    message = "costlab: results/x.png needs a MongoDB server (server profile standalone) and none was found.\nfix"
+    wrapped = (f'InputFunctionException in rule server_setup in file "/w/rules/servers.smk", line 16:\nError:\n'
+               f"  NoServerForTarget: {message}\nWildcards:\n  server_profile=standalone\nTraceback:\n"
+               f'  File "/w/costlab/server/availability.py", line 87, in require_server')
+    for dryrun in (False, True):
+        log, stream = console(dryrun=dryrun)
+        log.error(wrapped, extra={"event": "error", "exception": "InputFunctionException"})
+        assert stream.getvalue() == message + "\n"

@@ -14,8 +14,9 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Iterable
 
-from costlab.server.errors import ServerUnavailable
+from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_REASON, NoServerForTarget, ServerUnavailable
 
 DEFAULT_DOCKER_SOCKET = Path("/var/run/docker.sock")
 
@@ -61,6 +62,33 @@ def available_backend(server_config: dict) -> str | None:
     if find_mongod(server_config.get("mongod")):
         return "binary"
     return None
+
+
+def what_auto_tried(server_config: dict) -> str:
+    """Why there is no server here, in words: what `auto` looked for (or that `none` was asked for)."""
+    if server_config.get("backend", "auto") == "none":
+        return "server.backend is none"
+    # (a server.mongod that is set either runs, and auto picks binary, or stops the planning itself)
+    socket = os.environ.get("DOCKER_HOST") or f"unix://{DEFAULT_DOCKER_SOCKET}"
+    return f"server.backend auto found no Docker engine answering at {socket} and no mongod on PATH"
+
+
+def require_server(backend: str | None, server_config: dict, targets: Iterable[str], profile_name: str) -> list:
+    """The server setup step's input: nothing when there is a server; with none, NoServerForTarget.
+
+    Raised while Snakemake plans the jobs (a real run or -n), so a target that needs a server stops
+    before any job runs, with the target, what `auto` tried and how to get a server.
+    """
+    if backend is not None:
+        return []
+    asked = sorted(set(targets) - {"all"})  # `all` needs no server when there is none (rules/common.smk)
+    what = (f"{asked[0]} needs" if len(asked) == 1 else f"some of {', '.join(asked)} need" if asked
+            else f"results/servers/{profile_name}.json needs")
+    raise NoServerForTarget(
+        f"costlab: {what} a MongoDB server (server profile {profile_name}) and none was found "
+        f"({NO_SERVER_REASON}: {what_auto_tried(server_config)}).\n"
+        f"To measure on MongoDB, {NO_SERVER_FIX}.\n"
+        "Without a server, `make all` (or `snakemake all`) builds the server-free parts: models, engine lab, report.")
 
 
 def check_configured(server_config: dict, backend: str) -> None:

@@ -2,6 +2,13 @@ class ServerUnavailable(RuntimeError):
     """No server can be had with this config; the message says what to install or set."""
 
 
+class NoServerForTarget(ServerUnavailable):
+    """A target asked for needs a MongoDB server and there is none (raised while the workflow is planned).
+
+    The console (costlab.console) shows only this message, not Snakemake's exception around it.
+    """
+
+
 class ServerStartError(RuntimeError):
     """A server was started but did not become ready; the message carries the cause from its log."""
 
