@@ -14,6 +14,11 @@ from costlab.appversions.events import generate_events
 from costlab.appversions.versions import VERSIONS, get_version
 
 
+# The stand-in answers appV1's upserts with a collection scan each; its first 200 events keep it
+# fast and still update existing documents (17 (key, day) pairs repeat; the test asserts it).
+APPV1_EVENTS = 200
+
+
 def _events() -> pl.DataFrame:
     """~600 events: a dense first half-year and a late half-year; (key, day) pairs repeat, so upserts
     both create documents and update them (and buckets receive many events)."""
@@ -46,6 +51,8 @@ def _documents(collection) -> list[bytes]:
 def test_both_paths_leave_identical_collections(name, test_db):
     version = get_version(name)
     events = _events()
+    if name == "appV1":  # the stand-in scans for appV1's embedded-document _id (docs/appversions.md)
+        events = events.head(APPV1_EVENTS)
     reference = test_db[f"{name}_reference"]
     for start in range(0, events.height, 250):
         reference.bulk_write(version.bulk_upsert_ops(events.slice(start, 250)), ordered=False)
