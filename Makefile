@@ -36,9 +36,9 @@ smoke:
 matrix: $(VENV)/.installed
 	$(BIN)/python -m costlab.matrix $(RUN_ARGS)
 
-# Two pytest workers (pytest-xdist): one builds the session's smoke tree while the other runs the
+# Three pytest workers (pytest-xdist) on 2 cores (measured best: docs/development.md): one builds the session's smoke tree while the others run the
 # rest (docs/development.md). PYTEST_WORKERS=0 runs in one process; PYTEST_ARGS adds options.
-PYTEST_WORKERS ?= 2
+PYTEST_WORKERS ?= 3
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 

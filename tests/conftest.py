@@ -139,15 +139,32 @@ def snakemake_run(tmp_path, server_uri):
     return run
 
 
-# `make test` runs on two xdist workers (`-n 2 --dist load`). The tests that read the session's smoke
-# tree go first: xdist hands each worker a first chunk of consecutive tests (a quarter of its share,
-# ~80 here), so they all land on one worker, which builds the tree while the other runs the rest.
-# Were they split, the second worker would build its own tree: slower, never wrong (each tree is
-# built against its worker's own server). (xdist's `loadgroup` cannot help: with pytest 9 its group
-# suffix is not applied to node ids.)
+# `make test` runs on pytest-xdist workers (`--dist load`), which hand each worker a first chunk of
+# consecutive tests (a quarter of its share), then one test at a time as workers free up. The order
+# below makes that a good schedule:
+# 1. the tests that read the session's smoke tree, so they all land on one worker, which builds the
+#    tree (minutes) while the others run the rest. Were they ever split, a second worker would
+#    build its own tree: slower, never wrong (each tree is built against its worker's server).
+#    (xdist's `loadgroup` cannot do this: with pytest 9 its group suffix never reaches the node id.)
+# 2. light tests to fill the rest of that worker's first chunk;
+# 3. the modules that start servers or workflows, early, so none is left for the end;
+# 4. the other light tests, which even out the end.
+# Modules stay whole within each part (module-scoped fixtures are set up once per worker).
+HEAVY_FIXTURES = {"server_uri", "snakemake_run", "mongod_shim"}
+
+
 def uses_smoke_tree(item: pytest.Item) -> bool:
     return "smoke_all" in getattr(item, "fixturenames", ())
 
 
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: not uses_smoke_tree(item))  # stable: the order within each part stays
+    smoke = [item for item in items if uses_smoke_tree(item)]
+    rest = [item for item in items if not uses_smoke_tree(item)]
+    heavy_modules = {item.module.__name__ for item in rest
+                     if HEAVY_FIXTURES & set(item.fixturenames) or item.get_closest_marker("workflow")}
+    heavy = [item for item in rest if item.module.__name__ in heavy_modules]
+    light = [item for item in rest if item.module.__name__ not in heavy_modules]
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    first_chunk = len(items) // workers // 4     # xdist's first chunk per worker (scheduler/load.py)
+    fill = max(0, first_chunk - len(smoke))
+    items[:] = smoke + light[:fill] + heavy + light[fill:]
