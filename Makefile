@@ -36,8 +36,9 @@ smoke:
 matrix: $(VENV)/.installed
 	$(BIN)/python -m costlab.matrix $(RUN_ARGS)
 
-# Three pytest workers (pytest-xdist) on 2 cores (measured best: docs/development.md): one builds the session's smoke tree while the others run the
-# rest (docs/development.md). PYTEST_WORKERS=0 runs in one process; PYTEST_ARGS adds options.
+# pytest-xdist workers: one builds the session's smoke tree while the others run the rest; 3 is the
+# fastest on 2 cores, as tests also wait on servers and timers (docs/development.md).
+# PYTEST_WORKERS=0 runs in one process; PYTEST_ARGS adds pytest options.
 PYTEST_WORKERS ?= 3
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)

@@ -1,0 +1,50 @@
+"""The suite's schedule on xdist workers (tests/conftest.py): the smoke tree is built once, by one worker.
+
+xdist hands each worker a first chunk of consecutive tests; every test that reads the smoke tree
+must be in the first worker's chunk, or a second worker builds a second tree (minutes more).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from workflow import ROOT
+
+PLUGIN = '''
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        starts = item.get_closest_marker("workflow") or {"server_uri", "snakemake_run"} & set(item.fixturenames)
+        print("ORDER", "smoke" if "smoke_all" in item.fixturenames else "other",
+              "starts" if starts else "-", item.nodeid)
+'''
+
+
+def collected_order(tmp_path, workers: int) -> list[tuple[str, str, str]]:
+    (tmp_path / "order_plugin.py").write_text(PLUGIN)
+    env = os.environ | {"PYTEST_XDIST_WORKER_COUNT": str(workers),
+                        "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "order_plugin",
+                           "-p", "no:cacheprovider", "tests"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return [tuple(line.split(" ", 3)[1:]) for line in proc.stdout.splitlines() if line.startswith("ORDER ")]
+
+
+def test_the_smoke_tests_come_first_and_fit_in_one_workers_first_chunk(tmp_path):
+    for workers in (2, 3):
+        order = collected_order(tmp_path, workers)
+        kinds = [kind for kind, _, _ in order]
+        smoke = kinds.count("smoke")
+        assert smoke >= 10, "the smoke-tree tests were not found"
+        assert kinds[:smoke] == ["smoke"] * smoke, "a smoke-tree test is not at the front"
+        first_chunk = len(order) // workers // 4        # xdist's scheduler/load.py
+        assert smoke <= first_chunk, (f"{smoke} tests read the smoke tree but a worker's first chunk is "
+                                      f"{first_chunk} with {workers} workers: a second tree would be built")
+        # tests that start a server or a workflow run early; the last quarter is light tests that
+        # even out the end
+        tail = [nodeid for _, starts, nodeid in order[len(order) * 3 // 4:] if starts == "starts"]
+        assert tail == [], tail[:5]
