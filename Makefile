@@ -36,10 +36,11 @@ smoke:
 matrix: $(VENV)/.installed
 	$(BIN)/python -m costlab.matrix $(RUN_ARGS)
 
-# pytest-xdist workers: one builds the session's smoke tree while the others run the rest; 3 is the
-# fastest on 2 cores, as tests also wait on servers and timers (docs/development.md).
+# pytest-xdist workers, each with its own stand-in server: one builds the session's smoke tree while
+# the others run the rest; 3 is the fastest on 2 cores, as tests also wait on servers and timers
+# (docs/development.md). Against one real server (COSTLAB_TEST_URI) the tests run in one process.
 # PYTEST_WORKERS=0 runs in one process; PYTEST_ARGS adds pytest options.
-PYTEST_WORKERS ?= 3
+PYTEST_WORKERS ?= $(if $(COSTLAB_TEST_URI),0,3)
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 

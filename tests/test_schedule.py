@@ -48,3 +48,15 @@ def test_the_smoke_tests_come_first_and_fit_in_one_workers_first_chunk(tmp_path)
         # even out the end
         tail = [nodeid for _, starts, nodeid in order[len(order) * 3 // 4:] if starts == "starts"]
         assert tail == [], tail[:5]
+
+
+def test_make_test_uses_workers_with_the_stand_in_and_one_process_against_a_real_server():
+    def pytest_command(env: dict) -> str:
+        proc = subprocess.run(["make", "-n", "test"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return next(line for line in proc.stdout.splitlines() if " -m pytest " in line)
+
+    plain = {k: v for k, v in os.environ.items() if k not in ("COSTLAB_TEST_URI", "PYTEST_WORKERS")}
+    assert " -m pytest -n 3" in pytest_command(plain)
+    # one real server shared by workers would mix their databases: one process
+    assert " -m pytest -n 0" in pytest_command(plain | {"COSTLAB_TEST_URI": "mongodb://127.0.0.1:27017/"})
