@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from workflow import NO_SERVER, external, link_workflow, workflow
+from workflow import dry_runs as plan
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIMS = Path(__file__).resolve().parent / "shims"
@@ -117,14 +118,14 @@ def smoke_all(tmp_path_factory, server_uri) -> SmokeRun:
     dry_runs: dict[str, subprocess.CompletedProcess] = {}
     no_server = no_server_results = None
     if not shutil.which("mongod", path="/usr/bin:/bin"):  # else `auto` would find that server
-        dry_runs["none_fresh"] = workflow(workdir, "{backend: none}", "-n", "all")
-        dry_runs["no_server_fresh"] = workflow(workdir, NO_SERVER, "-n", "all")
+        dry_runs |= plan(workdir, {"none_fresh": ("{backend: none}", ("all",)),
+                                   "no_server_fresh": (NO_SERVER, ("all",))})
         no_server = workflow(workdir, NO_SERVER, "all")
         assert no_server.returncode == 0, no_server.stderr[-4000:]
         no_server_results = tmp_path_factory.mktemp("smoke_no_server") / "results"
         shutil.copytree(workdir / "results", no_server_results)
-        dry_runs["no_server_again"] = workflow(workdir, NO_SERVER, "-n", "all")
-        dry_runs["server_appears"] = workflow(workdir, external(server_uri), "-n", "all")
+        dry_runs |= plan(workdir, {"no_server_again": (NO_SERVER, ("all",)),
+                                   "server_appears": (external(server_uri), ("all",))})
     result = workflow(workdir, external(server_uri), "all")
     assert result.returncode == 0, result.stderr[-4000:]
     return SmokeRun(workdir, result, no_server, no_server_results, dry_runs)

@@ -17,7 +17,7 @@ from collections import Counter
 import polars as pl
 import pytest
 
-from workflow import external, planned, workflow
+from workflow import dry_runs, external, planned, workflow
 from costlab.server.setup import not_run_record
 from costlab.report.studies import STUDIES
 
@@ -60,11 +60,12 @@ def story(smoke_all, tmp_path_factory, server_uri, second_server):
     steps["server_appears_plan"] = planned(smoke_all.dry_runs["server_appears"])
     steps["run_a"] = smoke_all.result
     steps["server_report"] = (workdir / "results" / "report.html").read_text()
-    steps["noop_plan"] = planned(workflow(workdir, external(server_uri), "-n", "all"))
-    # a key that does not decide an external server (the docker image) reruns no measurement
-    steps["image_plan"] = planned(workflow(workdir, f"{{backend: external, uri: '{server_uri}', image: 'mongo:7.0'}}",
-                                            "-n", "all"))
-    steps["server_b_plan"] = planned(workflow(workdir, external(second_server), "-n", "all"))
+    plans = dry_runs(workdir, {
+        "noop_plan": (external(server_uri), ("all",)),
+        # a key that does not decide an external server (the docker image) reruns no measurement
+        "image_plan": (f"{{backend: external, uri: '{server_uri}', image: 'mongo:7.0'}}", ("all",)),
+        "server_b_plan": (external(second_server), ("all",))})
+    steps |= {name: planned(proc) for name, proc in plans.items()}
     # Another machine's run, as a user would copy it here: the same tree, relabelled as another
     # server version on another host at another scale (test data for the report, not a measurement).
     scratch = tmp_path_factory.mktemp("servers_workflow")

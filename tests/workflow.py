@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +38,16 @@ def workflow(workdir: Path, server: str, *args: str, config: tuple[str, ...] = (
            "--configfile", "config/smoke.yaml", "--config", f"server={server}", *config,
            "--directory", str(workdir), "--snakefile", str(workdir / "Snakefile")]
     return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=env, timeout=1800)
+
+
+def dry_runs(workdir: Path, plans: dict[str, tuple[str, tuple[str, ...]]]) -> dict[str, subprocess.CompletedProcess]:
+    """`workflow(workdir, server, "-n", *targets)` for each name -> (server, targets), two at a time
+    (a dry run writes nothing, so they may share the directory)."""
+    link_workflow(workdir)   # once, before the threads
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(workflow, workdir, server, "-n", *targets)
+                   for name, (server, targets) in plans.items()}
+        return {name: future.result() for name, future in futures.items()}
 
 
 def planned(proc: subprocess.CompletedProcess) -> Counter:
