@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from workflow import NO_SERVER, external, link_workflow, workflow
+from workflow import NO_SERVER, external, link_workflow, standin, workflow
 from workflow import dry_runs as plan
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,13 +28,8 @@ def server_uri():
     if uri:
         yield uri
         return
-    secantus = pytest.importorskip("secantus")
-    server = secantus.SecantusDBServer(storage_path=":memory:")
-    server.start()
-    try:
-        yield server.uri
-    finally:
-        server.stop()
+    with standin() as uri:
+        yield uri
 
 
 @pytest.fixture(scope="session")

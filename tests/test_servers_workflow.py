@@ -17,7 +17,7 @@ from collections import Counter
 import polars as pl
 import pytest
 
-from workflow import dry_runs, external, planned, workflow
+from workflow import dry_runs, external, planned, standin, workflow
 from costlab.server.setup import not_run_record
 from costlab.report.studies import STUDIES
 
@@ -32,13 +32,8 @@ def second_server():
     """Stand-in B on its own port (stand-in A is the session's server_uri)."""
     if os.environ.get("COSTLAB_TEST_URI"):
         pytest.skip("two servers are two stand-ins; COSTLAB_TEST_URI names one")
-    secantus = pytest.importorskip("secantus")
-    server = secantus.SecantusDBServer(storage_path=":memory:")
-    server.start()
-    try:
-        yield server.uri
-    finally:
-        server.stop()
+    with standin() as uri:
+        yield uri
 
 
 @pytest.fixture(scope="module")

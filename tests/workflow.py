@@ -10,11 +10,25 @@ import subprocess
 import sys
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "resources", "profiles")
 NO_SERVER = "{backend: auto}"
+
+
+@contextmanager
+def standin():
+    """A SecantusDB stand-in in this process, on its own port; yields its URI."""
+    import pytest
+    secantus = pytest.importorskip("secantus")
+    server = secantus.SecantusDBServer(storage_path=":memory:")
+    server.start()
+    try:
+        yield server.uri
+    finally:
+        server.stop()
 
 
 def link_workflow(workdir: Path) -> None:
