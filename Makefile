@@ -56,7 +56,9 @@ test-slurm: $(VENV)/.installed-slurm
 bench: $(VENV)/.installed-test
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
+# The plan `make all` would run, after the same pre-check (it says when there is no server).
 dryrun: $(VENV)/.installed
+	@$(BIN)/python -m costlab.server.check all $(RUN_ARGS)
 	$(BIN)/snakemake -n all $(RUN_ARGS)
 
 lint: $(VENV)/.installed

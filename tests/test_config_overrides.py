@@ -91,16 +91,19 @@ def test_pre_check_refuses_a_repeated_flag_snakemake_would_drop(argv, flag):
         snakemake_config(argv)
 
 
-def test_make_all_gives_the_pre_check_the_same_arguments_as_snakemake():
+@pytest.mark.parametrize("target, snakemake_args", [("all", ["all"]), ("dryrun", ["-n", "all"])])
+def test_make_all_gives_the_pre_check_the_same_arguments_as_snakemake(target, snakemake_args):
     result = subprocess.run(
-        ["make", "-n", "--always-make", "all", "CONFIG=config/smoke.yaml my-lab.yaml",
+        ["make", "-n", "--always-make", target, "CONFIG=config/smoke.yaml my-lab.yaml",
          "SET=docsize='{sizes_kb: [1, 64]}' studies='[docsize]'", "SNAKEMAKE_ARGS=--keep-going"],
         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     check = next(shlex.split(l) for l in lines if "costlab.server.check" in l)
-    run = next(shlex.split(l) for l in lines if l.startswith(".venv/bin/snakemake all"))
-    assert check[check.index("costlab.server.check") + 1:] == run[1:]
+    run = next(shlex.split(l)[1:] for l in lines if l.startswith(".venv/bin/snakemake "))
+    assert run[:len(snakemake_args)] == snakemake_args
+    run = run[len(snakemake_args) - 1:]   # from the target on
+    assert check[check.index("costlab.server.check") + 1:] == run
     assert run[run.index("--configfile") + 1: run.index("--configfile") + 3] == ["config/smoke.yaml", "my-lab.yaml"]
     assert "docsize={sizes_kb: [1, 64]}" in run and "--keep-going" in run
 
