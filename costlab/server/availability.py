@@ -84,11 +84,15 @@ def require_server(backend: str | None, server_config: dict, targets: Iterable[s
     asked = sorted(set(targets) - {"all"})  # `all` needs no server when there is none (rules/common.smk)
     what = (f"{asked[0]} needs" if len(asked) == 1 else f"some of {', '.join(asked)} need" if asked
             else f"results/servers/{profile_name}.json needs")
-    raise NoServerForTarget(
-        f"costlab: {what} a MongoDB server (server profile {profile_name}) and none was found "
-        f"({NO_SERVER_REASON}: {what_auto_tried(server_config)}).\n"
-        f"To measure on MongoDB, {NO_SERVER_FIX}.\n"
-        "Without a server, `make all` (or `snakemake all`) builds the server-free parts: models, engine lab, report.")
+    raise NoServerForTarget("\n".join(no_server_sentences(what, profile_name, server_config)))
+
+
+def no_server_sentences(what_needs: str, profile_name: str, server_config: dict) -> list[str]:
+    """What to tell a user whose target (`what_needs`: "<target> needs") needs a server there is not."""
+    return [f"costlab: {what_needs} a MongoDB server (server profile {profile_name}) and none was found "
+            f"({NO_SERVER_REASON}: {what_auto_tried(server_config)}).",
+            f"To measure on MongoDB, {NO_SERVER_FIX}.",
+            "Without a server, `make all` (or `snakemake all`) builds the server-free parts: models, engine lab, report."]
 
 
 def check_configured(server_config: dict, backend: str) -> None:

@@ -13,12 +13,13 @@ import json
 import re
 import subprocess
 import sys
+from contextlib import closing
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 import costlab
-from costlab.server.availability import find_mongod, public_uri, server_identity, server_uri
+from costlab.server.availability import find_mongod, no_server_sentences, public_uri, server_identity, server_uri
 from costlab.server.errors import (NO_SERVER_FIX, NO_SERVER_MESSAGE, NO_SERVER_REASON, ServerStartError,
                                    ServerUnavailable)
 
@@ -179,15 +180,14 @@ def setup_record(server_config: dict, backend: str | None, profile_name: str, lo
                  docker_engine=None) -> dict:
     """What the step writes for one profile (docker_engine: an SDK client, else one from the environment)."""
     if backend == "docker":
+        image = server_config.get("image") or "mongo:8.0"
         if docker_engine is None:
             from costlab.server.docker_backend import engine_client
-            opened = engine_client()
-            try:   # the client we open we close (#18: no client left holding the engine's socket)
-                found = docker_record(opened, server_config.get("image") or "mongo:8.0", log)
-            finally:
-                opened.close()
+            # the client we open we close (#18: no client left holding the engine's socket)
+            with closing(engine_client()) as opened:
+                found = docker_record(opened, image, log)
         else:
-            found = docker_record(docker_engine, server_config.get("image") or "mongo:8.0", log)
+            found = docker_record(docker_engine, image, log)
     elif backend == "binary":
         found = binary_record(find_mongod(server_config.get("mongod")))
     elif backend == "external":
@@ -235,10 +235,8 @@ def run_setup_step(path: str | Path, server_config: dict, backend: str | None, p
         return 0
     except (ServerUnavailable, ServerStartError) as err:
         why = str(err)
-        if backend is None:
-            why = (f"costlab: {path} (server profile {profile_name}) needs a MongoDB server and none was "
-                   f"found ({NO_SERVER_REASON}): {NO_SERVER_FIX}. Without one, `make all` (or `snakemake all`) "
-                   f"builds the server-free parts")
+        if backend is None:  # one line: Snakemake shows the log under the job's error
+            why = " ".join(no_server_sentences(f"{path} needs", profile_name, server_config))
         lines.append(why)  # not echoed: Snakemake prints the job's log under its error, once is enough
         return 1
     finally:
