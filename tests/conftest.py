@@ -8,13 +8,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from workflow import NO_SERVER, external, link_workflow, standin, workflow
+from workflow import NO_SERVER, external, run_workflow, standin, workflow
 from workflow import dry_runs as plan
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,13 +77,8 @@ def run_snakemake(workdir: Path, targets: list[str], server_uri: str, configfile
 
     Uses --directory so results land in workdir, not the repo; returns CompletedProcess.
     """
-    link_workflow(workdir)
-    cmd = [sys.executable, "-m", "snakemake", *targets, "--cores", "2", "--resources", "mongod=1",
-           "--configfile", *configfiles,
-           "--config", f"server={{backend: external, uri: '{server_uri}'}}",
-           "--directory", str(workdir), "--snakefile", str(workdir / "Snakefile"), *extra_args]
-    env = os.environ | {"XDG_CACHE_HOME": str(workdir / ".cache"), "CI": "1"}
-    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=env, timeout=1800)
+    return run_workflow(workdir, external(server_uri), targets, configfiles=configfiles, after=extra_args,
+                        hide_local_servers=False)
 
 
 @dataclass

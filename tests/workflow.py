@@ -41,17 +41,26 @@ def external(uri: str) -> str:
     return f"{{backend: external, uri: '{uri}'}}"
 
 
-def workflow(workdir: Path, server: str, *args: str, config: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """The workflow on config/smoke.yaml with `server` as the --config server section (plus `config` entries)."""
+def run_workflow(workdir: Path, server: str, args: tuple[str, ...] | list[str] = (), *,
+                 configfiles: tuple[str, ...] = ("config/smoke.yaml",), config: tuple[str, ...] = (),
+                 after: tuple[str, ...] = (), hide_local_servers: bool = True) -> subprocess.CompletedProcess:
+    """Snakemake on this checkout's workflow in `workdir` (results land there): `args` (targets, -n)
+    first, `server` as the --config server section plus `config` entries, `after` last."""
     link_workflow(workdir)
-    bindir = str(Path(sys.executable).parent)
-    # No Docker engine and no mongod for `auto` to find, whatever this machine has.
-    env = os.environ | {"XDG_CACHE_HOME": str(workdir / ".cache"), "CI": "1",
-                        "DOCKER_HOST": "unix:///nonexistent/docker.sock", "PATH": f"{bindir}:/usr/bin:/bin"}
+    env = os.environ | {"XDG_CACHE_HOME": str(workdir / ".cache"), "CI": "1"}
+    if hide_local_servers:   # no Docker engine and no mongod for `auto` to find, whatever this machine has
+        env |= {"DOCKER_HOST": "unix:///nonexistent/docker.sock",
+                "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
     cmd = [sys.executable, "-m", "snakemake", *args, "--cores", "2", "--resources", "mongod=1",
-           "--configfile", "config/smoke.yaml", "--config", f"server={server}", *config,
-           "--directory", str(workdir), "--snakefile", str(workdir / "Snakefile")]
+           "--configfile", *configfiles, "--config", f"server={server}", *config,
+           "--directory", str(workdir), "--snakefile", str(workdir / "Snakefile"), *after]
     return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=env, timeout=1800)
+
+
+def workflow(workdir: Path, server: str, *args: str, config: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """The workflow on config/smoke.yaml with `server` as the --config server section (plus `config` entries),
+    on a machine with no server for `auto` to find."""
+    return run_workflow(workdir, server, args, config=config)
 
 
 def dry_runs(workdir: Path, plans: dict[str, tuple[str, tuple[str, ...]]]) -> dict[str, subprocess.CompletedProcess]:
