@@ -47,9 +47,10 @@ EXPECTED_DOCS = {
                 {"_id": B2 + _hex("202203"), "items": [{"date": D701, "n": 1}]}],
     "appV5R2": [{"_id": B1 + _hex("202202"), "items": [{"date": D5, "a": 2, "p": 1}, {"date": D16, "r": 1}]},
                 {"_id": B2 + _hex("202203"), "items": [{"date": D701, "n": 1}]}],
-    "appV5R4": [{"_id": B1 + _hex("202202"), "totals": {"a": 2, "n": 0, "p": 1, "r": 1},
+    # appV5R4's totals hold only the statuses that occurred (the authors' Bulk Upsert; 413.7 B published).
+    "appV5R4": [{"_id": B1 + _hex("202202"), "totals": {"a": 2, "p": 1, "r": 1},
                  "items": [{"date": D5, "a": 2, "p": 1}, {"date": D16, "r": 1}]},
-                {"_id": B2 + _hex("202203"), "totals": {"a": 0, "n": 1, "p": 0, "r": 0},
+                {"_id": B2 + _hex("202203"), "totals": {"n": 1},
                  "items": [{"date": D701, "n": 1}]}],
     "appV6R0": [{"_id": B1 + _hex("202206"), "items": {"05": {"a": 2, "p": 1}, "16": {"r": 1}}},
                 {"_id": B2 + _hex("202207"), "items": {"01": {"n": 1}}}],

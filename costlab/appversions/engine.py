@@ -23,7 +23,7 @@ import bson
 import polars as pl
 from bson import Binary, ObjectId
 
-from costlab.appversions.versions import SHORT_NAMES, AppVersion, _prepared, get_version
+from costlab.appversions.versions import AppVersion, _prepared, get_version
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
 from costlab.engine.wt import compressor_or_nearest
@@ -84,8 +84,8 @@ def version_documents(version: AppVersion, events: pl.DataFrame) -> Iterator[tup
             for d, f in zip(row["date"], fields):
                 days.setdefault(_utc(d), []).append(f)
             doc = {"_id": _id}
-            if version.totals:   # all four counters from the first event on, in the pipeline's order
-                doc["totals"] = {s: fields.count(s) for s in SHORT_NAMES.values()}
+            if version.totals:   # the statuses that occurred, in the order the pipeline adds them
+                doc["totals"] = _counts(fields)
             doc["items"] = [{"date": d, **_counts(fs)} for d, fs in days.items()]
         elif layout == "dynamic":
             items: dict[str, list[str]] = {}

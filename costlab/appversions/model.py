@@ -108,6 +108,19 @@ def _status_counts_bytes(version: AppVersion, prefix: str) -> pl.Expr:
         pl.col(f"{prefix}{s}") * element(version.status_field(s), INT32_BYTES) for s in STATUSES)
 
 
+def _totals_bytes(version: AppVersion) -> int | pl.Expr:
+    """The Computed Pattern's `totals` element per bucket (0 without one).
+
+    Both versions with totals (appV5R4's update pipeline, appV6R2's `$inc`) write only the status of
+    each event, so `totals` holds a counter for each status that occurred in the bucket.
+    """
+    if not version.totals:
+        return 0
+    present = pl.sum_horizontal((pl.col(f"day_{s}") > 0).cast(pl.Int64)
+                                * element(version.status_field(s), INT32_BYTES) for s in STATUSES)
+    return element("totals", document(present))
+
+
 def document_sizes(version: AppVersion, events: pl.DataFrame, shared: SharedFrames | None = None) -> pl.Series:
     """BSON size of every document `version` holds after upserting `events` (one value per document).
 
@@ -143,21 +156,13 @@ def document_sizes(version: AppVersion, events: pl.DataFrame, shared: SharedFram
         day_docs = pl.col("n") * document(element("date", DATE_BYTES)) + statuses
         items = element("items", document(
             pl.col("n") * 2 + array_index_name_bytes(pl.col("n")) + day_docs))
-        # appV5R4's totals hold all four counters from the first event on (its pseudo-code).
-        totals = element("totals", document(4 * element("a", INT32_BYTES))) if version.totals else 0
-        return per_bucket.select(size=document(id_bytes + totals + items))["size"]
+        return per_bucket.select(size=document(id_bytes + _totals_bytes(version) + items))["size"]
 
     if layout == "dynamic":  # items: {<day name>: {statuses...}}
         name_chars = ITEM_NAME_CHARS[version.item_name_format]
         day_elements = pl.col("n") * element(name_chars, document(0)) + statuses
         items = element("items", document(day_elements))
-        # appV6R2's totals are $inc'ed: only statuses that occurred in the quarter exist.
-        totals = 0
-        if version.totals:
-            present = pl.sum_horizontal((pl.col(f"day_{s}") > 0).cast(pl.Int64)
-                                        * element(version.status_field(s), INT32_BYTES) for s in STATUSES)
-            totals = element("totals", document(present))
-        return per_bucket.select(size=document(id_bytes + items + totals))["size"]
+        return per_bucket.select(size=document(id_bytes + items + _totals_bytes(version)))["size"]
     raise ValueError(f"unknown layout {layout!r}")
 
 
