@@ -128,7 +128,7 @@ def test_an_engine_figure_is_not_marked_stand_in_when_the_study_ran_on_the_stand
     """A stand-in run's section banner stays; the engine lab's own figure carries no stand-in label."""
     from costlab.arraygrowth.figures import engine_log_bytes_chart
     from costlab.report.charts import save_chart
-    from costlab.report.page import collect_study
+    from costlab.report.collect import collect_study
     from tests.test_report import smoke_config, write_study
     write_study(tmp_path, "arraygrowth", "stand-in", figure="spec")
     log_bytes = pl.DataFrame({"profile": ["standalone"] * 2, "workload": ["push"] * 2, "n": [200, 400],

@@ -13,7 +13,9 @@ import pytest
 
 from costlab.config import load_config
 from costlab.report.charts import STAND_IN_LABEL, save_chart, titled
-from costlab.report.page import build_report, config_differences, vega_bundle
+from costlab.report.page import build_report
+from costlab.report.settings import config_differences
+from costlab.report.views import vega_bundle
 
 STUDY_NAMES = ["docsize", "appversions", "arraygrowth", "flatnested", "uniqueidx"]
 
@@ -310,13 +312,34 @@ def test_command_line_builds_from_a_results_folder(mixed_tree, monkeypatch, caps
 
 
 def test_page_html_lives_in_the_template_not_in_python_strings():
-    """The page's markup is costlab/report/templates/report.html.j2; page.py only prepares values."""
+    """The page's markup is costlab/report/templates/report.html.j2; the report's modules only prepare values."""
+    import costlab.report.collect as collect_module
     import costlab.report.page as page_module
+    import costlab.report.views as views_module
 
-    source = Path(page_module.__file__).read_text()
-    tags = re.findall(r"<(?:section|table|figure|div|h[1-4]|dl|details)\b", source)
-    assert not tags, f"HTML assembled in page.py: {sorted(set(tags))}"
-    assert (page_module.TEMPLATES_DIR / "report.html.j2").is_file()
+    for module in (page_module, collect_module, views_module):
+        source = Path(module.__file__).read_text()
+        tags = re.findall(r"<(?:section|table|figure|div|h[1-4]|dl|details)\b", source)
+        assert not tags, f"HTML assembled in {module.__name__}: {sorted(set(tags))}"
+    assert (views_module.TEMPLATES_DIR / "report.html.j2").is_file()
+
+
+def test_collecting_never_imports_presenting():
+    """One direction: page -> views -> collect -> compare; collecting knows nothing of the page."""
+    import ast
+
+    import costlab.report as package
+
+    folder = Path(package.__file__).parent
+    imported: dict[str, set[str]] = {}
+    for name in ("collect", "compare", "settings", "runs", "views", "page"):
+        tree = ast.parse((folder / f"{name}.py").read_text())
+        imported[name] = {node.module.rsplit(".", 1)[-1] for node in ast.walk(tree)
+                          if isinstance(node, ast.ImportFrom) and node.module
+                          and node.module.startswith("costlab.report.")}
+    assert not imported["collect"] & {"views", "page"}, imported["collect"]
+    assert not imported["compare"] & {"collect", "views", "page"}, imported["compare"]
+    assert not imported["views"] & {"page"}, imported["views"]
 
 
 def test_stand_in_server_is_named_for_what_it_is(mixed_page):

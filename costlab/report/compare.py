@@ -16,6 +16,7 @@ import polars as pl
 
 from costlab.report.charts import titled
 from costlab.report.runs import check_tree, read_manifest, results_dir
+from costlab.report.settings import flatten
 from costlab.server.provenance import is_stand_in
 
 THIS_RUN = "this run"
@@ -104,8 +105,6 @@ def load_runs(this_results: str | Path, others: list[str | Path]) -> list[Run]:
 
 
 def _flat(mapping: dict, prefix: str = "") -> dict:
-    from costlab.report.page import flatten
-
     return flatten(mapping or {}, prefix)
 
 

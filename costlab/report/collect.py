@@ -1,0 +1,300 @@
+"""Collecting the report: what each study produced (results/<study>/...) read into sections.
+
+This module reads files and knows nothing of HTML; costlab.report.views turns its sections into
+the page's values and costlab.report.page writes the page. Direction: page -> views -> collect.
+"""
+from __future__ import annotations
+
+import html
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import polars as pl
+
+from costlab.report.charts import STAND_IN_LABEL
+from costlab.report.compare import load_runs, merged_published, notes, overlay_spec
+from costlab.report.studies import STUDIES, StudyInfo
+from costlab.server.provenance import is_stand_in, read_provenance
+
+PUBLISHED_TABLE = "published_vs_reproduced"
+ENGINE_PUBLISHED_TABLE = "published_vs_engine"
+ENGINE_RAW_TABLES = ("queries",)   # per-query rows: linked from the CSVs, not shown
+NOT_RUN_FILE = "not_run.json"
+PUBLISHED_COLUMNS = ("finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind")
+MAX_TABLE_ROWS = 200
+RUN_COMMAND = ".venv/bin/snakemake --profile profiles/default results/report.html"
+
+
+# ---------------------------------------------------------------- what a section holds
+
+@dataclass
+class FigureItem:
+    name: str
+    caption: str | None           # HTML
+    spec: dict | None = None      # Vega-Lite
+    svg: str | None = None
+    png: Path | None = None
+    files: dict[str, Path] = field(default_factory=dict)  # suffix -> path on disk
+    stand_in: bool = False
+
+
+@dataclass
+class TableItem:
+    name: str
+    path: Path
+    frame: pl.DataFrame
+    caption: str | None
+    stand_in: bool
+
+
+@dataclass
+class StudySection:
+    info: StudyInfo
+    enabled: bool
+    has_rules: bool
+    provenance: list[dict] = field(default_factory=list)
+    figures: list[FigureItem] = field(default_factory=list)
+    tables: list[TableItem] = field(default_factory=list)
+    model_tables: list[TableItem] = field(default_factory=list)  # server-free numbers (results/<study>/model/)
+    published: TableItem | None = None
+    engine: list[TableItem] = field(default_factory=list)        # results/<study>/engine/*.csv (engine lab)
+    engine_provenance: list[dict] = field(default_factory=list)  # results/<study>/engine/*.json
+    missing: list[Path] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    # results/<study>/not_run.json when this run had no server: {"part", "reason", "fix"}
+    not_run: dict | None = None
+    compare_notes: list[str] = field(default_factory=list)  # compare.with: the runs and what differs
+
+    @property
+    def has_results(self) -> bool:
+        return bool(self.provenance or self.figures or self.tables or self.model_tables or self.published
+                    or self.engine)
+
+    @property
+    def server_results(self) -> bool:
+        """Results of a server run (or server-free models), as opposed to the engine lab's alone."""
+        return bool(self.provenance or self.figures or self.tables or self.model_tables or self.published)
+
+    @property
+    def status(self) -> str:
+        """not run | engine lab (its results alone) | server-free (no server: models and engine lab) |
+        stand-in | measured."""
+        if not self.has_results:
+            return "not run"
+        if not self.server_results:
+            return "engine lab"
+        if self.not_run is not None:
+            return "server-free"
+        return "stand-in" if self.stand_in else "measured"
+
+    @property
+    def stand_in(self) -> bool:
+        return (any(is_stand_in(r) for r in self.provenance) or any(f.stand_in for f in self.figures)
+                or any(t.stand_in for t in self.tables) or bool(self.published and self.published.stand_in))
+
+
+# ---------------------------------------------------------------- reading one study
+
+def caption_html(captions_dir: Path | None, study: str, name: str) -> str | None:
+    """rules/captions/<study>_<name>.rst as HTML (inline ``code``, *emphasis*, paragraphs)."""
+    if captions_dir is None:
+        return None
+    path = Path(captions_dir) / f"{study}_{name}.rst"
+    if not path.exists():
+        return None
+    text = html.escape(path.read_text().strip())
+    text = re.sub(r"``(.+?)``", r"<code>\1</code>", text)
+    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
+    text = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*", r"<em>\1</em>", text)
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip()]
+    return "".join(f"<p>{p}</p>" for p in paragraphs)
+
+
+# The engine lab's figures (rules/<study>.smk: figures/engine_<name>.*), drawn with no server.
+ENGINE_FIGURE_PREFIX = "engine_"
+
+
+def _figure_name(path: Path) -> str:
+    name = path.name
+    return name[: -len(".vl.json")] if name.endswith(".vl.json") else path.stem
+
+
+def _classify(paths: Iterable[Path], study_dir: Path) -> dict[str, list[Path]]:
+    kinds: dict[str, list[Path]] = {"tables": [], "model": [], "figures": [], "provenance": [], "engine": [],
+                                    "engine_provenance": []}
+    for path in paths:
+        try:
+            part = path.resolve().relative_to(study_dir.resolve()).parts[0]
+        except (ValueError, IndexError):
+            continue
+        if part in ("tables", "model") and path.suffix == ".csv":
+            kinds[part].append(path)
+        elif part == "figures" and (path.name.endswith(".vl.json") or path.suffix in (".svg", ".png")):
+            kinds["figures"].append(path)
+        elif part == "provenance" and path.suffix == ".json":
+            kinds["provenance"].append(path)
+        elif part == "engine" and path.suffix == ".csv" and path.stem not in ENGINE_RAW_TABLES:
+            kinds["engine"].append(path)
+        elif part == "engine" and path.suffix == ".json":
+            kinds["engine_provenance"].append(path)
+    return kinds
+
+
+def _spec_mentions_stand_in(spec: dict) -> bool:
+    return STAND_IN_LABEL in json.dumps(spec, ensure_ascii=False)
+
+
+def read_table(path: Path, study: str, captions_dir: Path | None) -> TableItem:
+    frame = pl.read_csv(path, infer_schema_length=10000)
+    stand_in = "server_kind" in frame.columns and frame["server_kind"].cast(pl.Utf8).eq("stand-in").any()
+    return TableItem(path.stem, path, frame, caption_html(captions_dir, study, path.stem), bool(stand_in))
+
+
+def read_not_run(path: Path) -> dict:
+    """The study's not_run.json; an unreadable one still says the mongod part was not run."""
+    try:
+        record = json.loads(path.read_text())
+        if isinstance(record, dict) and record.get("reason"):
+            return record
+    except (OSError, ValueError):
+        pass
+    from costlab.server.setup import not_run_record
+    return not_run_record()
+
+
+def collect_study(study: str, results_dir: Path, config: dict, registered: list[str] | None,
+                  captions_dir: Path | None) -> StudySection:
+    """Read what one study produced. `registered` = its add_targets paths (None: scan its folders)."""
+    info = STUDIES[study]
+    study_dir = Path(results_dir) / study
+    section = StudySection(info, enabled=study in config.get("studies", []), has_rules=True)
+    if not section.enabled:
+        return section
+    if registered is None:
+        candidates = [p for sub in ("tables", "model", "figures", "provenance", "engine")
+                      for p in sorted((study_dir / sub).glob("*"))]
+    else:
+        candidates = [Path(p) for p in registered]
+        section.missing = [p for p in candidates if not p.exists()]
+        candidates = [p for p in candidates if p.exists()]
+    not_run_path = study_dir / NOT_RUN_FILE
+    if any(p.resolve() == not_run_path.resolve() for p in candidates):
+        section.not_run = read_not_run(not_run_path)
+    kinds = _classify(candidates, study_dir)
+    if registered is not None and not kinds["provenance"] and (study_dir / "provenance").is_dir():
+        # A study that did not register its provenance files still has them beside its results.
+        kinds["provenance"] = sorted((study_dir / "provenance").glob("*.json"))
+
+    for path in dict.fromkeys(kinds["provenance"]):
+        try:
+            section.provenance.append(read_provenance(path) | {"_path": str(path)})
+        except (OSError, ValueError) as err:
+            section.problems.append(f"provenance {path} unreadable: {err}")
+
+    for path in dict.fromkeys(kinds["tables"]):
+        try:
+            table = read_table(path, study, captions_dir)
+        except Exception as err:  # a broken CSV is shown as a problem, the rest of the page still renders
+            section.problems.append(f"table {path} unreadable: {err}")
+            continue
+        if "server_kind" not in table.frame.columns:
+            section.problems.append(f"table {path.name} has no server_kind column (the results contract needs one)")
+        if table.name == PUBLISHED_TABLE:
+            absent = [c for c in PUBLISHED_COLUMNS if c not in table.frame.columns]
+            if absent:
+                section.problems.append(f"{path.name} lacks column(s) {', '.join(absent)}; "
+                                        f"expected {', '.join(PUBLISHED_COLUMNS)}")
+            section.published = table
+        else:
+            section.tables.append(table)
+
+    engine_tables = []
+    for path in dict.fromkeys(kinds["engine"]):
+        try:
+            engine_tables.append(read_table(path, study, captions_dir))
+        except Exception as err:
+            section.problems.append(f"engine table {path} unreadable: {err}")
+    # the published-vs-engine verdicts first, then the study's engine tables
+    section.engine = sorted(engine_tables, key=lambda t: t.name != ENGINE_PUBLISHED_TABLE)
+    for path in dict.fromkeys(kinds["engine_provenance"]):
+        try:
+            section.engine_provenance.append(read_provenance(path) | {"_path": str(path)})
+        except (OSError, ValueError) as err:
+            section.problems.append(f"engine provenance {path} unreadable: {err}")
+
+    for path in dict.fromkeys(kinds["model"]):
+        try:
+            section.model_tables.append(read_table(path, study, captions_dir))
+        except Exception as err:
+            section.problems.append(f"model table {path} unreadable: {err}")
+
+    figures: dict[str, FigureItem] = {}
+    for path in kinds["figures"]:
+        name = _figure_name(path)
+        item = figures.setdefault(name, FigureItem(name, caption_html(captions_dir, study, name)))
+        suffix = ".vl.json" if path.name.endswith(".vl.json") else path.suffix
+        item.files[suffix] = path
+    study_stand_in = any(is_stand_in(r) for r in section.provenance)
+    for item in figures.values():
+        try:
+            if ".vl.json" in item.files:
+                item.spec = json.loads(item.files[".vl.json"].read_text())
+            elif ".svg" in item.files:
+                item.svg = re.sub(r"^<\?xml[^>]*>\s*", "", item.files[".svg"].read_text())
+            elif ".png" in item.files:
+                item.png = item.files[".png"]
+        except (OSError, ValueError) as err:
+            section.problems.append(f"figure {item.name} unreadable: {err}")
+            continue
+        # Conservative: every figure of a study measured on the stand-in carries the banner, except the
+        # engine lab's (engine_<name>), which never touches a server and says so in its own subtitle.
+        engine_figure = item.name.startswith(ENGINE_FIGURE_PREFIX)
+        item.stand_in = (study_stand_in and not engine_figure) \
+            or (item.spec is not None and _spec_mentions_stand_in(item.spec)) \
+            or (item.svg is not None and STAND_IN_LABEL in item.svg)
+        section.figures.append(item)
+    return section
+
+
+def add_comparison(sections: list[StudySection], results_dir: Path, compare_with: list[str | Path]) -> None:
+    """Put the other runs beside this one: merged published-vs-reproduced tables, overlaid figures, notes."""
+    runs = load_runs(results_dir, list(compare_with))
+    for section in sections:
+        study = section.info.name
+        if not section.enabled or not section.has_results:
+            continue
+        section.compare_notes = notes(study, runs)
+        frame = merged_published(study, runs, section.published.frame if section.published else None)
+        if frame is not None:
+            path = Path(results_dir) / study / "tables" / f"{PUBLISHED_TABLE}.csv"
+            stand_in = bool(section.published and section.published.stand_in) or any(r.stand_in for r in runs)
+            section.published = TableItem(PUBLISHED_TABLE, path, frame, None, stand_in)
+        spec = overlay_spec(study, runs)
+        if spec is not None:
+            caption = ("<p>The study's main measurement in every run, one colour per run, read from each "
+                       "run's own tables; the legend names each run's server version and host.</p>")
+            section.figures.insert(0, FigureItem("compare_runs", caption, spec=spec,
+                                                 stand_in=any(r.stand_in for r in runs)))
+
+
+def collect_sections(results_dir: Path, config: dict, study_targets: dict[str, list[str]] | None,
+                     captions_dir: Path | None, compare_with: list[str | Path] | None = None) -> list[StudySection]:
+    """Every known study's section, in STUDIES order; study_targets None scans the folders instead.
+
+    A study enabled in config but absent from study_targets has no rules yet; compare_with adds
+    the other runs' results beside this run's.
+    """
+    sections = []
+    for study in STUDIES:
+        registered = None if study_targets is None else study_targets.get(study)
+        if study_targets is not None and registered is None:
+            section = StudySection(STUDIES[study], enabled=study in config.get("studies", []), has_rules=False)
+        else:
+            section = collect_study(study, Path(results_dir), config, registered, captions_dir)
+        sections.append(section)
+    if compare_with:
+        add_comparison(sections, Path(results_dir), compare_with)
+    return sections

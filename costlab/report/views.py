@@ -1,0 +1,420 @@
+"""Presenting the report: a study's collected files as plain values for the page's template.
+
+The page's HTML is costlab/report/templates/report.html.j2; these functions turn sections
+(costlab.report.collect) into values for it (text the template escapes; Markup only for HTML
+built here on purpose). Nothing here reads a study's results folder.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+import polars as pl
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+from costlab.config import config_hash, study_config_hash
+from costlab.io import atomic_path
+from costlab.report.charts import STAND_IN_LABEL
+from costlab.report.collect import (ENGINE_PUBLISHED_TABLE, MAX_TABLE_ROWS, PUBLISHED_TABLE, RUN_COMMAND, FigureItem,
+                                    StudySection, TableItem)
+from costlab.report.settings import config_differences, flatten
+from costlab.report.studies import STUDIES
+from costlab.server.provenance import is_stand_in
+
+TEMPLATES_DIR = Path(__file__).with_name("templates")
+
+
+@dataclass
+class Cell:
+    text: str
+    css_class: str | None = None
+    missing: bool = False         # shown greyed (a null or NaN)
+
+
+@dataclass
+class TableView:
+    columns: list[str]
+    rows: list[list[Cell]]
+    total_rows: int
+    css_class: str = "data"
+
+
+def format_cell(value: Any) -> Cell:
+    """One value as the page shows it: thousands separators, 4 significant digits, — for null."""
+    if value is None:
+        return Cell("—", missing=True)
+    if isinstance(value, bool):
+        return Cell(str(value).lower())
+    if isinstance(value, int):
+        return Cell(f"{value:,}")
+    if isinstance(value, float):
+        if value != value:
+            return Cell("NaN", missing=True)
+        if value.is_integer() and abs(value) >= 1e4:
+            return Cell(f"{value:,.0f}")
+        return Cell(f"{value:.4g}")
+    return Cell(str(value))
+
+
+def table_view(frame: pl.DataFrame, css_class: str = "data") -> TableView:
+    shown = frame.head(MAX_TABLE_ROWS)
+    verdict_at = shown.columns.index("verdict") if "verdict" in shown.columns else None
+    rows = []
+    for row in shown.iter_rows():  # at most MAX_TABLE_ROWS rows
+        cells = []
+        for i, value in enumerate(row):
+            cell = format_cell(value)
+            if i == verdict_at and value is not None:
+                cell.css_class = f"verdict {verdict_class(str(value))}"
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                cell.css_class = "num"
+            cells.append(cell)
+        rows.append(cells)
+    return TableView(list(shown.columns), rows, frame.height, css_class)
+
+
+def verdict_class(verdict: str) -> str:
+    text = verdict.lower()
+    if "not comparable" in text or "stand-in" in text:
+        return "v-na"
+    if text.startswith("not") or "not reproduced" in text:
+        return "v-no"
+    if "reproduced" in text:
+        return "v-yes"
+    return "v-other"
+
+
+def _distinct(values: Iterable[Any]) -> str:
+    seen = [v for v in dict.fromkeys(values) if v not in (None, "")]
+    return ", ".join(map(str, seen)) if seen else "—"
+
+
+def _gib(value: Any) -> str | None:
+    return f"{value / 2**30:.1f} GiB" if isinstance(value, (int, float)) else None
+
+
+def _when(iso: str) -> str:
+    """An ISO timestamp to the second, in UTC when it carries a zone."""
+    try:
+        moment = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc)
+        return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _server_version(record: dict, server: dict) -> str | None:
+    # The stand-in answers buildInfo with a MongoDB version number; say what it really is.
+    if is_stand_in(record):
+        answered = f", answers as MongoDB {server['version']}" if server.get("version") else ""
+        return f"SecantusDB stand-in (a test server, not MongoDB{answered})"
+    return server.get("version")
+
+
+def _git_version(record: dict, server: dict) -> str | None:
+    value = server.get("git_version")
+    if is_stand_in(record) or (isinstance(value, str) and value and set(value) == {"0"}):
+        return "none (not a MongoDB build)"
+    return value
+
+
+def provenance_rows(records: list[dict]) -> list[tuple[str, str]]:
+    """The header's key facts, each the distinct values over the study's measuring jobs."""
+    servers = [r.get("server") or {} for r in records]
+    hosts = [r.get("host") or {} for r in records]
+    starts = sorted(r["started_at"] for r in records if r.get("started_at"))
+    ends = sorted(r["ended_at"] for r in records if r.get("ended_at"))
+    host_text = _distinct(
+        f"{h.get('cpu_model', '?')}, {h.get('cpu_cores_logical', '?')} logical cores, "
+        f"{_gib(h.get('memory_bytes')) or '? memory'}, {h.get('os', '?')}"
+        + (f" (host {h['hostname']})" if h.get("hostname") else "") for h in hosts)
+    return [
+        ("server kind", _distinct(r.get("server_kind") for r in records)),
+        ("server version", _distinct(_server_version(r, s) for r, s in zip(records, servers))),
+        ("git version", _distinct(_git_version(r, s) for r, s in zip(records, servers))),
+        ("storage engine", _distinct(s.get("storage_engine") for s in servers)),
+        ("backend", _distinct(r.get("backend") for r in records)),
+        ("profiles", _distinct(r.get("profile") for r in records)),
+        ("host", host_text),
+        ("measured", f"{_when(starts[0])} … {_when(ends[-1])}" if starts and ends else "—"),
+        ("costlab", _distinct(f"{r.get('costlab_version')} ({r.get('costlab_commit') or 'no git commit'})"
+                              for r in records)),
+    ]
+
+
+def jobs_view(records: list[dict]) -> TableView:
+    rows = []
+    for r in records:
+        applied = r.get("applied_options")
+        applied_text = ", ".join(f"{k}={v}" for k, v in applied.items()) if isinstance(applied, dict) else applied
+        rows.append({"job": r.get("job") or Path(r["_path"]).stem, "server_kind": r.get("server_kind"),
+                     "profile": r.get("profile"), "backend": r.get("backend"),
+                     "applied options": None if applied_text is None else str(applied_text),
+                     "started_at": r.get("started_at"), "ended_at": r.get("ended_at"),
+                     "config_hash": r.get("config_hash")})
+    return table_view(pl.DataFrame(rows, schema={k: pl.Utf8 for k in rows[0]}), "data jobs")
+
+
+def _value_text(value: Any) -> str:
+    return "null" if value is None else json.dumps(value) if isinstance(value, (list, dict)) else str(value)
+
+
+def config_view(study: str, config: dict, defaults: dict, records: list[dict]) -> dict[str, Any]:
+    """The study's scale (keys, values, changed?), the config hashes and the keys that differ from the defaults."""
+    # Per study: its own keys and the server's (records from before study hashes: the whole config).
+    current_hash = study_config_hash(config, study)
+    whole = config_hash(config)
+    hashes = sorted({r["study_config_hash"] if r.get("study_config_hash") else
+                     (current_hash if r.get("config_hash") == whole else r.get("config_hash"))
+                     for r in records if r.get("study_config_hash") or r.get("config_hash")})
+    default_scale = flatten(defaults.get(study) or {})
+    scale = [(k, _value_text(v), default_scale.get(k, v) != v)
+             for k, v in flatten(config.get(study) or {}).items()]
+    diffs = [(k, _value_text(d), _value_text(v)) for k, d, v in config_differences(config, defaults)
+             if k.split(".")[0] in (study, "server")]
+    return {"current_hash": current_hash, "measured_hashes": hashes if hashes and hashes != [current_hash] else [],
+            "scale": scale, "differences": diffs}
+
+
+def figure_view(study: str, item: FigureItem, out_dir: Path, stand_in_shown: bool = False) -> dict[str, Any]:
+    spec_json = None
+    if item.spec is not None:
+        # Nothing in the spec can close the script tag it sits in.
+        spec_json = Markup(json.dumps(item.spec).replace("<", "\\u003c"))
+    return {
+        "study": study, "name": item.name, "stand_in": item.stand_in and not stand_in_shown,
+        "element_id": f"fig-{study}-{re.sub(r'[^A-Za-z0-9_-]', '-', item.name)}",
+        "spec_json": spec_json,
+        "svg": Markup(item.svg) if item.svg is not None else None,
+        "png_data": base64.b64encode(item.png.read_bytes()).decode() if item.png is not None and spec_json is None
+        and item.svg is None else None,
+        "links": [(suffix.lstrip("."), os.path.relpath(p, out_dir)) for suffix, p in sorted(item.files.items())],
+        "caption": Markup(item.caption) if item.caption else None,
+    }
+
+
+# Columns whose values summarise a long table (e.g. a correctness check's outcome per sample).
+SUMMARY_COLUMNS = ("verdict", "outcome", "status", "result", "match", "met", "correct", "ok", "passed")
+COLLAPSE_ROWS = 12
+
+
+def table_summary(frame: pl.DataFrame) -> str:
+    """'N rows: 20 true, 4 false' by the first summarising column; 'N rows' when there is none."""
+    rows = f"{frame.height:,} rows"
+    column = next((c for c in SUMMARY_COLUMNS if c in frame.columns), None)
+    if column is None:
+        return rows
+    counts = frame.get_column(column).cast(pl.Utf8).fill_null("null").value_counts(sort=True)
+    parts = [f"{n:,} {value}" for value, n in counts.iter_rows()]
+    return f"{rows}; {column}: " + ", ".join(parts)
+
+
+def table_block_view(item: TableItem, out_dir: Path, heading: bool = True, stand_in_shown: bool = False) \
+        -> dict[str, Any]:
+    """stand_in_shown: the study's banner already says it, so the table carries no label of its own."""
+    collapsed = heading and item.frame.height > COLLAPSE_ROWS
+    return {"name": item.name, "file_name": item.path.name, "href": os.path.relpath(item.path, out_dir),
+            "heading": heading, "stand_in": item.stand_in and not stand_in_shown,
+            "caption": Markup(item.caption) if item.caption else None, "table": table_view(item.frame),
+            "collapsed": collapsed, "summary": table_summary(item.frame) if collapsed else None}
+
+
+def not_run_view(section: StudySection, config: dict) -> dict[str, Any]:
+    study = section.info.name
+    if not section.enabled:
+        enabled = [s for s in STUDIES if s in config.get("studies", []) or s == study]
+        command = (".venv/bin/snakemake --profile profiles/default results/report.html "
+                   f"--config 'studies={json.dumps(enabled)}'")
+        why = Markup("{} is not in <code>studies</code> of this run's config.").format(study)
+    elif not section.has_rules:
+        command = RUN_COMMAND
+        why = f"no workflow rules registered results for {study} in this checkout."
+    elif section.not_run is not None:
+        return {"mongod": mongod_not_run_view(section.not_run)}
+    else:
+        command = RUN_COMMAND
+        why = f"{study} has no results yet."
+    return {"why": why, "command": command, "mongod": None}
+
+
+def mongod_not_run_view(record: dict) -> dict[str, str]:
+    """The study's mongod part when this run had no server (results/<study>/not_run.json)."""
+    return {"part": str(record.get("part", "mongod")), "reason": str(record.get("reason", "no MongoDB server")),
+            "fix": str(record.get("fix", ""))}
+
+
+def section_status(section: StudySection) -> str:
+    return section.status
+
+
+def engine_view(section: StudySection, out_dir: Path) -> dict[str, Any] | None:
+    """The engine lab's block: its label, WiredTiger build and compressors, verdicts and tables."""
+    if not section.engine:
+        return None
+    from costlab.engine.provenance import LABEL
+
+    records = section.engine_provenance
+    compressors = [r.get("compressors") or {} for r in records]
+
+    def used(kind: str) -> str:
+        return _distinct(f"{c.get(kind)} (wanted {c.get(kind + '_wanted')})" if c.get(kind) != c.get(kind + "_wanted")
+                         else c.get(kind) for c in compressors)
+
+    rows = [("server kind", _distinct(r.get("server_kind") for r in records)),
+            ("WiredTiger", _distinct((r.get("server") or {}).get("wiredtiger_version") for r in records)),
+            ("built-in compressors", _distinct(", ".join((r.get("server") or {}).get("compressors_built_in", []))
+                                               for r in records)),
+            ("journal compressor", used("journal_compressor")),
+            ("block compressor", used("block_compressor"))] if records else []
+    tables = [table_block_view(t, out_dir) for t in section.engine]
+    return {"label": LABEL, "provenance_rows": rows,
+            "published": tables[0] if section.engine[0].name == ENGINE_PUBLISHED_TABLE else None,
+            "tables": [t for t in tables if t["name"] != ENGINE_PUBLISHED_TABLE]}
+
+
+def section_view(section: StudySection, config: dict, defaults: dict, out_dir: Path) -> dict[str, Any]:
+    info = section.info
+    study = info.name
+    view: dict[str, Any] = {"study": study, "title": info.title, "source": info.source, "measured": info.measured,
+                            "status": section_status(section), "stand_in": section.stand_in}
+    if not section.has_results:
+        return view | {"not_run": not_run_view(section, config)}
+    shown = section.stand_in  # one banner at the top of the study says it for every figure and table
+    return view | {
+        "not_run": None,
+        "engine": engine_view(section, out_dir),
+        "mongod_not_run": mongod_not_run_view(section.not_run) if section.not_run is not None else None,
+        "compare_notes": section.compare_notes,
+        "problems": section.problems,
+        "missing": [str(p) for p in section.missing],
+        "provenance_rows": provenance_rows(section.provenance) if section.provenance else [],
+        "config": config_view(study, config, defaults, section.provenance),
+        "jobs": jobs_view(section.provenance) if section.provenance else None,
+        "jobs_count": len(section.provenance),
+        "published": (table_block_view(section.published, out_dir, heading=False, stand_in_shown=shown)
+                      if section.published else None),
+        "figures": [figure_view(study, f, out_dir, stand_in_shown=shown) for f in section.figures],
+        "tables": [table_block_view(t, out_dir, stand_in_shown=shown) for t in section.tables],
+        "model_tables": [table_block_view(t, out_dir, stand_in_shown=shown) for t in section.model_tables],
+    }
+
+
+@lru_cache(maxsize=1)
+def template_environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=True, undefined=StrictUndefined,
+                      keep_trailing_newline=True)
+    env.globals.update(stand_in_text=STAND_IN_LABEL, published_table=PUBLISHED_TABLE)
+    return env
+
+
+CSS = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1200px;
+ padding:0 24px 48px;color:#222}
+h1{margin:24px 0 4px}h2{border-top:3px solid #4c78a8;padding-top:12px;margin-top:40px}
+h3{margin:20px 0 6px}h4{margin:14px 0 4px}
+code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px}
+pre{background:#f4f4f4;padding:8px 12px;overflow-x:auto}
+.banner{background:#b00020;color:#fff;padding:12px 16px;font-weight:600;margin:12px 0;border-radius:4px}
+.banner.small{font-weight:500}
+.figbanner{background:#fde7ea;color:#b00020;border-left:4px solid #b00020;padding:4px 10px;font-weight:600;
+ margin-bottom:6px}
+.status{font-size:13px;padding:2px 8px;border-radius:10px;vertical-align:middle;background:#ddd}
+.s-stand-in{background:#fde7ea;color:#b00020}.s-measured{background:#e3f1df;color:#2e6b22}
+.s-not-run{background:#eee;color:#666}.s-server-free{background:#e8eef7;color:#2c4f7c}.s-engine-lab{background:#e4ecf7;color:#1f4e8c}
+.engine-lab{border-left:4px solid #1f4e8c;background:#f5f8fc;padding:4px 12px;margin:12px 0}
+.engine-label{font-weight:600;color:#1f4e8c}
+.notrun{background:#f7f7f7;border:1px dashed #999;padding:8px 16px}
+.compare-notes{background:#eef4fb;border-left:4px solid #4c78a8;padding:4px 12px;margin:8px 0}
+.problems{background:#fff6e0;border-left:4px solid #f58518;padding:4px 12px;margin:8px 0}
+.warn{color:#9a5b00}.note{color:#555;font-size:13px}.source{color:#555;margin-top:-6px}
+.header-grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,360px),1fr));gap:24px}
+.header-grid>div{min-width:0}
+dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 12px;margin:4px 0}dt{font-weight:600;color:#444}
+dd{margin:0;min-width:0;overflow-wrap:anywhere}code{overflow-wrap:anywhere}
+table.data{border-collapse:collapse;font-size:13px;margin:4px 0}
+table.data th,table.data td{border:1px solid #ccc;padding:3px 8px;text-align:left}
+table.data th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.scroll{overflow-x:auto;max-height:520px;overflow-y:auto;max-width:100%}.pvr .scroll{max-height:none}
+.table-box,section.study,details{min-width:0;max-width:100%}
+details.rows>summary{cursor:pointer;color:#333}
+.verdict.v-yes{background:#e3f1df}.verdict.v-no{background:#fde7ea}.verdict.v-na{background:#eee;color:#555}
+figure{margin:16px 0;padding:12px;border:1px solid #e3e3e3;border-radius:4px;overflow-x:auto}
+.vega,.svg{text-align:center}.vega.vega-embed{display:block}.vega svg,.svg svg,figure img{max-width:100%;height:auto}
+figcaption{margin-top:8px}figcaption p{margin:4px 0}.files{font-weight:normal;font-size:13px}
+.na{color:#999}.changed{color:#9a5b00;font-size:12px}
+nav ul{columns:2}
+"""
+
+SCRIPT = """
+document.querySelectorAll('script[type="application/json"][data-figure]').forEach(function (el) {
+  var target = document.getElementById(el.getAttribute('data-figure'));
+  vegaEmbed(target, JSON.parse(el.textContent), {actions: false, renderer: 'svg'}).then(function () {
+    // Fill the frame, up to 1.5 times the drawn size (text stays readable), never wider than the page.
+    var svg = target.querySelector('svg');
+    if (svg && svg.getAttribute('viewBox')) {
+      svg.style.width = '100%';
+      svg.style.maxWidth = Math.round(1.5 * parseFloat(svg.getAttribute('width'))) + 'px';
+      svg.style.height = 'auto';
+    }
+  }).catch(function (err) {
+    target.textContent = 'This figure could not be drawn: ' + err;
+  });
+});
+"""
+
+
+def bundle_cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "costlab"
+
+
+@lru_cache(maxsize=1)
+def vega_bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one script, from vl-convert (offline), matching altair's Vega-Lite.
+
+    Bundling takes vl-convert 2-5 s, most of a report's rendering time; the result is kept in
+    $XDG_CACHE_HOME/costlab/ under a name holding both versions, so reports after the first take well under one.
+    """
+    import altair as alt
+    import vl_convert as vlc
+
+    wanted = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    version = wanted if wanted in vlc.get_vegalite_versions() else None
+    cached = bundle_cache_dir() / f"vega-bundle-vlc{vlc.__version__}-vl{version or 'latest'}.js"
+    try:
+        return cached.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    bundle = vlc.javascript_bundle(vl_version=version).replace("</script", "<\\/script")
+    try:
+        with atomic_path(cached) as tmp:
+            tmp.write_text(bundle, encoding="utf-8")
+    except OSError:  # a read-only cache only costs time
+        pass
+    return bundle
+
+
+def render_page(sections: list[StudySection], config: dict, defaults: dict, out_dir: Path,
+                generated_at: datetime) -> str:
+    needs_js = any(f.spec is not None for s in sections for f in s.figures)
+    studies_changed = any(key == "studies" for key, _, _ in config_differences(config, defaults))
+    return template_environment().get_template("report.html.j2").render(
+        generated_at=generated_at.isoformat(timespec="seconds"),
+        config_hash=config_hash(config),
+        stand_in=any(s.stand_in for s in sections),
+        studies=config.get("studies", []),
+        studies_changed=studies_changed,
+        sections=[section_view(s, config, defaults, out_dir) for s in sections],
+        css=Markup(CSS),
+        vega_bundle=Markup(vega_bundle()) if needs_js else None,
+        script=Markup(SCRIPT),
+    )
