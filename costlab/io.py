@@ -10,6 +10,8 @@ from typing import Iterator
 
 import polars as pl
 
+from costlab.digests import record as record_digest
+
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
@@ -24,6 +26,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     try:
         yield Path(tmp)
         os.replace(tmp, path)
+        record_digest(path)
     except Exception as err:
         if is_disk_full(err, path.parent):
             raise DiskFull(f"costlab: disk full writing {path} ({_free(path.parent)} free on its file system); "

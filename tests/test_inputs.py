@@ -98,3 +98,92 @@ def test_other_write_errors_stay_what_they_are(tmp_path):
     with pytest.raises(ValueError):
         with atomic_path(tmp_path / "y.csv"):
             raise ValueError("a bug")
+
+
+# --- round two: cut rows, wrong types, garbled JSON, edits after the step (docs/reliability.md) ---
+
+def _written_model(tmp_path, monkeypatch) -> str:
+    from costlab.io import write_csv
+
+    monkeypatch.chdir(tmp_path)
+    path = "results/appversions/model/stats.csv"
+    frame = _model(VERSIONS).with_columns(pl.Series("avg_doc_bytes", [364.63] * len(VERSIONS)),
+                                          pl.Series("data_bytes", [123456789] * len(VERSIONS)))
+    write_csv(frame, path)
+    return path
+
+
+def test_a_model_table_cut_mid_row_is_an_error_not_a_smaller_number(tmp_path, monkeypatch):
+    import os
+
+    path = _written_model(tmp_path, monkeypatch)
+    assert read_model_stats(path, VERSIONS)["avg_doc_bytes"][-1] == 364.63
+    os.truncate(path, os.path.getsize(path) - 12)        # the turn's case: appV6R4 read 36.0
+    with pytest.raises(InputError) as err:
+        read_model_stats(path, VERSIONS)
+    assert path in str(err.value) and f"snakemake --force {path}" in str(err.value)
+
+
+def test_a_cut_row_without_a_digest_record_is_still_caught(tmp_path, monkeypatch):
+    import os
+    import shutil
+
+    path = _written_model(tmp_path, monkeypatch)
+    shutil.rmtree(tmp_path / "results/appversions/model/.digests")   # a file an older costlab wrote
+    os.truncate(path, os.path.getsize(path) - 12)
+    with pytest.raises(InputError, match="middle of a row"):
+        read_model_stats(path, VERSIONS)
+    text = (tmp_path / path).read_text()
+    (tmp_path / path).write_text(text[: text.rindex(",")] + ",\n")     # a whole line with an empty cell
+    with pytest.raises(InputError, match="column avg_doc_bytes is empty in 1 row"):
+        read_model_stats(path, VERSIONS)
+
+
+def test_a_negative_or_non_numeric_value_is_named(tmp_path):
+    path = tmp_path / "stats.csv"
+    _model(VERSIONS).with_columns(pl.Series("documents", [-1] * len(VERSIONS))).write_csv(path)
+    with pytest.raises(InputError, match="column documents holds -1 \\(allowed: at least 0\\)"):
+        read_model_stats(path, VERSIONS)
+    _model(VERSIONS).with_columns(pl.Series("documents", ["ten"] * len(VERSIONS))).write_csv(path)
+    with pytest.raises(InputError, match="column documents holds String values, not numbers"):
+        read_model_stats(path, VERSIONS)
+
+
+def test_an_edit_after_the_step_is_named_with_the_rebuild(tmp_path, monkeypatch):
+    path = _written_model(tmp_path, monkeypatch)
+    text = (tmp_path / path).read_text()
+    (tmp_path / path).write_text(text.replace("364.63", "999.99", 1))   # a whole, well-typed edit
+    with pytest.raises(InputError, match="edited after the run") as err:
+        read_model_stats(path, VERSIONS)
+    assert f"snakemake --force {path}" in str(err.value)
+
+
+def test_a_garbled_provenance_json_is_named(tmp_path):
+    from costlab.server.provenance import read_provenance
+
+    path = tmp_path / "results/docsize/provenance/measure_s1.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"server_kind": "stand-in", "serv')
+    with pytest.raises(InputError, match="is not valid JSON") as err:
+        read_provenance(path)
+    assert str(path) in str(err.value)
+    path.write_text("[1, 2]")
+    with pytest.raises(InputError, match="holds a JSON list, not a dict"):
+        read_provenance(path)
+
+
+def test_an_engine_log_bytes_table_cut_in_its_last_row_is_named(tmp_path, monkeypatch):
+    import os
+
+    from costlab.arraygrowth.figures import build_engine_figure
+    from costlab.io import write_csv
+
+    monkeypatch.chdir(tmp_path)
+    path = "results/arraygrowth/engine/log_bytes.csv"
+    write_csv(pl.DataFrame({"profile": ["standalone"] * 3, "workload": ["push"] * 3, "n": [100, 200, 400],
+                            "log_bytes": [1000, 4000, 16000]}), path)
+    import shutil
+    shutil.rmtree(tmp_path / "results/arraygrowth/engine/.digests")   # the cut row alone, not the digest
+    os.truncate(path, os.path.getsize(path) - 4)      # "…,400,16" then nothing: the turn's TypeError
+    with pytest.raises(InputError, match="log_bytes.csv ends in the middle of a row"):
+        build_engine_figure(path, "fit.csv", "published.csv", ["a.png", "a.svg", "a.json"])

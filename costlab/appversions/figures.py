@@ -15,6 +15,7 @@ import polars as pl
 from costlab.appversions.loadtest import LoadTestPlan, segments
 from costlab.appversions.names import figure_names, loadtest_figures  # figure_names: re-exported
 from costlab.report.charts import (APP_VERSION_COLORS, ENGINE_LABEL, PUBLISHED_COLOR, color_scale,
+from costlab.inputs import read_csv
                                    compressor_text, save_chart, source_shape_scale, titled)
 
 OPERATION_TITLES = {"report": "Get Reports (requests/s)", "upsert": "Bulk Upsert (events/s)"}
@@ -206,9 +207,9 @@ def build_figures(collection_stats_csv: str | Path, bins_csv: str | Path, facts_
     """Write every figure as PNG, SVG and Vega-Lite JSON; return the PNG paths."""
     out_dir = Path(out_dir)
     plan = LoadTestPlan.from_config(loadtest_settings)
-    stats = pl.read_csv(collection_stats_csv)
-    bins = pl.read_csv(bins_csv)
-    facts = pl.read_csv(facts_csv)
+    stats = read_csv(collection_stats_csv)
+    bins = read_csv(bins_csv)
+    facts = read_csv(facts_csv)
     charts = {"storage_per_event": storage_per_event_chart(stats, stand_in),
               "document_size": document_size_chart(stats, stand_in)}
     for name, versions in loadtest_figures(loadtest_versions):
@@ -248,4 +249,4 @@ def engine_storage_per_event_chart(storage: pl.DataFrame) -> alt.TopLevelMixin:
 
 def build_engine_figure(storage_csv: str | Path, outputs: list[str | Path]) -> None:
     """Write the engine-lab figure to each of `outputs` (png, svg, vl.json)."""
-    save_chart(engine_storage_per_event_chart(pl.read_csv(storage_csv)), *outputs)
+    save_chart(engine_storage_per_event_chart(read_csv(storage_csv)), *outputs)

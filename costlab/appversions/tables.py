@@ -45,7 +45,8 @@ def read_model_stats(path: str | Path, versions: Sequence[str]) -> pl.DataFrame:
 
     A truncated file must not silently drop those versions' findings from the tables.
     """
-    model = read_csv(path, columns=MODEL_STATS_COLUMNS)
+    model = read_csv(path, columns=MODEL_STATS_COLUMNS, numeric=MODEL_STATS_COLUMNS[1:],
+                     minimum={column: 0 for column in MODEL_STATS_COLUMNS[1:]})
     require_values(model, "version", versions, path)
     return model
 

@@ -15,6 +15,7 @@ import polars as pl
 from costlab.arraygrowth.run import NOT_REPORTED
 from costlab.arraygrowth.tables import per_op, read_raw, with_provenance_kind
 from costlab.report.charts import ENGINE_LABEL, PROFILE_COLORS, color_scale, compressor_text, save_chart, titled
+from costlab.inputs import read_csv
 
 WORKLOAD_TITLES = {"insert": "insert N documents (one timestamp each)",
                    "push": "$push N timestamps into one document"}
@@ -133,7 +134,7 @@ def build_figures(raw_paths: Sequence[str | Path], provenance_paths: Sequence[st
     """Write each figure in `outputs` (name -> [png, svg, vl.json]); names: log_bytes, bytes_per_op, fallback."""
     raw = with_provenance_kind(read_raw(raw_paths), provenance_paths)
     stand_in = "stand-in" in set(raw["server_kind"].to_list())
-    points = growth_points(raw, pl.read_csv(published_path))
+    points = growth_points(raw, read_csv(published_path))
     note = _missing_note(raw)
     if "log_bytes" in outputs:
         save_chart(growth_chart(points, "log_bytes", "journal bytes written (wiredTiger.log, bytes)",
@@ -147,7 +148,7 @@ def build_figures(raw_paths: Sequence[str | Path], provenance_paths: Sequence[st
             raise ValueError("the fallback figure needs the fallback raw files and model/fallback_conditions.csv")
         fallback = with_provenance_kind(read_raw(fallback_raw_paths), fallback_provenance_paths)
         fb_stand_in = "stand-in" in set(fallback["server_kind"].to_list())
-        save_chart(fallback_chart(fallback, pl.read_csv(model_path), fb_stand_in), *outputs["fallback"])
+        save_chart(fallback_chart(fallback, read_csv(model_path), fb_stand_in), *outputs["fallback"])
 
 
 # ---- the engine lab (docs/engine-lab.md): WiredTiger driven like mongod, no server ------------------
@@ -183,5 +184,5 @@ def engine_log_bytes_chart(log_bytes: pl.DataFrame, fit: pl.DataFrame, published
 def build_engine_figure(log_bytes_path: str | Path, fit_path: str | Path, published_path: str | Path,
                         outputs: Sequence[str | Path]) -> None:
     """Write the engine-lab figure to each of `outputs` (png, svg, vl.json)."""
-    chart = engine_log_bytes_chart(pl.read_csv(log_bytes_path), pl.read_csv(fit_path), pl.read_csv(published_path))
+    chart = engine_log_bytes_chart(read_csv(log_bytes_path, numeric=("n", "log_bytes"), minimum={"n": 1, "log_bytes": 0}), read_csv(fit_path), read_csv(published_path))
     save_chart(chart, *outputs)

@@ -16,6 +16,7 @@ import polars as pl
 from costlab.docsize.names import FIGURES, RUNS
 from costlab.docsize.run import SHAPES
 from costlab.report.charts import ENGINE_LABEL, color_scale, compressor_text, save_chart, titled
+from costlab.inputs import read_csv
 
 SHAPE_COLORS = {"whole": "#e45756", "projection": "#4c78a8", "covered": "#54a24b"}
 SHAPE_LABELS = {"whole": "whole documents", "projection": "projection, two fields", "covered": "covered"}
@@ -144,8 +145,8 @@ def server_vs_client_chart(summary: pl.DataFrame, published: pl.DataFrame, stand
 def build_figures(summary_path: str | Path, published_queries: str | Path, stand_in: bool,
                   out_dir: str | Path, window_minutes: int | None = None) -> list[Path]:
     """Write <name>.png, .svg and .vl.json for every figure; return the paths written."""
-    summary = pl.read_csv(summary_path, infer_schema_length=None)
-    published = pl.read_csv(published_queries)
+    summary = read_csv(summary_path, infer_schema_length=None)
+    published = read_csv(published_queries)
     charts = {"time_by_size": time_by_size_chart(summary, published, stand_in, window_minutes),
               "bytes_read": bytes_read_chart(summary, published, stand_in, window_minutes),
               "server_vs_client": server_vs_client_chart(summary, published, stand_in, window_minutes)}
@@ -192,4 +193,4 @@ def engine_bytes_read_chart(cache_reads: pl.DataFrame, published: pl.DataFrame) 
 def build_engine_figure(cache_reads_path: str | Path, published_queries: str | Path,
                         outputs: list[str | Path]) -> None:
     """Write the engine-lab figure to each of `outputs` (png, svg, vl.json)."""
-    save_chart(engine_bytes_read_chart(pl.read_csv(cache_reads_path), pl.read_csv(published_queries)), *outputs)
+    save_chart(engine_bytes_read_chart(read_csv(cache_reads_path), read_csv(published_queries)), *outputs)

@@ -121,7 +121,10 @@ def write_json_atomic(path: Path, record: dict) -> None:
 
 
 def read_provenance(path: str | Path) -> dict:
-    return json.loads(Path(path).read_text())
+    """A provenance record, or InputError naming the file (garbled, edited, not an object)."""
+    from costlab.inputs import read_json
+
+    return read_json(path)
 
 
 def is_stand_in(record: dict) -> bool:
