@@ -135,6 +135,12 @@ def check_semantics(config: dict) -> None:
 
     from costlab.credentials import ENV_PASSWORD, ENV_URI, redact_uri, uri_has_password, uri_problem
 
+    loadtest = (config.get("appversions") or {}).get("loadtest") or {}
+    if "appversions" in config.get("studies", ()) and loadtest:
+        from costlab.appversions.phases import empty_phase_problem
+        problem = empty_phase_problem(loadtest)
+        if problem:
+            raise ConfigError(problem)
     server = config.get("server", {})
     if server.get("backend") == "external" and not (server.get("uri") or os.environ.get(ENV_URI)):
         raise ConfigError(f"invalid config key server.uri: required when server.backend is external "

@@ -325,3 +325,41 @@ def test_load_test_figure_shows_skipped_operations_and_call_durations():
     assert "not started (skipped) per bin" in spec
     assert '"skipped": 1' in spec.replace('"skipped":1', '"skipped": 1')
     assert "each call's own duration" in spec
+
+
+def test_a_load_test_whose_phases_round_to_no_operation_is_refused_naming_the_key():
+    from costlab.appversions.loadtest import schedule as plan_schedule
+    from costlab.config import ROOT, ConfigError, load_config
+
+    with pytest.raises(ConfigError, match=r"appversions\.loadtest\.rate_scale: the warm-up Get Reports would plan 0\.075 operations"):
+        load_config(overrides={"appversions": {"loadtest": {"rate_scale": 0.0001}}})
+    # the smoke config's phases plan operations (some of its steps none): accepted
+    smoke = load_config(ROOT / "config" / "smoke.yaml")["appversions"]["loadtest"]
+    sched = plan_schedule(LoadTestPlan.from_config(smoke))
+    assert sched["upsert"]["phase"].unique().sort().to_list() == [1, 2, 3, 4]
+    # just at the bound: one expected operation in the phase is planned
+    at_bound = LoadTestPlan(phase_seconds=1.0, warmup_seconds=0, upsert_rates=(10.0,), report_rates=(1.0,),
+                            batch_size=10)
+    assert plan_schedule(at_bound)["upsert"].height == 1
+
+
+def test_a_step_that_planned_no_operation_is_never_met():
+    from costlab.appversions.loadtest import describe_shortfalls
+
+    # two report steps of 0.5 s at 1 request/s: the first plans none, the second one
+    plan = LoadTestPlan(phase_seconds=1.0, warmup_seconds=0, upsert_rates=(10.0,), report_rates=(1.0, 1.0),
+                        batch_size=10)
+    sched = schedule(plan)
+    raw = pl.concat([sched["report"].with_columns(pl.lit("report").alias("kind")),
+                     sched["upsert"].with_columns(pl.lit("upsert").alias("kind"))]).with_columns(
+        pl.lit("appVX").alias("version"),
+        pl.when(pl.col("kind") == "upsert").then(10).otherwise(1).cast(pl.Int64).alias("events"),
+        pl.lit("ok").alias("status"), pl.col("intended_s").alias("start_s"),
+        (pl.col("intended_s") + 0.005).alias("end_s"), pl.lit(5.0).alias("call_ms"),
+        pl.lit(5.0).alias("from_intended_ms"), pl.lit(1.0).alias("queue_wait_ms"), pl.lit(0.0).alias("client_lag_ms"))
+    steps = summarize_phases(raw, plan)
+    reports = steps.filter(pl.col("kind") == "report").sort("step")
+    assert reports["ops_planned"].to_list() == [0, 1]
+    assert reports["met"].to_list() == [None, True]
+    text = describe_shortfalls(steps)
+    assert text.startswith("appVX: 2 of 2 steps at target (2 steps planned no operation)")

@@ -14,8 +14,8 @@ import polars as pl
 
 from costlab.appversions.loadtest import LoadTestPlan, segments
 from costlab.appversions.names import figure_names, loadtest_figures  # figure_names: re-exported
-from costlab.report.charts import (APP_VERSION_COLORS, ENGINE_LABEL, PUBLISHED_COLOR, color_scale,
 from costlab.inputs import read_csv
+from costlab.report.charts import (APP_VERSION_COLORS, ENGINE_LABEL, PUBLISHED_COLOR, color_scale,
                                    compressor_text, save_chart, source_shape_scale, titled)
 
 OPERATION_TITLES = {"report": "Get Reports (requests/s)", "upsert": "Bulk Upsert (events/s)"}

@@ -597,7 +597,10 @@ def summarize_phases(raw: pl.DataFrame, plan: LoadTestPlan, tolerance: float = 0
                  pl.when((pl.col("ops_planned") > 0) | (pl.col("ops_completed") > 0))
                  .then(pl.col("achieved_events") / pl.col("step_seconds")).otherwise(None).alias("achieved_rate"),
                  pl.col("events_per_s").alias("target_rate")))
-    frame = frame.with_columns(_behind(pl.col("met"), skipped_counts=False).alias("behind"))
+    # A step that planned no operation measured nothing: neither met nor missed (null).
+    frame = frame.with_columns(pl.when(pl.col("ops_planned") > 0).then(pl.col("met")).otherwise(None).alias("met"))
+    frame = frame.with_columns(pl.when(pl.col("met").is_null()).then(pl.lit("none"))
+                               .otherwise(_behind(pl.col("met"), skipped_counts=False)).alias("behind"))
     return frame.select(STEP_COLUMNS).sort(["version", "kind", "phase", "step"])
 
 
@@ -668,8 +671,10 @@ def loadtest_job(config: dict, version_name: str, data_dir: str | Path, raw_path
 def describe_shortfalls(steps: pl.DataFrame) -> str:
     """One line per step whose target was not met, saying who fell behind; a summary line first."""
     missed = steps.filter(~pl.col("met"))
-    lines = [f"{steps['version'][0] if steps.height else '?'}: {steps.height - missed.height} of {steps.height} "
-             f"steps at target"]
+    planned = steps.filter(pl.col("met").is_not_null()).height
+    empty = steps.height - planned
+    lines = [f"{steps['version'][0] if steps.height else '?'}: {planned - missed.height} of {planned} "
+             f"steps at target" + (f" ({empty} steps planned no operation)" if empty else "")]
     for rec in missed.iter_rows(named=True):
         what = "events/s" if rec["kind"] == "upsert" else "requests/s"
         achieved = "none" if rec["achieved_rate"] is None else f"{rec['achieved_rate']:.1f}"
