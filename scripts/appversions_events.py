@@ -1,10 +1,9 @@
-"""Snakemake: generate the initial events (2010-2020) of the appversions study."""
+"""Snakemake: generate the initial events (2010-2020) of the appversions study, chunk by chunk."""
 from pathlib import Path
 
-from costlab.appversions.events import generate_events, users_for
-from costlab.io import write_parquet
+from costlab.appversions.events import iter_event_chunks, users_for, write_events
 
-events = generate_events(snakemake.params.events_per_year, snakemake.params.seed)
-write_parquet(events, snakemake.output.events)
-Path(snakemake.log[0]).write_text(
-    f"{events.height} events, {users_for(snakemake.params.events_per_year)} users\n")
+rows = write_events(iter_event_chunks(snakemake.params.events_per_year, snakemake.params.seed),  # noqa: F821
+                    snakemake.output.events)  # noqa: F821
+Path(snakemake.log[0]).write_text(  # noqa: F821
+    f"{rows} events, {users_for(snakemake.params.events_per_year)} users\n")  # noqa: F821

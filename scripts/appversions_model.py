@@ -3,10 +3,11 @@ from pathlib import Path
 
 import polars as pl
 
+from costlab.appversions.events import read_events
 from costlab.appversions.model import collection_stats, compare_with_published, reference_stats
 from costlab.io import write_csv
 
-events = pl.read_parquet(snakemake.input.events)
+events = read_events(snakemake.input.events)
 stats = collection_stats(events, list(snakemake.params.versions))
 write_csv(stats, snakemake.output.stats)
 # The same model where the scale no longer moves per-event figures: the check of the method.

@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
+
+import numpy as np
 
 import polars as pl
 import pytest
 
-from costlab.appversions.events import generate_events, key_for, keys_for_users, span_in_years, users_for
+from costlab.appversions.events import (EVENT_CODES_SCHEMA, STATUS_DTYPE, STATUSES, event_days, event_file_rows,
+                                        generate_events, iter_event_chunks, iter_event_file, key_for, keys_for_users,
+                                        read_events, span_in_years, users_for, with_keys, write_events)
 
 EVENTS_PER_YEAR = 60_000  # 600,000 events over ten years, 1,000 users
 
@@ -103,3 +107,80 @@ def test_other_span_scales_events_per_year():
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         generate_events(**kwargs)
+
+
+def _whole_array_method(events_per_year: int, seed: int) -> pl.DataFrame:
+    """The method drawn the straightforward way: each of the four draws as one array of every event."""
+    users = math.ceil(events_per_year / 60)
+    n = 10 * events_per_year
+    rng = np.random.default_rng(seed)
+    pick = rng.random(n) < 0.6
+    uniform_x, dense_x = rng.random(n), np.abs(rng.normal(0.0, 0.015, n))
+    user = np.clip(np.ceil(np.where(pick, uniform_x, dense_x) * users), 1, users).astype(np.int64)
+    status = np.searchsorted([0.8, 0.9, 0.975], rng.random(n), side="right")
+    day0 = (date(2010, 1, 1) - date(1970, 1, 1)).days
+    days = day0 + (np.arange(n) * 3652) // n
+    return pl.DataFrame({
+        "key": [format(int(u), "064X") for u in user],
+        "date": [datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(days=int(d)) for d in days],
+        "status": pl.Series([STATUSES[s] for s in status], dtype=STATUS_DTYPE)})
+
+
+def test_chunks_are_the_same_events_whatever_the_chunk_size():
+    whole = generate_events(6_000, seed=9)
+    for chunk_events in (7, 25_000):
+        chunks = list(iter_event_chunks(6_000, seed=9, chunk_events=chunk_events))
+        assert max(c.height for c in chunks) == chunk_events
+        codes = pl.concat(chunks)
+        assert codes.schema == pl.Schema(EVENT_CODES_SCHEMA)   # keys are integer codes in the data
+        assert with_keys(codes).equals(whole)
+
+
+def test_generator_draws_what_the_whole_array_method_draws():
+    assert generate_events(2_000, seed=4).equals(_whole_array_method(2_000, 4).cast({"date": pl.Datetime("ms", "UTC")}))
+
+
+def test_dates_of_the_published_scale_stay_exact():
+    # 500 M events: i * span in milliseconds would overflow int64; the days must not.
+    n = 500_000_000
+    days = event_days(n - 3, 3, n, date(2010, 1, 1), date(2020, 1, 1))
+    last = (date(2019, 12, 31) - date(1970, 1, 1)).days
+    assert days.tolist() == [last] * 3
+    assert event_days(0, 1, n, date(2010, 1, 1), date(2020, 1, 1)).tolist() == [(date(2010, 1, 1) - date(1970, 1, 1)).days]
+    # the day each event falls on, exactly: event i at i * 3652 / n days
+    middle = n // 2
+    assert event_days(middle, 1, n, date(2010, 1, 1), date(2020, 1, 1)).tolist() == [
+        (date(2010, 1, 1) - date(1970, 1, 1)).days + middle * 3652 // n]
+
+
+def test_event_file_one_row_group_per_chunk_and_read_back(tmp_path):
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "events.parquet"
+    rows = write_events(iter_event_chunks(600, seed=2, chunk_events=1_000), path)
+    assert rows == 6_000 == event_file_rows(path)
+    assert pq.ParquetFile(path).metadata.num_row_groups == 6
+    assert pl.read_parquet(path).schema == pl.Schema(EVENT_CODES_SCHEMA)
+    assert read_events(path).equals(generate_events(600, seed=2))
+    assert [c.height for c in iter_event_file(path, chunk_rows=2_500)] == [2_500, 2_500, 1_000]
+    # a file in the article's form (key strings) reads as the same codes
+    legacy = tmp_path / "legacy.parquet"
+    generate_events(600, seed=2).write_parquet(legacy)
+    assert pl.concat(iter_event_file(legacy)).equals(pl.read_parquet(path))
+
+
+def test_a_failed_write_leaves_no_file(tmp_path):
+    path = tmp_path / "events.parquet"
+
+    def failing():
+        yield from iter_event_chunks(600, seed=2, chunk_events=1_000)
+        raise RuntimeError("stopped")
+
+    with pytest.raises(RuntimeError, match="stopped"):
+        write_events(failing(), path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_chunk_size_is_named():
+    with pytest.raises(ValueError, match="chunk_events must be a positive integer, got 0"):
+        next(iter_event_chunks(600, seed=1, chunk_events=0))

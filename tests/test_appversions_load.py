@@ -7,7 +7,7 @@ import pytest
 
 from costlab.appversions.events import generate_events
 from costlab.appversions.load import (batches, collection_stats, load_events, per_event_figures, read_marker,
-                                      stats_row, worker_of_key, write_marker)
+                                      stats_row, worker_of_user, write_marker)
 from costlab.appversions.versions import get_version
 
 
@@ -37,12 +37,13 @@ def test_per_event_figures_reject_zero_events():
         per_event_figures({"data_bytes": 1}, events=0)
 
 
-def test_worker_of_key_partitions_keys_disjointly():
-    keys = pl.DataFrame({"key": [format(i, "064X") for i in range(1, 41)]})
-    owner = keys.select(worker_of_key(pl.col("key"), 4).alias("w"))["w"]
-    assert owner.to_list() == [i % 4 for i in range(1, 41)]       # last hex digits of the index, mod 4
+def test_worker_of_user_partitions_keys_disjointly():
+    users = pl.DataFrame({"user": pl.Series(range(1, 41), dtype=pl.UInt32)})
+    owner = users.select(worker_of_user(pl.col("user"), 4).alias("w"))["w"]
+    # the same owner as the key's last 8 hex digits mod 4
+    assert owner.to_list() == [int(format(i, "064X")[-8:], 16) % 4 for i in range(1, 41)]
     with pytest.raises(ValueError, match="workers"):
-        worker_of_key(pl.col("key"), 0)
+        worker_of_user(pl.col("user"), 0)
 
 
 def test_batches_are_consecutive_and_cover_all_rows():

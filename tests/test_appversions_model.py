@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 from bson import ObjectId
 
-from costlab.appversions.events import STATUS_DTYPE
+from costlab.appversions.events import STATUS_DTYPE, read_events
 from costlab.appversions.model import STATS_COLUMNS, collection_stats, compare_with_published, document_sizes, expected_reports
 from costlab.appversions.versions import VERSIONS
 
@@ -123,7 +123,7 @@ def test_workflow_writes_model_stats_without_a_server_job(snakemake_run):
     stats = pl.read_csv(snakemake_run.workdir / "results/appversions/model/stats.csv")
     assert stats.columns == STATS_COLUMNS
     assert stats["version"].to_list() == list(VERSIONS)
-    events = pl.read_parquet(snakemake_run.workdir / "results/appversions/events.parquet")
+    events = read_events(snakemake_run.workdir / "results/appversions/events.parquet")
     assert (stats["events"] == events.height).all()
     day_docs = events.select(pl.struct("key", "date").n_unique()).item()
     assert stats.filter(pl.col("version") == "appV4")["documents"].item() == day_docs

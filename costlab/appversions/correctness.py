@@ -16,7 +16,7 @@ import polars as pl
 from pymongo.collection import Collection
 from pymongo.database import Database
 
-from costlab.appversions.events import STATUSES, key_for
+from costlab.appversions.events import STATUSES, key_for, read_events
 from costlab.appversions.model import expected_reports
 from costlab.appversions.versions import AppVersion, as_report_end, get_version, report_windows
 from costlab.progress import progress
@@ -139,7 +139,7 @@ def correctness_job(config: dict, version_name: str, events_path: str, data_dir:
     settings = config["appversions"]
     version = get_version(version_name)
     read_marker(data_dir)  # a half-loaded directory must not be checked
-    events = pl.read_parquet(events_path)
+    events = read_events(events_path)
     samples = sample_report_requests(events, settings["correctness_samples"], settings["correctness_seed"])
     extra = {"study": "appversions", "step": "correctness", "version": version_name, "samples": len(samples)}
     with measuring_job(config, settings["loadtest"]["profile"], provenance_path, data_dir=data_dir,

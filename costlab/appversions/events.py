@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import math
 from datetime import date, datetime
+from pathlib import Path
+from typing import Iterable, Iterator
 
 import numpy as np
 import polars as pl
@@ -36,6 +38,11 @@ DEFAULT_END = date(2020, 1, 1)
 MS_PER_DAY = 86_400_000
 
 EVENT_SCHEMA = {"key": pl.Utf8, "date": pl.Datetime("ms", "UTC"), "status": STATUS_DTYPE}
+# What events.parquet holds: the key as its 1-based user index (the key string is built where a
+# document is), written chunk by chunk, one parquet row group per chunk.
+EVENT_CODES_SCHEMA = {"user": pl.UInt32, "date": pl.Datetime("ms", "UTC"), "status": STATUS_DTYPE}
+# ~60 B per event while a chunk is generated: 4 M events stay near 250 MB whatever the total.
+DEFAULT_CHUNK_EVENTS = 4_000_000
 
 
 def users_for(events_per_year: int) -> int:
@@ -72,55 +79,189 @@ def event_count(events_per_year: int, start: date, end: date) -> int:
     return int(round(events_per_year * span_in_years(start, end)))
 
 
-def generate_events(events_per_year: int, seed: int, start: date | datetime = DEFAULT_START,
-                    end: date | datetime = DEFAULT_END) -> pl.DataFrame:
-    """Events over [start, end): columns key (Utf8), date (Datetime ms UTC, a UTC day), status (Enum).
-
-    Rows are in date order. Deterministic for (events_per_year, seed, start, end).
-    """
+def _check(events_per_year: int, seed: int, start: date | datetime, end: date | datetime) -> tuple[int, date, date]:
     users = users_for(events_per_year)
+    if users >= 2**32:
+        raise ValueError(f"events_per_year must give fewer than 2**32 users, got {events_per_year!r}")
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     start_day, end_day = _as_date(start, "start"), _as_date(end, "end")
     if end_day <= start_day:
         raise ValueError(f"end ({end_day}) must be after start ({start_day})")
+    return users, start_day, end_day
+
+
+def _bit_generator_at(origin: np.random.PCG64, draws: int) -> np.random.PCG64:
+    """A copy of `origin` advanced by `draws` 64-bit outputs (one per float64 `random()` value)."""
+    copy = np.random.PCG64()
+    copy.state = origin.state
+    copy.advance(draws)
+    return copy
+
+
+def iter_event_chunks(events_per_year: int, seed: int, start: date | datetime = DEFAULT_START,
+                      end: date | datetime = DEFAULT_END, chunk_events: int = DEFAULT_CHUNK_EVENTS
+                      ) -> Iterator[pl.DataFrame]:
+    """The events over [start, end) as integer-coded chunks of at most `chunk_events` rows, in date order.
+
+    Columns (EVENT_CODES_SCHEMA): user (UInt32, the 1-based user index; its key is `key_for(user)`),
+    date (Datetime ms UTC, a UTC day), status (Enum). The concatenated chunks are the same whatever
+    `chunk_events` is: the four draws per event (uniform-or-dense pick, uniform x, dense x, status)
+    are four streams of one seeded PCG64, each chunk taking its next slice of every stream, in the
+    order a single whole-length draw per stream takes them.
+    """
+    users, start_day, end_day = _check(events_per_year, seed, start, end)
+    if not isinstance(chunk_events, (int, np.integer)) or chunk_events < 1:
+        raise ValueError(f"chunk_events must be a positive integer, got {chunk_events!r}")
     n_events = event_count(events_per_year, start_day, end_day)
     if n_events == 0:
+        return
+    origin = np.random.default_rng(seed).bit_generator
+    pick_rng = np.random.Generator(_bit_generator_at(origin, 0))
+    uniform_rng = np.random.Generator(_bit_generator_at(origin, n_events))
+    dense_rng = np.random.Generator(_bit_generator_at(origin, 2 * n_events))
+    # The status draws follow the dense ones, whose normal draws take a variable number of outputs:
+    # run through them once (chunk by chunk, nothing kept) to find where the status stream starts.
+    status_bits = _bit_generator_at(dense_rng.bit_generator, 0)
+    skip_rng = np.random.Generator(status_bits)
+    for offset in range(0, n_events, chunk_events):
+        skip_rng.normal(0.0, DENSE_KEY_SIGMA, min(chunk_events, n_events - offset))
+    status_rng = np.random.Generator(status_bits)
+
+    for offset in range(0, n_events, chunk_events):
+        n = min(chunk_events, n_events - offset)
+        # Key: 60 % uniform over all users, 40 % |N(0, 0.015)| (the first few % of users are dense).
+        uniform_pick = pick_rng.random(n) < UNIFORM_KEY_SHARE
+        x = uniform_rng.random(n)
+        dense_x = np.abs(dense_rng.normal(0.0, DENSE_KEY_SIGMA, n))
+        np.copyto(x, dense_x, where=~uniform_pick)
+        del uniform_pick, dense_x
+        np.multiply(x, users, out=x)
+        np.ceil(x, out=x)
+        np.minimum(x, users, out=x)  # so that the cast below cannot wrap
+        user_index = x.astype(np.uint32)
+        del x
+        np.clip(user_index, 1, users, out=user_index)
+        status_u = status_rng.random(n)
+        status_code = sum((status_u >= threshold).view(np.uint8) for threshold in STATUS_THRESHOLDS)
+        del status_u
+        yield pl.DataFrame({
+            "user": pl.Series(user_index, dtype=pl.UInt32),
+            "date": (pl.Series(event_days(offset, n, n_events, start_day, end_day) * MS_PER_DAY, dtype=pl.Int64)
+                     .cast(pl.Datetime("ms"))
+                     .dt.replace_time_zone("UTC")),
+            "status": pl.Series(STATUSES, dtype=STATUS_DTYPE).gather(status_code),  # no Python str per event
+        })
+
+
+def event_days(first: int, count: int, n_events: int, start: date, end: date) -> np.ndarray:
+    """Days (since 1970-01-01) of events first .. first + count - 1 of n_events spread evenly over [start, end).
+
+    Event i sits at start + i * span / n_events, truncated to the UTC day. floor(floor(i * span_ms /
+    n) / day_ms) = floor(i * span_days / n): the same day, and within int64 at any event count.
+    """
+    index = np.arange(first, first + count, dtype=np.int64)
+    return (start - date(1970, 1, 1)).days + (index * (end - start).days) // n_events
+
+
+def generate_events(events_per_year: int, seed: int, start: date | datetime = DEFAULT_START,
+                    end: date | datetime = DEFAULT_END) -> pl.DataFrame:
+    """Events over [start, end) in the article's form: key (Utf8), date (Datetime ms UTC, a UTC day), status.
+
+    Rows are in date order. Deterministic for (events_per_year, seed, start, end). In memory, whole:
+    for large counts stream `iter_event_chunks` (integer keys) and `write_events` instead.
+    """
+    chunks = list(iter_event_chunks(events_per_year, seed, start, end))
+    if not chunks:
         return pl.DataFrame(schema=EVENT_SCHEMA)
+    return with_keys(pl.concat(chunks))
 
-    rng = np.random.default_rng(seed)
-    # Key: 60 % uniform over all users, 40 % |N(0, 0.015)| (the first few % of users are dense).
-    uniform_pick = rng.random(n_events) < UNIFORM_KEY_SHARE
-    uniform_x = rng.random(n_events)
-    dense_x = np.abs(rng.normal(0.0, DENSE_KEY_SIGMA, n_events))
-    x = np.where(uniform_pick, uniform_x, dense_x)
-    # In place, and comparisons instead of searchsorted: same values, half the time (benchmarks/bench_events.py).
-    np.multiply(x, users, out=x)
-    np.ceil(x, out=x)
-    user_index = x.astype(np.int64)
-    np.clip(user_index, 1, users, out=user_index)
-    status_u = rng.random(n_events)
-    status_code = sum((status_u >= threshold).view(np.uint8) for threshold in STATUS_THRESHOLDS)
 
-    # Dates: event i sits at start + i * span / n, truncated to the UTC day.
-    start_ms = (start_day - date(1970, 1, 1)).days * MS_PER_DAY
-    span_ms = (end_day - start_day).days * MS_PER_DAY
-    offsets_ms = (np.arange(n_events, dtype=np.int64) * span_ms) // n_events
-    day_ms = start_ms + (offsets_ms // MS_PER_DAY) * MS_PER_DAY
+def with_keys(codes: pl.DataFrame) -> pl.DataFrame:
+    """Integer-coded events -> the article's form: the user index replaced by its key (64 hex digits)."""
+    keys = keys_of(codes["user"].to_numpy())
+    return codes.select(pl.Series("key", keys, dtype=pl.Utf8), pl.exclude("user"))
 
-    keys = keys_for_users(users).gather(user_index - 1)
-    return pl.DataFrame({
-        "key": keys,
-        "date": pl.Series(day_ms, dtype=pl.Int64).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC"),
-        "status": pl.Series(STATUSES, dtype=STATUS_DTYPE).gather(status_code),  # no Python str per event
-    })
+
+def keys_of(user_index: np.ndarray) -> pl.Series:
+    """The keys of 1-based user indexes (< 2**32): 64 uppercase hex digits each, vectorised via nibble lookup."""
+    index = np.asarray(user_index, dtype=np.uint32)
+    shifts = np.arange(28, -4, -4, dtype=np.uint32)  # 8 nibbles, most significant first
+    nibbles = ((index[:, None] >> shifts) & np.uint32(0xF)).astype(np.uint8)
+    chars = np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)[nibbles]
+    low8 = chars.view("S8").ravel().astype("U8")
+    return pl.Series("key", low8, dtype=pl.Utf8).str.pad_start(KEY_HEX_DIGITS, "0")
 
 
 def keys_for_users(users: int) -> pl.Series:
-    """Keys of users 1..users (64 uppercase hex digits each), vectorised via nibble lookup."""
-    index = np.arange(1, users + 1, dtype=np.uint64)
-    shifts = np.arange(60, -4, -4, dtype=np.uint64)  # 16 nibbles, most significant first
-    nibbles = (index[:, None] >> shifts) & np.uint64(0xF)
-    chars = np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)[nibbles.astype(np.intp)]
-    low16 = chars.view("S16").ravel().astype("U16")
-    return pl.Series("key", low16, dtype=pl.Utf8).str.pad_start(KEY_HEX_DIGITS, "0")
+    """Keys of users 1..users (64 uppercase hex digits each)."""
+    return keys_of(np.arange(1, users + 1, dtype=np.uint32))
+
+
+def write_events(chunks: Iterable[pl.DataFrame], path: str | Path) -> int:
+    """Write integer-coded event chunks to one parquet file, one row group per chunk; return the rows.
+
+    The file appears under `path` only when every chunk is written (costlab.io.atomic_path).
+    """
+    import pyarrow.parquet as pq
+
+    from costlab.io import atomic_path
+
+    rows = 0
+    with atomic_path(path) as tmp:
+        writer = None
+        try:
+            for chunk in chunks:
+                table = chunk.select(list(EVENT_CODES_SCHEMA)).to_arrow()
+                if writer is None:
+                    writer = pq.ParquetWriter(tmp, table.schema, compression="zstd")
+                writer.write_table(table, row_group_size=max(1, chunk.height))
+                rows += chunk.height
+            if writer is None:  # no events: an empty file with the schema
+                pl.DataFrame(schema=EVENT_CODES_SCHEMA).write_parquet(tmp)
+        finally:
+            if writer is not None:
+                writer.close()
+    return rows
+
+
+def _as_codes(frame: pl.DataFrame) -> pl.DataFrame:
+    if "user" in frame.columns:
+        return frame
+    # A file in the article's form (key strings, as written from generate_events): key -> user index.
+    return frame.select(pl.col("key").str.slice(-8).str.to_integer(base=16).cast(pl.UInt32).alias("user"),
+                        pl.exclude("key"))
+
+
+def iter_event_file(path: str | Path, chunk_rows: int = DEFAULT_CHUNK_EVENTS) -> Iterator[pl.DataFrame]:
+    """The events of an events.parquet as integer-coded chunks of at most `chunk_rows` rows, in file order."""
+    import pyarrow.parquet as pq
+
+    if not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
+    with pq.ParquetFile(path) as parquet:
+        held: list[pl.DataFrame] = []   # batches (never crossing a row group) gathered into whole chunks
+        rows = 0
+        for batch in parquet.iter_batches(batch_size=chunk_rows):
+            held.append(_as_codes(pl.from_arrow(batch)))
+            rows += batch.num_rows
+            if rows >= chunk_rows:
+                frame = pl.concat(held)
+                yield frame.head(chunk_rows)
+                held, rows = [frame.slice(chunk_rows)], rows - chunk_rows
+        if rows:
+            yield pl.concat(held)
+
+
+def event_file_rows(path: str | Path) -> int:
+    """Number of events in an events.parquet (from its footer; nothing else is read)."""
+    import pyarrow.parquet as pq
+
+    with pq.ParquetFile(path) as parquet:
+        return parquet.metadata.num_rows
+
+
+def read_events(path: str | Path) -> pl.DataFrame:
+    """A whole events.parquet in the article's form (key strings), in memory: for small files only."""
+    chunks = [with_keys(chunk) for chunk in iter_event_file(path)]
+    return pl.concat(chunks) if chunks else pl.DataFrame(schema=EVENT_SCHEMA)

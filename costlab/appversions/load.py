@@ -1,7 +1,7 @@
 """Load one app version's collection through its own Bulk Upsert, then read its collection stats.
 
 Published method: every version got the same 500 million events through its Bulk Upsert
-function, in unordered batches of 250. Here the events come from events.parquet and are sent
+function, in unordered batches of 250. Here the events come from events.parquet (read chunk by chunk) and are sent
 by several worker processes. Each worker owns a disjoint set of keys (all of a user's events go
 to one worker, in date order), so two workers never upsert the same document at the same time
 (no duplicate-key races on upsert, and a bucket's items keep the order they had in the source).
@@ -38,11 +38,14 @@ COLLECTION_STATS_COLUMNS = ["version", "collection", "events", *COLLSTATS_FIELDS
                             "storage_bytes_per_event", "total_storage_bytes_per_event", "documents_per_event"]
 
 
-def worker_of_key(keys: pl.Expr, workers: int) -> pl.Expr:
-    """Worker that owns a key: the key's last 8 hex digits modulo `workers` (vectorised)."""
+def worker_of_user(users: pl.Expr, workers: int) -> pl.Expr:
+    """Worker that owns a key, from its user index: the index modulo `workers` (vectorised).
+
+    The same owner as the key's last 8 hex digits modulo `workers` (user indexes are < 2**32).
+    """
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers!r}")
-    return keys.str.slice(-8).str.to_integer(base=16).mod(workers).cast(pl.Int32)
+    return users.mod(workers).cast(pl.Int32)
 
 
 def batches(events: pl.DataFrame, batch_size: int) -> list[pl.DataFrame]:
@@ -77,32 +80,39 @@ def _load_worker(job: _LoadJob, counters, parent_pid: int | None = None) -> None
     if parent_pid is not None:
         die_with_parent(parent_pid)   # a load killed with -9 must not leave workers writing
 
+    from costlab.appversions.events import iter_event_file, with_keys
     from costlab.appversions.statements import iter_statement_batches, send_update_statements
     from costlab.appversions.versions import get_version
 
     version = get_version(job.version)
-    total = pl.scan_parquet(job.events_path).select(pl.len()).collect().item()
     client = MongoClient(job.uri, maxPoolSize=1)
+
+    def send(events: pl.DataFrame) -> None:
+        if events.is_empty():
+            return
+        # Statements are built vectorised for many rows at once, then sent `batch_size` at a time.
+        for statements in iter_statement_batches(version, with_keys(events), job.batch_size):
+            counts = send_update_statements(collection, statements, job.version)
+            with counters.get_lock():
+                counters[_SENT] += counts.statements
+                counters[_APPLIED] += counts.applied
+                counters[_MODIFIED] += counts.modified
+                counters[_UPSERTED] += counts.upserted
+
     try:
         collection = client[job.database][job.collection]
         pending = None   # this worker's rows not yet sent (less than a batch), carried to the next chunk
-        # Read in chunks so a 500-million-event file never sits in memory whole.
-        for offset in range(0, total, job.chunk_rows):
-            chunk = (pl.scan_parquet(job.events_path).slice(offset, job.chunk_rows)
-                     .filter(worker_of_key(pl.col("key"), job.workers) == job.worker).collect())
+        # Integer-coded chunks (a 500-million-event file never sits in memory whole); keys become
+        # the article's strings only for the rows this worker sends, where the statements are built.
+        for chunk in iter_event_file(job.events_path, job.chunk_rows):
+            mine = chunk.filter(worker_of_user(pl.col("user"), job.workers) == job.worker)
             if pending is not None:
-                chunk = pl.concat([pending, chunk])
-            full = chunk.height - chunk.height % job.batch_size
-            last_chunk = offset + job.chunk_rows >= total
-            to_send, pending = (chunk, None) if last_chunk else (chunk.head(full), chunk.slice(full))
-            # Statements are built vectorised for many rows at once, then sent `batch_size` at a time.
-            for statements in iter_statement_batches(version, to_send, job.batch_size):
-                counts = send_update_statements(collection, statements, job.version)
-                with counters.get_lock():
-                    counters[_SENT] += counts.statements
-                    counters[_APPLIED] += counts.applied
-                    counters[_MODIFIED] += counts.modified
-                    counters[_UPSERTED] += counts.upserted
+                mine = pl.concat([pending, mine])
+            full = mine.height - mine.height % job.batch_size
+            pending = mine.slice(full)
+            send(mine.head(full))
+        if pending is not None and pending.height:
+            send(pending)
     finally:
         client.close()
 
@@ -122,7 +132,9 @@ def load_events(uri: str, database: str, collection: str, version: str, events_p
 
     if workers < 1:
         raise ValueError(f"load workers must be >= 1, got {workers!r}")
-    total = pl.scan_parquet(events_path).select(pl.len()).collect().item()
+    from costlab.appversions.events import event_file_rows
+
+    total = event_file_rows(events_path)
     ctx = mp.get_context("spawn")   # fresh interpreters: no client state inherited across fork
     counters = ctx.Array("q", 4)
     processes = [ctx.Process(target=_load_worker, name=f"load-{version}-{w}", daemon=True,
