@@ -11,6 +11,7 @@ rule appversions_events:
     params:
         events_per_year=AV["events_per_year"],
         seed=AV["seed"],
+        window=AV["event_window"],
     threads: ask("appversions_events").threads
     resources:
         **ask("appversions_events").resources,
@@ -35,6 +36,7 @@ rule appversions_model:
         tolerance=AV["model_tolerance"],
         events_per_year=AV["events_per_year"],
         seed=AV["seed"],
+        window=AV["event_window"],
     threads: ask("appversions_model").threads
     resources:
         **ask("appversions_model").resources,
@@ -98,7 +100,7 @@ if not set(AV_TESTED) <= set(AV_LOADED):
                      f"are not loaded (allowed: {', '.join(AV_LOADED)})")
 AV_VERSION_RE = "appV[1-6](R[0-4])?"
 # What changes the loaded data (and only that: another load test must not reload).
-AV_DATA_PARAMS = {k: AV[k] for k in ("events_per_year", "seed", "batch_size")}
+AV_DATA_PARAMS = {k: AV[k] for k in ("events_per_year", "seed", "event_window", "batch_size")}
 # What changes a load test's schedule (binning and tolerance only change the tables).
 AV_LT_PARAMS = {k: v for k, v in AV_LT.items() if k not in ("versions", "bin_seconds", "tolerance")}
 AV_FIGURES = _av_figure_names(AV_TESTED)
@@ -225,6 +227,7 @@ rule appversions_engine:
         engine=config["engine"],
         versions=config["appversions"]["versions"],
         seed=config["appversions"]["seed"],
+        event_window=config["appversions"]["event_window"],
     threads: ask("appversions_engine").threads
     resources:
         **ask("appversions_engine").resources,

@@ -12,8 +12,8 @@ stats = collection_stats(events, list(snakemake.params.versions))
 write_csv(stats, snakemake.output.stats)
 # The same model where the scale no longer moves per-event figures: the check of the method.
 write_csv(reference_stats(snakemake.params.events_per_year, snakemake.params.seed, list(snakemake.params.versions),
-                          stats), snakemake.output.reference)
+                          stats, window=snakemake.params.window), snakemake.output.reference)
 published = pl.read_csv(snakemake.input.published)
-comparison = compare_with_published(stats, published, snakemake.params.tolerance)
+comparison = compare_with_published(stats, published, snakemake.params.tolerance, snakemake.params.window)
 write_csv(comparison, snakemake.output.vs_published)
 Path(snakemake.log[0]).write_text(comparison.write_csv())

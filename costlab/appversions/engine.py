@@ -198,7 +198,8 @@ def run_engine_job(config: dict, storage_path, verdicts_path, provenance_path, p
     from costlab.server.provenance import write_json_atomic
 
     engine_config, study = config["engine"], config["appversions"]
-    events = generate_events(int(engine_config["appversions"]["events_per_year"]), int(study["seed"]))
+    events = generate_events(int(engine_config["appversions"]["events_per_year"]), int(study["seed"]),
+                             window=study.get("event_window", "calendar"))
     started = datetime.now(timezone.utc)
     rows = []
     for name in study["versions"]:

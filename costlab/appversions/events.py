@@ -13,7 +13,9 @@ Over a span other than whole years (e.g. the load test's 2020), `events_per_year
 gets round(events_per_year * span_in_years) events, where span_in_years counts each calendar year's
 covered fraction of its own length (2010-01-01..2020-01-01 is exactly 10, 2020-01-01..2021-01-01 is 1).
 The number of users always comes from `events_per_year`, so the key space of new events matches the
-initial data set's.
+initial data set's. That is the `calendar` window; `window="authors"` takes the span the authors'
+generator covered instead (all of the end day and half an hour more: 500,390,000 events at the
+published rate), see window.py.
 """
 from __future__ import annotations
 
@@ -25,6 +27,9 @@ from typing import Iterable, Iterator
 import numpy as np
 import polars as pl
 
+# event_days, span_in_years: re-exported (the window module holds how events are spread over a span).
+from costlab.appversions.window import MS_PER_DAY, event_days, event_window, span_in_years  # noqa: F401
+
 STATUSES: tuple[str, ...] = ("approved", "noFunds", "pending", "rejected")
 STATUS_DTYPE = pl.Enum(list(STATUSES))
 # Cumulative status shares: 80 % approved, 10 % noFunds, 7.5 % pending, 2.5 % rejected.
@@ -35,7 +40,6 @@ DENSE_KEY_SIGMA = 0.015
 KEY_HEX_DIGITS = 64
 DEFAULT_START = date(2010, 1, 1)
 DEFAULT_END = date(2020, 1, 1)
-MS_PER_DAY = 86_400_000
 
 EVENT_SCHEMA = {"key": pl.Utf8, "date": pl.Datetime("ms", "UTC"), "status": STATUS_DTYPE}
 # What events.parquet holds: the key as its 1-based user index (the key string is built where a
@@ -67,16 +71,9 @@ def _as_date(value: date | datetime, name: str) -> date:
     raise ValueError(f"{name} must be a date, got {value!r}")
 
 
-def span_in_years(start: date, end: date) -> float:
-    """Length of [start, end) in years, each calendar year weighted by its own length."""
-    def year_position(day: date) -> float:
-        year_days = (date(day.year + 1, 1, 1) - date(day.year, 1, 1)).days
-        return day.year + (day - date(day.year, 1, 1)).days / year_days
-    return year_position(end) - year_position(start)
-
-
-def event_count(events_per_year: int, start: date, end: date) -> int:
-    return int(round(events_per_year * span_in_years(start, end)))
+def event_count(events_per_year: int, start: date, end: date, window: str = "calendar") -> int:
+    """Events the `window` (calendar | authors) of [start, end] holds at `events_per_year`."""
+    return event_window(window, events_per_year, start, end).events
 
 
 def _check(events_per_year: int, seed: int, start: date | datetime, end: date | datetime) -> tuple[int, date, date]:
@@ -100,9 +97,12 @@ def _bit_generator_at(origin: np.random.PCG64, draws: int) -> np.random.PCG64:
 
 
 def iter_event_chunks(events_per_year: int, seed: int, start: date | datetime = DEFAULT_START,
-                      end: date | datetime = DEFAULT_END, chunk_events: int = DEFAULT_CHUNK_EVENTS
-                      ) -> Iterator[pl.DataFrame]:
+                      end: date | datetime = DEFAULT_END, chunk_events: int = DEFAULT_CHUNK_EVENTS,
+                      window: str = "calendar") -> Iterator[pl.DataFrame]:
     """The events over [start, end) as integer-coded chunks of at most `chunk_events` rows, in date order.
+
+    window: `calendar` (exactly [start, end)) or `authors` (the span the authors' generator covered,
+    window.py).
 
     Columns (EVENT_CODES_SCHEMA): user (UInt32, the 1-based user index; its key is `key_for(user)`),
     date (Datetime ms UTC, a UTC day), status (Enum). The concatenated chunks are the same whatever
@@ -113,7 +113,8 @@ def iter_event_chunks(events_per_year: int, seed: int, start: date | datetime = 
     users, start_day, end_day = _check(events_per_year, seed, start, end)
     if not isinstance(chunk_events, (int, np.integer)) or chunk_events < 1:
         raise ValueError(f"chunk_events must be a positive integer, got {chunk_events!r}")
-    n_events = event_count(events_per_year, start_day, end_day)
+    span = event_window(window, events_per_year, start_day, end_day)
+    n_events = span.events
     if n_events == 0:
         return
     origin = np.random.default_rng(seed).bit_generator
@@ -147,31 +148,22 @@ def iter_event_chunks(events_per_year: int, seed: int, start: date | datetime = 
         del status_u
         yield pl.DataFrame({
             "user": pl.Series(user_index, dtype=pl.UInt32),
-            "date": (pl.Series(event_days(offset, n, n_events, start_day, end_day) * MS_PER_DAY, dtype=pl.Int64)
+            "date": (pl.Series(span.days(offset, n) * MS_PER_DAY, dtype=pl.Int64)
                      .cast(pl.Datetime("ms"))
                      .dt.replace_time_zone("UTC")),
             "status": pl.Series(STATUSES, dtype=STATUS_DTYPE).gather(status_code),  # no Python str per event
         })
 
 
-def event_days(first: int, count: int, n_events: int, start: date, end: date) -> np.ndarray:
-    """Days (since 1970-01-01) of events first .. first + count - 1 of n_events spread evenly over [start, end).
-
-    Event i sits at start + i * span / n_events, truncated to the UTC day. floor(floor(i * span_ms /
-    n) / day_ms) = floor(i * span_days / n): the same day, and within int64 at any event count.
-    """
-    index = np.arange(first, first + count, dtype=np.int64)
-    return (start - date(1970, 1, 1)).days + (index * (end - start).days) // n_events
-
-
 def generate_events(events_per_year: int, seed: int, start: date | datetime = DEFAULT_START,
-                    end: date | datetime = DEFAULT_END) -> pl.DataFrame:
+                    end: date | datetime = DEFAULT_END, window: str = "calendar") -> pl.DataFrame:
     """Events over [start, end) in the article's form: key (Utf8), date (Datetime ms UTC, a UTC day), status.
 
-    Rows are in date order. Deterministic for (events_per_year, seed, start, end). In memory, whole:
-    for large counts stream `iter_event_chunks` (integer keys) and `write_events` instead.
+    window: `calendar` or `authors` (window.py). Rows are in date order. Deterministic for
+    (events_per_year, seed, start, end, window). In memory, whole: for large counts stream
+    `iter_event_chunks` (integer keys) and `write_events` instead.
     """
-    chunks = list(iter_event_chunks(events_per_year, seed, start, end))
+    chunks = list(iter_event_chunks(events_per_year, seed, start, end, window=window))
     if not chunks:
         return pl.DataFrame(schema=EVENT_SCHEMA)
     return with_keys(pl.concat(chunks))

@@ -192,10 +192,11 @@ REFERENCE_EVENTS_PER_YEAR = 50_000
 
 
 def reference_stats(events_per_year: int, seed: int, versions: list[str] | None = None,
-                    stats_here: pl.DataFrame | None = None) -> pl.DataFrame:
-    """collection_stats at the reference scale (or at this one when it is larger), with events_per_year.
+                    stats_here: pl.DataFrame | None = None, window: str = "calendar") -> pl.DataFrame:
+    """collection_stats at the reference scale (or at this one when it is larger), with
+    events_per_year and event_window (the generator's window, window.py) as columns.
 
-    stats_here (the model at events_per_year) is reused when this scale is already the larger one.
+    stats_here (the model at events_per_year, same window) is reused when this scale is already the larger one.
     """
     from costlab.appversions.events import generate_events
 
@@ -203,8 +204,9 @@ def reference_stats(events_per_year: int, seed: int, versions: list[str] | None 
     if rate == events_per_year and stats_here is not None:
         stats = stats_here
     else:
-        stats = collection_stats(generate_events(rate, seed), versions)
-    return stats.with_columns(pl.lit(rate, dtype=pl.Int64).alias("events_per_year"))
+        stats = collection_stats(generate_events(rate, seed, window=window), versions)
+    return stats.with_columns(pl.lit(rate, dtype=pl.Int64).alias("events_per_year"),
+                              pl.lit(window).alias("event_window"))
 
 
 def expected_reports(events: pl.DataFrame, key: str, end_date: date | datetime) -> list[dict]:
@@ -221,11 +223,13 @@ def expected_reports(events: pl.DataFrame, key: str, end_date: date | datetime) 
     return reports
 
 
-def compare_with_published(model: pl.DataFrame, published: pl.DataFrame, tolerance: float = 0.015) -> pl.DataFrame:
+def compare_with_published(model: pl.DataFrame, published: pl.DataFrame, tolerance: float = 0.015,
+                           window: str | None = None) -> pl.DataFrame:
     """Model vs published documents per event and average document size, one row per version.
 
     `published` is resources/published/appversions_collection_stats.csv (500,000,000 events).
     The per-user density does not depend on events_per_year, so ratios per event are comparable.
+    window: the event window the model's events were generated with, written as a column when given.
     """
     joined = model.join(published.select("version", "events", "documents", "avg_doc_bytes"),
                         on="version", how="left", suffix="_published")
@@ -241,4 +245,5 @@ def compare_with_published(model: pl.DataFrame, published: pl.DataFrame, toleran
     ).with_columns(
         within_tolerance=((pl.col("docs_ratio") - 1).abs() <= tolerance)
         & ((pl.col("size_ratio") - 1).abs() <= tolerance),
+        **({} if window is None else {"event_window": pl.lit(window)}),
     )

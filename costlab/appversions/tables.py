@@ -285,6 +285,8 @@ def model_findings(model_stats: pl.DataFrame, published: pl.DataFrame,
     if model_reference is not None:
         rate = int(model_reference["events_per_year"][0]) if "events_per_year" in model_reference.columns else None
         label = "model at the reference scale" + (f", {rate:,} events/year" if rate else "")
+        if "event_window" in model_reference.columns:
+            label += f", {model_reference['event_window'][0]} event window"
         rows += rows_of(model_reference, label, False)
     return rows
 
