@@ -10,7 +10,7 @@ SET ?=
 SNAKEMAKE_ARGS ?=
 RUN_ARGS = --profile profiles/default --configfile $(CONFIG) $(if $(strip $(SET)),--config $(SET)) $(SNAKEMAKE_ARGS)
 
-.PHONY: all test test-slurm bench smoke dryrun lint clean-venv matrix
+.PHONY: all test test-slurm bench smoke dryrun lint clean-venv matrix wt-extensions
 
 # The venv is rebuilt only when the pins change; the stamp marks a complete install.
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -24,7 +24,13 @@ $(VENV)/.installed-test: $(VENV)/.installed requirements-test.txt
 	$(BIN)/python -m pip install --quiet -r requirements-test.txt
 	@touch $@
 
-all: $(VENV)/.installed
+# mongod's snappy and zstd compressors for the engine lab, compiled against the header of the exact
+# WiredTiger the venv's module reports (docs/engine-lab.md). Quiet when current; rebuilt when that
+# version changes; with no libsnappy-dev / libzstd-dev it says in one line what to install.
+wt-extensions: $(VENV)/.installed
+	@$(BIN)/python -m costlab.engine.extensions build
+
+all: $(VENV)/.installed wt-extensions
 	@$(BIN)/python -m costlab.server.check all $(RUN_ARGS)
 	$(BIN)/snakemake all $(RUN_ARGS)
 
@@ -33,7 +39,7 @@ smoke:
 	@$(MAKE) --no-print-directory all CONFIG=config/smoke.yaml
 
 # Every enabled study on each image of matrix.images, then matrix/report.html (docs/servers.md).
-matrix: $(VENV)/.installed
+matrix: $(VENV)/.installed wt-extensions
 	$(BIN)/python -m costlab.matrix $(RUN_ARGS)
 
 # pytest-xdist workers, each with its own stand-in server: one builds the session's smoke tree while
@@ -41,7 +47,7 @@ matrix: $(VENV)/.installed
 # (docs/development.md). Against one real server (COSTLAB_TEST_URI) the tests run in one process.
 # PYTEST_WORKERS=0 runs in one process; PYTEST_ARGS adds pytest options.
 PYTEST_WORKERS ?= $(if $(COSTLAB_TEST_URI),0,3)
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test wt-extensions
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # Opt-in (docs/slurm.md): the smoke workflow through Snakemake's Slurm executor on a single-node
@@ -57,7 +63,7 @@ bench: $(VENV)/.installed-test
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 # The plan `make all` would run, after the same pre-check (it says when there is no server).
-dryrun: $(VENV)/.installed
+dryrun: $(VENV)/.installed wt-extensions
 	@$(BIN)/python -m costlab.server.check all $(RUN_ARGS)
 	$(BIN)/snakemake -n all $(RUN_ARGS)
 

@@ -66,6 +66,18 @@ def external_server_config(server_uri) -> dict:
 
 
 @pytest.fixture
+def no_extensions(tmp_path, monkeypatch):
+    """The engine lab as on a machine without libsnappy-dev / libzstd-dev: no compressor extensions."""
+    from costlab.engine.wt import forget_compressors
+
+    monkeypatch.setenv("COSTLAB_WT_EXTENSIONS", str(tmp_path / "no-extensions"))
+    forget_compressors()
+    yield
+    monkeypatch.delenv("COSTLAB_WT_EXTENSIONS")
+    forget_compressors()
+
+
+@pytest.fixture
 def mongod_shim() -> str:
     """Path of tests/shims/mongod: a test aid that runs the stand-in under mongod's options."""
     return str(SHIMS / "mongod")

@@ -167,7 +167,7 @@ def verdicts(table: pl.DataFrame) -> pl.DataFrame:
                    + (f"; {r['block_compressor']} used)" if substituted else ")"), "ratio",
                    r["published_storage_over_data"], r["storage_over_data"], lambda v: True,
                    r["compressor_note"])
-        row["verdict"] = (f"not comparable ({r['block_compressor_wanted']} not built in; "
+        row["verdict"] = (f"not comparable ({r['block_compressor_wanted']} not available here; "
                           f"{r['block_compressor']} measured)" if substituted else
                           ("reproduced" if row["ratio"] is not None and 0.75 <= row["ratio"] <= 1.33
                            else "not reproduced"))
@@ -181,7 +181,7 @@ def verdicts(table: pl.DataFrame) -> pl.DataFrame:
                    "storage size appV6R4 / appV6R3", "ratio", published, r4["storage_bytes"] / r3["storage_bytes"],
                    lambda v: True, f"compared here: {r4['block_compressor']} / {r3['block_compressor']}")
         if (r3["block_compressor"], r4["block_compressor"]) != ("snappy", "zstd"):
-            row["verdict"] = (f"not comparable (snappy and zstd not built in; {r4['block_compressor']} / "
+            row["verdict"] = (f"not comparable (snappy and zstd not available here; {r4['block_compressor']} / "
                               f"{r3['block_compressor']} measured)")
         else:
             row["verdict"] = "reproduced" if row["reproduced"] < 0.9 else "not reproduced"

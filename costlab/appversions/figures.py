@@ -232,7 +232,7 @@ ENGINE_SOURCE = "WiredTiger engine lab"
 def engine_storage_per_event_chart(storage: pl.DataFrame) -> alt.TopLevelMixin:
     """Collection storage + index bytes per event by version (engine/storage.csv) beside the published.
 
-    Each version's axis label names its block compressor (used, and wanted where that was not built in).
+    Each version's axis label names its block compressor (used, and wanted where that was not available).
     """
     labels = {r["version"]: (f"{r['version']} ({r['block_compressor']})" if r["block_compressor"] == r["block_compressor_wanted"]
                              else f"{r['version']} ({r['block_compressor_wanted']}→{r['block_compressor']})")

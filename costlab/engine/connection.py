@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from costlab.engine.extensions import open_config_extensions
 from costlab.engine.wt import NO_COMPRESSOR, check_compressor, wiredtiger_module, wiredtiger_version
 
 JOURNAL_DIR = "journal"  # mongod keeps the WiredTiger log in <dbpath>/journal
@@ -36,8 +37,9 @@ class EngineSettings:
         compressor = "" if journal_compressor == NO_COMPRESSOR else f",compressor={journal_compressor}"
         log = (f"log=(enabled=true,remove=true,path={JOURNAL_DIR}{compressor})" if self.journal
                else "log=(enabled=false)")
+        extensions = open_config_extensions()
         return (f"create,cache_size={self.cache_mb}M,eviction=(threads_min=4,threads_max=4),"
-                f"config_base=false,statistics=(fast),{log}")
+                f"config_base=false,statistics=(fast),{log}" + (f",{extensions}" if extensions else ""))
 
     def describe(self) -> dict[str, Any]:
         return {"wt_version": wiredtiger_version(), "cache_mb": self.cache_mb,

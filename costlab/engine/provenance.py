@@ -5,6 +5,7 @@ from datetime import datetime
 from typing import Any
 
 from costlab.config import config_hash
+from costlab.engine.extensions import extension_status
 from costlab.engine.wt import available_compressors, compressor_or_nearest, wiredtiger_version
 
 SERVER_KIND = "engine"
@@ -33,7 +34,10 @@ def engine_provenance(job: str, config: dict, started_at: datetime, ended_at: da
         "server": {"kind": SERVER_KIND, "storage_engine": "wiredTiger",
                    "wiredtiger_version": wiredtiger_version(),
                    "wiredtiger_module": "wiredtiger (shipped in the secantusdb wheel)",
-                   "compressors_built_in": list(available_compressors())},
+                   "compressors_built_in": list(available_compressors()),
+                   # mongod's snappy / zstd: the extension file, its library's version and the
+                   # WiredTiger header version it was compiled against (or why it is not loaded)
+                   "compressor_extensions": extension_status()},
         "compressors": resolved_compressors(engine_config),
         "backend": "engine",
         "profile": None,

@@ -1,7 +1,9 @@
 """The wiredtiger Python module: where it comes from and what it has built in.
 
 costlab uses the module that ships inside the `secantusdb` wheel (WiredTiger 11.2.0, lz4 and
-zlib compressors built in; snappy and zstd are not). See docs/engine-lab.md for why.
+zlib compressors built in). mongod's snappy and zstd come from WiredTiger's own compressor
+extensions, built for this exact version by `costlab.engine.extensions` and loaded with every
+connection (`extensions=[...]`). See docs/engine-lab.md.
 """
 from __future__ import annotations
 
@@ -55,13 +57,16 @@ def _quiet_stderr() -> Iterator[None]:
 
 @lru_cache(maxsize=1)
 def available_compressors() -> tuple[str, ...]:
-    """The compressors this WiredTiger build accepts, found by asking it (not assumed)."""
+    """The compressors this WiredTiger accepts with the verified extensions loaded, found by
+    asking it (not assumed)."""
+    from costlab.engine.extensions import open_config_extensions
+
     wt = wiredtiger_module()
     home = tempfile.mkdtemp(prefix="costlab-wt-probe-")
     found = []
     try:
-        conn = wt.wiredtiger_open(home, "create,cache_size=10MB,verbose=[],"
-                                        "error_prefix=probe")
+        conn = wt.wiredtiger_open(home, "create,cache_size=10MB,verbose=[],error_prefix=probe,"
+                                        + open_config_extensions())
         try:
             session = conn.open_session()
             with _quiet_stderr():
@@ -84,8 +89,15 @@ def check_compressor(name: str, what: str) -> str:
     if name == NO_COMPRESSOR or name in available_compressors():
         return name
     allowed = ", ".join((NO_COMPRESSOR, *available_compressors()))
-    raise ValueError(f"{what}: compressor {name!r} is not built into WiredTiger {wiredtiger_version()} "
-                     f"here; available: {allowed}")
+    raise ValueError(f"{what}: compressor {name!r} is not available in WiredTiger {wiredtiger_version()} "
+                     f"here ({_why_missing(name)}); available: {allowed}")
+
+
+def _why_missing(name: str) -> str:
+    from costlab.engine.extensions import extension_status
+
+    entry = extension_status().get(name)
+    return entry["reason"] if entry else "not a compressor WiredTiger ships"
 
 
 def compressor_or_nearest(wanted: str, preference: tuple[str, ...] = ("lz4", "zlib", NO_COMPRESSOR)
@@ -99,5 +111,14 @@ def compressor_or_nearest(wanted: str, preference: tuple[str, ...] = ("lz4", "zl
         return wanted, None
     for name in preference:
         if name == NO_COMPRESSOR or name in available_compressors():
-            return name, f"{wanted} not built into WiredTiger {wiredtiger_version()} here; used {name}"
+            return name, (f"{wanted} not available in WiredTiger {wiredtiger_version()} here; used {name} "
+                          f"({_why_missing(wanted)})")
     raise ValueError(f"none of {preference} is available")  # 'none' is always available
+
+
+def forget_compressors() -> None:
+    """Ask the build again next time (after building extensions or pointing COSTLAB_WT_EXTENSIONS elsewhere)."""
+    from costlab.engine.extensions import extension_status
+
+    extension_status.cache_clear()
+    available_compressors.cache_clear()

@@ -21,9 +21,9 @@ ENGINE_LABEL = "WiredTiger engine lab — not a mongod run"
 
 
 def compressor_text(used: set[str], wanted: set[str], what: str) -> str:
-    """'<what> lz4 (snappy wanted, not built in)': the compressor used, and the one asked for if it differs."""
+    """'<what> lz4 (snappy wanted, not available here)': the compressor used, and the one asked for if it differs."""
     text = f"{what} {', '.join(sorted(used))}"
-    return text + (f" ({', '.join(sorted(wanted))} wanted, not built in)" if wanted != used else "")
+    return text + (f" ({', '.join(sorted(wanted))} wanted, not available here)" if wanted != used else "")
 
 
 def color_scale(mapping: dict[str, str]) -> alt.Scale:

@@ -1,0 +1,319 @@
+"""mongod's block and journal compressors (snappy, zstd) as WiredTiger extensions.
+
+mongod builds WiredTiger with snappy and zstd compiled in, and opens it with
+`builtin_extension_config=(zstd=(compression_level=6))` (mongod's wiredtiger_kv_engine.cpp;
+`zstdCompressorLevel{6}` in wiredtiger_kv_engine.h). The wiredtiger module costlab uses has
+neither built in, but WiredTiger ships both as loadable extensions
+(`ext/compressors/snappy/snappy_compress.c`, `ext/compressors/zstd/zstd_compress.c` in its
+source). This module compiles them against the header of the exact WiredTiger version the
+loaded module reports (the sources come from that version's sdist on PyPI, fetched with pip)
+and the system's libsnappy / libzstd, and loads them with `wiredtiger_open(...,
+"extensions=[...]")`.
+
+An extension calls WiredTiger through the `WT_CONNECTION` method table, whose layout changes
+between versions (11.3 adds a method before `add_compressor`): one built for another version
+crashes the process. So each built library carries the version of the header it was compiled
+against (`costlab_wt_header_version`), read with ctypes before WiredTiger ever loads it; a
+library whose version differs from the module's is refused with a message, never loaded.
+
+`python -m costlab.engine.extensions build` is the set-up step (`make all`, `make test` and
+.ci/run run it). Where the libraries' headers are missing it builds nothing, prints the one line
+saying what to install, and the engine lab uses the nearest built-in compressor, labelled.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+ZSTD_LEVEL = 6   # mongod's default zstd level (wiredTigerGlobalOptions.zstdCompressorLevel)
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class CompressorExtension:
+    name: str
+    source: str           # path inside the WiredTiger sdist
+    link: str             # the system library it links against
+    header: str           # the library's C header the source includes
+    debian_package: str
+    config: str = ""      # the extension's load-time config
+
+
+EXTENSIONS = {
+    "snappy": CompressorExtension("snappy", "ext/compressors/snappy/snappy_compress.c", "snappy",
+                                  "snappy-c.h", "libsnappy-dev"),
+    "zstd": CompressorExtension("zstd", "ext/compressors/zstd/zstd_compress.c", "zstd", "zstd.h",
+                                "libzstd-dev", f"compression_level={ZSTD_LEVEL}"),
+}
+
+# Compiled into every library beside WiredTiger's source: the header's WiredTiger version and the
+# compression library's version as its header states them (read back with ctypes before loading).
+_STAMP_C = """\
+#include <wiredtiger.h>
+#include <{header}>
+int costlab_wt_header_version[3] = {{WIREDTIGER_VERSION_MAJOR, WIREDTIGER_VERSION_MINOR,
+                                     WIREDTIGER_VERSION_PATCH}};
+const char costlab_library_version[] = {library_version};
+"""
+_LIBRARY_VERSION_EXPR = {"zstd": '"zstd " ZSTD_VERSION_STRING'}   # snappy's version header is C++: read as text
+
+
+class ExtensionMismatch(RuntimeError):
+    """A compressor extension compiled for another WiredTiger version: never loaded."""
+
+
+def install_line(missing: list[str]) -> str:
+    packages = " ".join(EXTENSIONS[name].debian_package for name in missing)
+    return (f"mongod's {' and '.join(missing)} compressor{'s' if len(missing) > 1 else ''} for the engine lab: "
+            f"install {packages} (Debian/Ubuntu: apt-get install {packages}) and a C compiler, then run "
+            "`make wt-extensions`; until then the nearest built-in compressor is used, labelled")
+
+
+def extensions_dir() -> Path:
+    """Where the built libraries live: $COSTLAB_WT_EXTENSIONS, else inside the running venv."""
+    configured = os.environ.get("COSTLAB_WT_EXTENSIONS")
+    return Path(configured) if configured else Path(sys.prefix) / "share" / "costlab" / "wiredtiger-extensions"
+
+
+def _version_tuple(version: str) -> tuple[int, int, int]:
+    major, minor, patch = (int(p) for p in version.split("."))
+    return major, minor, patch
+
+
+# ---- building ----------------------------------------------------------------------------------
+
+
+def fetch_sources(version: str, cache: Path) -> Path:
+    """WiredTiger `version`'s sdist (pip download from PyPI), the files the extensions need unpacked.
+    Returns the unpacked source root; a second call reuses it."""
+    root = cache / f"wiredtiger-{version}"
+    needed = ["src/include/wiredtiger.in", "src/include/wiredtiger_ext.h", "LICENSE"] + [
+        e.source for e in EXTENSIONS.values()]
+    if all((root / n).exists() for n in needed):
+        return root
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache) as download:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+                        f"wiredtiger=={version}", "-d", download], check=True,
+                       capture_output=True, text=True)
+        (sdist,) = Path(download).glob("wiredtiger-*.tar.gz")
+        with tarfile.open(sdist) as archive:
+            prefix = f"wiredtiger-{version}/"
+            members = [m for m in archive.getmembers() if m.name.removeprefix(prefix) in needed]
+            staging = Path(tempfile.mkdtemp(dir=cache))
+            archive.extractall(staging, members=members, filter="data")
+        if root.exists():
+            shutil.rmtree(root)
+        (staging / f"wiredtiger-{version}").rename(root)
+        shutil.rmtree(staging, ignore_errors=True)
+    return root
+
+
+def write_header(source_root: Path, include_dir: Path, version: str) -> None:
+    """wiredtiger.h from the sdist's wiredtiger.in, as WiredTiger's CMake configure_file makes it on
+    Linux (version numbers, the standard includes, `typedef off_t wt_off_t`), wiredtiger_ext.h, and
+    an empty wiredtiger_config.h (the extension is loaded, not built in)."""
+    major, minor, patch = _version_tuple(version)
+    includes = "\n".join(f"#include <{h}>" for h in
+                         ("sys/types.h", "inttypes.h", "stdarg.h", "stdbool.h", "stdint.h", "stdio.h"))
+    text = (source_root / "src/include/wiredtiger.in").read_text()
+    for token, value in (("@VERSION_MAJOR@", str(major)), ("@VERSION_MINOR@", str(minor)),
+                         ("@VERSION_PATCH@", str(patch)), ("@VERSION_STRING@", f'"WiredTiger {version}"'),
+                         ("@wiredtiger_includes_decl@", includes), ("@off_t_decl@", "typedef off_t wt_off_t;"),
+                         ("@uintmax_t_decl@", ""), ("@uintptr_t_decl@", "")):
+        text = text.replace(token, value)
+    if "@" in "".join(line for line in text.splitlines() if line.startswith("#")):
+        raise RuntimeError("wiredtiger.in has a placeholder this build does not fill")
+    include_dir.mkdir(parents=True, exist_ok=True)
+    (include_dir / "wiredtiger.h").write_text(text)
+    shutil.copy(source_root / "src/include/wiredtiger_ext.h", include_dir / "wiredtiger_ext.h")
+    (include_dir / "wiredtiger_config.h").write_text("/* costlab: extension loaded at run time */\n")
+
+
+def _compiler() -> str | None:
+    return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+
+
+def header_available(extension: CompressorExtension, compiler: str | None = None) -> bool:
+    """Whether the C compiler finds the compression library's header (its -dev package)."""
+    compiler = compiler or _compiler()
+    if compiler is None:
+        return False
+    probe = subprocess.run([compiler, "-E", "-x", "c", "-"], input=f"#include <{extension.header}>\n",
+                           capture_output=True, text=True)
+    return probe.returncode == 0
+
+
+def _header_version_text(extension: CompressorExtension, compiler: str) -> str:
+    """snappy's version from snappy-stubs-public.h (beside snappy-c.h; C++ only, so read as text)."""
+    preprocessed = subprocess.run([compiler, "-E", "-x", "c", "-"], input=f"#include <{extension.header}>\n",
+                                  capture_output=True, text=True, check=True).stdout
+    found = re.search(r'^# \d+ "([^"]*' + re.escape(extension.header) + ')"', preprocessed, re.M)
+    stubs = Path(found.group(1)).with_name("snappy-stubs-public.h") if found else None
+    if stubs is None or not stubs.exists():
+        return "unknown version"
+    text = stubs.read_text()
+    parts = [re.search(rf"#define SNAPPY_{p} (\d+)", text) for p in ("MAJOR", "MINOR", "PATCHLEVEL")]
+    return ".".join(m.group(1) for m in parts) if all(parts) else "unknown version"
+
+
+def compile_extension(extension: CompressorExtension, source_root: Path, include_dir: Path, out: Path,
+                      compiler: str) -> None:
+    stamp = include_dir / f"costlab_stamp_{extension.name}.c"
+    library_version = _LIBRARY_VERSION_EXPR.get(extension.name) or json.dumps(
+        f"{extension.name} {_header_version_text(extension, compiler)}")
+    stamp.write_text(_STAMP_C.format(header=extension.header, library_version=library_version))
+    subprocess.run([compiler, "-shared", "-fPIC", "-O2", f"-I{include_dir}", "-o", str(out),
+                    str(source_root / extension.source), str(stamp), f"-l{extension.link}"],
+                   check=True, capture_output=True, text=True)
+
+
+def build(dest: Path | None = None, version: str | None = None, names: tuple[str, ...] = tuple(EXTENSIONS),
+          source_cache: Path | None = None) -> dict[str, Any]:
+    """Build the compressor extensions for WiredTiger `version` (default: the loaded module's)
+    into `dest`, replacing what was there only once the new build is complete. Returns the
+    manifest: what was built (path, library version, header version, sha256) and what is missing."""
+    from costlab.engine.wt import wiredtiger_version
+
+    module_version = wiredtiger_version()
+    version = version or module_version
+    dest = dest or extensions_dir()
+    compiler = _compiler()
+    buildable = [n for n in names if header_available(EXTENSIONS[n], compiler)]
+    manifest: dict[str, Any] = {"wt_header_version": version, "wt_module_version": module_version,
+                                "built": {}, "missing": [n for n in names if n not in buildable]}
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".building-", dir=dest.parent))
+    try:
+        if buildable:
+            root = fetch_sources(version, source_cache or dest.parent / "wiredtiger-src")
+            write_header(root, staging / "include", version)
+            for name in buildable:
+                out = staging / f"libwiredtiger_{name}.so"
+                compile_extension(EXTENSIONS[name], root, staging / "include", out, compiler)
+                facts = read_stamp(out)
+                manifest["built"][name] = {
+                    "file": out.name, "library_version": facts["library_version"],
+                    "wt_header_version": facts["wt_header_version"],
+                    "sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
+                    "config": EXTENSIONS[name].config or None}
+            shutil.rmtree(staging / "include")
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        if dest.exists():
+            shutil.rmtree(dest)
+        staging.rename(dest)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    from costlab.engine.wt import forget_compressors
+
+    forget_compressors()
+    return manifest
+
+
+# ---- checking and loading ------------------------------------------------------------------------
+
+
+def read_stamp(library: Path) -> dict[str, str]:
+    """The header WiredTiger version and library version compiled into `library`, read with
+    dlopen (which runs no WiredTiger code: the extension's init is only called by wiredtiger_open)."""
+    handle = ctypes.CDLL(str(library), mode=os.RTLD_LOCAL)
+    try:
+        major, minor, patch = (ctypes.c_int * 3).in_dll(handle, "costlab_wt_header_version")
+        library_version = ctypes.c_char.in_dll(handle, "costlab_library_version")
+    except ValueError:
+        raise ExtensionMismatch(f"{library}: no costlab version stamp (not built by costlab.engine.extensions): "
+                                "not loaded; rebuild with `make wt-extensions`") from None
+    text = ctypes.string_at(ctypes.addressof(library_version))
+    return {"wt_header_version": f"{major}.{minor}.{patch}", "library_version": text.decode()}
+
+
+def check_library(library: Path, module_version: str) -> dict[str, str]:
+    """The stamp of `library` if it was built for `module_version`; ExtensionMismatch otherwise."""
+    facts = read_stamp(library)
+    if facts["wt_header_version"] != module_version:
+        raise ExtensionMismatch(
+            f"{library.name} was compiled against the WiredTiger {facts['wt_header_version']} header, but the "
+            f"loaded wiredtiger module is {module_version}: not loaded (its WT_CONNECTION layout differs); "
+            "rebuild with `make wt-extensions`")
+    return facts
+
+
+@lru_cache(maxsize=1)
+def extension_status(directory: str | None = None) -> dict[str, dict[str, Any]]:
+    """Per compressor extension: {'state': 'loaded'|'missing'|'refused', ...} for this module.
+    'loaded' entries have the path, load config and stamp; the others a `reason` naming the fix."""
+    from costlab.engine.wt import wiredtiger_version
+
+    module_version = wiredtiger_version()
+    root = Path(directory) if directory else extensions_dir()
+    manifest_path = root / MANIFEST
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"built": {}}
+    status: dict[str, dict[str, Any]] = {}
+    for name, extension in EXTENSIONS.items():
+        built = manifest.get("built", {}).get(name)
+        library = root / f"libwiredtiger_{name}.so"
+        if built is None or not library.exists():
+            status[name] = {"state": "missing", "reason": install_line([name])}
+            continue
+        try:
+            facts = check_library(library, module_version)
+        except ExtensionMismatch as err:
+            status[name] = {"state": "refused", "reason": str(err)}
+            continue
+        status[name] = {"state": "loaded", "path": str(library), "config": extension.config or None,
+                        **facts, "sha256": built.get("sha256")}
+    return status
+
+
+def open_config_extensions(directory: str | None = None) -> str:
+    """The `extensions=[...]` part of a wiredtiger_open config: every verified library ('' if none)."""
+    loaded = []
+    for name, entry in extension_status(directory).items():
+        if entry["state"] == "loaded":
+            config = f"=(config=[{entry['config']}])" if entry["config"] else ""
+            loaded.append(f"{entry['path']}{config}")
+    return f"extensions=[{','.join(loaded)}]" if loaded else ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`build`: build what is missing or was built for another WiredTiger (a current build is kept
+    and says nothing); `build --force` rebuilds. Never fails the set-up: without the libraries it
+    prints the one line saying what to install."""
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] != ["build"] or set(args[1:]) - {"--force"}:
+        print("usage: python -m costlab.engine.extensions build [--force]", file=sys.stderr)
+        return 2
+    status = extension_status()
+    if "--force" not in args and all(entry["state"] == "loaded" for entry in status.values()):
+        return 0
+    for entry in status.values():
+        if entry["state"] == "refused":
+            print(entry["reason"].split(": not loaded")[0] + ": rebuilding", file=sys.stderr)
+    try:
+        manifest = build()
+    except (subprocess.CalledProcessError, OSError, ValueError) as err:
+        detail = (getattr(err, "stderr", None) or "").strip().splitlines()
+        print(f"WiredTiger compressor extensions not built ({err}{': ' + detail[-1] if detail else ''}); "
+              "the engine lab uses the nearest built-in compressor, labelled", file=sys.stderr)
+        return 0
+    for name, facts in manifest["built"].items():
+        print(f"WiredTiger {facts['wt_header_version']} {name} extension built ({facts['library_version']})")
+    if manifest["missing"]:
+        print(install_line(manifest["missing"]), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
