@@ -26,9 +26,9 @@ from bson import Binary, ObjectId
 from costlab.appversions.versions import AppVersion, _prepared, get_version
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
+from costlab.engine.provenance import SERVER_KIND
 from costlab.engine.wt import compressor_or_nearest
 
-SERVER_KIND = "engine"
 NEAREST = {"snappy": ("lz4", "zlib", "none"), "zstd": ("zlib", "lz4", "none")}
 BATCH = 250   # documents per transaction while loading
 
@@ -191,7 +191,7 @@ def verdicts(table: pl.DataFrame) -> pl.DataFrame:
 
 def run_engine_job(config: dict, storage_path, verdicts_path, provenance_path, published_path) -> pl.DataFrame:
     from costlab.appversions.events import generate_events
-    from costlab.arraygrowth.engine import engine_home
+    from costlab.engine.runs import engine_home
     from costlab.engine.provenance import engine_provenance
     from costlab.engine.wt import wiredtiger_version
     from costlab.io import write_csv

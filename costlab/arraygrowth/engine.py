@@ -11,11 +11,7 @@ same way and records which record-store path each update took.
 """
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Iterator, Sequence
 
 import bson
@@ -28,29 +24,17 @@ from costlab.arraygrowth.workloads import (ARRAY_FIELD, FALLBACK_VARIANTS, JOB_F
 from costlab.engine import stats
 from costlab.engine.bsonbytes import append_int64_to_last_field
 from costlab.engine.connection import Engine, EngineSettings
+from costlab.engine.runs import engine_home, engine_settings
 from costlab.engine.deployment import PROFILES, Deployment, check_profile
 from costlab.engine.oplog import push_diff
+from costlab.engine.provenance import SERVER_KIND
 
 NAMESPACE = "costlab_arraygrowth.timestamps"
 WORKLOADS = ("insert", "push")
-SERVER_KIND = "engine"
 
 LOG_COLUMNS = ["profile", "workload", "n", "log_bytes", "bytes_per_op", "log_records", "modify_calls",
                "update_calls", "reserve_calls", "insert_calls", "wt_version", "journal_compressor",
                "journal_compressor_wanted", "block_compressor", "retryable_writes", "server_kind", "seconds"]
-
-
-@contextmanager
-def engine_home(workdir: str | Path | None, label: str) -> Iterator[Path]:
-    """A scratch WiredTiger home, removed afterwards (the journal of a big $push run is GBs)."""
-    base = Path(workdir) if workdir else None
-    if base is not None:
-        base.mkdir(parents=True, exist_ok=True)
-    home = Path(tempfile.mkdtemp(prefix=f"costlab-engine-{label}-", dir=base))
-    try:
-        yield home
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def _job_document(job_id: str = JOB_FIELDS["job_id"], index: int = 0) -> dict:
@@ -236,16 +220,6 @@ __all__ = ["sweep", "fits", "fallback_sweep", "run_workload", "PROFILES", "WORKL
 
 
 # ---- the workflow job ------------------------------------------------------------------------
-
-
-def engine_settings(engine_config: dict, cache_mb: int = 1024) -> tuple[EngineSettings, dict]:
-    """Settings with the compressors this build has (substitutes recorded), and the resolution."""
-    from costlab.engine.provenance import resolved_compressors
-
-    resolved = resolved_compressors(engine_config)
-    settings = EngineSettings(cache_mb=cache_mb, journal_compressor=resolved["journal_compressor"],
-                              block_compressor=resolved["block_compressor"])
-    return settings, resolved
 
 
 def engine_profiles(profiles: Sequence[str]) -> list[str]:

@@ -31,8 +31,8 @@ from costlab.docsize.protocol import SHAPES, plan_blocks
 from costlab.engine import stats
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
+from costlab.engine.provenance import SERVER_KIND
 
-SERVER_KIND = "engine"
 PUBLISHED_DOCS = 50_000
 PUBLISHED_SMALL_CACHE_MB = 256
 INDEX_NAME = "createdAt_1_total_1"
@@ -226,7 +226,7 @@ def summarize(queries: pl.DataFrame, settings: EngineSettings, wt_version: str, 
 
 def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path, verdicts_path=None,
                    published_queries=None, workdir=None) -> pl.DataFrame:
-    from costlab.arraygrowth.engine import engine_home, engine_settings
+    from costlab.engine.runs import engine_home, engine_settings
     from costlab.engine.provenance import engine_provenance
     from costlab.engine.wt import wiredtiger_version
     from costlab.io import write_csv

@@ -10,7 +10,8 @@ Modules: `wt` (the wiredtiger module and what it has built in), `connection` (op
 mongod, reopen for a cold cache), `stats` (named statistics snapshots and deltas),
 `records` (record store with mongod's modify rule), `keys` (index key bytes), `index`
 (index table, range scan, FETCH / COVERED), `oplog` (oplog entries), `deployment`
-(standalone / replica-set logging rules and one transaction per write), `provenance`
+(standalone / replica-set logging rules and one transaction per write), `runs` (scratch homes and
+settings every study's engine job shares), `extensions` (mongod's snappy and zstd), `provenance`
 (`server_kind: engine`), `verdicts` (published vs engine lab), `bsonbytes` (growing an array's BSON).
 What it does not model: the query planner, mongod's other tables (catalog, sizeStorer,
 config.transactions), concurrency, checkpoints' timing and the history store's timestamps.
