@@ -83,11 +83,46 @@ def apply_command_line_config(config: dict, command_line: Mapping[str, Any]) -> 
     return config
 
 
+# A config is a few hundred values: these bounds refuse a YAML alias bomb (a few hundred bytes that
+# expand to billions of values when walked, printed or hashed) long before it costs anything.
+MAX_CONFIG_VALUES = 100_000
+MAX_CONFIG_DEPTH = 32
+MAX_CONFIG_FILE_BYTES = 1 << 20
+MAX_YAML_ALIASES = 100
+MAX_MESSAGE_CHARS = 300
+
+
+def check_size(config: Any, source: str = "the config") -> None:
+    """ConfigError naming the key where `config` holds too many values (aliases count as copies) or
+    nests too deep. Stops counting at the bound, so a bomb is refused at once."""
+    seen = 0
+    stack: list[tuple[Any, str, int]] = [(config, "", 0)]
+    while stack:
+        value, key, depth = stack.pop()
+        seen += 1
+        if seen > MAX_CONFIG_VALUES:
+            raise ConfigError(f"{source} holds more than {MAX_CONFIG_VALUES:,} values (at key {key or '(top level)'}; "
+                              "YAML aliases count once per use): not a costlab config")
+        if depth > MAX_CONFIG_DEPTH:
+            raise ConfigError(f"{source} nests deeper than {MAX_CONFIG_DEPTH} levels at key {key}: not a costlab config")
+        if isinstance(value, dict):
+            stack.extend((v, f"{key}.{k}" if key else str(k), depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value))
+
+
+def _short(text: str) -> str:
+    """A message that never carries a whole config: one line, at most MAX_MESSAGE_CHARS."""
+    line = text.splitlines()[0] if text else text
+    return line if len(line) <= MAX_MESSAGE_CHARS else line[: MAX_MESSAGE_CHARS - 1] + "…"
+
+
 def validate(config: dict) -> dict:
     """Validate in place against config/schema.yaml, fill defaults, raise ConfigError naming the key."""
     from snakemake.utils import validate as sm_validate
     from snakemake.exceptions import WorkflowError
 
+    check_size(config)
     try:
         sm_validate(config, str(SCHEMA_PATH), set_default=True)
     except WorkflowError as err:
@@ -108,8 +143,8 @@ def explain_validation_error(err: Exception) -> str:
     if hasattr(cause, "absolute_path"):
         key = ".".join(str(p) for p in cause.absolute_path) or "(top level)"
         allowed = _allowed(cause)
-        return f"invalid config key {key}: {cause.message}" + (f" (allowed: {allowed})" if allowed else "")
-    return f"invalid config: {err}"
+        return f"invalid config key {_short(key)}: {_short(cause.message)}" + (f" (allowed: {allowed})" if allowed else "")
+    return f"invalid config: {_short(str(err))}"
 
 
 def _allowed(error: Any) -> str:
@@ -158,11 +193,50 @@ def check_semantics(config: dict) -> None:
               "(see docs/reliability.md)", file=sys.stderr)
 
 
+class _YamlLimit(Exception):
+    """A YAML file beyond the loader's bounds (the message says which)."""
+
+
+class _LimitedLoader(yaml.SafeLoader):
+    """SafeLoader that refuses more than MAX_YAML_ALIASES aliases or MAX_CONFIG_DEPTH nesting."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._aliases = 0
+        self._depth = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_YAML_ALIASES:
+                mark = self.peek_event().start_mark
+                raise _YamlLimit(f"more than {MAX_YAML_ALIASES} YAML aliases (line {mark.line + 1}): refused, "
+                                 "aliases can expand without bound")
+        self._depth += 1
+        try:
+            if self._depth > MAX_CONFIG_DEPTH:
+                mark = self.peek_event().start_mark
+                raise _YamlLimit(f"nests deeper than {MAX_CONFIG_DEPTH} levels (line {mark.line + 1})")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
 def read_yaml(path: str | Path) -> dict:
     """A config file's mapping, or ConfigError naming the file and the line of a YAML mistake."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        size = path.stat().st_size
+        if size > MAX_CONFIG_FILE_BYTES:
+            raise ConfigError(f"config file {path} is {size:,} bytes (at most {MAX_CONFIG_FILE_BYTES:,}): "
+                              "not a costlab config")
+        text = path.read_text()
+        if not text.strip():
+            raise ConfigError(f"config file {path} is empty: give it config keys (e.g. docsize: {{sizes_kb: [1, 64]}}) "
+                              "or leave it out (Snakemake refuses an empty config file without naming it)")
+        data = yaml.load(text, Loader=_LimitedLoader)
+    except _YamlLimit as err:
+        raise ConfigError(f"config file {path}: {err}") from None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
@@ -172,7 +246,8 @@ def read_yaml(path: str | Path) -> dict:
     except OSError as err:
         raise ConfigError(f"config file {path} cannot be read: {err.strerror or err}") from None
     if data is None:
-        return {}
+        raise ConfigError(f"config file {path} holds no config keys (only comments or null): give it keys or leave it out")
+    check_size(data, f"config file {path}")
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path}: expected a mapping of config keys at the top level, "
                           f"got a {type(data).__name__}")

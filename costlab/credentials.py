@@ -52,6 +52,20 @@ def uri_problem(uri: str) -> str | None:
             return f"has an invalid port {port!r} (1-65535)"
     if scheme == "mongodb+srv" and ("," in hosts or ":" in hosts.split("]")[-1]):
         return "mongodb+srv:// takes exactly one host name and no port"
+    return _options_problem(rest.partition("?")[2])
+
+
+def _options_problem(query: str) -> str | None:
+    """pymongo's own check of the URI's ?options (no DNS, no connection), or None."""
+    if not query:
+        return None
+    from pymongo.uri_parser import split_options
+
+    try:
+        split_options(query, validate=True, warn=False)
+    except Exception as err:   # ValueError, ConfigurationError, InvalidURI: pymongo's words for it
+        # Its message names the option, not the value (never a secret); first sentence only.
+        return f"has an option pymongo refuses: {str(err).split('. ')[0]}"
     return None
 
 

@@ -93,3 +93,65 @@ def test_precheck_reports_a_yaml_error_with_file_and_line(tmp_path):
 def test_server_namespace_and_operation_timeout_are_checked(override, key):
     with pytest.raises(ConfigError, match=key.replace(".", "\\.")):
         load_config(overrides=override)
+
+
+# --- round two: configs that cannot hang or crash (docs/reliability.md) ---
+
+BOMB = "\n".join(['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'] + [
+    f"{b}: &{b} [{', '.join(['*' + a] * 9)}]" for a, b in zip("abcdefgh", "bcdefghi")]) + "\n"
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once_by_the_precheck_and_the_workflow_check(tmp_path, capsys):
+    import time
+
+    from costlab.config import check_size, validate
+    from costlab.server.check import main
+
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(BOMB)                       # ~350 bytes, 9**9 strings when walked or printed
+    started = time.monotonic()
+    assert main(["all", "--configfile", str(bomb)]) == 2
+    message = capsys.readouterr().err
+    assert str(bomb) in message and "more than 100,000 values" in message and len(message) < 400
+    # what Snakemake loads itself (aliases shared) is refused by validate before jsonschema sees it
+    with pytest.raises(ConfigError, match="more than 100,000 values"):
+        validate(yaml.safe_load(BOMB))
+    assert time.monotonic() - started < 10       # was: 100 % CPU past 120 s, RSS over 1 GB
+    many = tmp_path / "aliases.yaml"
+    many.write_text("a: &a 1\nb: [" + ", ".join(["*a"] * 101) + "]\n")
+    with pytest.raises(ConfigError, match=r"aliases.yaml: more than 100 YAML aliases"):
+        load_config(many)
+    deep = {"docsize": {}}
+    node = deep["docsize"]
+    for _ in range(40):
+        node["x"] = {}
+        node = node["x"]
+    with pytest.raises(ConfigError, match="nests deeper than 32 levels at key docsize.x"):
+        check_size(deep)
+
+
+def test_a_validation_error_never_prints_the_whole_value():
+    with pytest.raises(ConfigError) as err:
+        load_config(overrides={"docsize": {"sizes_kb": [[str(i)] * 50 for i in range(200)]}})
+    assert "docsize.sizes_kb" in str(err.value) and len(str(err.value)) < 500
+
+
+def test_an_empty_config_file_is_named(tmp_path):
+    empty = tmp_path / "my-lab.yaml"
+    empty.write_text("")
+    with pytest.raises(ConfigError, match=r"config file .*my-lab.yaml is empty"):
+        load_config(empty)
+    empty.write_text("# nothing yet\n")
+    with pytest.raises(ConfigError, match=r"my-lab.yaml .*no config keys|my-lab.yaml is empty"):
+        load_config(empty)
+
+
+@pytest.mark.parametrize("options, named", [("connectTimeoutMS=abc", "connecttimeoutms"),
+                                             ("replicaset=rs0&w=banana&wtimeoutMS=-5", "wtimeoutms"),
+                                             ("retryWritez=true", "retrywritez")])
+def test_uri_options_are_checked_by_pymongos_parser(options, named):
+    uri = f"mongodb://alice@db.example:27017/?{options}"
+    with pytest.raises(ConfigError, match=f"server.uri: .*pymongo refuses: .*{named}"):
+        load_config(overrides={"server": {"backend": "external", "uri": uri}})
+    load_config(overrides={"server": {"backend": "external",
+                                      "uri": "mongodb://alice@db.example:27017/?connectTimeoutMS=2000&replicaSet=rs0"}})
