@@ -198,7 +198,8 @@ def measuring_job(config: dict, profile: str | Profile, provenance_path: str | P
 
     from costlab import namespaces
     from costlab.server.connection import ConnectionLost, lost_message
-    from costlab.server.lease import data_dir_lease, document_lease
+    from costlab.server.lease import (data_dir_lease, deployment_lease, document_lease, host_server_lease,
+                                      server_lease_key)
     from costlab.server.markers import clear_marker, expected_load_id, verify_marker, write_marker
     from costlab.server.provenance import collect_provenance, write_json_atomic
 
@@ -211,11 +212,17 @@ def measuring_job(config: dict, profile: str | Profile, provenance_path: str | P
     load_id = uuid.uuid4().hex if loads else None
     if dataset and not loads and data_dir is not None:
         wanted = expected_load_id(data_dir, rebuild)   # before starting a server: fail fast
-    started_at = datetime.now(timezone.utc)
+    server_config = config.get("server", {})
+    backend = resolve_backend(server_config)
+    wait_s = float(server_config.get("lease_wait_s", 900))
+    lease_key = server_lease_key(server_config, backend)
+    extra["server_lease"] = server_lease = {"key": lease_key}
     with ExitStack() as stack:
         if data_dir is not None:
             stack.enter_context(data_dir_lease(data_dir, job))
-        server = stack.enter_context(start_server(config.get("server", {}), profile, data_dir))
+        if backend != "external":   # before a container or mongod starts: waiting holds no server
+            stack.enter_context(host_server_lease(lease_key, job, wait_s, server_lease))
+        server = stack.enter_context(start_server(server_config, profile, data_dir))
         if namespace:
             server.database = namespace["database"]
             db = server.client[server.database]
@@ -226,6 +233,9 @@ def measuring_job(config: dict, profile: str | Profile, provenance_path: str | P
                 clear_marker(db, dataset)
             elif dataset and data_dir is not None:
                 extra["dataset_marker"] = verify_marker(db, dataset, wanted, server.uri, rebuild)
+        if backend == "external":   # after the dataset's own lease, which refuses at once
+            stack.enter_context(deployment_lease(server.client, lease_key, job, wait_s, server_lease))
+        started_at = datetime.now(timezone.utc)   # the measurement starts once the server is ours
         try:
             yield server
         except ConnectionFailure as err:

@@ -139,3 +139,124 @@ def document_lease(db, key: str, job: str, ttl_s: float = LEASE_TTL_S) -> Iterat
                 collection.delete_one({"_id": key, "token": token})
         except Exception:  # the server is gone: the lease expires by itself
             pass
+
+
+# --- the server lease: one measuring job at a time per server, across Snakemake runs -----------
+# `resources: mongod=1` holds inside one Snakemake process only; two invocations (disjoint targets,
+# two checkouts) on one Docker engine, one host's mongod or one external deployment would measure
+# at the same time. Every measuring job also holds this lease; a second one waits for it.
+
+LEASE_DIR_ENV = "COSTLAB_LEASE_DIR"
+SERVER_LEASE_DB = "costlab_deployment"
+POLL_S = 0.5
+
+
+def server_lease_key(server_config: dict, backend: str) -> str:
+    """What 'the same server' is: the Docker engine, this host's mongod, the external deployment."""
+    import hashlib
+
+    if backend == "docker":
+        where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    elif backend == "binary":
+        where = socket.gethostname()
+    else:
+        from costlab.server.availability import public_uri, server_uri
+        where = public_uri(server_uri(server_config)) or ""
+    return f"{backend}-{hashlib.sha256(where.encode()).hexdigest()[:12]}"
+
+
+def lease_dir() -> Path:
+    """Machine-wide (all checkouts, all users): $COSTLAB_LEASE_DIR or <tmp>/costlab-leases."""
+    import tempfile
+
+    return Path(os.environ.get(LEASE_DIR_ENV) or Path(tempfile.gettempdir()) / "costlab-leases")
+
+
+def _say_waiting(job: str, holder: dict | None, what: str) -> None:
+    import sys
+
+    print(f"costlab: {job} waits for {describe_holder(holder)}, which is measuring on {what}", file=sys.stderr,
+          flush=True)
+
+
+@contextmanager
+def host_server_lease(key: str, job: str, wait_s: float, note: dict) -> Iterator[dict]:
+    """Hold the flock of `key` in lease_dir() for the block, waiting up to wait_s; `note` gets what
+    happened (waited for whom, how long; or why no lease could be had, so the overlap is on record)."""
+    import time
+
+    folder = lease_dir()
+    try:
+        folder.mkdir(mode=0o1777, parents=True, exist_ok=True)
+        path = folder / f"{key}.lease"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as err:   # a read-only or foreign tmp: measure, and say it was not guarded
+        note.update(key=key, held=False, reason=f"no lease file in {folder} ({err.strerror or err}): "
+                                                "another run may have measured on this server at the same time")
+        yield note
+        return
+    started, said = time.monotonic(), False
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                try:
+                    holder = json.loads(os.pread(fd, 65536, 0).decode() or "null")
+                except ValueError:
+                    holder = None
+                if time.monotonic() - started >= wait_s:
+                    raise LeaseHeld(f"costlab: the server ({key}) is being measured by {describe_holder(holder)}; "
+                                    f"{job} waited {wait_s:g} s (server.lease_wait_s) and refuses to measure at "
+                                    "the same time") from None
+                if not said:
+                    _say_waiting(job, holder, f"the same server ({key})")
+                    said = True
+                    note["waited_for"] = holder
+                time.sleep(POLL_S)
+        note.update(key=key, held=True, waited_s=round(time.monotonic() - started, 3))
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(holder_record(job)).encode(), 0)
+        try:
+            yield note
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def deployment_lease(client, key: str, job: str, wait_s: float, note: dict,
+                     ttl_s: float = LEASE_TTL_S) -> Iterator[dict]:
+    """The external deployment's lease document (database costlab_deployment), waiting up to wait_s."""
+    import time
+
+    from pymongo.errors import OperationFailure
+
+    from contextlib import ExitStack
+
+    started, said = time.monotonic(), False
+    db = client[SERVER_LEASE_DB]
+    held = ExitStack()
+    while True:
+        try:
+            held.enter_context(document_lease(db, "server", job, ttl_s))
+            break
+        except LeaseHeld as err:
+            if time.monotonic() - started >= wait_s:
+                raise LeaseHeld(f"{err} (waited {wait_s:g} s, server.lease_wait_s)") from None
+            if not said:
+                holder = (db[LEASE_COLLECTION].find_one({"_id": "server"}) or {}).get("holder")
+                _say_waiting(job, holder, f"the deployment ({key})")
+                said, note["waited_for"] = True, holder
+            time.sleep(POLL_S)
+        except OperationFailure as err:   # no write access to costlab_deployment: on record, not guarded
+            note.update(key=key, held=False, reason=f"no lease on the deployment ({type(err).__name__}: "
+                                                    f"{str(err)[:120]}): others may have measured at the same time")
+            yield note
+            return
+    note.update(key=key, held=True, waited_s=round(time.monotonic() - started, 3))
+    with held:
+        yield note
