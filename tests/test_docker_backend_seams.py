@@ -83,7 +83,7 @@ def test_out_of_memory_and_permission_denied_say_what_to_change(engine, tmp_path
 def test_engine_refusing_to_start_the_container_is_a_start_error_and_leaves_nothing(engine, tmp_path):
     fake = engine(behaviour=Behaviour(start_error="error while creating mount source path '/srv/x': mkdir /srv/x: "
                                                   "permission denied"))
-    with pytest.raises(ServerStartError, match="could not start the container: error while creating mount source"):
+    with pytest.raises(ServerStartError, match=r"could not start the container costlab-standalone-\w+: error while creating mount source"):
         with start_server(DOCKER_CONFIG, "standalone", tmp_path / "data"):
             pass
     assert all(c.removed for c in fake.api.created)

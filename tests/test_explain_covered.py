@@ -97,7 +97,7 @@ def test_server_setup_step_closes_the_docker_client_it_opened(monkeypatch):
         opened.append(_FakeEngineClient())
         return opened[-1]
 
-    def fake_record(engine, image, log=None):
+    def fake_record(engine, image, log=None, pull="missing"):
         assert engine is opened[-1] and not engine.closed
         return {"image": image}
 

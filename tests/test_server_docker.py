@@ -80,3 +80,28 @@ def test_loadtest_profile_is_the_default():
     from costlab.config import load_config
 
     assert load_config()["appversions"]["loadtest"]["profile"] == "standalone-2cpu-4gb"
+
+
+def test_host_network_binds_mongod_to_loopback_on_the_given_port():
+    """server.network: host (no docker-proxy): nothing is published; mongod itself listens on 127.0.0.1 only."""
+    from costlab.server.docker_backend import applied_options, host_port
+
+    s = container_spec(get_profile("replset-1"), "mongo:8.0", None, uid=1234, gid=567, run_id="abc", owner_pid=42,
+                       network="host", host_port=31017)
+    assert s["network_mode"] == "host" and "ports" not in s
+    assert s["command"][:4] == ["--bind_ip", "127.0.0.1", "--port", "31017"] and "--bind_ip_all" not in s["command"]
+    assert s["command"][s["command"].index("--replSet") + 1] == "rs0"
+    assert applied_options(get_profile("replset-1"), "mongo:8.0", s)["network"].startswith("host")
+
+    class Running:
+        status = "running"
+
+        def reload(self):
+            pass
+    assert host_port(Running(), spec=s) == 31017
+    assert "network_mode" not in spec() and spec()["command"][0] == "--bind_ip_all"
+
+
+def test_an_unknown_network_names_the_allowed_ones():
+    with pytest.raises(ValueError, match="server.network is 'overlay'; allowed: bridge, host"):
+        container_spec(get_profile("standalone"), "mongo:8.0", None, 1, 1, "abc", 42, network="overlay")

@@ -1,8 +1,8 @@
 """The server setup step (results/servers/<profile>.json) and the no-server decision, unit by unit.
 
 No Docker engine runs here: the docker record is checked against a test double of the SDK's
-client (what the step asks the engine, what it writes from the answers); a real engine is
-only exercised by a user's run.
+client (what the step asks the engine, what it writes from the answers); the same step against a
+real engine is in tests/test_docker_engine.py (make test-docker).
 """
 from __future__ import annotations
 
@@ -126,34 +126,61 @@ def test_binary_record_fails_clearly(tmp_path):
 # ---------------------------------------------------------------- docker, at its seams
 
 class FakeImage:
-    id = "sha256:1111aaaa"
-    attrs = {"RepoDigests": ["mongo@sha256:2222bbbb"]}
+    def __init__(self, digests=("mongo@sha256:2222bbbb",)):
+        self.id = "sha256:1111aaaa"
+        self.attrs = {"RepoDigests": list(digests)}
+
+
+# What docker's API answers a pull when the registry cannot be reached (issue #22: an air-gapped host).
+REGISTRY_UNREACHABLE = ("500 Server Error for http+docker://localhost/v1.41/images/create?tag=8.0&fromImage=mongo: "
+                        "Internal Server Error",
+                        'Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io: no such host')
 
 
 class FakeEngine:
-    """Test double of docker.DockerClient: records what the step asks, answers like an engine."""
+    """Test double of docker.DockerClient: records what the step asks, answers like an engine.
 
-    def __init__(self, events):
-        self.events = events
-        self.calls: list = []
+    local: whether the image is on the engine (images.get raises ImageNotFound otherwise, as the SDK does);
+    pull_error: the APIError the pull raises; a pull that succeeds puts the image there.
+    """
+
+    def __init__(self, events=(), local=True, pull_error=None, digests=("mongo@sha256:2222bbbb",),
+                 version_output=None):
+        from docker.errors import APIError, ImageNotFound
+
+        self.events, self.local, self.calls, self.closed = list(events), local, [], False
         outer = self
 
         class Api:
             def pull(self, repository, tag=None, stream=False, decode=False):
                 outer.calls.append(("pull", repository, tag, stream, decode))
-                return iter(outer.events)
+                if pull_error:
+                    raise APIError(pull_error[0], explanation=pull_error[1])
+
+                def events():
+                    yield from outer.events
+                    outer.local = True
+                return events()
 
         class Images:
             def get(self, name):
                 outer.calls.append(("get", name))
-                return FakeImage()
+                if not outer.local:
+                    raise ImageNotFound(f"No such image: {name}")
+                return FakeImage(digests)
 
         class Containers:
             def run(self, **spec):
                 outer.calls.append(("run", spec))
-                return MONGOD_VERSION_OUTPUT.encode()
+                return (version_output or MONGOD_VERSION_OUTPUT).encode()
 
         self.api, self.images, self.containers = Api(), Images(), Containers()
+
+    def close(self):
+        self.closed = True
+
+    def pulls(self) -> int:
+        return sum(call[0] == "pull" for call in self.calls)
 
 
 PULL_EVENTS = [
@@ -169,18 +196,91 @@ PULL_EVENTS = [
 ]
 
 
-def test_docker_record_pulls_with_progress_and_reads_the_version():
-    engine, lines = FakeEngine(PULL_EVENTS), []
+def test_docker_record_pulls_a_missing_image_with_progress_and_reads_the_version():
+    engine, lines = FakeEngine(PULL_EVENTS, local=False), []
     record = docker_record(engine, "mongo:8.0", lines.append)
     assert record == {"image": "mongo:8.0", "image_id": "sha256:1111aaaa", "repo_digests": ["mongo@sha256:2222bbbb"],
+                      "digest_note": None, "pulled": True, "pull_policy": "missing",
                       "version": "7.0.14", "git_version": "ce59cfc6a3c5e5c067dca0d30697edd68d4f5188",
                       "server_kind": "mongod"}
-    assert engine.calls[0] == ("pull", "mongo", "8.0", True, True)
+    assert ("pull", "mongo", "8.0", True, True) in engine.calls
     assert engine.calls[-1] == ("run", version_container_spec("mongo:8.0"))
     downloads = [line for line in lines if "% of 100.0 MB" in line]
     assert [line.split("layer abc ")[1].split("%")[0] for line in downloads] == ["0", "25", "50", "75", "100"]
     assert any(line.endswith("layer abc pull complete") for line in lines)
     assert any("downloaded newer image" in line for line in lines)
+
+
+def test_missing_policy_uses_a_local_image_as_it_is_and_never_asks_the_registry():
+    """Issue #22 defect 1: the step always pulled, so a local image on a host without the registry crashed it."""
+    engine = FakeEngine(local=True, pull_error=REGISTRY_UNREACHABLE, digests=())
+    record = docker_record(engine, "mongo:8.0", lambda line: None)   # server.pull defaults to missing
+    assert engine.pulls() == 0
+    assert record["pulled"] is False and record["image_id"] == "sha256:1111aaaa"
+    assert record["repo_digests"] == [] and "no registry digest" in record["digest_note"]
+
+
+def test_missing_image_and_no_registry_is_one_line_naming_the_image_and_the_fix():
+    engine = FakeEngine(local=False, pull_error=REGISTRY_UNREACHABLE)
+    with pytest.raises(ServerUnavailable) as err:
+        docker_record(engine, "mongo:8.0", lambda line: None, pull="missing")
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith("image mongo:8.0 is not on this Docker engine and pulling it failed")
+    assert "no such host" in message and "docker load -i" in message and "server.image" in message
+
+
+def test_always_falls_back_to_the_local_image_in_one_line_when_the_registry_cannot_be_reached():
+    engine, lines = FakeEngine(local=True, pull_error=REGISTRY_UNREACHABLE), []
+    record = docker_record(engine, "mongo:8.0", lines.append, pull="always")
+    assert engine.pulls() == 1 and record["pulled"] is False and record["pull_policy"] == "always"
+    fallback = [line for line in lines if "failed" in line]
+    assert len(fallback) == 1
+    assert "no such host" in fallback[0] and "using the local image sha256:1111aaaa" in fallback[0]
+
+
+def test_always_pulls_even_when_the_image_is_local():
+    engine = FakeEngine(PULL_EVENTS, local=True)
+    record = docker_record(engine, "mongo:8.0", lambda line: None, pull="always")
+    assert engine.pulls() == 1 and record["pulled"] is True
+
+
+def test_never_uses_only_a_local_image_and_says_how_to_get_a_missing_one():
+    engine = FakeEngine(PULL_EVENTS, local=False)
+    with pytest.raises(ServerUnavailable) as err:
+        docker_record(engine, "registry.lab:5000/mongo:8.0", lambda line: None, pull="never")
+    message = str(err.value)
+    assert engine.pulls() == 0 and "\n" not in message
+    assert "image registry.lab:5000/mongo:8.0 is not on this Docker engine and server.pull is never" in message
+    assert "docker pull registry.lab:5000/mongo:8.0" in message and "server.pull: missing" in message
+    assert docker_record(FakeEngine(local=True), "mongo:8.0", lambda line: None, pull="never")["pulled"] is False
+
+
+def test_an_unknown_pull_policy_names_the_allowed_ones():
+    with pytest.raises(ServerUnavailable, match="server.pull is 'sometimes'; allowed: missing, always, never"):
+        docker_record(FakeEngine(), "mongo:8.0", lambda line: None, pull="sometimes")
+
+
+def test_the_setup_step_without_a_registry_fails_in_one_line_not_a_traceback(monkeypatch, tmp_path):
+    """The issue's first crash, end to end through the rule's body: a line in the log, exit 1, no record."""
+    from costlab.server import docker_backend
+
+    engine = FakeEngine(local=False, pull_error=REGISTRY_UNREACHABLE)
+    monkeypatch.setattr(docker_backend, "engine_client", lambda *args, **kwargs: engine)
+    out, log = tmp_path / "standalone.json", tmp_path / "setup.log"
+    echoed = []
+    code = run_setup_step(out, {"image": "mongo:8.0"}, "docker", "standalone", log, echoed.append)
+    assert code == 1 and not out.exists() and engine.closed
+    logged = log.read_text().strip().splitlines()
+    assert len(logged) == 2 and logged[0].startswith("pull mongo:8.0: asking the registry")
+    assert logged[1].startswith("image mongo:8.0 is not on this Docker engine and pulling it failed")
+    assert "Traceback" not in log.read_text()
+
+
+def test_a_stand_in_image_is_recorded_as_the_stand_in():
+    engine = FakeEngine(digests=(), version_output="db version v0.7.0b3-standin\nstand-in: SecantusDB ...\n")
+    record = docker_record(engine, "costlab-test-standin/mongod:x", lambda line: None)
+    assert record["server_kind"] == "stand-in" and record["version"] == "0.7.0b3-standin"
 
 
 def test_version_container_is_throwaway_and_labelled():
@@ -190,8 +290,9 @@ def test_version_container_is_throwaway_and_labelled():
 
 
 def test_pull_error_is_an_error():
-    with pytest.raises(ServerUnavailable, match="docker pull mongo:9.9 failed: manifest unknown"):
-        docker_record(FakeEngine([{"error": "manifest unknown"}]), "mongo:9.9", lambda line: None)
+    with pytest.raises(ServerUnavailable, match="image mongo:9.9 is not on this Docker engine and pulling it failed "
+                                                r"\(docker pull mongo:9.9 failed: manifest unknown\)"):
+        docker_record(FakeEngine([{"error": "manifest unknown"}], local=False), "mongo:9.9", lambda line: None)
 
 
 @pytest.mark.parametrize("image, expected", [
@@ -206,7 +307,7 @@ def test_split_image(image, expected):
 
 def test_setup_record_for_docker_names_profile_and_identity():
     record = setup_record({"image": "mongo:8.0"}, "docker", "replset-1", lambda line: None,
-                          docker_engine=FakeEngine(PULL_EVENTS))
+                          docker_engine=FakeEngine(PULL_EVENTS, local=False))
     assert record["profile"] == "replset-1" and record["backend"] == "docker"
     assert record["identity"]["profile"]["replica_set"] == "rs0"
     assert record["server"]["repo_digests"] == ["mongo@sha256:2222bbbb"]

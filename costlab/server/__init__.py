@@ -142,7 +142,9 @@ def start_server(server_config: dict, profile: str | Profile, data_dir: str | Pa
             from costlab.server.docker_backend import run_container
 
             def open_backend():
-                return run_container(profile, effective_dir, server_config.get("image") or "mongo:8.0", timeout_s)
+                return run_container(profile, effective_dir, server_config.get("image") or "mongo:8.0", timeout_s,
+                                     pull=server_config.get("pull") or "missing",
+                                     network=server_config.get("network") or "bridge")
         elif backend == "binary":
             from costlab.server.binary import find_mongod, run_binary
             mongod = find_mongod(server_config.get("mongod"))

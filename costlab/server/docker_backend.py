@@ -24,25 +24,58 @@ LABEL = "costlab"
 CONTAINER_PORT = "27017/tcp"
 IMAGE_UID = 999          # the official mongo image's `mongodb` user (its Dockerfile: useradd --uid 999)
 START_LOG_LINES = 5000   # container log lines read for a start error
+NETWORKS = ("bridge", "host")   # server.network
+# Seconds the engine has to answer, per kind of call (the HTTP read timeout of the docker SDK's client):
+PING_TIMEOUT_S = 5       # "does an engine answer": the API version handshake and ping
+CALL_TIMEOUT_S = 300     # create, start, inspect, logs, remove, image look-ups: a slow disk, a storage
+                         # driver that copies, Docker Desktop's VM or a busy host take far more than 5 s
+# stop(timeout=grace) gets CALL_TIMEOUT_S *plus* the grace period (the SDK adds them): never cut short.
 
 
-def engine_client(timeout_s: float = 5):
-    """A docker SDK client whose engine answered ping, or ServerUnavailable saying why."""
+def _no_engine(err: Exception) -> ServerUnavailable:
+    return ServerUnavailable(f"no Docker engine answers ({err.__class__.__name__}: {err}); start one, "
+                             "or set server.backend: binary or external")
+
+
+def engine_client(timeout_s: float = PING_TIMEOUT_S, call_timeout_s: float = CALL_TIMEOUT_S):
+    """A docker SDK client for the job's calls (call_timeout_s each), once the engine answered ping
+    within timeout_s; else ServerUnavailable saying why."""
     import docker
     from docker.errors import DockerException
+    from requests.exceptions import RequestException
 
     try:
-        client = docker.from_env(timeout=timeout_s)
-    except DockerException as err:
-        raise ServerUnavailable(f"no Docker engine answers ({err.__class__.__name__}: {err}); start one, "
-                                "or set server.backend: binary or external") from None
+        probe = docker.from_env(timeout=timeout_s)
+    except (DockerException, RequestException) as err:
+        raise _no_engine(err) from None
     try:
-        client.ping()
-        return client
-    except DockerException as err:
-        client.close()
-        raise ServerUnavailable(f"no Docker engine answers ({err.__class__.__name__}: {err}); start one, "
-                                "or set server.backend: binary or external") from None
+        probe.ping()
+    except (DockerException, RequestException) as err:
+        raise _no_engine(err) from None
+    finally:
+        probe.close()
+    try:
+        return docker.from_env(timeout=call_timeout_s)
+    except (DockerException, RequestException) as err:
+        raise _no_engine(err) from None
+
+
+@contextmanager
+def engine_call(call: str, container: str, timeout_s: float | None = None) -> Iterator[None]:
+    """An engine call that times out, or loses the engine, fails in one line naming the call and the container."""
+    from requests.exceptions import ConnectionError as RequestsConnectionError
+    from requests.exceptions import Timeout
+
+    timeout_s = CALL_TIMEOUT_S if timeout_s is None else timeout_s
+    try:
+        yield
+    except Timeout:
+        raise ServerStartError(f"the Docker engine did not answer `{call}` of container {container} within "
+                               f"{timeout_s:g} s (a slow disk or storage driver, or a busy host); rerun when the "
+                               f"engine is less busy (a container left behind is removed by the next run)") from None
+    except RequestsConnectionError as err:
+        raise ServerStartError(f"the Docker engine went away during `{call}` of container {container}: "
+                               f"{str(err).splitlines()[0][:200]}") from None
 
 
 @dataclass(frozen=True)
@@ -100,7 +133,8 @@ def _container_root_is_caller(engine: EngineFacts, uid: int) -> bool:
 
 
 def container_spec(profile: Profile, image: str, data_dir: Path | None, uid: int, gid: int,
-                   run_id: str, owner_pid: int, engine: EngineFacts | None = None) -> dict:
+                   run_id: str, owner_pid: int, engine: EngineFacts | None = None,
+                   network: str = "bridge", host_port: int | None = None) -> dict:
     """Keyword arguments for docker's containers.create/run: everything the backend decides, as data.
 
     mongod runs as the host user who runs costlab, so the data directory stays theirs:
@@ -111,20 +145,32 @@ def container_spec(profile: Profile, image: str, data_dir: Path | None, uid: int
       the host user cannot read (rootless: a subordinate uid);
     - userns-remap daemon: `userns_mode: host` for this container, so ids are not shifted;
     - SELinux: the bind mount gets `z` so the container may use it.
+    Networks: `bridge` publishes 27017 on a free 127.0.0.1 port (mongod listens on all interfaces
+    inside the container); `host` shares the host's network (no docker-proxy in the timings) and
+    mongod listens on 127.0.0.1:host_port only.
     """
+    if network not in NETWORKS:
+        raise ValueError(f"server.network is {network!r}; allowed: {', '.join(NETWORKS)}")
     engine = engine or EngineFacts()
+    if network == "host":
+        if host_port is None:
+            raise ValueError("server.network host needs a host port for mongod")
+        listen = ["--bind_ip", "127.0.0.1", "--port", str(host_port)]
+    else:
+        listen = ["--bind_ip_all"]
     spec: dict = {
         "image": image,
-        # Inside the container mongod must listen on all interfaces for the port to be published;
-        # the host side is bound to 127.0.0.1 only.
-        "command": ["--bind_ip_all", *profile.mongod_args()],
+        "command": [*listen, *profile.mongod_args()],
         "name": f"costlab-{profile.name}-{run_id}",
         "detach": True,
-        "ports": {CONTAINER_PORT: ("127.0.0.1", None)},
-        "user": f"{uid}:{gid}",
         "labels": {LABEL: "1", f"{LABEL}.profile": profile.name, f"{LABEL}.owner_pid": str(owner_pid)},
+        "user": f"{uid}:{gid}",
         "volumes": {},
     }
+    if network == "host":
+        spec["network_mode"] = "host"
+    else:
+        spec["ports"] = {CONTAINER_PORT: ("127.0.0.1", None)}
     if _container_root_is_caller(engine, uid):
         spec["user"] = "0:0"
         spec["entrypoint"] = ["mongod"]
@@ -156,6 +202,8 @@ def applied_options(profile: Profile, image: str, spec: dict | None = None, engi
         applied["userns_mode"] = spec.get("userns_mode", "engine default")
         volumes = spec.get("volumes") or {}
         applied["data_mount_mode"] = next(iter(volumes.values()))["mode"] if volumes else "none"
+        applied["network"] = ("host (mongod on 127.0.0.1 only)" if spec.get("network_mode") == "host"
+                              else "bridge (27017 published on 127.0.0.1 only)")
     if engine is not None:
         applied["engine"] = engine.describe()
     return applied
@@ -270,6 +318,9 @@ def host_port(container, engine: EngineFacts | None = None, spec: Mapping | None
     if container.status != "running":
         raise ServerStartError("the container stopped before it published its port; "
                                + start_report(container, engine or EngineFacts(), spec or {}, data_dir))
+    if spec and spec.get("network_mode") == "host":   # mongod listens on the port the spec gave it
+        command = list(spec["command"])
+        return int(command[command.index("--port") + 1])
     for binding in (container.ports or {}).get(CONTAINER_PORT) or []:
         if binding.get("HostPort"):
             return int(binding["HostPort"])
@@ -278,31 +329,58 @@ def host_port(container, engine: EngineFacts | None = None, spec: Mapping | None
                            + start_report(container, engine or EngineFacts(), spec or {}, data_dir))
 
 
-def _create_and_start(engine_client_, spec: dict, engine: EngineFacts, data_dir: Path | None):
-    """containers.create (pulling a missing image, as containers.run does), then start.
+def _create_and_start(engine_client_, spec: dict, engine: EngineFacts, data_dir: Path | None,
+                      pull: str = "missing"):
+    """containers.create (a missing image got under server.pull, as the setup step does), then start.
 
     Unlike containers.run, a container whose start fails is kept long enough to report why, then removed.
     """
     from docker.errors import APIError, ImageNotFound
 
+    from costlab.server.setup import ensure_image
+
+    name, timeout_s = spec["name"], call_timeout(engine_client_)
     try:
         try:
-            container = engine_client_.containers.create(**spec)
+            with engine_call("create", name, timeout_s):
+                container = engine_client_.containers.create(**spec)
         except ImageNotFound:
-            engine_client_.images.pull(spec["image"])
-            container = engine_client_.containers.create(**spec)
+            # the setup step found the image; it went away since (docker image prune, another engine)
+            ensure_image(engine_client_, spec["image"], "never" if pull == "never" else "missing")
+            with engine_call("create", name, timeout_s):
+                container = engine_client_.containers.create(**spec)
     except APIError as err:
-        raise ServerStartError(f"the engine refused to create the container: {err.explanation or err}; "
+        raise ServerStartError(f"the engine refused to create the container {name}: {err.explanation or err}; "
                                f"engine {engine.describe()}, options {applied_options_line(spec)}") from None
     try:
-        container.start()
-    except APIError as err:
+        with engine_call("start", name, timeout_s):
+            container.start()
+    except (APIError, ServerStartError) as err:
         try:
             report = start_report(container, engine, spec, data_dir)
+        except Exception as report_err:   # the engine may not answer either: the removal still runs
+            report = f"(no report: {report_err.__class__.__name__}: {report_err})"
         finally:
-            container.remove(force=True, v=True)
-        raise ServerStartError(f"the engine could not start the container: {err.explanation or err}\n{report}") from None
+            with engine_call("remove", name, timeout_s):
+                container.remove(force=True, v=True)
+        why = err.explanation or err if isinstance(err, APIError) else err
+        raise ServerStartError(f"the engine could not start the container {name}: {why}\n{report}") from None
     return container
+
+
+def call_timeout(engine_client_) -> float:
+    """The read timeout of the client's calls (CALL_TIMEOUT_S for one engine_client opened)."""
+    return float(getattr(getattr(engine_client_, "api", None), "timeout", None) or CALL_TIMEOUT_S)
+
+
+def stop_and_remove(engine_client_, container, name: str, grace_s: float) -> None:
+    """Stop (mongod gets grace_s to shut down cleanly; the call waits that long plus its own timeout), then remove."""
+    try:
+        with engine_call("stop", name, call_timeout(engine_client_) + grace_s):
+            container.stop(timeout=grace_s)
+    finally:
+        with engine_call("remove", name, call_timeout(engine_client_)):
+            container.remove(force=True, v=True)
 
 
 def removal_command(container_name: str) -> list[str]:
@@ -321,8 +399,8 @@ def applied_options_line(spec: Mapping) -> str:
 
 
 @contextmanager
-def run_container(profile: Profile, data_dir: Path | None, image: str,
-                  timeout_s: float) -> Iterator[tuple[MongoClient, str, dict]]:
+def run_container(profile: Profile, data_dir: Path | None, image: str, timeout_s: float,
+                  pull: str = "missing", network: str = "bridge") -> Iterator[tuple[MongoClient, str, dict]]:
     from costlab.server.shutdown import checkpoint_before_stop, data_dir_bytes, stop_grace_seconds
 
     engine_client_ = engine_client()
@@ -332,37 +410,47 @@ def run_container(profile: Profile, data_dir: Path | None, image: str,
         if data_dir is not None:
             Path(data_dir).mkdir(parents=True, exist_ok=True)
             check_data_dir_access(Path(data_dir))
+        import portpicker
         spec = container_spec(profile, image, data_dir, os.getuid(), os.getgid(), uuid.uuid4().hex[:8], os.getpid(),
-                              engine=engine)
-        container = _create_and_start(engine_client_, spec, engine, data_dir)
+                              engine=engine, network=network,
+                              host_port=portpicker.pick_unused_port() if network == "host" else None)
+        name = spec["name"]
+        container = _create_and_start(engine_client_, spec, engine, data_dir, pull)
         # The container is not our child: a watchdog removes it if this job dies without cleaning up.
-        watchdog = start_watchdog(removal_command(container.name))
+        watchdog = start_watchdog(removal_command(name))
         client = None
         ready = False
         try:
-            port = host_port(container, engine, spec, data_dir)
+            with engine_call("inspect", name, call_timeout(engine_client_)):
+                port = host_port(container, engine, spec, data_dir)
             uri = f"mongodb://127.0.0.1:{port}/?directConnection=true"
             client = MongoClient(uri, serverSelectionTimeoutMS=2000)
 
             def running() -> bool:
-                container.reload()
+                with engine_call("inspect", name, call_timeout(engine_client_)):
+                    container.reload()
                 return container.status in ("created", "running")
 
-            wait_until_ready(client, timeout_s, running, lambda: start_report(container, engine, spec, data_dir))
+            def report() -> str:
+                with engine_call("logs", name, call_timeout(engine_client_)):
+                    return start_report(container, engine, spec, data_dir)
+
+            wait_until_ready(client, timeout_s, running, report)
             ready = True
             if profile.replica_set:
                 # The member's address as the server sees itself, inside the container.
-                ensure_primary(client, profile.replica_set, "localhost:27017", timeout_s)
-            yield client, uri, applied_options(profile, image, spec, engine) | {"container": container.name}
+                member = f"127.0.0.1:{port}" if network == "host" else "localhost:27017"
+                ensure_primary(client, profile.replica_set, member, timeout_s)
+            yield client, uri, applied_options(profile, image, spec, engine) | {
+                "container": name, "image_id": container.attrs.get("Image")}
         finally:
             if client is not None:
                 if ready:
                     checkpoint_before_stop(client)   # little left for the shutdown checkpoint to write
                 client.close()
             try:
-                container.stop(timeout=stop_grace_seconds(data_dir_bytes(data_dir)))
+                stop_and_remove(engine_client_, container, name, stop_grace_seconds(data_dir_bytes(data_dir)))
             finally:
-                container.remove(force=True, v=True)
                 watchdog.terminate()
                 watchdog.wait()
     finally:

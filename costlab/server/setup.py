@@ -2,7 +2,8 @@
 
 Every measuring rule takes that file as an input, so another server (image, binary, URI,
 profile options) reruns exactly the measurements and what follows them. The record says:
-- docker: the image pulled (with progress), its id and repo digests, and `mongod --version` inside it;
+- docker: the image (pulled with progress under server.pull), its id, repo digests (none for a local build),
+  whether it came from a pull, and `mongod --version` inside it;
 - binary: the mongod's path and its `mongod --version`;
 - external: buildInfo's version, the topology (standalone, replica set, sharded) and the storage engine.
 A password is never written: URIs go through the project's one redaction (provenance.redact_uri).
@@ -99,6 +100,64 @@ def pull_image(engine, image: str, log: Log = _stderr):
     return engine.images.get(image)
 
 
+PULL_POLICIES = ("missing", "always", "never")   # server.pull, as Docker Compose's pull_policy
+
+
+def _engine_reason(err: BaseException) -> str:
+    """An engine or registry error in one line (APIError's explanation, else the message)."""
+    text = str(getattr(err, "explanation", None) or err).strip()
+    return (text.splitlines()[0] if text else type(err).__name__)[:300]
+
+
+def _local_image(engine, image: str):
+    """The engine's image of that name, or None."""
+    from docker.errors import ImageNotFound
+
+    try:
+        return engine.images.get(image)
+    except ImageNotFound:
+        return None
+
+
+def _how_to_get(image: str) -> str:
+    return (f"get it onto this engine with `docker pull {image}` where the registry answers, `docker load -i FILE` "
+            f"or `docker build -t {image} .`, or set server.image to an image you have (`docker images`)")
+
+
+def ensure_image(engine, image: str, policy: str = "missing", log: Log = _stderr) -> tuple[Any, bool]:
+    """(the engine's image, whether it came from a pull now) under server.pull `policy`.
+
+    missing: a local image is used as it is, else pulled; always: pulled, and when the registry
+    cannot be reached a local image is used with one line saying so; never: a local image or an
+    error. Every failure is one ServerUnavailable line naming the image, what was tried and the fix.
+    """
+    from docker.errors import DockerException
+    from requests.exceptions import RequestException
+
+    if policy not in PULL_POLICIES:
+        raise ServerUnavailable(f"server.pull is {policy!r}; allowed: {', '.join(PULL_POLICIES)}")
+    try:
+        local = None if policy == "always" else _local_image(engine, image)
+        if local is not None:
+            return local, False
+        if policy == "never":
+            raise ServerUnavailable(f"image {image} is not on this Docker engine and server.pull is never: "
+                                    + _how_to_get(image) + ", or set server.pull: missing")
+        try:
+            return pull_image(engine, image, log), True
+        except (DockerException, RequestException, ServerUnavailable) as err:
+            reason = _engine_reason(err)
+        local = _local_image(engine, image) if policy == "always" else None
+        if local is not None:
+            log(f"pull {image} failed ({reason}); using the local image {local.id} (server.pull: always)")
+            return local, False
+        raise ServerUnavailable(f"image {image} is not on this Docker engine and pulling it failed ({reason}): "
+                                + _how_to_get(image))
+    except (DockerException, RequestException) as err:   # the engine itself failed us
+        raise ServerUnavailable(f"the Docker engine failed while looking for image {image}: "
+                                f"{_engine_reason(err)}") from None
+
+
 def version_container_spec(image: str) -> dict:
     """Keyword arguments for containers.run: `mongod --version` in the image, removed afterwards."""
     from costlab.server.docker_backend import LABEL
@@ -107,13 +166,27 @@ def version_container_spec(image: str) -> dict:
             "stderr": True, "network_disabled": True, "labels": {LABEL: "1", f"{LABEL}.purpose": "version"}}
 
 
-def docker_record(engine, image: str, log: Log = _stderr) -> dict:
-    pulled = pull_image(engine, image, log)
-    output = engine.containers.run(**version_container_spec(image))
+STAND_IN_VERSION_WORD = "stand-in"   # what a test image's `mongod --version` says (tests/docker_engine.py)
+
+
+def docker_record(engine, image: str, log: Log = _stderr, pull: str = "missing") -> dict:
+    """The setup step's record of a docker image: id, digests (none for a local build), whether pulled, version."""
+    from docker.errors import DockerException
+    from requests.exceptions import RequestException
+
+    found, pulled = ensure_image(engine, image, pull, log)
+    try:
+        output = engine.containers.run(**version_container_spec(image))
+    except (DockerException, RequestException) as err:
+        raise ServerUnavailable(f"`mongod --version` in image {image} ({found.id}) failed: {_engine_reason(err)}; "
+                                "is it a MongoDB image? Set server.image to one") from None
     text = output.decode(errors="replace") if isinstance(output, bytes) else str(output)
     parsed = parse_mongod_version(text)
-    return {"image": image, "image_id": pulled.id, "repo_digests": list(pulled.attrs.get("RepoDigests") or []),
-            "version": parsed["version"], "git_version": parsed["git_version"], "server_kind": "mongod"}
+    digests = list(found.attrs.get("RepoDigests") or [])
+    return {"image": image, "image_id": found.id, "repo_digests": digests,
+            "digest_note": None if digests else "no registry digest: a local image (built or loaded here)",
+            "pulled": pulled, "pull_policy": pull, "version": parsed["version"], "git_version": parsed["git_version"],
+            "server_kind": "stand-in" if STAND_IN_VERSION_WORD in text.lower() else "mongod"}
 
 
 # ---------------------------------------------------------------- binary
@@ -181,13 +254,14 @@ def setup_record(server_config: dict, backend: str | None, profile_name: str, lo
     """What the step writes for one profile (docker_engine: an SDK client, else one from the environment)."""
     if backend == "docker":
         image = server_config.get("image") or "mongo:8.0"
+        pull = server_config.get("pull") or "missing"
         if docker_engine is None:
             from costlab.server.docker_backend import engine_client
             # the client we open we close (#18: no client left holding the engine's socket)
             with closing(engine_client()) as opened:
-                found = docker_record(opened, image, log)
+                found = docker_record(opened, image, log, pull=pull)
         else:
-            found = docker_record(docker_engine, image, log)
+            found = docker_record(docker_engine, image, log, pull=pull)
     elif backend == "binary":
         found = binary_record(find_mongod(server_config.get("mongod")))
     elif backend == "external":
