@@ -10,7 +10,7 @@ SET ?=
 SNAKEMAKE_ARGS ?=
 RUN_ARGS = --profile profiles/default --configfile $(CONFIG) $(if $(strip $(SET)),--config $(SET)) $(SNAKEMAKE_ARGS)
 
-.PHONY: all test test-slurm bench smoke dryrun lint clean-venv matrix wt-extensions
+.PHONY: all test test-slurm test-docker bench smoke dryrun lint clean-venv matrix wt-extensions
 
 # The venv is rebuilt only when the pins change; the stamp marks a complete install.
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -58,6 +58,11 @@ $(VENV)/.installed-slurm: $(VENV)/.installed-test requirements-slurm.txt
 
 test-slurm: $(VENV)/.installed-slurm
 	COSTLAB_TEST_SLURM=1 $(BIN)/python -m pytest -m slurm -rs -s tests/test_slurm.py $(PYTEST_ARGS)
+
+# Opt-in (docs/development.md): the docker backend for real, on a private dockerd started under /tmp with a
+# locally built stand-in image (cached). Needs root and `apt-get install -y docker.io debootstrap`; `make test` skips it.
+test-docker: $(VENV)/.installed-test
+	COSTLAB_TEST_DOCKER=1 $(BIN)/python -m pytest -m docker -rs tests/test_docker_engine.py $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed-test
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

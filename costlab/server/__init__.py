@@ -241,7 +241,9 @@ def measuring_job(config: dict, profile: str | Profile, provenance_path: str | P
         try:
             yield server
         except ConnectionFailure as err:
-            raise ConnectionLost(lost_message(server.uri, job, err)) from None
+            where = server.uri + (f" (container {server.applied['container']})" if server.applied.get("container")
+                                  else "")
+            raise ConnectionLost(lost_message(where, job, err)) from None
         if namespace and dataset and loads:
             extra["dataset_marker"] = write_marker(server.client[server.database], dataset, load_id, job,
                                                    namespace["data_params"])

@@ -1,0 +1,292 @@
+"""Opt-in: the docker backend for real, on a private Docker Engine with the stand-in test image.
+
+Runs only with COSTLAB_TEST_DOCKER=1 (`make test-docker`), as root, with Debian's docker.io and
+debootstrap installed (tests/docker_engine.py starts the engine under /tmp and builds or reuses
+the image); skipped otherwise. Every container runs on the host network bound to 127.0.0.1
+(server.network: host), the daemon has no bridge: test traffic stays on loopback. The server
+inside is the SecantusDB stand-in: these tests check the container path (setup, limits, mounts,
+failures, cleanup), never timings.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from costlab.server import ServerStartError, ServerUnavailable, start_server
+from costlab.server.docker_backend import LABEL
+from costlab.server.profiles import GIB, get_profile
+
+pytestmark = pytest.mark.docker
+
+# A registry address on loopback where nothing listens: a pull there fails at once and sends nothing off
+# this machine (the engine treats 127.0.0.0/8 registries as plain-HTTP ones).
+NO_REGISTRY = "127.0.0.1:9"
+
+
+def _skip_reason() -> str | None:
+    if os.environ.get("COSTLAB_TEST_DOCKER") != "1":
+        return "opt-in: run with make test-docker (COSTLAB_TEST_DOCKER=1)"
+    from docker_engine import skip_reason
+    return skip_reason()
+
+
+@pytest.fixture(scope="module")
+def engine():
+    reason = _skip_reason()
+    if reason:
+        pytest.skip(reason)
+    from docker_engine import private_engine, standin_image
+
+    started = time.monotonic()
+    with private_engine() as found, pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DOCKER_HOST", found.host)
+        found.image = standin_image(found, log=lambda line: print(line, file=sys.stderr))
+        print(f"engine and image ready in {time.monotonic() - started:.0f} s", file=sys.stderr)
+        yield found
+
+
+@pytest.fixture(scope="module")
+def client(engine):
+    opened = engine.client()
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def config(engine):
+    return {"backend": "docker", "image": engine.image, "network": "host", "pull": "never", "startup_timeout_s": 60}
+
+
+def _costlab_containers(client) -> list:
+    return client.containers.list(all=True, filters={"label": LABEL})
+
+
+def _variant(client, engine, tag: str, changes: list[str]) -> str:
+    """The test image with other settings (`docker commit --change`), e.g. an environment that makes it fail."""
+    name = f"{engine.image.split(':')[0]}:{tag}"
+    base = client.containers.create(engine.image, command=["true"], labels={"costlab.test-aid": "variant"})
+    try:
+        base.commit(repository=name.split(":")[0], tag=tag, changes=changes)
+    finally:
+        base.remove(force=True)
+    return name
+
+
+# ---------------------------------------------------------------- the setup step
+
+def test_setup_step_records_the_local_image_without_pulling(engine, client, config, tmp_path):
+    from costlab.server.setup import run_setup_step
+
+    out, log = tmp_path / "standalone.json", tmp_path / "setup.log"
+    lines: list[str] = []
+    assert run_setup_step(out, config | {"pull": "missing"}, "docker", "standalone", log, lines.append) == 0, \
+        log.read_text()
+    record = json.loads(out.read_text())
+    image = client.images.get(engine.image)
+    server = record["server"]
+    assert server["image"] == engine.image and server["image_id"] == image.id
+    assert server["repo_digests"] == [] == image.attrs["RepoDigests"]   # built here: no registry digest
+    assert "no registry digest" in server["digest_note"]
+    assert server["pulled"] is False and server["pull_policy"] == "missing"
+    assert server["server_kind"] == "stand-in" and server["version"].endswith("-standin")
+    assert not any("pull" in line for line in lines)                     # the registry was never asked
+    assert "SecantusDB stand-in" in lines[-1]
+    assert _costlab_containers(client) == []                             # the version container is gone
+
+
+def test_pull_always_without_a_registry_uses_the_local_image_in_one_line(engine, client, config, tmp_path):
+    from costlab.server.setup import setup_record
+
+    name = f"{NO_REGISTRY}/costlab-test-standin/mongod:always"
+    client.images.get(engine.image).tag(name)
+    lines: list[str] = []
+    record = setup_record(config | {"image": name, "pull": "always"}, "docker", "standalone", lines.append)
+    assert record["server"]["pulled"] is False and record["server"]["image_id"] == client.images.get(name).id
+    fallback = [line for line in lines if "using the local image" in line]
+    assert len(fallback) == 1 and f"pull {name} failed (" in fallback[0]
+
+
+def test_pull_never_and_missing_name_the_image_and_the_fix(engine, config, tmp_path):
+    from costlab.server.setup import run_setup_step
+
+    name = f"{NO_REGISTRY}/costlab-test-standin/absent:1"
+    for policy, expected in (("never", f"image {name} is not on this Docker engine and server.pull is never"),
+                             ("missing", f"image {name} is not on this Docker engine and pulling it failed (")):
+        out, log = tmp_path / f"{policy}.json", tmp_path / f"{policy}.log"
+        assert run_setup_step(out, config | {"image": name, "pull": policy}, "docker", "standalone", log,
+                              lambda line: None) == 1
+        last = log.read_text().strip().splitlines()[-1]
+        assert last.startswith(expected) and "docker load -i" in last and not out.exists()
+        assert "Traceback" not in log.read_text()
+
+
+def test_a_create_slower_than_the_ping_timeout_succeeds(monkeypatch):
+    """Issue #22 defect 2, at the old timeout: create answered after 6 s; one 5-second timeout failed it."""
+    from costlab.server.docker_backend import EngineFacts, _create_and_start, engine_client
+    from slow_engine import slow_engine
+
+    with slow_engine(monkeypatch, {"create": 6}) as fake:
+        client = engine_client()
+        try:
+            _create_and_start(client, {"image": "mongo:8.0", "name": "costlab-standalone-slow", "detach": True},
+                              EngineFacts(), None)
+        finally:
+            client.close()
+    assert [call for call, _ in fake.calls][-1] == "start"
+
+
+# ---------------------------------------------------------------- each profile's server
+
+@pytest.mark.parametrize("profile_name", ["standalone", "standalone-small-cache", "replset-1", "standalone-2cpu-4gb"])
+def test_each_profile_runs_with_what_it_asks_and_provenance_says_what_docker_applied(
+        engine, client, config, tmp_path, profile_name):
+    profile = get_profile(profile_name)
+    with start_server(config, profile_name, tmp_path / "data") as server:
+        assert server.backend == "docker"
+        server.client.costlab_t.docs.insert_one({"x": 1})
+        assert server.client.costlab_t.docs.count_documents({}) == 1
+        hello = server.client.admin.command("hello")
+        container = client.containers.get(server.applied["container"])
+        inspect = container.attrs
+        host_config, cmd = inspect["HostConfig"], inspect["Config"]["Cmd"]
+        assert inspect["Config"]["Labels"][LABEL] == "1" and inspect["Config"]["Labels"][f"{LABEL}.owner_pid"] == \
+            str(os.getpid())
+        assert host_config["NetworkMode"] == "host" and inspect["State"]["Running"]
+        assert cmd[:4] == ["--bind_ip", "127.0.0.1", "--port", server.uri.split(":")[2].split("/")[0]]
+        assert server.applied["image_id"] == inspect["Image"] == client.images.get(engine.image).id
+        # memory: the profile's limit, no swap beyond it; what provenance records is what docker applied
+        assert host_config["Memory"] == (profile.memory_limit_bytes or 0)
+        assert server.applied["memory_limit_bytes"] == (host_config["Memory"] or "none")
+        if profile.memory_limit_bytes:
+            assert host_config["MemorySwap"] == profile.memory_limit_bytes
+        assert host_config["NanoCpus"] == int((profile.cpus or 0) * 1e9)
+        assert server.applied["cpus"] == (host_config["NanoCpus"] / 1e9 or "none")
+        if profile.cache_size_gb is not None:
+            assert cmd[cmd.index("--wiredTigerCacheSizeGB") + 1] == f"{profile.cache_size_gb:g}"
+            assert server.applied["wiredTigerCacheSizeGB"] == profile.cache_size_gb
+        else:
+            assert "--wiredTigerCacheSizeGB" not in cmd
+        if profile.replica_set:
+            assert cmd[cmd.index("--replSet") + 1] == profile.replica_set
+            assert hello["isWritablePrimary"] and hello.get("setName")
+        assert server.applied["container_user"] == inspect["Config"]["User"] == f"{os.getuid()}:{os.getgid()}" \
+            or inspect["Config"]["User"] == "0:0"
+    assert _costlab_containers(client) == []
+
+
+def test_the_data_directory_is_bind_mounted_owned_by_the_caller_and_left_for_the_next_step(
+        engine, client, config, tmp_path):
+    data = tmp_path / "data"
+    with start_server(config, "standalone", data) as server:
+        server.client.costlab_t.docs.insert_many([{"i": i} for i in range(100)])
+        mounts = client.containers.get(server.applied["container"]).attrs["Mounts"]
+        assert [(m["Type"], m["Source"], m["Destination"], m["RW"]) for m in mounts] == \
+            [("bind", str(data.resolve()), "/data/db", True)]
+    files = [p for p in data.rglob("*")]
+    assert files, "the server wrote nothing into the bind-mounted directory"
+    assert {p.stat().st_uid for p in files} == {os.getuid()} and {p.stat().st_gid for p in files} == {os.getgid()}
+    assert all(os.access(p, os.R_OK | os.W_OK) for p in files)
+    # the next step starts a new container on the same directory and finds the data
+    with start_server(config, "standalone", data) as server:
+        assert server.client.costlab_t.docs.count_documents({}) == 100
+
+
+def test_restart_empties_the_cache_with_a_new_container_on_the_same_data(engine, client, config, tmp_path):
+    """What the docsize small-cache run does before each block (RunningServer.restart)."""
+    with start_server(config, "standalone-small-cache", tmp_path / "data") as server:
+        server.client.costlab_t.docs.insert_one({"kept": True})
+        first = server.applied["container"]
+        assert server.restart() and server.restarts == 1
+        second = server.applied["container"]
+        assert second != first and server.client.costlab_t.docs.count_documents({"kept": True}) == 1
+        names = [c.name for c in _costlab_containers(client)]
+        assert names == [second]
+        assert client.containers.get(second).attrs["HostConfig"]["Memory"] == 1 * GIB
+    assert _costlab_containers(client) == []
+
+
+# ---------------------------------------------------------------- failures
+
+def test_a_container_that_exits_at_start_reports_the_cause_from_its_log(engine, client, config, tmp_path):
+    failing = _variant(client, engine, "fails-at-start", ["ENV COSTLAB_STANDIN_FAIL=1"])
+    started = time.monotonic()
+    with pytest.raises(ServerStartError) as err:
+        with start_server(config | {"image": failing}, "standalone", tmp_path / "data"):
+            pass
+    message = str(err.value)
+    assert "exit code 14" in message and "stand-in failing on purpose" in message
+    assert time.monotonic() - started < 30
+    assert _costlab_containers(client) == []
+
+
+def test_a_memory_limit_the_server_cannot_live_with_is_reported_as_oomkilled(engine, client, config, tmp_path):
+    hog = _variant(client, engine, "needs-2gb", ["ENV COSTLAB_STANDIN_HOG_MB=2048"])
+    with pytest.raises(ServerStartError) as err:
+        with start_server(config | {"image": hog}, "standalone-small-cache", tmp_path / "data"):
+            pass
+    message = str(err.value)
+    assert "OOMKilled" in message and f"memory limit ({1 * GIB} bytes)" in message
+    assert _costlab_containers(client) == []
+
+
+def test_a_container_killed_mid_measurement_fails_the_job_in_seconds_naming_it(engine, client, config, tmp_path):
+    from costlab.server import measuring_job
+    from costlab.server.connection import ConnectionLost
+
+    full = {"server": config | {"operation_timeout_s": 5}}
+    with pytest.raises(Exception) as err:
+        with measuring_job(full, "standalone", tmp_path / "prov.json", data_dir=tmp_path / "data") as server:
+            name = server.applied["container"]
+            server.client.costlab_t.docs.insert_one({"x": 1})
+            client.containers.get(name).kill()
+            started = time.monotonic()
+            try:
+                for _ in range(100):
+                    server.client.costlab_t.docs.insert_one({"x": 2})
+            finally:
+                elapsed = time.monotonic() - started
+    assert isinstance(err.value, ConnectionLost) and elapsed < 30
+    assert f"(container {name})" in str(err.value)
+    assert not (tmp_path / "prov.json").exists()
+    assert _costlab_containers(client) == []
+
+
+JOB = """
+import sys, time
+from costlab.server import start_server
+with start_server({config!r}, "standalone", {data!r}) as server:
+    print(server.applied["container"], flush=True)
+    time.sleep(600)
+"""
+
+
+def test_kill_9_of_the_job_the_watchdog_removes_its_container(engine, client, config, tmp_path):
+    proc = subprocess.Popen([sys.executable, "-c", JOB.format(config=config, data=str(tmp_path / "data"))],
+                            stdout=subprocess.PIPE, text=True)
+    name = proc.stdout.readline().strip()
+    assert name.startswith("costlab-standalone-") and client.containers.get(name).status == "running"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _costlab_containers(client):
+        time.sleep(0.5)
+    assert _costlab_containers(client) == []
+
+
+def test_the_next_run_removes_what_a_killed_one_left(engine, client, config, tmp_path):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = client.containers.create(engine.image, name="costlab-standalone-leftover", network_mode="host",
+                                    labels={LABEL: "1", f"{LABEL}.profile": "standalone",
+                                            f"{LABEL}.owner_pid": str(dead.pid)})
+    with start_server(config, "standalone", tmp_path / "data") as server:
+        names = [c.name for c in _costlab_containers(client)]
+        assert names == [server.applied["container"]] and left.name not in names
