@@ -1,9 +1,10 @@
 """The few lines that end a run: per study the verdict counts and what did not run, and the report's path.
 
 Called by the Snakefile's `onsuccess:` handler (so `make all` and `snakemake all` end with it) and
-by `python -m costlab.summary` on an existing results/ folder. Reads only small files: each study's
-tables/published_vs_reproduced.csv and engine/published_vs_engine.csv (their `verdict` and
-`server_kind` columns) and not_run.json
+by `python -m costlab.summary` on an existing results/ folder. Reads only small files: results/findings.csv
+(every verdict row of every study, the rows the report opens with: counted per study and evidence), or,
+in a tree without it, each study's tables/published_vs_reproduced.csv and engine/published_vs_engine.csv
+(their `verdict` and `server_kind` columns); and not_run.json
 ({"part", "reason", "fix"}, one object or a list of them) when a part of the study could not run.
 """
 from __future__ import annotations
@@ -16,12 +17,15 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from costlab import STUDIES
+from costlab.verdicts import VERDICT_CLASSES, verdict_class
 
 PUBLISHED_TABLE = Path("tables") / "published_vs_reproduced.csv"
 ENGINE_TABLE = Path("engine") / "published_vs_engine.csv"
 ENGINE_LABEL = "engine lab (WiredTiger, not a mongod run)"
 NOT_RUN_FILE = "not_run.json"
 REPORT = "report.html"
+FINDINGS = "findings.csv"
+NOT_RUN_EVIDENCE = "none (not run)"   # costlab.report.findings: a part that could not run (not_run.json says why)
 
 
 def verdict_counts(table: Path) -> tuple[Counter, bool]:
@@ -61,30 +65,69 @@ def _table_text(table: Path) -> str:
                                                      if stand_in else "")
 
 
+def read_findings_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def findings_texts(rows: list[dict[str, str]], study: str) -> list[str]:
+    """'<evidence>: 7 reproduced, 2 not reproduced' per evidence kind of the study, in the table's order."""
+    by_evidence: dict[str, Counter] = {}
+    for row in rows:
+        if row.get("study") != study or row.get("evidence") == NOT_RUN_EVIDENCE:
+            continue
+        verdict = (row.get("verdict") or "").strip() or "no verdict"
+        by_evidence.setdefault(row.get("evidence") or "evidence not stated", Counter())[verdict] += 1
+    texts = []
+    for evidence, counts in by_evidence.items():
+        label = f"{evidence} (not a mongod run)" if evidence.startswith("WiredTiger engine lab") else evidence
+        texts.append(f"{label}: {_counts_text(counts)}")
+    return texts
+
+
+def _findings_total(rows: list[dict[str, str]]) -> str:
+    classes = Counter(verdict_class(row.get("verdict") or "") for row in rows)
+    return ", ".join(f"{classes[c]} {c}" for c in VERDICT_CLASSES if classes[c])
+
+
 def summary_lines(results_dir: str | Path = "results", studies: Iterable[str] | None = None,
                   log: str | Path | None = None) -> list[str]:
     results = Path(results_dir)
     names = list(studies) if studies is not None else list(STUDIES)
     width = max((len(s) for s in names), default=0)
-    lines = ["costlab summary: verdicts per study (published vs reproduced)"]
+    findings_path = results / FINDINGS
+    findings: list[dict[str, str]] | None = None
+    if findings_path.is_file():
+        try:
+            findings = read_findings_rows(findings_path)
+        except (OSError, csv.Error, UnicodeDecodeError):
+            findings = None
+    if findings is not None:
+        lines = [f"costlab summary: {len(findings)} findings ({_findings_total(findings) or 'none'}; "
+                 f"{findings_path}), per study and evidence"]
+    else:
+        lines = ["costlab summary: verdicts per study (published vs reproduced)"]
     fixes: list[str] = []  # one line each at the end: with no server it is the same for every study
     for study in names:
         study_lines = []
         table = results / study / PUBLISHED_TABLE
         engine_table = results / study / ENGINE_TABLE
         not_run = results / study / NOT_RUN_FILE
-        if table.is_file():
-            study_lines.append(_table_text(table))
-        if engine_table.is_file():
-            study_lines.append(f"{ENGINE_LABEL}: {_table_text(engine_table)}")
+        if findings is not None:
+            study_lines.extend(findings_texts(findings, study))
+        else:
+            if table.is_file():
+                study_lines.append(_table_text(table))
+            if engine_table.is_file():
+                study_lines.append(f"{ENGINE_LABEL}: {_table_text(engine_table)}")
         if not_run.is_file():
             for part in not_run_parts(not_run):
                 what = part.get("part") or study
                 study_lines.append(f"not run: {what}: {part.get('reason') or 'no reason given'}")
                 if part.get("fix") and part["fix"] not in fixes:
                     fixes.append(part["fix"])
-        if not table.is_file() and not not_run.is_file():
-            study_lines.insert(0, f"no {PUBLISHED_TABLE.as_posix()} yet")
+        if not study_lines:
+            study_lines.append(f"no {PUBLISHED_TABLE.as_posix()} yet" if findings is None else "no findings")
         for i, text in enumerate(study_lines):
             lines.append((f"  {study:<{width}}  " if i == 0 else " " * (width + 4)) + text)
     lines.extend(f"to run what was not run: {fix}" for fix in fixes)

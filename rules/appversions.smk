@@ -27,10 +27,12 @@ rule appversions_model:
     input:
         events="results/appversions/events.parquet",
         published="resources/published/appversions_collection_stats.csv",
+        published_events="resources/published/appversions_event_stats.csv",
     output:
         stats="results/appversions/model/stats.csv",
         vs_published="results/appversions/model/vs_published.csv",
         reference="results/appversions/model/stats_reference.csv",
+        published_vs_model="results/appversions/model/published_vs_model.csv",  # the model's verdicts
     params:
         versions=AV["versions"],
         tolerance=AV["model_tolerance"],
@@ -79,7 +81,8 @@ rule appversions_correctness:
 
 # Checked: every loaded version (the load section below loads appversions.load_versions or versions).
 AV_CHECKED = list(AV.get("load_versions") or AV["versions"])
-add_server_free_targets("appversions", "results/appversions/model/stats.csv", "results/appversions/model/vs_published.csv")
+add_server_free_targets("appversions", "results/appversions/model/stats.csv", "results/appversions/model/vs_published.csv",
+                        "results/appversions/model/published_vs_model.csv")
 add_targets("appversions", *expand("results/appversions/tables/correctness_{version}.csv", version=AV_CHECKED),
             *expand("results/appversions/provenance/correctness_{version}.json", version=AV_CHECKED))
 

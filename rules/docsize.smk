@@ -27,6 +27,7 @@ rule docsize_model:
     output:
         collections="results/docsize/model/collections.csv",
         datasets="results/docsize/model/datasets.csv",
+        published_vs_model="results/docsize/model/published_vs_model.csv",  # the model's verdicts
     params:
         study=DS,
     log:
@@ -133,7 +134,8 @@ rule docsize_figures:
         "../scripts/docsize_figures.py"
 
 
-add_server_free_targets("docsize", "results/docsize/model/collections.csv", "results/docsize/model/datasets.csv")
+add_server_free_targets("docsize", "results/docsize/model/collections.csv", "results/docsize/model/datasets.csv",
+                        "results/docsize/model/published_vs_model.csv")
 add_targets("docsize", *DS_TABLES.values(), *DS_FIGURES, *DS_MEASURE_PROVENANCE,
             *expand("results/docsize/provenance/load_{dataset}.json", dataset=DS_DATASETS))
 

@@ -30,8 +30,10 @@ rule flatnested_values:
 rule flatnested_model:
     input:
         values="results/flatnested/model/values.parquet",
+        published_sizes="resources/published/flatnested_sample_sizes.csv",
     output:
-        "results/flatnested/model/bson_sizes.csv",
+        sizes="results/flatnested/model/bson_sizes.csv",
+        published_vs_model="results/flatnested/model/published_vs_model.csv",  # the model's verdicts
     params:
         shapes=FN_SHAPES,
     log:
@@ -121,7 +123,8 @@ rule flatnested_figure:
         "../scripts/flatnested_figure.py"
 
 
-add_server_free_targets("flatnested", "results/flatnested/model/bson_sizes.csv")
+add_server_free_targets("flatnested", "results/flatnested/model/bson_sizes.csv",
+                        "results/flatnested/model/published_vs_model.csv")
 add_targets(
     "flatnested",
     *FN_TABLES.values(),

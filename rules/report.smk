@@ -9,9 +9,27 @@ REPORT_INPUTS = list(dict.fromkeys(path for paths in STUDY_TARGETS.values() for 
 ALL_TARGETS.append("results/report.html")
 
 
+# Every verdict row of every enabled study, one table: what the page opens with and the console counts.
+rule findings:
+    input:
+        REPORT_INPUTS,
+    output:
+        "results/findings.csv",
+    params:
+        study_targets={study: list(paths) for study, paths in STUDY_TARGETS.items()},
+        studies=config["studies"],
+    log:
+        "results/logs/findings.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/findings_table.py"
+
+
 rule report:
     input:
         REPORT_INPUTS,
+        findings="results/findings.csv",
         run_manifest=RUN_MANIFEST,
         compared=COMPARE_INPUTS,  # compare.with trees: a change there rebuilds the page
     output:

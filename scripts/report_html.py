@@ -6,7 +6,8 @@ stale = remove_stale_not_run("results", snakemake.params.measured_studies)  # no
 summary = build_report("results", snakemake.output[0], dict(snakemake.config),  # noqa: F821 (Snakemake global)
                        study_targets=snakemake.params.study_targets,  # noqa: F821
                        captions_dir=snakemake.params.captions_dir,  # noqa: F821
-                       compare_with=snakemake.params.compare_with)  # noqa: F821
+                       compare_with=snakemake.params.compare_with,  # noqa: F821
+                       findings_path=snakemake.input.findings)  # noqa: F821
 with open(snakemake.log[0], "w") as log:  # noqa: F821
     states = ", ".join(f"{study}: {state}" for study, state in summary.studies.items())
     log.write(f"wrote {summary.path} in {summary.seconds:.2f} s; stand-in results: {summary.stand_in}; {states}\n")

@@ -1,9 +1,11 @@
-"""The report page in headless Chromium at 1400 and 800 px: nothing spills out of the page sideways.
+"""The report page in headless Chromium at 1400 and 800 px: nothing spills out of the page sideways, and
+every "not reproduced" verdict is on screen without a click or a sideways scroll.
 
 Skipped where Chromium is not installed (CI does not depend on it): `apt-get install chromium`.
 """
 from __future__ import annotations
 
+import csv
 import json
 import re
 import shutil
@@ -39,10 +41,35 @@ setTimeout(function () {
     var svg = f.querySelector('.vega svg, .svg svg');
     return svg ? Math.round(svg.getBoundingClientRect().width) / Math.round(f.getBoundingClientRect().width) : null;
   });
+  // A verdict cell is hidden when a closed <details> holds it, when it lies right of the window, or when a
+  // box that clips (a scroll box) cuts it off in either direction: then a reader must click or scroll sideways.
+  function hidden(el) {
+    if (el.closest('details:not([open])')) return 'in a closed details';
+    var r = el.getBoundingClientRect();
+    if (!r.width || !r.height) return 'not drawn';
+    if (r.left < 0 || r.right > width + 1) return 'outside the window: left=' + Math.round(r.left) + ' right=' + Math.round(r.right);
+    for (var p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      var s = getComputedStyle(p);
+      if (s.overflowX === 'visible' && s.overflowY === 'visible') continue;
+      var b = p.getBoundingClientRect();
+      if (r.left < b.left - 1 || r.right > b.right + 1 || r.top < b.top - 1 || r.bottom > b.bottom + 1)
+        return 'cut off by ' + p.tagName.toLowerCase() + '.' + p.className;
+    }
+    return null;
+  }
+  var notReproduced = [], hiddenCells = [];
+  document.querySelectorAll('td.verdict').forEach(function (td) {
+    if (!/^not reproduced/i.test(td.textContent.trim())) return;
+    var inFindings = !!td.closest('table.findings');
+    notReproduced.push(inFindings ? 'findings' : 'section');
+    var why = hidden(td);
+    if (why) hiddenCells.push((td.closest('section') || {}).id + ': ' + td.parentElement.textContent.slice(0, 80) + ' — ' + why);
+  });
   var pre = document.createElement('pre');
   pre.id = 'measured';
   pre.textContent = JSON.stringify({viewport: width, scrollWidth: document.documentElement.scrollWidth,
-                                    overflowing: out.slice(0, 20), figures: figures});
+                                    overflowing: out.slice(0, 20), figures: figures,
+                                    not_reproduced: notReproduced, hidden_verdicts: hiddenCells.slice(0, 20)});
   document.body.appendChild(pre);
 }, 8000);
 </script>
@@ -72,3 +99,9 @@ def test_report_fits_the_window(smoke_all, tmp_path, width):
     # figures use the page's width (they used to sit at about 60 % of it at 1400 px)
     ratios = sorted(measured["figures"])
     assert ratios[len(ratios) // 2] >= 0.8, measured
+    # Nothing that decides is hidden: every "not reproduced" cell, in the findings table and in the studies'
+    # verdict tables, is on screen without a click (no closed details) or a sideways scroll (no clipping box).
+    assert measured["hidden_verdicts"] == [], measured["hidden_verdicts"]
+    with (smoke_all.results() / "findings.csv").open(newline="") as handle:
+        expected = sum((row["verdict"] or "").startswith("not reproduced") for row in csv.DictReader(handle))
+    assert measured["not_reproduced"].count("findings") == expected, measured["not_reproduced"]

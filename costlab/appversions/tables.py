@@ -18,6 +18,8 @@ from costlab.server.provenance import read_provenance
 
 GIB = 1024 ** 3   # the articles' "GB" are GiB (see resources/published/appversions_collection_stats.csv)
 PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
+PVR_SCHEMA = {"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8, "published": pl.Float64,
+              "reproduced": pl.Float64, "ratio": pl.Float64, "verdict": pl.Utf8, "server_kind": pl.Utf8}
 STAND_IN_VERDICT = "not comparable (stand-in)"
 # A count (documents per event) matches when within this relative distance of the published value.
 COUNT_TOLERANCE = 0.05
@@ -354,9 +356,16 @@ def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame,
     rows = collection_findings(collection_stats, model_stats, explained) + loadtest_findings(steps, facts)
     if model_stats is not None:
         rows += model_findings(model_stats, published, model_tolerance, model_reference)
-    schema = {"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8, "published": pl.Float64,
-              "reproduced": pl.Float64, "ratio": pl.Float64, "verdict": pl.Utf8, "server_kind": pl.Utf8}
-    return pl.DataFrame(rows, schema=schema).select(PVR_COLUMNS)
+    return pl.DataFrame(rows, schema=PVR_SCHEMA).select(PVR_COLUMNS)
+
+
+def published_vs_model(model_stats: pl.DataFrame, published: pl.DataFrame, tolerance: float = MODEL_TOLERANCE,
+                       model_reference: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The server-free model's findings alone (model/published_vs_model.csv), with the tolerance they were
+    judged by: what a run with no server has to show for this study."""
+    rows = model_findings(model_stats, published, tolerance, model_reference)
+    return pl.DataFrame(rows, schema=PVR_SCHEMA).select(PVR_COLUMNS).with_columns(
+        pl.lit(f"within ±{tolerance * 100:g} % (appversions.model_tolerance)").alias("tolerance"))
 
 
 def write_tables(inputs, outputs, loadtest_settings: dict, model_tolerance: float = MODEL_TOLERANCE) -> pl.DataFrame:

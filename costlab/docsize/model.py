@@ -64,3 +64,37 @@ def datasets_model(study_config: dict, published_collections: str | Path, memory
         pl.lit(default_cache).alias("default_cache_bytes_this_host"),
         (pl.col("data_bytes") <= default_cache).alias("fits_default_cache_this_host"),
     )
+
+
+# The published-vs-model table: the report's verdict columns (costlab.report.findings reads them).
+MODEL_VERDICT_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
+                         "server_kind"]
+
+
+def published_vs_model(datasets_table: pl.DataFrame, published_collections: str | Path) -> pl.DataFrame:
+    """Per base collection: the generated mean BSON document size vs the article's collection table.
+
+    Judged within the `tolerance_pct` beside each published size (resources/published/docsize_collections.csv);
+    only the published layout (the order with its history) is compared.
+    """
+    tolerances = pl.read_csv(published_collections, comment_prefix="#").select(
+        pl.col("size_kb").cast(pl.Int64), pl.col("tolerance_pct").cast(pl.Float64),
+        pl.col("tolerance_pct").cast(pl.Utf8).alias("tolerance_text"))
+    base = (datasets_table.filter((pl.col("variant") == "base") & pl.col("published_avg_doc_bytes").is_not_null())
+            .with_columns(pl.col("size_kb").cast(pl.Int64)).join(tolerances, on="size_kb", how="left")
+            .sort("size_kb"))
+    ratio = pl.col("avg_doc_bytes") / pl.col("published_avg_doc_bytes")
+    within = ((ratio - 1).abs() * 100 <= pl.col("tolerance_pct"))
+    return base.select(
+        pl.format("a {} KB order's mean BSON size is the article's", pl.col("size_kb")).alias("finding"),
+        pl.format("mean document bytes, {} ({} generated documents)", pl.col("collection"),
+                  pl.col("documents")).alias("metric"),
+        pl.lit("B").alias("unit"),
+        pl.col("published_avg_doc_bytes").cast(pl.Float64).alias("published"),
+        pl.col("avg_doc_bytes").cast(pl.Float64).alias("reproduced"),
+        ratio.round_sig_figs(4).alias("ratio"),
+        pl.format("within ±{} %", pl.col("tolerance_text")).alias("tolerance"),
+        pl.when(pl.col("tolerance_pct").is_null()).then(pl.lit("not comparable (no tolerance published)"))
+        .when(within).then(pl.lit("reproduced")).otherwise(pl.lit("not reproduced")).alias("verdict"),
+        pl.lit("model (no server)").alias("server_kind"),
+    ).select(MODEL_VERDICT_COLUMNS)

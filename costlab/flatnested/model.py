@@ -24,3 +24,36 @@ def size_table(values: pl.DataFrame, shapes: list[Shape]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"shape": pl.String, "layout": pl.String, "fields": pl.Int64,
                                       "groups": pl.Int64, "documents": pl.Int64, "data_bytes": pl.Int64,
                                       "avg_doc_bytes": pl.Float64})
+
+
+# The published-vs-model table: the report's verdict columns (costlab.report.findings reads them).
+MODEL_VERDICT_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
+                         "server_kind"]
+
+
+def published_vs_model(sizes: pl.DataFrame, sample_sizes: pl.DataFrame) -> pl.DataFrame:
+    """Per flat/structured pair: the structured layout's BSON saving over flat vs the article's example.
+
+    The article's figure is one example user document (resources/published/flatnested_sample_sizes.csv,
+    its `judged_by` column): only the direction (a saving above 0) is judged, as on a server run.
+    """
+    structured = sample_sizes.filter(pl.col("layout") == "structured").row(0, named=True)
+    flat = sizes.filter(pl.col("layout") == "flat").select("fields", pl.col("shape").alias("flat_shape"),
+                                                          pl.col("data_bytes").alias("flat_bytes"))
+    pairs = sizes.filter(pl.col("layout") == "structured").select(
+        "fields", pl.col("shape").alias("structured_shape"), pl.col("data_bytes").alias("structured_bytes"),
+        "documents").join(flat, on="fields", how="inner").sort("fields")
+    saving = (pl.col("flat_bytes") - pl.col("structured_bytes")) / pl.col("flat_bytes") * 100
+    published = float(structured["saving_pct"])
+    return pairs.select(
+        pl.format("structured is smaller ({} vs {})", pl.col("flat_shape"), pl.col("structured_shape")).alias("finding"),
+        pl.format("BSON data size saving of structured over flat, {} generated documents (published: the "
+                  "article's example document)", pl.col("documents")).alias("metric"),
+        pl.lit("%").alias("unit"),
+        pl.lit(published).alias("published"),
+        saving.round_sig_figs(4).alias("reproduced"),
+        (saving / published).round_sig_figs(3).alias("ratio"),
+        pl.lit(str(structured["judged_by"])).alias("tolerance"),
+        pl.when(saving > 0).then(pl.lit("reproduced")).otherwise(pl.lit("not reproduced")).alias("verdict"),
+        pl.lit("model (no server)").alias("server_kind"),
+    ).select(MODEL_VERDICT_COLUMNS)

@@ -21,6 +21,7 @@ from costlab.server.provenance import is_stand_in, read_provenance
 
 PUBLISHED_TABLE = "published_vs_reproduced"
 ENGINE_PUBLISHED_TABLE = "published_vs_engine"
+MODEL_PUBLISHED_TABLE = "published_vs_model"   # results/<study>/model/: the server-free model's verdicts
 ENGINE_RAW_TABLES = ("queries",)   # per-query rows: linked from the CSVs, not shown
 NOT_RUN_FILE = "not_run.json"
 PUBLISHED_COLUMNS = ("finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind")
@@ -230,6 +231,8 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
             section.model_tables.append(read_table(path, study, captions_dir))
         except Exception as err:
             section.problems.append(f"model table {path} unreadable: {err}")
+    # the model's verdicts first, then its numbers
+    section.model_tables.sort(key=lambda t: t.name != MODEL_PUBLISHED_TABLE)
 
     figures: dict[str, FigureItem] = {}
     for path in kinds["figures"]:

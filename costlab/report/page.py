@@ -17,7 +17,8 @@ from pathlib import Path
 
 from costlab.config import ROOT
 from costlab.io import atomic_path
-from costlab.report.collect import collect_sections
+from costlab.report.collect import add_comparison, collect_sections
+from costlab.report.findings import findings_frame, read_findings
 from costlab.report.settings import default_config
 from costlab.report.views import render_page
 
@@ -33,20 +34,26 @@ class ReportSummary:
 
 def build_report(results_dir: str | Path, out_path: str | Path, config: dict,
                  study_targets: dict[str, list[str]] | None = None, captions_dir: str | Path | None = None,
-                 defaults: dict | None = None, compare_with: list[str | Path] | None = None) -> ReportSummary:
+                 defaults: dict | None = None, compare_with: list[str | Path] | None = None,
+                 findings_path: str | Path | None = None) -> ReportSummary:
     """Write the report page for every known study and return what it showed.
 
     study_targets: the paths each study registered with add_targets (Snakemake's STUDY_TARGETS);
     None scans results/<study>/{tables,figures,provenance}/ instead (building outside Snakemake).
     A study enabled in config but absent from study_targets has no rules yet.
     compare_with: other results trees (config compare.with) shown beside this run.
+    findings_path: results/findings.csv (the findings rule's output); None collects the findings here.
     """
     started = time.perf_counter()
     out_path = Path(out_path)
     captions = Path(captions_dir) if captions_dir is not None else ROOT / "rules" / "captions"
     defaults = default_config() if defaults is None else defaults
-    sections = collect_sections(Path(results_dir), config, study_targets, captions, compare_with)
-    page = render_page(sections, config, defaults, out_path.parent, datetime.now(timezone.utc))
+    sections = collect_sections(Path(results_dir), config, study_targets, captions)
+    # this run's findings, before the other runs' results join the sections
+    findings = read_findings(findings_path) if findings_path is not None else findings_frame(sections, results_dir)
+    if compare_with:
+        add_comparison(sections, Path(results_dir), compare_with)
+    page = render_page(sections, findings, config, defaults, out_path.parent, datetime.now(timezone.utc))
     with atomic_path(out_path) as tmp:
         tmp.write_text(page, encoding="utf-8")
     states = {s.info.name: ("disabled" if not s.enabled else "shown" if s.has_results else "no results")

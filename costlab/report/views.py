@@ -23,11 +23,13 @@ from markupsafe import Markup
 from costlab.config import config_hash, study_config_hash
 from costlab.io import atomic_path
 from costlab.report.charts import STAND_IN_LABEL
-from costlab.report.collect import (ENGINE_PUBLISHED_TABLE, MAX_TABLE_ROWS, PUBLISHED_TABLE, RUN_COMMAND, FigureItem,
-                                    StudySection, TableItem)
+from costlab.report.collect import (ENGINE_PUBLISHED_TABLE, MAX_TABLE_ROWS, MODEL_PUBLISHED_TABLE, PUBLISHED_TABLE,
+                                    RUN_COMMAND, FigureItem, StudySection, TableItem)
+from costlab.report.findings import verdict_counts
 from costlab.report.settings import config_differences, flatten
 from costlab.report.studies import STUDIES
 from costlab.server.provenance import is_stand_in
+from costlab.verdicts import VERDICT_CLASSES, verdict_class
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 
@@ -73,7 +75,7 @@ def table_view(frame: pl.DataFrame, css_class: str = "data") -> TableView:
         for i, value in enumerate(row):
             cell = format_cell(value)
             if i == verdict_at and value is not None:
-                cell.css_class = f"verdict {verdict_class(str(value))}"
+                cell.css_class = f"verdict {verdict_css(str(value))}"
             elif isinstance(value, (int, float)) and not isinstance(value, bool):
                 cell.css_class = "num"
             cells.append(cell)
@@ -81,15 +83,13 @@ def table_view(frame: pl.DataFrame, css_class: str = "data") -> TableView:
     return TableView(list(shown.columns), rows, frame.height, css_class)
 
 
-def verdict_class(verdict: str) -> str:
-    text = verdict.lower()
-    if "not comparable" in text or "stand-in" in text:
-        return "v-na"
-    if text.startswith("not") or "not reproduced" in text:
-        return "v-no"
-    if "reproduced" in text:
-        return "v-yes"
-    return "v-other"
+VERDICT_CSS = {"reproduced": "v-yes", "not reproduced": "v-no", "not comparable": "v-na", "not run": "v-na",
+               "other": "v-other"}
+
+
+def verdict_css(verdict: str) -> str:
+    """The cell's colour class, from the findings' reading of the verdict (one rule for page and counts)."""
+    return VERDICT_CSS[verdict_class(verdict)]
 
 
 def _distinct(values: Iterable[Any]) -> str:
@@ -204,6 +204,7 @@ def figure_view(study: str, item: FigureItem, out_dir: Path, stand_in_shown: boo
 
 
 # Columns whose values summarise a long table (e.g. a correctness check's outcome per sample).
+VERDICT_TABLES = (PUBLISHED_TABLE, ENGINE_PUBLISHED_TABLE, MODEL_PUBLISHED_TABLE)
 SUMMARY_COLUMNS = ("verdict", "outcome", "status", "result", "match", "met", "correct", "ok", "passed")
 COLLAPSE_ROWS = 12
 
@@ -222,10 +223,16 @@ def table_summary(frame: pl.DataFrame) -> str:
 def table_block_view(item: TableItem, out_dir: Path, heading: bool = True, stand_in_shown: bool = False) \
         -> dict[str, Any]:
     """stand_in_shown: the study's banner already says it, so the table carries no label of its own."""
-    collapsed = heading and item.frame.height > COLLAPSE_ROWS
+    # A verdict table decides: always shown whole. Only long raw tables fold behind their summary.
+    verdicts = item.name in VERDICT_TABLES
+    collapsed = heading and item.frame.height > COLLAPSE_ROWS and not verdicts
+    frame = item.frame
+    if verdicts and "verdict" in frame.columns and frame.columns[0] == "finding":
+        # the verdict beside the finding it judges, inside the window at any width
+        frame = frame.select("finding", "verdict", *[c for c in frame.columns if c not in ("finding", "verdict")])
     return {"name": item.name, "file_name": item.path.name, "href": os.path.relpath(item.path, out_dir),
             "heading": heading, "stand_in": item.stand_in and not stand_in_shown,
-            "caption": Markup(item.caption) if item.caption else None, "table": table_view(item.frame),
+            "caption": Markup(item.caption) if item.caption else None, "table": table_view(frame),
             "collapsed": collapsed, "summary": table_summary(item.frame) if collapsed else None}
 
 
@@ -309,6 +316,54 @@ def section_view(section: StudySection, config: dict, defaults: dict, out_dir: P
     }
 
 
+def _number_text(value: float | None, unit: str | None) -> str:
+    if value is None or value != value:
+        return "—"
+    text = format_cell(value).text
+    return f"{text} {unit}" if unit and unit not in ("1", "ratio") else text
+
+
+def findings_view(findings: pl.DataFrame) -> dict[str, Any]:
+    """The page's first table: one row per finding with its evidence, tolerance and verdict, then the counts."""
+    rows = []
+    for row in findings.iter_rows(named=True):
+        rows.append({"study": row["study"], "anchor": f"study-{row['study']}", "finding": row["finding"] or "—",
+                     "metric": row["metric"], "published": _number_text(row["published"], row["unit"]),
+                     "this_run": _number_text(row["this_run"], row["unit"]), "evidence": row["evidence"] or "—",
+                     "ratio": format_cell(row["ratio"]).text if row["ratio"] is not None else "—",
+                     "tolerance": row["tolerance"] or "not stated", "verdict": row["verdict"] or "no verdict",
+                     "verdict_css": verdict_css(row["verdict"] or ""), "note": row["note"]})
+    counts = verdict_counts(findings)
+    by_evidence = []
+    for evidence in dict.fromkeys(findings["evidence"].to_list()):
+        part = verdict_counts(findings.filter(pl.col("evidence") == evidence))
+        by_evidence.append((evidence, ", ".join(f"{n} {c}" for c, n in part.items())))
+    return {"rows": rows, "total": findings.height,
+            "counts": [(c, counts[c], VERDICT_CSS[c]) for c in VERDICT_CLASSES if c in counts],
+            "by_evidence": by_evidence}
+
+
+def what_ran(sections: list[StudySection]) -> str:
+    """'engine lab and models; no MongoDB server' or 'MongoDB 8.0.4, the WiredTiger engine lab and models'."""
+    shown = [s for s in sections if s.enabled and s.has_results]
+    records = [r for s in shown for r in s.provenance]
+    versions = list(dict.fromkeys(str((r.get("server") or {}).get("version")) for r in records
+                                  if not is_stand_in(r) and (r.get("server") or {}).get("version")))
+    parts = []
+    if versions:
+        parts.append("MongoDB " + "/".join(versions))
+    if any(is_stand_in(r) for r in records):
+        parts.append("the SecantusDB stand-in (a test server, not MongoDB)")
+    if any(s.engine for s in shown):
+        parts.append("the WiredTiger engine lab (mongod's storage calls, no server)")
+    if any(s.model_tables for s in shown):
+        parts.append("server-free models")
+    text = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1] if parts else "nothing"
+    if not records:
+        text += "; no MongoDB server"
+    return text
+
+
 @lru_cache(maxsize=1)
 def template_environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=True, undefined=StrictUndefined,
@@ -344,10 +399,20 @@ dd{margin:0;min-width:0;overflow-wrap:anywhere}code{overflow-wrap:anywhere}
 table.data{border-collapse:collapse;font-size:13px;margin:4px 0}
 table.data th,table.data td{border:1px solid #ccc;padding:3px 8px;text-align:left}
 table.data th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.scroll{overflow-x:auto;max-height:520px;overflow-y:auto;max-width:100%}.pvr .scroll{max-height:none}
+.scroll{overflow-x:auto;max-width:100%}
+table.data th:first-child,table.data td:first-child{position:sticky;left:0;z-index:1;background:#fff;
+ box-shadow:1px 0 0 #ccc}
+table.data th:first-child{background:#f0f0f0}
+table.findings td{vertical-align:top;overflow-wrap:anywhere}table.findings td.finding{min-width:14em}
+table.findings td.verdict{min-width:8em}
+table.findings .metric{display:block;color:#555;font-size:12px}
+.counts{display:flex;flex-wrap:wrap;gap:8px;margin:8px 0;padding:0;list-style:none}
+.counts li{padding:4px 10px;border-radius:12px;font-weight:600}
+.what-ran{font-size:16px;margin:6px 0}
 .table-box,section.study,details{min-width:0;max-width:100%}
 details.rows>summary{cursor:pointer;color:#333}
-.verdict.v-yes{background:#e3f1df}.verdict.v-no{background:#fde7ea}.verdict.v-na{background:#eee;color:#555}
+.verdict.v-yes,.counts .v-yes{background:#e3f1df}.verdict.v-no,.counts .v-no{background:#fde7ea;color:#8a0016}
+.verdict.v-na,.counts .v-na{background:#eee;color:#555}.counts .v-other{background:#fff6e0}
 figure{margin:16px 0;padding:12px;border:1px solid #e3e3e3;border-radius:4px;overflow-x:auto}
 .vega,.svg{text-align:center}.vega.vega-embed{display:block}.vega svg,.svg svg,figure img{max-width:100%;height:auto}
 figcaption{margin-top:8px}figcaption p{margin:4px 0}.files{font-weight:normal;font-size:13px}
@@ -403,7 +468,7 @@ def vega_bundle() -> str:
     return bundle
 
 
-def render_page(sections: list[StudySection], config: dict, defaults: dict, out_dir: Path,
+def render_page(sections: list[StudySection], findings: pl.DataFrame, config: dict, defaults: dict, out_dir: Path,
                 generated_at: datetime) -> str:
     needs_js = any(f.spec is not None for s in sections for f in s.figures)
     studies_changed = any(key == "studies" for key, _, _ in config_differences(config, defaults))
@@ -414,6 +479,8 @@ def render_page(sections: list[StudySection], config: dict, defaults: dict, out_
         studies=config.get("studies", []),
         studies_changed=studies_changed,
         sections=[section_view(s, config, defaults, out_dir) for s in sections],
+        findings=findings_view(findings),
+        what_ran=what_ran(sections),
         css=Markup(CSS),
         vega_bundle=Markup(vega_bundle()) if needs_js else None,
         script=Markup(SCRIPT),
