@@ -99,3 +99,23 @@ def edited_reason(path: str | Path) -> str | None:
         return None
     return (f"{path} was {EDITED_TEXT} (its content differs from the SHA-256 its step recorded in "
             f"{record_path(path)})")
+
+
+def rebuild_hint(path: str | Path) -> str:
+    from costlab.inputs import rebuild_command
+
+    return rebuild_command(path)
+
+
+def without_edited_verdicts(frame, path: str | Path):
+    """(frame, problem): a table that fails its record has every `verdict` replaced by EDITED_TEXT
+    (shown, never counted as a verdict), and the problem says so; otherwise (frame, None)."""
+    reason = edited_reason(path)
+    if reason is None:
+        return frame, None
+    import polars as pl
+
+    if "verdict" in frame.columns:
+        frame = frame.with_columns(pl.lit(EDITED_TEXT, pl.Utf8).alias("verdict"))
+    return frame, f"{reason}: its values are not this run's and its verdicts are not counted; rebuild it: " \
+                  f"{rebuild_hint(path)}"

@@ -56,7 +56,14 @@ def _counts_text(counts: Counter) -> str:
 
 
 def _table_text(table: Path) -> str:
-    """A verdict table's counts in one line (the stand-in named), or why it could not be read."""
+    """A verdict table's counts in one line (the stand-in named), or why it could not be read or
+    counted (changed after its step wrote it: costlab/digests.py)."""
+    from costlab.digests import EDITED_TEXT, check, EDITED
+    from costlab.inputs import rebuild_command
+
+    if check(table) == EDITED:
+        return (f"{table.name} {EDITED_TEXT}: its verdicts are not counted; rebuild it: "
+                f"{rebuild_command(table)}")
     try:
         counts, stand_in = verdict_counts(table)
     except (OSError, csv.Error, UnicodeDecodeError) as err:

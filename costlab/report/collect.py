@@ -14,6 +14,8 @@ from typing import Iterable
 
 import polars as pl
 
+from costlab.digests import edited_reason, without_edited_verdicts
+from costlab.inputs import InputError, rebuild_command
 from costlab.report.charts import STAND_IN_LABEL
 from costlab.report.compare import load_runs, merged_published, notes, overlay_spec
 from costlab.report.studies import STUDIES, StudyInfo
@@ -27,6 +29,8 @@ NOT_RUN_FILE = "not_run.json"
 PUBLISHED_COLUMNS = ("finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind")
 MAX_TABLE_ROWS = 200
 RUN_COMMAND = ".venv/bin/snakemake --profile profiles/default results/report.html"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+PNG_END = b"IEND\xaeB`\x82"   # the IEND chunk's type and CRC: the last 8 bytes of every whole PNG
 
 
 # ---------------------------------------------------------------- what a section holds
@@ -148,10 +152,30 @@ def _spec_mentions_stand_in(spec: dict) -> bool:
     return STAND_IN_LABEL in json.dumps(spec, ensure_ascii=False)
 
 
-def read_table(path: Path, study: str, captions_dir: Path | None) -> TableItem:
+def read_table(path: Path, study: str, captions_dir: Path | None, problems: list[str] | None = None) -> TableItem:
+    """The table; one changed after its step wrote it (costlab/digests.py) has its verdicts replaced
+    by "edited after the run" and a line in `problems`."""
     frame = pl.read_csv(path, infer_schema_length=10000)
+    frame, edited = without_edited_verdicts(frame, path)
+    if edited and problems is not None:
+        problems.append(edited)
     stand_in = "server_kind" in frame.columns and frame["server_kind"].cast(pl.Utf8).eq("stand-in").any()
     return TableItem(path.stem, path, frame, caption_html(captions_dir, study, path.stem), bool(stand_in))
+
+
+def figure_problem(path: Path) -> str | None:
+    """Why a figure file must not be shown: edited after its step, or (without a record) a PNG cut short."""
+    reason = edited_reason(path)
+    if reason:
+        return f"{reason}; rebuild it: {rebuild_command(path)}"
+    if path.suffix == ".png":
+        with open(path, "rb") as handle:
+            head = handle.read(8)
+            handle.seek(max(0, path.stat().st_size - 12))
+            tail = handle.read()
+        if head != PNG_SIGNATURE or not tail.endswith(PNG_END):
+            return f"{path} is not a whole PNG (cut short or garbled); rebuild it: {rebuild_command(path)}"
+    return None
 
 
 def read_not_run(path: Path) -> dict:
@@ -192,12 +216,12 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
     for path in dict.fromkeys(kinds["provenance"]):
         try:
             section.provenance.append(read_provenance(path) | {"_path": str(path)})
-        except (OSError, ValueError) as err:
+        except (OSError, ValueError, InputError) as err:
             section.problems.append(f"provenance {path} unreadable: {err}")
 
     for path in dict.fromkeys(kinds["tables"]):
         try:
-            table = read_table(path, study, captions_dir)
+            table = read_table(path, study, captions_dir, section.problems)
         except Exception as err:  # a broken CSV is shown as a problem, the rest of the page still renders
             section.problems.append(f"table {path} unreadable: {err}")
             continue
@@ -215,7 +239,7 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
     engine_tables = []
     for path in dict.fromkeys(kinds["engine"]):
         try:
-            engine_tables.append(read_table(path, study, captions_dir))
+            engine_tables.append(read_table(path, study, captions_dir, section.problems))
         except Exception as err:
             section.problems.append(f"engine table {path} unreadable: {err}")
     # the published-vs-engine verdicts first, then the study's engine tables
@@ -223,12 +247,12 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
     for path in dict.fromkeys(kinds["engine_provenance"]):
         try:
             section.engine_provenance.append(read_provenance(path) | {"_path": str(path)})
-        except (OSError, ValueError) as err:
+        except (OSError, ValueError, InputError) as err:
             section.problems.append(f"engine provenance {path} unreadable: {err}")
 
     for path in dict.fromkeys(kinds["model"]):
         try:
-            section.model_tables.append(read_table(path, study, captions_dir))
+            section.model_tables.append(read_table(path, study, captions_dir, section.problems))
         except Exception as err:
             section.problems.append(f"model table {path} unreadable: {err}")
     # the model's verdicts first, then its numbers
@@ -242,6 +266,10 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
         item.files[suffix] = path
     study_stand_in = any(is_stand_in(r) for r in section.provenance)
     for item in figures.values():
+        unfit = [problem for problem in map(figure_problem, item.files.values()) if problem]
+        if unfit:
+            section.problems.extend(f"figure {item.name} not shown: {problem}" for problem in unfit)
+            continue
         try:
             if ".vl.json" in item.files:
                 item.spec = json.loads(item.files[".vl.json"].read_text())

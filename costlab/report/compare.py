@@ -14,6 +14,7 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 
+from costlab.digests import EDITED_TEXT, edited_reason
 from costlab.report.charts import titled
 from costlab.report.runs import check_tree, read_manifest, results_dir
 from costlab.report.settings import flatten
@@ -92,7 +93,7 @@ def load_runs(this_results: str | Path, others: list[str | Path]) -> list[Run]:
     runs = [Run(THIS_RUN, this_folder, this_manifest, read_provenance_tree(this_folder))]
     names = {THIS_RUN}
     for other in others:
-        folder = check_tree(other)
+        folder = check_tree(other, this_folder)
         base = Path(other).name if Path(other).name != "results" else Path(other).resolve().parent.name
         name, i = base, 2
         while name in names:
@@ -132,14 +133,63 @@ def notes(study: str, runs: list[Run]) -> list[str]:
             out.append(f"{other.name} used another server config: " + "; ".join(server) + ".")
         if not (other.folder / study / "tables" / "published_vs_reproduced.csv").exists():
             out.append(f"{other.name} has no results for this study.")
+        problem = published_problem(other.folder, study)
+        if problem:
+            out.append(f"{other.name} ({other.folder}): {problem}.")
     return out
 
 
-def _read_published(folder: Path, study: str) -> pl.DataFrame | None:
+PUBLISHED_NEEDS = (*KEYS, "unit", "published", "reproduced", "verdict")
+
+
+def published_problem(folder: Path, study: str) -> str | None:
+    """Why a run's published_vs_reproduced.csv cannot be put beside the others (None: it can, or it is absent)."""
     path = folder / study / "tables" / "published_vs_reproduced.csv"
     if not path.exists():
         return None
-    return pl.read_csv(path, infer_schema_length=10000)
+    reason = edited_reason(path)
+    if reason:
+        return f"{reason}: its verdicts are not counted"
+    try:
+        columns = pl.read_csv(path, n_rows=0).columns
+    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as err:
+        return f"{path} cannot be read as CSV ({type(err).__name__}: {str(err).splitlines()[0][:120]})"
+    absent = [c for c in PUBLISHED_NEEDS if c not in columns]
+    return f"{path} lacks column(s) {', '.join(absent)} (has {', '.join(columns)})" if absent else None
+
+
+def _read_published(folder: Path, study: str) -> pl.DataFrame | None:
+    """A run's published_vs_reproduced.csv; an edited, unreadable or incomplete one keeps its rows' keys
+    (where it has them) with no value and the verdict "invalid" or "edited after the run"."""
+    path = folder / study / "tables" / "published_vs_reproduced.csv"
+    if not path.exists():
+        return None
+    problem = published_problem(folder, study)
+    if problem is None:
+        return pl.read_csv(path, infer_schema_length=10000)
+    verdict = EDITED_TEXT if EDITED_TEXT in problem else "invalid (see the notes above)"
+    try:
+        frame = pl.read_csv(path, infer_schema_length=10000)
+    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError):
+        frame = pl.DataFrame()
+    if not all(c in frame.columns for c in KEYS):
+        return pl.DataFrame(schema={c: pl.Utf8 for c in PUBLISHED_NEEDS})
+    return frame.select(*[pl.col(c).cast(pl.Utf8) for c in KEYS],
+                        *[(pl.col(c).cast(pl.Utf8) if c in frame.columns else pl.lit(None, pl.Utf8)).alias(c)
+                          for c in ("unit", "published")],
+                        pl.lit(None, pl.Utf8).alias("reproduced"), pl.lit(verdict, pl.Utf8).alias("verdict"))
+
+
+def _complete(frame: pl.DataFrame | None) -> pl.DataFrame | None:
+    """A frame with every column the merge reads (absent ones empty, verdict "invalid"); None without keys."""
+    if frame is None or not all(c in frame.columns for c in KEYS):
+        return None
+    missing = [c for c in PUBLISHED_NEEDS if c not in frame.columns]
+    if not missing:
+        return frame
+    return frame.with_columns(*[pl.lit(None, pl.Utf8).alias(c) for c in missing if c != "verdict"],
+                              *([pl.lit("invalid (see the notes above)", pl.Utf8).alias("verdict")]
+                                if missing else []))
 
 
 def merged_published(study: str, runs: list[Run], this_frame: pl.DataFrame | None = None) -> pl.DataFrame | None:
@@ -150,6 +200,7 @@ def merged_published(study: str, runs: list[Run], this_frame: pl.DataFrame | Non
     """
     frames = [this_frame if this_frame is not None else _read_published(runs[0].folder, study)]
     frames += [_read_published(run.folder, study) for run in runs[1:]]
+    frames = [_complete(frame) for frame in frames]
     if all(f is None for f in frames):
         return None
     base_cols = [*KEYS, "unit", "published"]

@@ -47,13 +47,31 @@ def results_dir(path: str | Path) -> Path:
     return path
 
 
-def check_tree(path: str | Path) -> Path:
-    """The tree's results/ folder, or CompareError naming what is missing (an older costlab's tree)."""
+MAX_SHOWN_PATH = 120
+
+
+def _shown(path: str | Path) -> str:
+    text = str(path)
+    return repr(text) if len(text) <= MAX_SHOWN_PATH else f"{text[:MAX_SHOWN_PATH]!r}… ({len(text):,} characters)"
+
+
+def check_tree(path: str | Path, this_results: str | Path = "results") -> Path:
+    """The tree's results/ folder, or CompareError naming what is missing (an older costlab's tree),
+    what is wrong with its run.json, or that it is this run's own results/."""
     given = Path(path)
-    if not given.is_dir():
-        raise CompareError(f"invalid config key compare.with: {str(given)!r} is not a directory "
+    try:
+        is_dir = given.is_dir()
+        folder = results_dir(given)
+        is_this_run = is_dir and Path(this_results).is_dir() and folder.resolve() == Path(this_results).resolve()
+    except OSError as err:   # ENAMETOOLONG and the like: the path itself is unusable
+        raise CompareError(f"invalid config key compare.with: {_shown(given)} cannot be used as a path "
+                           f"({err.strerror or type(err).__name__}); give a results/ tree copied from another run") from None
+    if not is_dir:
+        raise CompareError(f"invalid config key compare.with: {_shown(given)} is not a directory "
                            "(give a results/ tree copied from another run)")
-    folder = results_dir(given)
+    if is_this_run:
+        raise CompareError(f"invalid config key compare.with: {_shown(given)} is this run's own results/ "
+                           "(compare.with names other runs' trees, copied here from another machine or checkout)")
     missing = [name for name in REQUIRED if not (folder / name).exists()]
     if missing:
         from costlab import STUDIES
@@ -73,6 +91,16 @@ def check_tree(path: str | Path) -> Path:
         raise CompareError(f"compare.with: {folder / MANIFEST} is not a run manifest of format "
                            f"{MANIFEST_FORMAT} (found format {record.get('format') if isinstance(record, dict) else '?'}); "
                            "rerun the workflow there with this costlab version")
+    config = record["config"]
+    from costlab import STUDIES
+
+    bad = ["config"] if not isinstance(config, dict) else [
+        f"config.{key}" for key in ("server", "compare", *STUDIES)
+        if config.get(key) is not None and not isinstance(config[key], dict)]
+    if bad:
+        held = type(config).__name__ if bad == ["config"] else "values of the wrong type"
+        raise CompareError(f"compare.with: {folder / MANIFEST} is not a run manifest: {', '.join(bad)} holds "
+                           f"{held} (a manifest's config is the mapping the run used); copy that run's results/ again")
     return folder
 
 
