@@ -52,7 +52,8 @@ def test_an_edited_verdict_in_this_run_is_shown_as_edited_and_not_counted(tmp_pa
     assert any("edited after the run" in p and str(path) in p for p in shown.problems)
     assert page.count("edited after the run") >= 3     # both rows' verdict cells and the problem line
     import re
-    assert re.findall(r'class="verdict[^"]*">([^<]*)<', page) == ["edited after the run"] * 2
+    cells = re.findall(r'class="verdict[^"]*">([^<]*)<', page)   # the findings table and the study's
+    assert len(cells) >= 2 and set(cells) == {"edited after the run"}
 
 
 def test_an_edited_verdict_in_a_compared_tree_is_not_that_runs_measurement(tmp_path):
