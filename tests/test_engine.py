@@ -10,7 +10,6 @@ from costlab.engine.bsonbytes import append_int64_to_last_field
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment, table_logged
 from costlab.engine.index import IndexTable
-from costlab.engine.keys import decode_fields, encode_key, index_entry, split_entry
 from costlab.engine.oplog import OplogWriter, push_diff
 from costlab.engine.records import RecordStore, modify_allowed
 from costlab.engine.wt import available_compressors, compressor_or_nearest
@@ -58,6 +57,21 @@ def test_update_path_modify_only_on_unlogged_tables(engine):
     assert paths == {True: "update", False: "modify"}
 
 
+def test_a_full_update_is_mongods_search_then_insert_not_an_update_call(engine):
+    from costlab.engine import stats
+    old = bson.encode({"_id": 1, "a": "x" * 300})
+    new = bson.encode({"_id": 1, "a": "y" * 400})   # logged table: never a delta
+    store = RecordStore(engine, "t_full", "lz4", logged=True)
+    with engine.transaction():
+        record_id = store.insert(old)
+    before = stats.snapshot(engine.session, flush_log=False)
+    with engine.transaction():
+        assert store.update(record_id, new) == "update"
+    counted = stats.delta(before, stats.snapshot(engine.session, flush_log=False))
+    assert (counted["cursor_search_calls"], counted["cursor_insert_calls"], counted["cursor_update_calls"]) == (1, 1, 0)
+    assert store.read(record_id) == new
+
+
 def test_append_int64_matches_bson_encode():
     doc = {"_id": ObjectId(b"\x01" * 12), "job": "j", "timestamps": []}
     encoded = bson.encode(doc)
@@ -88,18 +102,6 @@ def test_retryable_write_fields_in_the_oplog_entry():
     assert {"lsid", "txnNumber", "stmtId", "prevOpTime"} <= set(first)
     assert second["txnNumber"] == first["txnNumber"] + 1
     assert second["prevOpTime"]["ts"] == first["ts"]
-
-
-def test_index_keys_sort_like_the_values_and_carry_the_record_id():
-    from datetime import datetime, timezone
-    values = [(-5.5,), (-1,), (0,), (2,), (2.5,), (1e12,)]
-    keys = [index_entry(v, 3) for v in values]
-    assert keys == sorted(keys)
-    date = datetime(2024, 1, 1, tzinfo=timezone.utc)
-    entry = index_entry((date, 12.5), 300)
-    key, record_id = split_entry(entry)
-    assert record_id == 300 and decode_fields(key) == [date, 12.5]
-    assert index_entry((1,), 255) < index_entry((1,), 256)      # ids order within one key
 
 
 def _orders(engine, profile="standalone", docs=300, body=8000):

@@ -71,7 +71,7 @@ class EngineCollection:
         self.ns = ns
         engine, logged = deployment.engine, table_logged(deployment.profile, ns)
         self.records = RecordStore(engine, table_name(ns), deployment.block_compressor, logged)
-        self.indexes = {"_id_": IndexTable(engine, table_name(ns, "_id_"), ("_id",), logged)}
+        self.indexes = {"_id_": IndexTable(engine, table_name(ns, "_id_"), ("_id",), logged, id_index=True)}
         for name, fields in indexes.items():
             self.indexes[name] = IndexTable(engine, table_name(ns, name), tuple(fields), logged)
         self.oplog_writer = (OplogWriter(ns, session_fields=deployment.retryable_writes)

@@ -5,6 +5,10 @@ internal_page_max=16k,leaf_page_max=16k,checksum=on,prefix_compression=true,key_
 value_format=u`, no block compressor (indexes rely on prefix compression), logged per the
 deployment's rule.
 
+Entries are mongod's (costlab.engine.keys): a standard or unique index keys on KeyString +
+record id with the type bits as value; the `_id` index keys on the KeyString alone with the
+record id and type bits as value (WiredTigerIdIndex::_insert), so its keys are unique.
+
 A range scan walks the index from the first key >= lower to the last key < upper. FETCH then
 reads each matching record from the record store (what mongod's FETCH stage does, whatever
 the projection: a projection is applied after the whole document was read); COVERED returns
@@ -14,7 +18,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from costlab.engine.keys import END, decode_fields, encode_key, index_entry, split_entry
+from costlab.engine.keys import (decode_fields, decode_record_id_at_start, encode_key, id_index_entry, index_entry,
+                                 split_entry)
 
 
 def index_config(logged: bool) -> str:
@@ -24,11 +29,14 @@ def index_config(logged: bool) -> str:
 
 
 class IndexTable:
-    def __init__(self, engine, name: str, fields: tuple[str, ...], logged: bool, create: bool = True) -> None:
+    def __init__(self, engine, name: str, fields: tuple[str, ...], logged: bool, create: bool = True,
+                 id_index: bool = False) -> None:
         self.engine = engine
         self.uri = f"table:{name}"
         self.fields = fields
         self.logged = logged
+        self.id_index = id_index
+        self._entry = id_index_entry if id_index else index_entry
         if create:
             engine.session.create(self.uri, index_config(logged))
         self.cursor = engine.session.open_cursor(self.uri)
@@ -40,13 +48,27 @@ class IndexTable:
         return tuple(document[f] for f in self.fields)
 
     def insert(self, document: dict, record_id: int) -> None:
-        self.cursor.set_key(index_entry(self.key_values(document), record_id))
-        self.cursor.set_value(b"")  # type bits: empty for the key types used here
+        key, value = self._entry(self.key_values(document), record_id)
+        self.cursor.set_key(key)
+        self.cursor.set_value(value)
         self.cursor.insert()
+
+    def find(self, values: tuple) -> int | None:
+        """The record id of the `_id` index entry for `values` (an exact search), or None."""
+        if not self.id_index:
+            raise ValueError(f"{self.uri}: find() is for the _id index (its keys hold no record id)")
+        cursor = self.cursor
+        cursor.set_key(encode_key(values))
+        try:
+            if cursor.search() != 0:
+                return None
+            return decode_record_id_at_start(cursor.get_value())
+        finally:
+            cursor.reset()
 
     def scan(self, lower: tuple, upper: tuple) -> Iterator[tuple[bytes, int]]:
         """(key part, record id) for lower <= key < upper, in key order (an IXSCAN)."""
-        low, high = encode_key(lower)[:-1], encode_key(upper)[:-1]  # prefixes without END
+        low, high = encode_key(lower)[:-1], encode_key(upper)[:-1]  # prefixes without kEnd
         cursor = self.cursor
         cursor.set_key(low)
         found = cursor.search_near()
@@ -61,8 +83,10 @@ class IndexTable:
                 entry = cursor.get_key()
                 if entry[:len(high)] >= high:
                     break
-                key, record_id = split_entry(entry)
-                yield key, record_id
+                if self.id_index:
+                    yield entry, decode_record_id_at_start(cursor.get_value())
+                else:
+                    yield split_entry(entry)
                 if cursor.next() != 0:
                     break
         finally:
@@ -77,4 +101,4 @@ class IndexTable:
         return [records.read(record_id) for _, record_id in self.scan(lower, upper)]
 
 
-__all__ = ["IndexTable", "index_config", "END"]
+__all__ = ["IndexTable", "index_config"]

@@ -1,107 +1,309 @@
-"""Index key bytes: order-preserving, with the record id appended, sized like mongod's KeyString.
+"""Index entries as mongod writes them: KeyString V1 keys, record ids and type bits.
 
-mongod stores a standard (non-unique) index entry as key = KeyString(fields) + record id,
-value = type bits (empty for these types). We do not reimplement KeyString; we encode each
-field as one type byte plus fixed-width big-endian bytes (sign bit flipped so that signed
-numbers sort correctly), then an end byte, then the record id as its minimal big-endian bytes
-between two length bytes. Sizes land within a few bytes of KeyString's (a type byte and 8
-bytes per date/double, 12 per ObjectId, a few bytes of record id), which is what the cache
-and storage counters depend on.
+Each rule was read in mongod's source, src/mongo/db/storage/key_string/key_string.cpp and
+key_string.h (facts carried over, code written here):
+
+* A key is each indexed value, in index order, as `_appendBsonValue` writes it, then the end
+  byte kEnd = 0x04 (`appendDiscriminator(kInclusive)`). Type bytes (`CType`): kNumeric = 30 and
+  its width variants (kNumericZero = 41, kNumericPositive1ByteInt = 43 … 8ByteInt = 50,
+  kNumericNegative1ByteInt = 39 … 8ByteInt = 32, small magnitudes 40 / 42, large 31 / 51),
+  kStringLike = 60, kObject = 70, kBinData = 90, kOID = 100, kBool = 110/111, kDate = 120.
+* Integers (int32, int64 and integral doubles) are written in their minimal width
+  (`_appendPreshiftedIntegerPortion`): the magnitude shifted left one bit, in as few big-endian
+  bytes as hold it, the width in the type byte; a negative number's bytes are inverted. So
+  `1` is `2b 02`, `128` is `2c 01 00`.
+* A double with a fraction (V1, `_appendDoubleWithoutTypeBits`): 8 bytes holding the integer
+  part (shifted, with the low "has fraction" bit) and as many fraction bytes as are left; the
+  type byte says how many integer bytes. Magnitudes below 1 use kNumericPositiveSmallMagnitude
+  and the double's bits shifted left 2.
+* A date: kDate and the milliseconds as big-endian int64 with the sign bit flipped. An ObjectId:
+  kOID and its 12 bytes. A string: kStringLike, the bytes (a NUL written as 00 FF) and 00.
+* BinData (`_appendBinData`): kBinData, the length in **one byte** when it is under 0xFF (else
+  FF and a 4-byte big-endian length), the subtype byte, the bytes.
+* An embedded document (`_appendBson`): kObject, then per field the field's generic type byte,
+  its name and NUL, its value as above (with its own type byte), and a closing 00.
+* A record id (`_appendRecordIdLong`): N = the bytes needed beyond two, in the high 3 bits of
+  the first byte and the low 3 bits of the last; the id's bits fill the rest, big-endian. Ids
+  below 2**10 take 2 bytes, below 2**18 3, below 2**26 4 (id 1 is `00 08`).
+* Type bits (`TypeBits`): what tells 1, 1L and 1.0 apart, never part of the ordering. Per value
+  a string appends bit 0, an int32 bits 0 0, an int64 0 1, a double 1 0 (dates, ObjectIds,
+  BinData none), packed from the low bit of the first byte. All zeros are stored as nothing;
+  one data byte without its high bit is stored alone; else a size byte 0x80|n then n bytes.
+
+Where they go (src/mongo/db/storage/wiredtiger/wiredtiger_index.cpp): a standard index and a
+unique index of the current format key each entry on KeyString + record id and store the type
+bits as the value (`WiredTigerIndexStandard::_insert`); the `_id` index keys on the KeyString
+*without* the record id and stores the record id, then the type bits, as the value
+(`WiredTigerIdIndex::_insert`).
 """
 from __future__ import annotations
 
+import math
 import struct
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from bson import ObjectId
 from bson.int64 import Int64
 
-TYPE_NUMBER, TYPE_OID, TYPE_DATE, TYPE_STRING = 0x29, 0x64, 0x78, 0x3C
-TYPE_OBJECT, TYPE_BINARY = 0x46, 0x5A
-END = 0x04
+END = 0x04                                   # kEnd
+NUMERIC_ZERO = 41                            # kNumericZero
+POSITIVE_1BYTE_INT, POSITIVE_8BYTE_INT = 43, 50
+NEGATIVE_1BYTE_INT, NEGATIVE_8BYTE_INT = 39, 32
+POSITIVE_SMALL, NEGATIVE_SMALL = 42, 40      # magnitudes in (0, 1)
+POSITIVE_LARGE, NEGATIVE_LARGE = 51, 31      # magnitudes >= 2**63
+NUMERIC_NAN = 30
+TYPE_NUMBER, TYPE_STRING, TYPE_OBJECT, TYPE_BINARY, TYPE_OID, TYPE_DATE = 30, 60, 70, 90, 100, 120
+TYPE_BOOL_FALSE, TYPE_BOOL_TRUE = 110, 111
+MIN_LARGE_DOUBLE = float(1 << 63)
+TINIEST_2BIT_DCM = math.ldexp(1.0, -255)
+_MILLISECOND = timedelta(milliseconds=1)
+
+# type bits per value (TypeBits::kString = 0; kInt = 0b00, kLong = 0b01, kDouble = 0b10)
+BITS_STRING, BITS_INT, BITS_LONG, BITS_DOUBLE = (0,), (0, 0), (0, 1), (1, 0)
 
 
-def _sortable_double(value: float) -> bytes:
-    bits = struct.unpack(">Q", struct.pack(">d", float(value)))[0]
-    bits = bits ^ 0xFFFFFFFFFFFFFFFF if bits >> 63 else bits | (1 << 63)
-    return struct.pack(">Q", bits)
+class TypeBits:
+    """The bits a key's values append, and their stored form (`getBuffer`, all-zeros as b"")."""
+
+    def __init__(self) -> None:
+        self.bits: list[int] = []
+
+    def extend(self, bits: tuple[int, ...]) -> None:
+        self.bits.extend(bits)
+
+    def stored(self) -> bytes:
+        if not any(self.bits):
+            return b""
+        data = bytearray((len(self.bits) + 7) // 8)
+        for i, bit in enumerate(self.bits):
+            if bit:
+                data[i // 8] |= 1 << (i % 8)
+        if len(data) == 1 and not data[0] & 0x80:
+            return bytes(data)
+        if len(data) > 127:
+            return b"\x80" + struct.pack("<i", len(data)) + bytes(data)
+        return bytes([0x80 | len(data)]) + bytes(data)
 
 
-def _sortable_int(value: int) -> bytes:
-    return struct.pack(">Q", (int(value) + (1 << 63)) & 0xFFFFFFFFFFFFFFFF)
+def _flip(data: bytes) -> bytes:
+    return bytes(b ^ 0xFF for b in data)
 
 
-def encode_field(value: object) -> bytes:
+def _preshifted_integer(value: int, negative: bool) -> bytes:
+    """`value` (a magnitude already shifted left one bit) in its minimal big-endian width."""
+    width = (value.bit_length() + 7) // 8
+    body = value.to_bytes(width, "big")
+    if negative:
+        return bytes([NEGATIVE_1BYTE_INT - (width - 1)]) + _flip(body)
+    return bytes([POSITIVE_1BYTE_INT + (width - 1)]) + body
+
+
+def _integer(value: int) -> bytes:
+    if value == 0:
+        return bytes([NUMERIC_ZERO])
+    if value == -(1 << 63):   # not a positive int64: written as the double it equals
+        return _double(float(value))
+    return _preshifted_integer(abs(value) << 1, value < 0)
+
+
+def _double(value: float) -> bytes:
+    negative = value < 0
+    magnitude = -value if negative else value
+    if not magnitude >= 1.0:
+        if magnitude > 0.0:
+            if magnitude < TINIEST_2BIT_DCM:
+                raise ValueError(f"doubles below 2**-255 are not handled here, got {value!r}")
+            bits = struct.unpack(">Q", struct.pack(">d", magnitude))[0] << 2
+            body = bits.to_bytes(8, "big")
+            return bytes([NEGATIVE_SMALL if negative else POSITIVE_SMALL]) + (_flip(body) if negative else body)
+        if value == 0.0:
+            return bytes([NUMERIC_ZERO])
+        return bytes([NUMERIC_NAN])
+    if magnitude < MIN_LARGE_DOUBLE:
+        integer_part = int(magnitude)
+        if float(integer_part) == magnitude:
+            return _preshifted_integer(integer_part << 1, negative)
+        fraction_bytes = (64 - (integer_part << 1).bit_length()) // 8
+        encoding = int(magnitude * 256 ** fraction_bytes) + ((integer_part + 1) << (fraction_bytes * 8))
+        body = encoding.to_bytes(8, "big")
+        kind = NEGATIVE_8BYTE_INT + fraction_bytes if negative else POSITIVE_8BYTE_INT - fraction_bytes
+        return bytes([kind]) + (_flip(body) if negative else body)
+    bits = struct.unpack(">Q", struct.pack(">d", value))[0]
+    bits = ((bits << 1) & ~(1 << 63)) & 0xFFFFFFFFFFFFFFFF if math.isfinite(value) else 0xFFFFFFFFFFFFFFFF
+    body = bits.to_bytes(8, "big")
+    return bytes([NEGATIVE_LARGE if negative else POSITIVE_LARGE]) + (_flip(body) if negative else body)
+
+
+def _string_body(text: str) -> bytes:
+    return text.encode().replace(b"\0", b"\0\xff") + b"\0"
+
+
+def _generic_type(value: object) -> int:
+    if isinstance(value, bool):
+        return 110
+    if isinstance(value, (int, float, Int64)):
+        return TYPE_NUMBER
+    for kind, code in ((str, TYPE_STRING), (dict, TYPE_OBJECT), ((bytes, bytearray), TYPE_BINARY),
+                       (ObjectId, TYPE_OID), (datetime, TYPE_DATE)):
+        if isinstance(value, kind):
+            return code
+    raise TypeError(f"unsupported index key value {value!r} ({type(value).__name__})")
+
+
+def encode_value(value: object, type_bits: TypeBits) -> bytes:
+    """One value as `_appendBsonValue` writes it; its type bits are appended to `type_bits`."""
     if isinstance(value, ObjectId):
         return bytes([TYPE_OID]) + value.binary
     if isinstance(value, datetime):
         aware = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-        return bytes([TYPE_DATE]) + _sortable_int(int(aware.timestamp() * 1000))
+        millis = (aware - datetime(1970, 1, 1, tzinfo=timezone.utc)) // _MILLISECOND
+        return bytes([TYPE_DATE]) + ((millis & 0xFFFFFFFFFFFFFFFF) ^ (1 << 63)).to_bytes(8, "big")
     if isinstance(value, bool):
-        raise TypeError("booleans are not index key fields here")
-    if isinstance(value, (int, Int64)):
-        # mongod compares all numbers by value; a double keeps int and float keys ordered together
-        return bytes([TYPE_NUMBER]) + _sortable_double(float(value))
+        return bytes([TYPE_BOOL_TRUE if value else TYPE_BOOL_FALSE])
+    if isinstance(value, Int64):
+        type_bits.extend(BITS_LONG)
+        return _integer(int(value))
+    if isinstance(value, int):   # what bson.encode writes: int32 when it fits, else int64
+        type_bits.extend(BITS_INT if -(1 << 31) <= value < (1 << 31) else BITS_LONG)
+        return _integer(value)
     if isinstance(value, float):
-        return bytes([TYPE_NUMBER]) + _sortable_double(value)
+        if value == 0.0 and math.copysign(1.0, value) < 0:
+            raise ValueError("-0.0 index keys (their own type bits) are not handled here")
+        type_bits.extend(BITS_DOUBLE)
+        return _double(value)
     if isinstance(value, str):
-        return bytes([TYPE_STRING]) + value.encode() + b"\0"
-    if isinstance(value, (bytes, bytearray)):   # BinData: length, subtype, bytes
-        return bytes([TYPE_BINARY]) + struct.pack(">I", len(value)) + b"\0" + bytes(value)
-    if isinstance(value, dict):                 # an embedded document: each field's name and value
-        return bytes([TYPE_OBJECT]) + b"".join(k.encode() + b"\0" + encode_field(v)
-                                               for k, v in value.items()) + b"\0"
+        type_bits.extend(BITS_STRING)
+        return bytes([TYPE_STRING]) + _string_body(value)
+    if isinstance(value, (bytes, bytearray)):
+        subtype = getattr(value, "subtype", 0)
+        length = len(value)
+        size = bytes([length]) if length < 0xFF else b"\xff" + struct.pack(">i", length)
+        return bytes([TYPE_BINARY]) + size + bytes([subtype]) + bytes(value)
+    if isinstance(value, dict):
+        body = b"".join(bytes([_generic_type(v)]) + k.encode() + b"\0" + encode_value(v, type_bits)
+                        for k, v in value.items())
+        return bytes([TYPE_OBJECT]) + body + b"\0"
     raise TypeError(f"unsupported index key value {value!r} ({type(value).__name__})")
 
 
+def encode_key_and_type_bits(values: tuple | list) -> tuple[bytes, bytes]:
+    """(KeyString of `values` ending with kEnd, stored type bits)."""
+    type_bits = TypeBits()
+    key = b"".join(encode_value(v, type_bits) for v in values) + bytes([END])
+    return key, type_bits.stored()
+
+
 def encode_key(values: tuple | list) -> bytes:
-    """The key part (without record id): each field, then the end byte."""
-    return b"".join(encode_field(v) for v in values) + bytes([END])
+    """The KeyString of `values` (no record id), ending with kEnd."""
+    return encode_key_and_type_bits(values)[0]
 
 
 def encode_record_id(record_id: int) -> bytes:
+    """`_appendRecordIdLong`: 2 bytes below 2**10, 3 below 2**18, 4 below 2**26, …"""
     if record_id < 1:
         raise ValueError(f"record ids start at 1, got {record_id}")
-    body = record_id.to_bytes((record_id.bit_length() + 7) // 8, "big")
-    # length first keeps the order of ids; length last lets a reader find it from the end
-    # (mongod's KeyString also encodes a record id's size at both ends)
-    return bytes([len(body)]) + body + bytes([len(body)])
+    bits = record_id.bit_length()
+    extra = 0 if bits <= 10 else (bits - 10 + 7) // 8
+    first = (extra << 5) | (record_id >> (5 + extra * 8))
+    last = ((record_id << 3) | extra) & 0xFF
+    middle = ((record_id >> 5) & ((1 << (8 * extra)) - 1)).to_bytes(extra, "big") if extra else b""
+    return bytes([first]) + middle + bytes([last])
 
 
-def index_entry(values: tuple | list, record_id: int) -> bytes:
-    return encode_key(values) + encode_record_id(record_id)
+def decode_record_id_at_end(data: bytes) -> tuple[int, int]:
+    """(record id, its encoded size) of the record id that ends `data` (its size is in the last byte)."""
+    size = (data[-1] & 0x07) + 2
+    return _record_id(data[-size:]), size
+
+
+def decode_record_id_at_start(data: bytes) -> int:
+    """The record id that starts `data` (an `_id` index value; its size is in the first byte)."""
+    return _record_id(data[:(data[0] >> 5) + 2])
+
+
+def _record_id(encoded: bytes) -> int:
+    value = encoded[0] & 0x1F
+    for byte in encoded[1:-1]:
+        value = (value << 8) | byte
+    return (value << 5) | (encoded[-1] >> 3)
+
+
+def index_entry(values: tuple | list, record_id: int) -> tuple[bytes, bytes]:
+    """(key, value) of a standard or unique index entry: KeyString + record id, type bits."""
+    key, type_bits = encode_key_and_type_bits(values)
+    return key + encode_record_id(record_id), type_bits
+
+
+def id_index_entry(values: tuple | list, record_id: int) -> tuple[bytes, bytes]:
+    """(key, value) of an `_id` index entry: KeyString alone, record id + type bits."""
+    key, type_bits = encode_key_and_type_bits(values)
+    return key, encode_record_id(record_id) + type_bits
 
 
 def split_entry(entry: bytes) -> tuple[bytes, int]:
-    """(key part incl. end byte, record id) of an index entry."""
-    length = entry[-1]
-    if not 1 <= length <= 8 or entry[-2 - length] != length:
-        raise ValueError("not an index entry with a record id suffix")
-    return entry[: -2 - length], int.from_bytes(entry[-1 - length:-1], "big")
+    """(key part incl. kEnd, record id) of a standard index key."""
+    record_id, size = decode_record_id_at_end(entry)
+    if entry[-size - 1] != END:
+        raise ValueError("not an index key ending in kEnd + record id")
+    return entry[:-size], record_id
 
 
 def decode_fields(key: bytes) -> list[object]:
-    """The field values of a key part (what a COVERED plan returns without reading the document)."""
+    """The values of a key (what a COVERED plan returns without reading the document): ObjectIds,
+    dates, strings, BinData (bytes) and numbers (int when the encoding is integral, else float;
+    the type bits that would restore 1.0 are not read here)."""
     values: list[object] = []
     i = 0
     while key[i] != END:
-        kind = key[i]
-        if kind == TYPE_OID:
-            values.append(ObjectId(key[i + 1:i + 13]))
-            i += 13
-        elif kind == TYPE_DATE:
-            ms = struct.unpack(">Q", key[i + 1:i + 9])[0] - (1 << 63)
-            values.append(datetime.fromtimestamp(ms / 1000, tz=timezone.utc))
-            i += 9
-        elif kind == TYPE_NUMBER:
-            bits = struct.unpack(">Q", key[i + 1:i + 9])[0]
-            bits = bits ^ (1 << 63) if bits >> 63 else bits ^ 0xFFFFFFFFFFFFFFFF
-            values.append(struct.unpack(">d", struct.pack(">Q", bits))[0])
-            i += 9
-        elif kind == TYPE_STRING:
-            end = key.index(b"\0", i + 1)
-            values.append(key[i + 1:end].decode())
-            i = end + 1
-        else:
-            raise ValueError(f"unknown key type byte {kind:#x} at {i}")
+        value, i = _decode_value(key, i)
+        values.append(value)
     return values
+
+
+def _decode_value(key: bytes, i: int) -> tuple[object, int]:
+    kind = key[i]
+    if kind == TYPE_OID:
+        return ObjectId(key[i + 1:i + 13]), i + 13
+    if kind == TYPE_DATE:
+        millis = int.from_bytes(key[i + 1:i + 9], "big") ^ (1 << 63)
+        millis -= (1 << 64) if millis >= (1 << 63) else 0
+        return datetime(1970, 1, 1, tzinfo=timezone.utc) + millis * _MILLISECOND, i + 9
+    if kind == TYPE_STRING:
+        end = key.index(b"\0", i + 1)
+        while end + 1 < len(key) and key[end + 1] == 0xFF:   # an escaped NUL
+            end = key.index(b"\0", end + 2)
+        return key[i + 1:end].replace(b"\0\xff", b"\0").decode(), end + 1
+    if kind == TYPE_BINARY:
+        length, at = key[i + 1], i + 2
+        if length == 0xFF:
+            length, at = struct.unpack(">i", key[i + 2:i + 6])[0], i + 6
+        return key[at + 1:at + 1 + length], at + 1 + length
+    if kind == NUMERIC_ZERO:
+        return 0, i + 1
+    if POSITIVE_1BYTE_INT <= kind <= POSITIVE_8BYTE_INT or NEGATIVE_8BYTE_INT <= kind <= NEGATIVE_1BYTE_INT:
+        negative = kind <= NEGATIVE_1BYTE_INT
+        width = (NEGATIVE_1BYTE_INT - kind if negative else kind - POSITIVE_1BYTE_INT) + 1
+        body = key[i + 1:i + 1 + width]
+        raw = int.from_bytes(_flip(body) if negative else body, "big")
+        if raw & 1 == 0:                        # no fraction: an integer
+            return (-(raw >> 1) if negative else raw >> 1), i + 1 + width
+        # a fraction follows: the 8 bytes hold integer and fraction (width = integer bytes)
+        body = key[i + 1:i + 9]
+        encoding = int.from_bytes(_flip(body) if negative else body, "big")
+        fraction_bytes = 8 - width
+        integer_part = ((encoding >> (fraction_bytes * 8)) - 1) >> 1
+        scaled = encoding - ((integer_part + 1) << (fraction_bytes * 8))
+        magnitude = math.ldexp(float(scaled), -8 * fraction_bytes)
+        return (-magnitude if negative else magnitude), i + 9
+    if kind in (POSITIVE_SMALL, NEGATIVE_SMALL):
+        body = key[i + 1:i + 9]
+        bits = int.from_bytes(_flip(body) if kind == NEGATIVE_SMALL else body, "big") >> 2
+        magnitude = struct.unpack(">d", bits.to_bytes(8, "big"))[0]
+        return (-magnitude if kind == NEGATIVE_SMALL else magnitude), i + 9
+    if kind in (POSITIVE_LARGE, NEGATIVE_LARGE):   # the double's bits shifted left one; the top exponent bit is 1
+        body = key[i + 1:i + 9]
+        encoded = int.from_bytes(_flip(body) if kind == NEGATIVE_LARGE else body, "big")
+        bits = 0x7FF0000000000000 if encoded == 0xFFFFFFFFFFFFFFFF else (encoded >> 1) | (1 << 62)
+        magnitude = struct.unpack(">d", bits.to_bytes(8, "big"))[0]
+        return (-magnitude if kind == NEGATIVE_LARGE else magnitude), i + 9
+    raise ValueError(f"key type byte {kind} at {i} is not decoded here")

@@ -14,7 +14,10 @@ with WT_CURSOR::modify instead of the whole new document only when
   * new length <= old length + new length / 10 (kMaxDiffBytes = len / 10), and
   * wiredtiger_calc_modify(old, new, maxdiff = len / 10, at most 16 entries) succeeds;
     with zero entries it calls reserve() instead of modify().
-Otherwise it calls update() with the whole new document.
+Otherwise it writes the whole new document. The call sequence is mongod's: set the record id
+and search() (which positions the cursor and gives the old value), then modify() / reserve(),
+or set_value() and insert() on that overwrite cursor (wiredTigerCursorInsert) — so a full
+update counts a search and an insert call in WiredTiger's statistics, not an update call.
 """
 from __future__ import annotations
 
@@ -88,10 +91,15 @@ class RecordStore:
         return value
 
     def update(self, record_id: int, new: bytes, old: bytes | None = None) -> str:
-        """Replace the record with `new` the way mongod does; returns 'modify', 'reserve' or 'update'."""
-        wt = self.engine.wt
+        """Replace the record with `new` the way mongod does; returns 'modify', 'reserve' or 'update'
+        (the whole document, written with insert()). `old`, when the caller has it, saves copying
+        the stored value out; the search is made either way, as mongod makes it."""
+        wt, cursor = self.engine.wt, self.cursor
+        cursor.set_key(record_id)
+        if cursor.search() != 0:
+            raise KeyError(f"record {record_id} not in {self.uri}")
         if old is None:
-            old = self.read(record_id)
+            old = cursor.get_value()
         length = len(new)
         path = "update"
         if modify_allowed(self.logged, len(old), length):
@@ -103,20 +111,18 @@ class RecordStore:
                 entries = None
                 self.counts.note("calc_modify failed")
             if entries is not None:
-                self.cursor.set_key(record_id)
                 if entries:
-                    self.cursor.modify(entries)
+                    cursor.modify(entries)
                     path = "modify"
                 else:
-                    self.cursor.reserve()
+                    cursor.reserve()
                     path = "reserve"
         else:
             self.counts.note("logged table" if self.logged else
                              "1 KB or less" if length <= MIN_LENGTH_FOR_DIFF else "grew over a tenth")
         if path == "update":
-            self.cursor.set_key(record_id)
-            self.cursor.set_value(new)
-            self.cursor.update()
+            cursor.set_value(new)
+            cursor.insert()
         setattr(self.counts, path, getattr(self.counts, path) + 1)
-        self.cursor.reset()
+        cursor.reset()
         return path
