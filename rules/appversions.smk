@@ -62,10 +62,12 @@ rule appversions_correctness:
     output:
         checked="results/appversions/tables/correctness_{version}.csv",
         provenance="results/appversions/provenance/correctness_{version}.json",
+        midday="results/appversions/tables/midday_reports_{version}.csv",
     wildcard_constraints:
         version="appV[1-6](R[0-4])?",
     params:
         samples=AV["correctness_samples"],
+        midday_samples=AV["midday_samples"],
         seed=AV["correctness_seed"],
     threads: ask("appversions_correctness").threads
     resources:
@@ -174,6 +176,7 @@ rule appversions_tables:
         loadtest_provenance=expand("results/appversions/provenance/loadtest_{version}.json", version=AV_TESTED),
         model="results/appversions/model/stats.csv",
         model_reference="results/appversions/model/stats_reference.csv",
+        midday=expand("results/appversions/tables/midday_reports_{version}.csv", version=AV_LOADED),
         published_collection="resources/published/appversions_collection_stats.csv",
         published_events="resources/published/appversions_event_stats.csv",
         facts="resources/published/appversions_loadtest_facts.csv",

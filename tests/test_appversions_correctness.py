@@ -14,7 +14,8 @@ from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 
 from costlab.appversions.correctness import (
-    FIXED_END_DATES, ReportMismatch, check_reports, edge_end_dates, load_events, sample_report_requests)
+    FIXED_END_DATES, ReportMismatch, check_reports, edge_end_dates, load_events, midday_reports,
+    sample_midday_requests, sample_report_requests)
 from costlab.appversions.events import STATUSES, generate_events, users_for
 from costlab.appversions.model import document_sizes, expected_reports
 from costlab.appversions.versions import VERSIONS, get_version
@@ -56,6 +57,13 @@ def test_get_reports_equal_the_model(name, events, test_db):
     assert checked.columns == ["version", "key", "end_date", "window_years", *STATUSES]
     assert checked.to_dicts() == [{"version": name, "key": key, "end_date": end.date(), **window}
                                   for key, end in samples for window in expected_reports(loaded, key, end)]
+
+    # At end times with a time of day the version counts the days its rule says (as the authors' one):
+    # appV4 / appV6 [start day, end day), the others (start day, end day]; both samples part the rules.
+    midday = sample_midday_requests(loaded, 2, seed=SEED)
+    at_times_of_day = midday_reports(test_db, version, loaded, midday)
+    assert at_times_of_day.height == 2 * 5 and at_times_of_day["as_day_rule"].all()
+    assert set(at_times_of_day["day_rule"]) == {version.day_rule}
 
     # What the server holds is what the model says, byte for byte.
     raw = collection.with_options(codec_options=CodecOptions(document_class=RawBSONDocument))
@@ -125,7 +133,7 @@ def test_edge_end_dates():
 def _job_config(external_server_config) -> dict:
     from costlab.config import load_config
     return load_config("config/config.yaml", overrides={
-        "server": external_server_config, "appversions": {"correctness_samples": 6, "correctness_seed": 3}})
+        "server": external_server_config, "appversions": {"correctness_samples": 6, "midday_samples": 2, "correctness_seed": 3}})
 
 
 def _run_db(mongo_client, external_server_config):
@@ -154,9 +162,12 @@ def test_correctness_job_writes_checked_reports(tmp_path, mongo_client, external
     from costlab.appversions.correctness import correctness_job
     small = events.filter(pl.col("date") >= datetime(2019, 10, 1, tzinfo=timezone.utc))
     data_dir, events_path = _loaded_data_dir(tmp_path, mongo_client, small, "appV6R1", external_server_config)
-    out, provenance = tmp_path / "checked.csv", tmp_path / "provenance.json"
+    out, provenance, midday = tmp_path / "checked.csv", tmp_path / "provenance.json", tmp_path / "midday.csv"
     correctness_job(_job_config(external_server_config), "appV6R1", str(events_path), str(data_dir),
-                    str(out), str(provenance))
+                    str(out), str(provenance), str(midday))
+    at_times_of_day = pl.read_csv(midday)
+    assert at_times_of_day.height == 2 * 5 and at_times_of_day["as_day_rule"].all()
+    assert set(at_times_of_day["day_rule"]) == {"day_ids"} and at_times_of_day["server_kind"].n_unique() == 1
     checked = pl.read_csv(out)
     assert checked.height == 6 * 5 and set(checked["version"]) == {"appV6R1"}
     assert checked["server_kind"].n_unique() == 1 and provenance.exists()

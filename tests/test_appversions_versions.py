@@ -101,9 +101,32 @@ def test_report_windows_end_at_the_request_and_start_n_years_before():
         (1, date(2021, 6, 15), date(2022, 6, 15)), (3, date(2019, 6, 15), date(2022, 6, 15)),
         (5, date(2017, 6, 15), date(2022, 6, 15)), (7, date(2015, 6, 15), date(2022, 6, 15)),
         (10, date(2012, 6, 15), date(2022, 6, 15))]
-    assert report_windows(date(2020, 2, 29))[0][1] == datetime(2019, 2, 28, tzinfo=timezone.utc)
-    with pytest.raises(ValueError, match="whole UTC day"):
-        as_report_end(datetime(2020, 1, 1, 12, tzinfo=timezone.utc))
+    # JavaScript's setUTCFullYear, as the authors' getReportsDates: 29 February a year back is 1 March
+    # (2019 has no 29 February); 2016 has one, so four years back stays on it.
+    assert report_windows(date(2020, 2, 29))[0][1] == datetime(2019, 3, 1, tzinfo=timezone.utc)
+    assert report_windows(date(2020, 2, 29))[4][1] == datetime(2010, 3, 1, tzinfo=timezone.utc)
+    assert report_windows(date(2024, 2, 29))[3][1] == datetime(2017, 3, 1, tzinfo=timezone.utc)
+
+
+def test_report_ends_with_a_time_of_day_are_kept_to_the_millisecond():
+    end = datetime(2020, 7, 3, 13, 5, 7, 123999, tzinfo=timezone.utc)
+    assert as_report_end(end) == datetime(2020, 7, 3, 13, 5, 7, 123000, tzinfo=timezone.utc)
+    assert as_report_end(datetime(2020, 7, 3, 13, 5)) == datetime(2020, 7, 3, 13, 5, tzinfo=timezone.utc)
+    windows = report_windows(datetime(2020, 2, 29, 18, 30, tzinfo=timezone.utc))
+    assert windows[0][1] == datetime(2019, 3, 1, 18, 30, tzinfo=timezone.utc)  # the time of day is kept
+    with pytest.raises(ValueError, match="date or datetime"):
+        as_report_end("2020-01-01")
+
+
+def test_day_rules_of_the_versions():
+    # appV4 compares YYYYMMDD ids, appV6R0-R4 item names: [start day, end day) at a time of day;
+    # the others compare dates: (start day, end day].
+    assert [n for n, v in VERSIONS.items() if v.day_rule == "day_ids"] == [
+        "appV4", "appV6R0", "appV6R1", "appV6R2", "appV6R3", "appV6R4"]
+    # appV5R4's stored totals: a quarter whose first day is cut by a mid-day start is not wholly inside
+    start = datetime(2015, 1, 1, 12, tzinfo=timezone.utc)
+    first, last = full_bucket_bounds(KEY, start, datetime(2016, 1, 1, tzinfo=timezone.utc), "quarter")
+    assert first[-3:] == bytes.fromhex("201502") and last[-3:] == bytes.fromhex("201504")
 
 
 def test_match_group_pipelines():

@@ -6,6 +6,11 @@ just before and just after month, quarter and year starts (and 29 February), whe
 item-name bounds are cut. `check_reports` raises `ReportMismatch` naming version, key, date,
 window, status and both values at the first difference; otherwise it returns the replies it compared
 (each sample's Get Reports is sent once: the correctness job writes these rows).
+
+End times with a time of day (the authors' load test asks for such ends) are recorded, not failed:
+there the versions count different days by design (versions.DayRule). `midday_reports` sends Get
+Reports at such ends and records each reply beside whether it counts what the version's rule says;
+the table step compares the versions with each other (tables.midday_findings).
 """
 from __future__ import annotations
 
@@ -28,6 +33,14 @@ FIXED_END_DATES = (date(2020, 1, 1), date(2016, 2, 29), date(2013, 4, 1), date(2
 # The checked reports (check_reports' rows, the job's CSV before server_kind).
 CHECKED_SCHEMA = {"version": pl.Utf8, "key": pl.Utf8, "end_date": pl.Date, "window_years": pl.Int64,
                   **{status: pl.Int64 for status in STATUSES}}
+
+
+# Get Reports at end times with a time of day (midday_reports' rows, the job's second CSV).
+MIDDAY_SCHEMA = {"version": pl.Utf8, "day_rule": pl.Utf8, "key": pl.Utf8, "end": pl.Datetime("ms", "UTC"),
+                 "window_years": pl.Int64, **{status: pl.Int64 for status in STATUSES},
+                 "as_day_rule": pl.Boolean}
+MS_PER_DAY = 86_400_000
+MIDDAY_FIRST, MIDDAY_LAST = date(2011, 1, 1), date(2020, 1, 1)
 
 
 class ReportMismatch(AssertionError):
@@ -58,10 +71,7 @@ def sample_report_requests(events: pl.DataFrame, samples: int, seed: int) -> lis
         raise ValueError(f"correctness samples must be >= 4, got {samples}")
     if events.height == 0:
         raise ValueError("no events to sample report requests from")
-    counts = events.group_by("key").len().sort(["len", "key"], descending=[True, False])
-    keys = counts["key"].to_list()
-    dense = keys[:max(1, len(keys) // 20)]
-    sparse = keys[len(keys) // 2:] or keys[-1:]
+    dense, sparse, keys = _ranked_keys(events)
     absent_key = key_for(max(int(k, 16) for k in keys) + 1)
 
     rng = np.random.default_rng(seed)
@@ -74,6 +84,59 @@ def sample_report_requests(events: pl.DataFrame, samples: int, seed: int) -> lis
         pairs.append((key, _utc(end_dates[i])))
     pairs.append((absent_key, _utc(end_dates[samples - 1])))
     return pairs
+
+
+def _ranked_keys(events: pl.DataFrame) -> tuple[list[str], list[str], list[str]]:
+    """(dense: the top 5 % of keys by events, at least one; sparse: the lower half; all keys), ties by key."""
+    counts = events.group_by("key").len().sort(["len", "key"], descending=[True, False])
+    keys = counts["key"].to_list()
+    return keys[:max(1, len(keys) // 20)], keys[len(keys) // 2:] or keys[-1:], keys
+
+
+def sample_midday_requests(events: pl.DataFrame, samples: int, seed: int) -> list[tuple[str, datetime]]:
+    """`samples` (dense key, end with a time of day) pairs, ends in [2011-01-01, 2020-01-01).
+
+    Even samples end on a day that holds one of the key's events, at a uniform millisecond of that
+    day (where the versions' day rules can part); odd ones at a uniform millisecond of the span, as
+    the authors' load test draws its ends (over its year). A key with no event there is skipped.
+    """
+    if samples < 0:
+        raise ValueError(f"midday samples must be >= 0, got {samples}")
+    first, last = _utc(MIDDAY_FIRST), _utc(MIDDAY_LAST)
+    inside = events.filter((pl.col("date") >= first) & (pl.col("date") < last))
+    if samples == 0 or inside.height == 0:
+        return []
+    dense, _, _ = _ranked_keys(inside)
+    rng = np.random.default_rng(seed)
+    first_ms = int(first.timestamp() * 1000)
+    span_ms = int(last.timestamp() * 1000) - first_ms
+    pairs = []
+    for i in range(samples):
+        key = dense[int(rng.integers(0, len(dense)))]
+        if i % 2 == 0:
+            days = inside.filter(pl.col("key") == key)["date"]
+            day_ms = int(days[int(rng.integers(0, len(days)))].timestamp() * 1000)
+            end_ms = day_ms + int(rng.integers(1, MS_PER_DAY))
+        else:
+            end_ms = first_ms + int(rng.integers(1, span_ms))
+            end_ms += 1 if end_ms % MS_PER_DAY == 0 else 0   # a time of day, never a midnight
+        pairs.append((key, datetime.fromtimestamp(end_ms / 1000, timezone.utc)))
+    return pairs
+
+
+def midday_reports(db: Database, version: AppVersion | str, events: pl.DataFrame,
+                   samples: list[tuple[str, datetime]]) -> pl.DataFrame:
+    """Get Reports at each (key, end with a time of day): one row per window (MIDDAY_SCHEMA), with
+    `as_day_rule` = the reply counts what the model counts under the version's day rule."""
+    version = get_version(version) if isinstance(version, str) else version
+    collection = db[version.collection_name]
+    rows = []
+    for key, end in progress(samples, total=len(samples), desc=f"midday {version.name}", unit="report"):
+        got = version.get_reports(collection, key, end)
+        expected = expected_reports(events, key, end, version.day_rule)
+        rows.extend({"version": version.name, "day_rule": version.day_rule, "key": key, "end": as_report_end(end),
+                     **window, "as_day_rule": window == want} for window, want in zip(got, expected))
+    return pl.DataFrame(rows, schema=MIDDAY_SCHEMA)
 
 
 def _utc(day: date) -> datetime:
@@ -125,11 +188,12 @@ def load_events(collection: Collection, version: AppVersion, events: pl.DataFram
 
 
 def correctness_job(config: dict, version_name: str, events_path: str, data_dir: str,
-                    output_path: str, provenance_path: str) -> None:
+                    output_path: str, provenance_path: str, midday_path: str | None = None) -> None:
     """Check one loaded version against the model on a server started on its data directory.
 
     Raises ReportMismatch (the job fails, no output) at the first difference; otherwise writes the
-    checked reports with the server kind.
+    checked reports with the server kind, and (midday_path) its Get Reports at end times with a time
+    of day (`appversions.midday_samples` of them).
     """
     from costlab.appversions.load import read_marker
     from costlab.io import write_csv
@@ -141,10 +205,16 @@ def correctness_job(config: dict, version_name: str, events_path: str, data_dir:
     read_marker(data_dir)  # a half-loaded directory must not be checked
     events = read_events(events_path)
     samples = sample_report_requests(events, settings["correctness_samples"], settings["correctness_seed"])
-    extra = {"study": "appversions", "step": "correctness", "version": version_name, "samples": len(samples)}
+    midday = (sample_midday_requests(events, settings.get("midday_samples", 0), settings["correctness_seed"])
+              if midday_path else [])
+    extra = {"study": "appversions", "step": "correctness", "version": version_name, "samples": len(samples),
+             "midday_samples": len(midday)}
     with measuring_job(config, settings["loadtest"]["profile"], provenance_path, data_dir=data_dir,
                        job=f"appversions_correctness_{version_name}", extra=extra, study="appversions",
                        dataset=version_name, rebuild=f"snakemake --forcerun {data_dir}") as server:
         checked = check_reports(server.client[server.database], version, events, samples)
+        at_times_of_day = midday_reports(server.client[server.database], version, events, midday)
     kind = read_provenance(provenance_path)["server_kind"]
+    if midday_path:
+        write_csv(at_times_of_day.with_columns(server_kind=pl.lit(kind)), midday_path)
     write_csv(checked.with_columns(server_kind=pl.lit(kind)), output_path)

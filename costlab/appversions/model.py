@@ -209,14 +209,25 @@ def reference_stats(events_per_year: int, seed: int, versions: list[str] | None 
                               pl.lit(window).alias("event_window"))
 
 
-def expected_reports(events: pl.DataFrame, key: str, end_date: date | datetime) -> list[dict]:
+def _day_start(instant: datetime) -> datetime:
+    return instant.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def expected_reports(events: pl.DataFrame, key: str, end_date: date | datetime, day_rule: str = "dates") -> list[dict]:
     """Status counts of `key`'s events in each window [end - N years, end), N = 1, 3, 5, 7, 10.
 
-    Straight from the events (no version logic): the answer every version's Get Reports must give.
+    Straight from the events (no version logic). day_rule (versions.DayRule) says which days a
+    window with a time of day counts: "dates" the events at instants in [start, end), "day_ids" the
+    events on days [day of start, day of end). At whole-day ends both give the one answer every
+    version's Get Reports must give.
     """
+    if day_rule not in ("dates", "day_ids"):
+        raise ValueError(f"invalid day rule {day_rule!r}; allowed: dates, day_ids")
     mine = events.filter(pl.col("key") == key.upper())
     reports = []
     for years, start, end in report_windows(end_date):
+        if day_rule == "day_ids":
+            start, end = _day_start(start), _day_start(end)
         counts = mine.filter((pl.col("date") >= start) & (pl.col("date") < end)).select(
             **{s: (pl.col("status") == s).sum() for s in STATUSES}).row(0, named=True)
         reports.append({"window_years": years, **{s: int(counts[s]) for s in STATUSES}})

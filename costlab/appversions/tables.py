@@ -350,12 +350,19 @@ def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame) -> list[dict]:
 def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame, facts: pl.DataFrame,
                             model_stats: pl.DataFrame | None, published: pl.DataFrame,
                             model_tolerance: float = MODEL_TOLERANCE,
-                            model_reference: pl.DataFrame | None = None) -> pl.DataFrame:
-    """The report's table: one row per finding, verdict about the finding, server_kind of its data."""
+                            model_reference: pl.DataFrame | None = None,
+                            midday: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The report's table: one row per finding, verdict about the finding, server_kind of its data.
+
+    midday: the loaded versions' Get Reports at end times with a time of day (conformance.py)."""
+    from costlab.appversions.conformance import midday_findings
+
     explained = scale_explained(model_stats, model_reference, published, model_tolerance)
     rows = collection_findings(collection_stats, model_stats, explained) + loadtest_findings(steps, facts)
     if model_stats is not None:
         rows += model_findings(model_stats, published, model_tolerance, model_reference)
+    if midday is not None:
+        rows += midday_findings(midday)
     return pl.DataFrame(rows, schema=PVR_SCHEMA).select(PVR_COLUMNS)
 
 
@@ -382,8 +389,10 @@ def write_tables(inputs, outputs, loadtest_settings: dict, model_tolerance: floa
     published = published_collection_stats(inputs.published_collection, inputs.published_events)
     model = read_model_stats(inputs.model, stats["version"].to_list()) if getattr(inputs, "model", None) else None
     reference = read_csv(inputs.model_reference) if getattr(inputs, "model_reference", None) else None
+    midday_paths = list(getattr(inputs, "midday", None) or [])
+    midday = pl.concat([read_csv(path) for path in midday_paths], how="diagonal_relaxed") if midday_paths else None
     pvr = published_vs_reproduced(stats, steps, read_csv(inputs.facts), model, published, model_tolerance,
-                                  reference)
+                                  reference, midday)
     write_csv(stats, outputs.collection_stats)
     write_csv(bins, outputs.loadtest_bins)
     write_csv(steps, outputs.loadtest_steps)

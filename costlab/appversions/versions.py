@@ -46,6 +46,11 @@ OPEN_HIGH = "~"
 
 Layout = Literal["embedded_id", "key_string", "key_binary", "id_day", "push", "array_daily", "dynamic"]
 Bucket = Literal["day", "month", "quarter"]
+# Which days a window [start, end) counts when start and end carry a time of day (events sit at
+# 00:00 UTC): "dates" compares event dates with the instants, so (start day, end day]; "day_ids"
+# compares YYYYMMDD ids or item names built from the instants, so [start day, end day). At whole-day
+# ends both are [start, end).
+DayRule = Literal["dates", "day_ids"]
 Report = Literal["match_group", "unwind", "reduce_array", "reduce_dynamic", "reduce_dynamic_single"]
 
 _KEY_RE = re.compile(r"^[0-9A-Fa-f]{64}$")
@@ -56,28 +61,28 @@ _KEY_RE = re.compile(r"^[0-9A-Fa-f]{64}$")
 # --------------------------------------------------------------------------------------------
 
 def as_report_end(end_date: date | datetime) -> datetime:
-    """A report end date as a UTC-midnight aware datetime; other times of day are refused.
+    """A report end as an aware UTC datetime, to the millisecond (a JavaScript Date, a BSON date).
 
-    Events are dated to the UTC day and the binary ids hold YYYYMMDD, so only whole days give the
-    same answer in every version (a mid-day end would count that day in appV1 but not in appV4).
+    A date is its UTC midnight; a naive datetime is read as UTC; any time of day is accepted, as the
+    authors' load test asks (uniform in milliseconds). At such an end the versions do not all count
+    the same days: see DayRule and docs/appversions.md.
     """
     if isinstance(end_date, datetime):
         if end_date.tzinfo is not None:
             end_date = end_date.astimezone(timezone.utc).replace(tzinfo=None)
-        if (end_date.hour, end_date.minute, end_date.second, end_date.microsecond) != (0, 0, 0, 0):
-            raise ValueError(f"report end date must be a whole UTC day (00:00:00), got {end_date!r}")
-        return end_date.replace(tzinfo=timezone.utc)
+        return end_date.replace(microsecond=end_date.microsecond // 1000 * 1000, tzinfo=timezone.utc)
     if isinstance(end_date, date):
         return datetime(end_date.year, end_date.month, end_date.day, tzinfo=timezone.utc)
     raise ValueError(f"report end date must be a date or datetime, got {end_date!r}")
 
 
 def years_before(day: datetime, years: int) -> datetime:
-    """Same calendar day `years` earlier; 29 February becomes 28 February in a non-leap year."""
+    """`years` earlier by JavaScript's rule (Date.setUTCFullYear): same month, day and time of day;
+    29 February in a year without one overflows to 1 March, as in the authors' getReportsDates."""
     try:
         return day.replace(year=day.year - years)
     except ValueError:
-        return day.replace(year=day.year - years, day=28)
+        return day.replace(year=day.year - years, month=3, day=1)
 
 
 def report_windows(end_date: date | datetime) -> list[tuple[int, datetime, datetime]]:
@@ -115,11 +120,13 @@ def item_name(day: date | datetime, name_format: str) -> str:
 
 
 def bucket_start(day: datetime, bucket: Bucket) -> datetime:
+    """Midnight (UTC) of the first day of the bucket holding `day`."""
+    midnight = day.replace(hour=0, minute=0, second=0, microsecond=0)
     if bucket == "month":
-        return day.replace(day=1)
+        return midnight.replace(day=1)
     if bucket == "quarter":
-        return day.replace(month=(day.month - 1) // 3 * 3 + 1, day=1)
-    return day
+        return midnight.replace(month=(day.month - 1) // 3 * 3 + 1, day=1)
+    return midnight
 
 
 def next_bucket(day: datetime, bucket: Bucket) -> datetime:
@@ -186,6 +193,12 @@ class AppVersion:
 
     def status_field(self, status: str) -> str:
         return status if self.long_status_names else SHORT_NAMES[status]
+
+    @property
+    def day_rule(self) -> DayRule:
+        """How Get Reports decides that a day is inside a window (DayRule): appV4 compares day ids,
+        appV6R0-R4 item names (DD, MMDD, YYYYMMDD); the others compare dates."""
+        return "day_ids" if self.layout in ("id_day", "dynamic") else "dates"
 
     # -- Bulk Upsert ---------------------------------------------------------------------------
     def bulk_upsert_ops(self, events: pl.DataFrame) -> list[UpdateOne]:
