@@ -10,7 +10,7 @@ SET ?=
 SNAKEMAKE_ARGS ?=
 RUN_ARGS = --profile profiles/default --configfile $(CONFIG) $(if $(strip $(SET)),--config $(SET)) $(SNAKEMAKE_ARGS)
 
-.PHONY: all test test-slurm test-docker bench smoke dryrun lint clean-venv matrix wt-extensions
+.PHONY: all test test-slurm test-docker test-loaddriver bench smoke dryrun lint clean-venv matrix wt-extensions
 
 # The venv is rebuilt only when the pins change; the stamp marks a complete install.
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -63,6 +63,11 @@ test-slurm: $(VENV)/.installed-slurm
 # locally built stand-in image (cached). Needs root and `apt-get install -y docker.io debootstrap`; `make test` skips it.
 test-docker: $(VENV)/.installed-test
 	COSTLAB_TEST_DOCKER=1 $(BIN)/python -m pytest -m docker -rs tests/test_docker_engine.py $(PYTEST_ARGS)
+
+# Opt-in (docs/appversions.md): the authors'-way load-test driver against the test server behind a
+# proxy that delays every reply (pacing share, concurrent Get Reports, write concern); about 30 s.
+test-loaddriver: $(VENV)/.installed-test
+	COSTLAB_TEST_LOADDRIVER=1 $(BIN)/python -m pytest -m loaddriver -rs tests/test_appversions_closedloop.py $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed-test
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -107,10 +107,18 @@ AV_VERSION_RE = "appV[1-6](R[0-4])?"
 # What changes the loaded data (and only that: another load test must not reload).
 AV_DATA_PARAMS = {k: AV[k] for k in ("events_per_year", "seed", "event_window", "batch_size")}
 # What changes a load test's schedule (binning and tolerance only change the tables).
-AV_LT_PARAMS = {k: v for k, v in AV_LT.items() if k not in ("versions", "bin_seconds", "tolerance")}
+AV_LT_PARAMS = {k: v for k, v in AV_LT.items()
+                if k not in ("versions", "bin_seconds", "tolerance", "authors_driver", "idle_seconds")}
+# The authors' closed-loop driver (costlab/appversions/closedloop.py), when asked for, after the scheduled one.
+AV_AUTHORS = bool(AV_LT["authors_driver"])
+AV_AUTHORS_PARAMS = {**AV_LT_PARAMS, "idle_seconds": AV_LT["idle_seconds"]}
 AV_FIGURES = _av_figure_names(AV_TESTED)
 AV_TABLES = {name: f"results/appversions/tables/{name}.csv"
-             for name in ("collection_stats", "loadtest_bins", "loadtest_steps", "published_vs_reproduced")}
+             for name in ("collection_stats", "loadtest_bins", "loadtest_steps", "published_vs_reproduced")
+             + (("loadtest_authors_steps",) if AV_AUTHORS else ())}
+AV_AUTHORS_RAW = expand("results/appversions/raw/loadtest_authors_{version}.parquet", version=AV_TESTED) if AV_AUTHORS else []
+AV_AUTHORS_PROVENANCE = (expand("results/appversions/provenance/loadtest_authors_{version}.json", version=AV_TESTED)
+                         if AV_AUTHORS else [])
 AV_PROVENANCE = (expand("results/appversions/provenance/load_{version}.json", version=AV_LOADED)
                  + expand("results/appversions/provenance/loadtest_{version}.json", version=AV_TESTED))
 
@@ -168,12 +176,43 @@ rule appversions_loadtest:
         "../scripts/appversions_loadtest.py"
 
 
+rule appversions_loadtest_authors:
+    """The authors' load-test driver: closed-loop workers sleeping 2*U*m - latency, concurrent Get Reports,
+    writes with {w: majority, j: true}, warm-up and idle periods (docs/appversions.md, protocol table)."""
+    input:
+        data=ancient("results/appversions/data/{version}"),
+        loaded="results/appversions/provenance/load_{version}.json",
+        correctness="results/appversions/tables/correctness_{version}.csv",
+        server=server_json(AV_LT["profile"]),
+        after="results/appversions/raw/loadtest_{version}.parquet",   # one load test at a time on the data
+    output:
+        raw="results/appversions/raw/loadtest_authors_{version}.parquet",
+        provenance="results/appversions/provenance/loadtest_authors_{version}.json",
+    wildcard_constraints:
+        version=AV_VERSION_RE,
+    params:
+        data=AV_DATA_PARAMS,
+        loadtest=AV_AUTHORS_PARAMS,
+    threads: ask("appversions_loadtest").threads
+    resources:
+        mongod=MONGOD,
+        **ask("appversions_loadtest").resources,
+    log:
+        "results/logs/appversions_loadtest_authors_{version}.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/appversions_loadtest_authors.py"
+
+
 rule appversions_tables:
     input:
         collstats=expand("results/appversions/raw/collstats_{version}.parquet", version=AV_LOADED),
         load_provenance=expand("results/appversions/provenance/load_{version}.json", version=AV_LOADED),
         loadtest_raw=expand("results/appversions/raw/loadtest_{version}.parquet", version=AV_TESTED),
         loadtest_provenance=expand("results/appversions/provenance/loadtest_{version}.json", version=AV_TESTED),
+        loadtest_authors_raw=AV_AUTHORS_RAW,
+        loadtest_authors_provenance=AV_AUTHORS_PROVENANCE,
         model="results/appversions/model/stats.csv",
         model_reference="results/appversions/model/stats_reference.csv",
         midday=expand("results/appversions/tables/midday_reports_{version}.csv", version=AV_LOADED),
@@ -213,7 +252,7 @@ rule appversions_figures:
         "../scripts/appversions_figures.py"
 
 
-add_targets("appversions", *AV_TABLES.values(), *AV_PROVENANCE,
+add_targets("appversions", *AV_TABLES.values(), *AV_PROVENANCE, *AV_AUTHORS_PROVENANCE,
             *[f"results/appversions/figures/{name}.{ext}" for name in AV_FIGURES for ext in ("png", "svg", "vl.json")])
 
 

@@ -40,7 +40,7 @@ def _answers(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _versions(names: list[str]) -> str:
-    return ", ".join(names)
+    return ", ".join(names) or "no version loaded"
 
 
 def midday_findings(midday: pl.DataFrame) -> list[dict]:

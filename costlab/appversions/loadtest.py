@@ -29,9 +29,11 @@ import os
 import queue
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import polars as pl
@@ -359,10 +361,6 @@ def run_loadtest(uri: str, database: str, collection: str, version: str, plan: L
     Each worker is a process of its own (spawned, with its own client) so that the Python
     client is not one GIL-bound bottleneck; workers start together at a shared monotonic t0.
     """
-    ctx = mp.get_context("spawn")
-    ready_queue = ctx.Queue()
-    go_event = ctx.Event()
-    t0_value = ctx.Value("d", 0.0)
     with tempfile.TemporaryDirectory(prefix="costlab-loadtest-") as tmp:
         tmp_path = Path(tmp)
         # Each worker gets a file with only its own requests: upsert batch j (rows j*batch ..) and
@@ -383,68 +381,87 @@ def run_loadtest(uri: str, database: str, collection: str, version: str, plan: L
                                         intended_s=mine["intended_s"].to_numpy(), payload_path=str(payload_path),
                                         batch_size=plan.batch_size, test_seconds=plan.total_seconds,
                                         out_path=str(tmp_path / f"{kind}_{w}.parquet")))
-        processes = [ctx.Process(target=_worker_main, args=(spec, ready_queue, go_event, t0_value, os.getpid()),
-                                 name=f"loadtest-{spec.kind}-{spec.worker}", daemon=True) for spec in specs]
-        try:
-            for process in processes:
-                process.start()
-            deadline = time.monotonic() + start_timeout_s
-            ready = 0
-            while ready < len(processes):
-                try:
-                    ready_queue.get(timeout=0.5)
-                    ready += 1
-                    continue
-                except queue.Empty:
-                    pass
-                dead = [p.name for p in processes if p.exitcode not in (None, 0)]
-                if dead or time.monotonic() > deadline:
-                    raise RuntimeError(f"load test workers for {version}: {ready} of {len(processes)} ready"
-                                       + (f"; exited with an error: {', '.join(dead)} (traceback above)" if dead
-                                          else f" after {start_timeout_s} s"))
-            t0_value.value = time.monotonic() + 0.2
-            started_at = datetime.now(timezone.utc) + timedelta(seconds=0.2)
-            go_event.set()
-            bar = progress(total=round(plan.total_seconds), desc=f"load test {version}", unit="s")
-            shown = 0
-            while any(p.is_alive() for p in processes):
-                reason = _lost_reason(specs)
-                if reason or any(p.exitcode not in (None, 0) for p in processes):
-                    break   # one worker lost the server or failed: stop all now (finally below)
-                time.sleep(0.25)
-                elapsed = min(round(time.monotonic() - t0_value.value), round(plan.total_seconds))
-                if elapsed > shown:
-                    bar.update(elapsed - shown)
-                    shown = elapsed
-                if time.monotonic() > t0_value.value + plan.total_seconds + 600:
-                    raise RuntimeError(f"load test workers for {version} still running 600 s after the test end")
-            bar.close()
-            if _lost_reason(specs) or any(p.exitcode not in (None, 0) for p in processes):
-                for process in processes:
-                    process.terminate()
-            for process in processes:
-                process.join()
-            reason = _lost_reason(specs)
-            if reason:
-                from costlab.server.connection import ConnectionLost, display_uri, lost_message
-                raise ConnectionLost(lost_message(display_uri(uri), f"the load test of {version}", reason))
-            failed = [p.name for p in processes if p.exitcode != 0]
-            if failed:
-                raise RuntimeError(f"load test of {version}: worker processes failed: {', '.join(failed)}")
-            parts = [pl.read_parquet(spec.out_path) for spec in specs]
-            cpu = {f"{spec.kind}_{spec.worker}": json.loads(Path(spec.out_path).with_suffix(".json").read_text())["cpu_seconds"]
-                   for spec in specs}
-        finally:
-            for process in processes:
-                if process.is_alive():
-                    process.terminate()
-                    process.join(5)
+        parts, worker_facts, started_at = run_worker_processes(_worker_main, specs, version, uri,
+                                                               plan.total_seconds, start_timeout_s)
+    cpu = {name: facts["cpu_seconds"] for name, facts in worker_facts.items()}
     raw = _finish_raw(pl.concat(parts, how="vertical_relaxed"), version, plan.batch_size, plan_schedule)
     facts = {"started_at": started_at.isoformat(), "test_seconds": plan.total_seconds,
              "upsert_workers": upsert_workers, "report_workers": report_workers,
              "worker_cpu_seconds_total": round(sum(cpu.values()), 3),
              "worker_cpu_share_of_test": round(sum(cpu.values()) / (plan.total_seconds * (os.cpu_count() or 1)), 4)}
     return raw, facts
+
+
+def run_worker_processes(target, specs: list, version: str, uri: str, test_seconds: float,
+                         start_timeout_s: float = 180.0) -> tuple[list[pl.DataFrame], dict[str, dict], datetime]:
+    """Start one spawned process per spec running target(spec, ready_queue, go_event, t0_value, parent
+    pid); when all are ready, set a common t0 and go; wait for them. A worker that lost the server
+    stops all (ConnectionLost); one that failed stops all (RuntimeError naming it).
+
+    Each spec has kind, worker and out_path; a worker writes its rows to out_path (parquet) and its
+    facts beside it (.json). Returns (rows per worker, {"<kind>_<worker>": facts}, wall-clock start).
+    """
+    ctx = mp.get_context("spawn")
+    ready_queue = ctx.Queue()
+    go_event = ctx.Event()
+    t0_value = ctx.Value("d", 0.0)
+    processes = [ctx.Process(target=target, args=(spec, ready_queue, go_event, t0_value, os.getpid()),
+                             name=f"loadtest-{spec.kind}-{spec.worker}", daemon=True) for spec in specs]
+    try:
+        for process in processes:
+            process.start()
+        deadline = time.monotonic() + start_timeout_s
+        ready = 0
+        while ready < len(processes):
+            try:
+                ready_queue.get(timeout=0.5)
+                ready += 1
+                continue
+            except queue.Empty:
+                pass
+            dead = [p.name for p in processes if p.exitcode not in (None, 0)]
+            if dead or time.monotonic() > deadline:
+                raise RuntimeError(f"load test workers for {version}: {ready} of {len(processes)} ready"
+                                   + (f"; exited with an error: {', '.join(dead)} (traceback above)" if dead
+                                      else f" after {start_timeout_s} s"))
+        t0_value.value = time.monotonic() + 0.2
+        started_at = datetime.now(timezone.utc) + timedelta(seconds=0.2)
+        go_event.set()
+        bar = progress(total=round(test_seconds), desc=f"load test {version}", unit="s")
+        shown = 0
+        while any(p.is_alive() for p in processes):
+            reason = _lost_reason(specs)
+            if reason or any(p.exitcode not in (None, 0) for p in processes):
+                break   # one worker lost the server or failed: stop all now (finally below)
+            time.sleep(0.25)
+            elapsed = min(round(time.monotonic() - t0_value.value), round(test_seconds))
+            if elapsed > shown:
+                bar.update(elapsed - shown)
+                shown = elapsed
+            if time.monotonic() > t0_value.value + test_seconds + 600:
+                raise RuntimeError(f"load test workers for {version} still running 600 s after the test end")
+        bar.close()
+        if _lost_reason(specs) or any(p.exitcode not in (None, 0) for p in processes):
+            for process in processes:
+                process.terminate()
+        for process in processes:
+            process.join()
+        reason = _lost_reason(specs)
+        if reason:
+            from costlab.server.connection import ConnectionLost, display_uri, lost_message
+            raise ConnectionLost(lost_message(display_uri(uri), f"the load test of {version}", reason))
+        failed = [p.name for p in processes if p.exitcode != 0]
+        if failed:
+            raise RuntimeError(f"load test of {version}: worker processes failed: {', '.join(failed)}")
+        parts = [pl.read_parquet(spec.out_path) for spec in specs]
+        facts = {f"{spec.kind}_{spec.worker}": json.loads(Path(spec.out_path).with_suffix(".json").read_text())
+                 for spec in specs}
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+                process.join(5)
+    return parts, facts, started_at
 
 
 # --- summaries --------------------------------------------------------------------------------
@@ -620,19 +637,46 @@ def new_events_2020(events_per_year: int, seed: int, needed: int) -> pl.DataFram
                            end=date(2020, 1, 1) + timedelta(days=days))
 
 
+@contextmanager
+def loadtest_server(config: dict, version_name: str, data_dir: str | Path, provenance_path: str | Path,
+                    extra: dict, job: str) -> Iterator:
+    """The server of one load-test job on the version's loaded data directory (measuring_job),
+    with what the test starts from recorded in `extra`: documents_before, the regime (working set
+    against cache) and dataset_as_loaded (False after an earlier load test added 2020 events)."""
+    from costlab.appversions.load import read_marker
+    from costlab.appversions.regime import measure_regime
+    from costlab.appversions.versions import get_version
+    from costlab.server import measuring_job
+
+    version = get_version(version_name)
+    marker = read_marker(data_dir)
+    with measuring_job(config, config["appversions"]["loadtest"]["profile"], provenance_path, data_dir=data_dir,
+                       job=job, extra=extra, study="appversions", dataset=version_name,
+                       rebuild=f"snakemake --forcerun {data_dir}") as server:
+        collection = server.client[server.database][version.collection_name]
+        documents_before = collection.estimated_document_count()
+        if documents_before == 0:
+            raise RuntimeError(f"collection {server.database}.{version.collection_name} is empty on this server: "
+                               f"load it first (snakemake -R appversions_load, or delete {data_dir})")
+        extra["documents_before"] = documents_before
+        # The article's findings rest on a working set larger than the cache: record which regime this is.
+        extra["regime"] = measure_regime(server.client, server.database, version.collection_name)
+        # A previous load test on this data directory already added 2020 events: say so.
+        extra["dataset_as_loaded"] = documents_before == marker.get("documents")
+        yield server
+
+
 def loadtest_job(config: dict, version_name: str, data_dir: str | Path, raw_path: str | Path,
                  provenance_path: str | Path) -> dict:
     """The load test of one version on its loaded data directory; raw rows to raw_path."""
     from costlab.appversions.events import keys_for_users, users_for
-    from costlab.appversions.load import read_marker, worker_uri
+    from costlab.appversions.load import worker_uri
     from costlab.appversions.versions import get_version
     from costlab.io import write_parquet
-    from costlab.server import measuring_job
 
     settings = config["appversions"]
     lt = settings["loadtest"]
     version = get_version(version_name)
-    marker = read_marker(data_dir)
     plan = LoadTestPlan.from_config(lt)
     needed = schedule(plan)["upsert"].height * plan.batch_size
     plan_schedule, upsert_events, reports = loadtest_requests(
@@ -644,20 +688,8 @@ def loadtest_job(config: dict, version_name: str, data_dir: str | Path, raw_path
                             "batch_size": plan.batch_size, "rate_scale": plan.rate_scale},
                    "latencies": {"call_ms": "each call's own duration (primary, as the article timed it)",
                                  "from_intended_ms": "from the operation's intended start (open loop)"}}
-    with measuring_job(config, lt["profile"], provenance_path, data_dir=data_dir,
-                       job=f"appversions_loadtest_{version_name}", extra=extra, study="appversions",
-                       dataset=version_name, rebuild=f"snakemake --forcerun {data_dir}") as server:
-        collection = server.client[server.database][version.collection_name]
-        documents_before = collection.estimated_document_count()
-        if documents_before == 0:
-            raise RuntimeError(f"collection {server.database}.{version.collection_name} is empty on this server: "
-                               f"load it first (snakemake -R appversions_load, or delete {data_dir})")
-        extra["documents_before"] = documents_before
-        # The article's findings rest on a working set larger than the cache: record which regime this is.
-        from costlab.appversions.regime import measure_regime
-        extra["regime"] = measure_regime(server.client, server.database, version.collection_name)
-        # A previous load test on this data directory already added 2020 events: say so.
-        extra["dataset_as_loaded"] = documents_before == marker.get("documents")
+    with loadtest_server(config, version_name, data_dir, provenance_path, extra,
+                         f"appversions_loadtest_{version_name}") as server:
         raw, facts = run_loadtest(worker_uri(server, config), server.database, version.collection_name, version_name,
                                   plan, upsert_events, reports, plan_schedule,
                                   upsert_workers=lt["upsert_workers"], report_workers=lt["report_workers"])

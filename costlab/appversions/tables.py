@@ -28,6 +28,7 @@ OPERATION_OF_KIND = {"upsert": "bulk_upsert", "report": "get_reports"}
 # The published figure differs because of the scale, not the server or the method: the model at
 # this scale shows the same gap and the model at the reference scale does not.
 SCALE_VERDICT = "not comparable at this scale"
+AUTHORS_DRIVER = "authors' closed-loop driver"
 
 
 def server_kinds(provenance_paths: Iterable[str | Path], prefix: str) -> dict[str, str]:
@@ -98,25 +99,41 @@ def loadtest_tables(raw_paths: Sequence[str | Path], provenance_paths: Sequence[
                     plan: LoadTestPlan, bin_seconds: float | None, tolerance: float
                     ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(per-bin summary, per-step summary) of every load-tested version, each with server_kind."""
-    kinds = server_kinds(provenance_paths, "loadtest_")
-    regimes = loadtest_regimes(provenance_paths)
     bins, steps = [], []
     for path in raw_paths:
         raw = read_parquet(path)
         bins.append(summarize_bins(raw, plan, bin_seconds, tolerance))
         steps.append(summarize_phases(raw, plan, tolerance, bin_seconds))
-    kind_col = pl.col("version").replace_strict(kinds, default=None).alias("server_kind")
-    regime_col = pl.col("version").replace_strict(regimes, default=UNKNOWN_REGIME).alias("regime")
-    return (pl.concat(bins, how="vertical_relaxed").with_columns(kind_col, regime_col),
-            pl.concat(steps, how="vertical_relaxed").with_columns(kind_col, regime_col))
+    labels = _loadtest_labels(provenance_paths, "loadtest_")
+    return (pl.concat(bins, how="vertical_relaxed").with_columns(*labels),
+            pl.concat(steps, how="vertical_relaxed").with_columns(*labels))
 
 
-def loadtest_regimes(provenance_paths: Iterable[str | Path]) -> dict[str, str]:
+def authors_loadtest_steps(raw_paths: Sequence[str | Path], provenance_paths: Sequence[str | Path],
+                           plan: LoadTestPlan, tolerance: float) -> pl.DataFrame:
+    """Per step (the published 5-minute step) of every version the authors' driver tested
+    (closedloop.closed_loop_bins: rates by start time, latency percentiles), with server_kind and regime."""
+    from costlab.appversions.closedloop import closed_loop_bins
+
+    steps = [closed_loop_bins(read_parquet(path), plan, None, tolerance) for path in raw_paths]
+    return pl.concat(steps, how="vertical_relaxed").with_columns(
+        *_loadtest_labels(provenance_paths, "loadtest_authors_"))
+
+
+def _loadtest_labels(provenance_paths: Sequence[str | Path], prefix: str) -> list[pl.Expr]:
+    """server_kind and regime columns by version, from provenance files named <prefix><version>.json."""
+    kinds = server_kinds(provenance_paths, prefix)
+    regimes = loadtest_regimes(provenance_paths, prefix)
+    return [pl.col("version").replace_strict(kinds, default=None).alias("server_kind"),
+            pl.col("version").replace_strict(regimes, default=UNKNOWN_REGIME).alias("regime")]
+
+
+def loadtest_regimes(provenance_paths: Iterable[str | Path], prefix: str = "loadtest_") -> dict[str, str]:
     """{version: regime} recorded by each load test (provenance extra.regime; older runs: unknown)."""
     regimes = {}
     for path in map(Path, provenance_paths):
         record = read_provenance(path).get("extra") or {}
-        regimes[path.stem.removeprefix("loadtest_")] = (record.get("regime") or {}).get("regime", UNKNOWN_REGIME)
+        regimes[path.stem.removeprefix(prefix)] = (record.get("regime") or {}).get("regime", UNKNOWN_REGIME)
     return regimes
 
 
@@ -351,10 +368,13 @@ def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame,
                             model_stats: pl.DataFrame | None, published: pl.DataFrame,
                             model_tolerance: float = MODEL_TOLERANCE,
                             model_reference: pl.DataFrame | None = None,
-                            midday: pl.DataFrame | None = None) -> pl.DataFrame:
+                            midday: pl.DataFrame | None = None,
+                            authors_steps: pl.DataFrame | None = None) -> pl.DataFrame:
     """The report's table: one row per finding, verdict about the finding, server_kind of its data.
 
-    midday: the loaded versions' Get Reports at end times with a time of day (conformance.py)."""
+    midday: the loaded versions' Get Reports at end times with a time of day (conformance.py).
+    authors_steps: the authors'-way load test's steps (authors_loadtest_steps): the load-test
+    findings again, judged on it, each named "... (authors' closed-loop driver)"."""
     from costlab.appversions.conformance import midday_findings
 
     explained = scale_explained(model_stats, model_reference, published, model_tolerance)
@@ -363,6 +383,9 @@ def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame,
         rows += model_findings(model_stats, published, model_tolerance, model_reference)
     if midday is not None:
         rows += midday_findings(midday)
+    if authors_steps is not None:
+        rows += [{**row, "finding": f"{row['finding']} ({AUTHORS_DRIVER})"}
+                 for row in loadtest_findings(authors_steps, facts)]
     return pl.DataFrame(rows, schema=PVR_SCHEMA).select(PVR_COLUMNS)
 
 
@@ -391,8 +414,13 @@ def write_tables(inputs, outputs, loadtest_settings: dict, model_tolerance: floa
     reference = read_csv(inputs.model_reference) if getattr(inputs, "model_reference", None) else None
     midday_paths = list(getattr(inputs, "midday", None) or [])
     midday = pl.concat([read_csv(path) for path in midday_paths], how="diagonal_relaxed") if midday_paths else None
+    authors_raw = list(getattr(inputs, "loadtest_authors_raw", None) or [])
+    authors_steps = (authors_loadtest_steps(authors_raw, inputs.loadtest_authors_provenance, plan,
+                                            loadtest_settings["tolerance"]) if authors_raw else None)
     pvr = published_vs_reproduced(stats, steps, read_csv(inputs.facts), model, published, model_tolerance,
-                                  reference, midday)
+                                  reference, midday, authors_steps)
+    if authors_steps is not None:
+        write_csv(authors_steps, outputs.loadtest_authors_steps)
     write_csv(stats, outputs.collection_stats)
     write_csv(bins, outputs.loadtest_bins)
     write_csv(steps, outputs.loadtest_steps)
