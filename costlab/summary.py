@@ -58,7 +58,7 @@ def _counts_text(counts: Counter) -> str:
 def _table_text(table: Path) -> str:
     """A verdict table's counts in one line (the stand-in named), or why it could not be read or
     counted (changed after its step wrote it: costlab/digests.py)."""
-    from costlab.digests import EDITED_TEXT, check, EDITED
+    from costlab.digests import EDITED, EDITED_TEXT, check
     from costlab.inputs import rebuild_command
 
     if check(table) == EDITED:
@@ -73,8 +73,15 @@ def _table_text(table: Path) -> str:
 
 
 def read_findings_rows(path: Path) -> list[dict[str, str]]:
+    """findings.csv's rows; if it was changed after its step wrote it, every verdict reads
+    "edited after the run" (counted as that, never as the verdict it shows)."""
+    from costlab.digests import EDITED, EDITED_TEXT, check
+
     with path.open(newline="") as handle:
-        return list(csv.DictReader(handle))
+        rows = list(csv.DictReader(handle))
+    if check(path) == EDITED:
+        rows = [row | {"verdict": EDITED_TEXT} for row in rows]
+    return rows
 
 
 def findings_texts(rows: list[dict[str, str]], study: str) -> list[str]:

@@ -118,3 +118,21 @@ def test_a_truncated_figure_png_is_noticed(tmp_path):
     with atomic_path(png) as tmp:
         tmp.write_bytes(data)
     assert figure_problem(png) is None
+
+
+def test_an_edited_findings_table_is_counted_as_edited(tmp_path):
+    from costlab.report.findings import read_findings
+
+    results = tree(tmp_path / "a")
+    out = tmp_path / "report.html"
+    build_report(results, out, CONFIG, captions_dir=tmp_path, defaults=CONFIG)   # findings collected here
+    from costlab.report.collect import collect_sections
+    from costlab.report.findings import findings_frame, write_findings
+
+    findings_path = results / "findings.csv"
+    write_findings(findings_frame(collect_sections(results, CONFIG, None, tmp_path), results), findings_path)
+    assert "not reproduced" in "\n".join(summary_lines(results, ["flatnested"]))
+    findings_path.write_text(findings_path.read_text().replace("not reproduced", "reproduced"))
+    summary = "\n".join(summary_lines(results, ["flatnested"]))
+    assert "edited after the run" in summary and "2 reproduced" not in summary
+    assert set(read_findings(findings_path)["verdict"]) == {"edited after the run"}

@@ -137,7 +137,9 @@ def read_findings(path: str | Path) -> pl.DataFrame:
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"{path} lacks column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}")
-    return frame.select(COLUMNS)
+    from costlab.digests import without_edited_verdicts
+
+    return without_edited_verdicts(frame.select(COLUMNS), path)[0]   # edited after its step: never a verdict
 
 
 def write_findings(findings: pl.DataFrame, path: str | Path) -> None:
