@@ -8,9 +8,13 @@ BIN    := $(VENV)/bin
 CONFIG ?= config/config.yaml
 SET ?=
 SNAKEMAKE_ARGS ?=
+# Snakemake creates its source cache under $XDG_CACHE_HOME (default ~/.cache) before it reads the
+# Snakefile: where that cannot be written (a read-only HOME), one inside the working directory is used.
+CACHE_HOME := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)
+export XDG_CACHE_HOME := $(shell mkdir -p "$(CACHE_HOME)" 2>/dev/null && test -w "$(CACHE_HOME)" && echo "$(CACHE_HOME)" || echo "$(CURDIR)/.snakemake/cache-home")
 RUN_ARGS = --profile profiles/default --configfile $(CONFIG) $(if $(strip $(SET)),--config $(SET)) $(SNAKEMAKE_ARGS)
 
-.PHONY: all test test-slurm test-docker test-loaddriver bench smoke dryrun lint clean-venv matrix wt-extensions
+.PHONY: all test test-slurm test-docker test-loaddriver test-paths bench smoke dryrun lint clean-venv matrix wt-extensions
 
 # The venv is rebuilt only when the pins change; the stamp marks a complete install.
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -68,6 +72,11 @@ test-docker: $(VENV)/.installed-test
 # proxy that delays every reply (pacing share, concurrent Get Reports, write concern); about 30 s.
 test-loaddriver: $(VENV)/.installed-test
 	COSTLAB_TEST_LOADDRIVER=1 $(BIN)/python -m pytest -m loaddriver -rs tests/test_appversions_closedloop.py $(PYTEST_ARGS)
+
+# Opt-in (about 5 s): a script job of a one-rule Snakefile run from a directory named with a space
+# and a non-ASCII letter (docs/reliability.md); make test runs the unit tests of costlab/paths.py.
+test-paths: $(VENV)/.installed-test
+	COSTLAB_TEST_PATHS=1 $(BIN)/python -m pytest -rs tests/test_paths.py $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed-test
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

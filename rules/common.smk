@@ -1,4 +1,9 @@
 # Config validation (before any job runs), shared helpers and the `mongod` resource.
+from costlab.paths import shell_safe_python
+
+# A checkout path with a space: Snakemake puts the interpreter's path into script jobs' commands
+# unquoted; run them through a plain link to the same venv (costlab/paths.py says why).
+shell_safe_python()
 from costlab.config import apply_command_line_config, validate as validate_config
 
 # Snakemake hands nested --config values over as strings ({sizes_kb: [1, 64]} -> ['1', '64']);

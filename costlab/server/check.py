@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from costlab.config import ConfigError, load_config
+from costlab.paths import PathProblem, shell_safe_python
 from costlab.server import resolve_backend
 from costlab.server.availability import available_backend, check_configured
 from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_REASON, ServerUnavailable
@@ -83,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__)
         return 0
     try:
+        shell_safe_python()   # a checkout path with a space: as rules/common.smk does, or why not
         config = snakemake_config(argv)
         if available_backend(config["server"]) is None:
             # Not an error: the workflow builds everything server-free and marks the mongod parts not run.
@@ -93,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         check_configured(config["server"], backend)
         if backend == "external":
             ping_external(config["server"])
-    except (ConfigError, ServerUnavailable) as err:
+    except (ConfigError, ServerUnavailable, PathProblem) as err:
         print(str(err) if str(err).startswith("costlab") else f"costlab: {err}", file=sys.stderr)
         return 2
     print(f"costlab: server backend {backend}", file=sys.stderr)
