@@ -269,7 +269,7 @@ rule appversions_engine:
     output:
         **AV_ENGINE,
     params:
-        engine=config["engine"],
+        engine=engine_params("appversions"),
         versions=config["appversions"]["versions"],
         seed=config["appversions"]["seed"],
         event_window=config["appversions"]["event_window"],

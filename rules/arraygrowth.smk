@@ -185,7 +185,7 @@ rule arraygrowth_engine:
     output:
         **AG_ENGINE,
     params:
-        engine=config["engine"],
+        engine=engine_params("arraygrowth"),
         ns=AG["ns"],
         profiles=AG["profiles"],
         workloads=AG["workloads"],

@@ -26,6 +26,14 @@ STUDY_TARGETS = {}
 ENGINE_ON = config["engine"]["enabled"]
 
 
+def engine_params(study):
+    """The engine keys one study's engine job depends on: the shared ones (compressors, ...) and its own
+    section, never another study's, so `engine.arraygrowth.ns` reruns arraygrowth_engine alone."""
+    from costlab import STUDIES as _STUDIES
+
+    return {key: value for key, value in config["engine"].items() if key not in _STUDIES or key == study}
+
+
 def study_enabled(study):
     return study in config["studies"]
 

@@ -154,7 +154,7 @@ rule docsize_engine:
     output:
         **DS_ENGINE,
     params:
-        engine=config["engine"],
+        engine=engine_params("docsize"),
         sizes_kb=DS["sizes_kb"],
         seed=DS["seed"],
     threads: ask("docsize_engine").threads

@@ -53,16 +53,22 @@ def _size_x() -> alt.X:
 
 def _layers(data: pl.DataFrame, y: alt.Y, color: alt.Color, detail: str, tooltip: list,
             shapes: dict[str, str] = SOURCE_SHAPES) -> alt.LayerChart:
-    """Reproduced: lines with filled circles; published: hollow diamonds of the same colour."""
+    """Reproduced: lines with circles; published: diamonds of the same colour. Both are drawn hollow, as the
+    shared legend draws them (a filled circle beside a hollow legend symbol read as another series);
+    a `note` column, when there, is written beside its point (e.g. 'all 3 queries at 0 B here')."""
     shape = alt.Shape("source:N", title="values", scale=color_scale(shapes))
     base = alt.Chart(data)
     mine = base.transform_filter(alt.datum.source != "published")
     lines = mine.mark_line(opacity=0.8).encode(x=_size_x(), y=y, color=color, detail=detail)
-    points = mine.mark_point(size=70, filled=True, opacity=0.95).encode(
+    points = mine.mark_point(size=70, filled=False, strokeWidth=2, opacity=0.95).encode(
         x=_size_x(), y=y, color=color, shape=shape, tooltip=tooltip)
     published = base.transform_filter(alt.datum.source == "published").mark_point(
         size=130, filled=False, strokeWidth=2.2).encode(x=_size_x(), y=y, color=color, shape=shape, tooltip=tooltip)
-    return alt.layer(lines, points, published)
+    layers = [lines, points, published]
+    if "note" in data.columns:
+        layers.append(base.transform_filter("isValid(datum.note)").mark_text(
+            align="left", dx=8, dy=-12, fontSize=11, color="#333").encode(x=_size_x(), y=y, text="note:N"))
+    return alt.layer(*layers)
 
 
 def _lines_and_points(frame: pl.DataFrame, y: alt.Y, tooltip_title: str,
@@ -82,10 +88,11 @@ def _subtitle(window_minutes: int | None, note: str | None) -> str | None:
 
 
 def _by_cache_setting(frame: pl.DataFrame, y: alt.Y, unit: str, title: str, stand_in: bool,
-                      subtitle: str | None, shapes: dict[str, str] = SOURCE_SHAPES) -> alt.TopLevelMixin:
-    """Lines and points per query shape, one panel per cache setting."""
+                      subtitle: str | None, shapes: dict[str, str] = SOURCE_SHAPES,
+                      order: list[str] | None = None) -> alt.TopLevelMixin:
+    """Lines and points per query shape, one panel per cache setting (in `order`, RUN_ORDER by default)."""
     chart = _lines_and_points(frame, y, unit, shapes).properties(width=220, height=220).facet(
-        column=alt.Column("cache_setting:N", title=None, sort=RUN_ORDER))
+        column=alt.Column("cache_setting:N", title=None, sort=order or RUN_ORDER))
     return titled(chart, title, stand_in, subtitle)
 
 
@@ -162,32 +169,78 @@ def build_figures(summary_path: str | Path, published_queries: str | Path, stand
 ENGINE_SOURCE = "WiredTiger engine lab (median)"
 
 
+def engine_run_labels(cache_reads: pl.DataFrame) -> dict[str, str]:
+    """Each run's panel name from what the engine ran with ('51 MB cache, random windows'), in RUNS order;
+    a table without cache_mb/windows keeps the run's own label."""
+    labels = {}
+    for run in (r for r in RUNS if r in set(cache_reads["run"].to_list())):
+        rows = cache_reads.filter(pl.col("run") == run)
+        if {"cache_mb", "windows"} <= set(rows.columns):
+            megabytes = ", ".join(f"{int(v):,}" for v in sorted(set(rows["cache_mb"].drop_nulls().to_list())))
+            windows = "same window" if set(rows["windows"].to_list()) == {"same"} else "random windows"
+            labels[run] = f"{megabytes} MB cache, {windows}"
+        else:
+            labels[run] = RUNS[run].label
+    return labels
+
+
+def overlap_notes(frame: pl.DataFrame, source: str) -> pl.DataFrame:
+    """frame with a `note` on one point per panel where every query shape has the same value at a size
+    (e.g. all three at 0 B: the lines lie on top of each other, so only the last drawn would show)."""
+    mine = frame.filter(pl.col("source") == source)
+    same = (mine.group_by("cache_setting", "size_kb")
+            .agg(pl.col("value").n_unique().alias("values"), pl.col("value").first().alias("at"),
+                 pl.col("shape").n_unique().alias("shapes"))
+            .filter((pl.col("values") == 1) & (pl.col("shapes") > 1))
+            .sort("size_kb").group_by("cache_setting", maintain_order=True).first())
+    if same.height == 0:
+        return frame.with_columns(pl.lit(None, pl.Utf8).alias("note"))
+    first_shape = mine["shape"].unique(maintain_order=True)[0]
+    notes = same.with_columns(pl.lit(source).alias("source"), pl.lit(first_shape).alias("shape"),
+                              pl.format("all {} queries at {} here (lines overlap)", pl.col("shapes"),
+                                        pl.col("at").map_elements(_bytes_text, return_dtype=pl.Utf8))
+                              .alias("note")).select("cache_setting", "size_kb", "source", "shape", "note")
+    return frame.join(notes, on=["cache_setting", "size_kb", "source", "shape"], how="left")
+
+
+def _bytes_text(value: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= size:
+            return f"{value / size:.3g} {unit}"
+    return f"{value:.0f} B"
+
+
 def engine_bytes_read_frame(cache_reads: pl.DataFrame, published: pl.DataFrame) -> pl.DataFrame:
-    """engine/cache_reads.csv and the article's bytes read into cache, in _long's shape."""
+    """engine/cache_reads.csv and the article's bytes read into cache, in _long's shape; each panel named
+    from the run's own cache and windows, the published points in the panel of the run they mirror."""
     engine = cache_reads.select("run", pl.col("size_kb").cast(pl.Int64), "shape",
                                 pl.col("bytes_read_into_cache_median").cast(pl.Float64).alias("value"),
                                 pl.lit(ENGINE_SOURCE).alias("source"))
     theirs = published.filter(pl.col("metric") == "bytes_read_into_cache").select(
         "run", pl.col("size_kb").cast(pl.Int64), "shape", pl.col("value").cast(pl.Float64),
         pl.lit("published").alias("source"))
-    labels = pl.DataFrame({"run": list(RUNS), "cache_setting": RUN_ORDER})
-    return pl.concat([engine, theirs], how="vertical_relaxed").join(labels, on="run").with_columns(
+    run_labels = engine_run_labels(cache_reads)
+    labels = pl.DataFrame({"run": list(run_labels), "cache_setting": list(run_labels.values())})
+    frame = pl.concat([engine, theirs], how="vertical_relaxed").join(labels, on="run").with_columns(
         pl.col("shape").replace_strict(SHAPE_LABELS, default=pl.col("shape")).alias("query"))
+    return overlap_notes(frame, ENGINE_SOURCE)
 
 
 def engine_bytes_read_chart(cache_reads: pl.DataFrame, published: pl.DataFrame) -> alt.TopLevelMixin:
     """Bytes read into the cache per query on the engine lab, per size, shape and cache/windows run."""
     frame = engine_bytes_read_frame(cache_reads, published)
+    order = list(engine_run_labels(cache_reads).values())
     compressor = compressor_text(set(cache_reads["block_compressor"].cast(pl.Utf8).to_list()),
                                  set(cache_reads["block_compressor_wanted"].cast(pl.Utf8).to_list()),
                                  "block compressor")
     queries = sorted(set(cache_reads["queries"].to_list()))
     subtitle = (f"{ENGINE_LABEL}; {compressor}; median of {', '.join(map(str, queries))} queries per point; "
-                "projection reads what a FETCH reads")
+                "projection reads what a FETCH reads; published: the article's default cache (15.7 GB) and "
+                "256 MB cache, in the panel of the run each mirrors")
     return _by_cache_setting(frame, _bytes_read_y(frame), "bytes",
                              "Bytes read into the cache per query on WiredTiger (engine lab)", False, subtitle,
                              shapes={ENGINE_SOURCE: SOURCE_SHAPES["reproduced (median)"],
-                                     "published": SOURCE_SHAPES["published"]})
+                                     "published": SOURCE_SHAPES["published"]}, order=order)
 
 
 def build_engine_figure(cache_reads_path: str | Path, published_queries: str | Path,

@@ -5,6 +5,7 @@ come from the scales here so a query shape / profile / version has one colour ev
 """
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import altair as alt
@@ -36,9 +37,19 @@ def source_shape_scale(reproduced: str = "reproduced", published: str = "publish
     return color_scale({reproduced: REPRODUCED_SHAPE, published: PUBLISHED_SHAPE})
 
 
+# Subtitle lines are wrapped at this many characters: a one-line subtitle used to set the figure's width
+# (appversions' PNG was 2,458 px wide with the plot half of it).
+SUBTITLE_CHARS = 90
+
+
+def wrap_subtitle(text: str, width: int = SUBTITLE_CHARS) -> list[str]:
+    """One subtitle as lines of at most `width` characters, broken at spaces (a longer word stays whole)."""
+    return textwrap.wrap(text, width=width, break_long_words=False, break_on_hyphens=False) or [text]
+
+
 def titled(chart: alt.TopLevelMixin, title: str, stand_in: bool = False, subtitle: str | None = None):
-    """Set the chart title; a stand-in result always carries the label as its subtitle."""
-    lines = [s for s in (STAND_IN_LABEL if stand_in else None, subtitle) if s]
+    """Set the chart title; a stand-in result always carries the label as its subtitle (lines wrapped)."""
+    lines = [line for s in (STAND_IN_LABEL if stand_in else None, subtitle) if s for line in wrap_subtitle(s)]
     # Vega-Lite rejects subtitle=None: leave it Undefined when there is no subtitle line.
     return chart.properties(title=alt.TitleParams(title, subtitle=lines or alt.Undefined,
                                                    subtitleColor="#b00020" if stand_in else "#555"))

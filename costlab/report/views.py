@@ -169,6 +169,36 @@ def _value_text(value: Any) -> str:
     return "null" if value is None else json.dumps(value) if isinstance(value, (list, dict)) else str(value)
 
 
+def concerns(key: str, study: str) -> bool:
+    """Whether a dotted config key can change the study's results: its own keys, the server's, and the engine
+    lab's shared keys and its own engine section (never another study's)."""
+    parts = key.split(".")
+    if parts[0] in (study, "server"):
+        return True
+    return parts[0] == "engine" and (len(parts) == 1 or parts[1] not in STUDIES or parts[1] == study)
+
+
+# Columns of the engine lab's tables that say at what scale and with what it ran (read from the results).
+ENGINE_SCALE_COLUMNS = {"n": "N", "size_kb": "document sizes (KB)", "cache_mb": "WiredTiger cache (MB)",
+                        "events": "events", "documents": "documents", "queries": "queries per point",
+                        "block_compressor": "block compressor used", "journal_compressor": "journal compressor used"}
+
+
+def engine_scale_rows(tables: list[TableItem]) -> list[tuple[str, str]]:
+    """What the engine lab ran with, from its own tables: every distinct N, size, cache, compressor."""
+    rows: dict[str, list[Any]] = {}
+    for table in tables:
+        for column, label in ENGINE_SCALE_COLUMNS.items():
+            if column in table.frame.columns:
+                values = table.frame.get_column(column).drop_nulls().unique(maintain_order=True).to_list()
+                rows.setdefault(label, [])
+                rows[label] += [v for v in values if v not in rows[label]]
+    def text(values: list[Any]) -> str:
+        ordered = sorted(values) if all(isinstance(v, (int, float)) for v in values) else values
+        return ", ".join(format_cell(v).text for v in ordered)
+    return [(f"{label} (from the results)", text(values)) for label, values in rows.items() if values]
+
+
 def config_view(study: str, config: dict, defaults: dict, records: list[dict]) -> dict[str, Any]:
     """The study's scale (keys, values, changed?), the config hashes and the keys that differ from the defaults."""
     # Per study: its own keys and the server's (records from before study hashes: the whole config).
@@ -177,11 +207,12 @@ def config_view(study: str, config: dict, defaults: dict, records: list[dict]) -
     hashes = sorted({r["study_config_hash"] if r.get("study_config_hash") else
                      (current_hash if r.get("config_hash") == whole else r.get("config_hash"))
                      for r in records if r.get("study_config_hash") or r.get("config_hash")})
-    default_scale = flatten(defaults.get(study) or {})
-    scale = [(k, _value_text(v), default_scale.get(k, v) != v)
-             for k, v in flatten(config.get(study) or {}).items()]
+    default_scale = flatten(defaults.get(study) or {}) | flatten(
+        {"engine": {study: ((defaults.get("engine") or {}).get(study) or {})}})
+    mine = flatten(config.get(study) or {}) | flatten({"engine": {study: ((config.get("engine") or {}).get(study) or {})}})
+    scale = [(k, _value_text(v), default_scale.get(k, v) != v) for k, v in mine.items()]
     diffs = [(k, _value_text(d), _value_text(v)) for k, d, v in config_differences(config, defaults)
-             if k.split(".")[0] in (study, "server")]
+             if concerns(k, study)]
     return {"current_hash": current_hash, "measured_hashes": hashes if hashes and hashes != [current_hash] else [],
             "scale": scale, "differences": diffs}
 
@@ -284,6 +315,7 @@ def engine_view(section: StudySection, out_dir: Path) -> dict[str, Any] | None:
             ("journal compressor", used("journal_compressor")),
             ("block compressor", used("block_compressor"))] if records else []
     tables = [table_block_view(t, out_dir) for t in section.engine]
+    rows += engine_scale_rows([t for t in section.engine if t.name != ENGINE_PUBLISHED_TABLE])
     return {"label": LABEL, "provenance_rows": rows,
             "published": tables[0] if section.engine[0].name == ENGINE_PUBLISHED_TABLE else None,
             "tables": [t for t in tables if t["name"] != ENGINE_PUBLISHED_TABLE]}
@@ -414,7 +446,7 @@ details.rows>summary{cursor:pointer;color:#333}
 .verdict.v-yes,.counts .v-yes{background:#e3f1df}.verdict.v-no,.counts .v-no{background:#fde7ea;color:#8a0016}
 .verdict.v-na,.counts .v-na{background:#eee;color:#555}.counts .v-other{background:#fff6e0}
 figure{margin:16px 0;padding:12px;border:1px solid #e3e3e3;border-radius:4px;overflow-x:auto}
-.vega,.svg{text-align:center}.vega.vega-embed{display:block}.vega svg,.svg svg,figure img{max-width:100%;height:auto}
+.vega,.svg{text-align:center}.vega.vega-embed{display:block}.svg svg,figure img{max-width:100%;height:auto}
 figcaption{margin-top:8px}figcaption p{margin:4px 0}.files{font-weight:normal;font-size:13px}
 .na{color:#999}.changed{color:#9a5b00;font-size:12px}
 nav ul{columns:2}
@@ -424,11 +456,14 @@ SCRIPT = """
 document.querySelectorAll('script[type="application/json"][data-figure]').forEach(function (el) {
   var target = document.getElementById(el.getAttribute('data-figure'));
   vegaEmbed(target, JSON.parse(el.textContent), {actions: false, renderer: 'svg'}).then(function () {
-    // Fill the frame, up to 1.5 times the drawn size (text stays readable), never wider than the page.
+    // Fill the frame, up to 1.5 times the drawn size, but never below the drawn size: text keeps its
+    // size at every page width, and a figure wider than a narrow window scrolls inside its frame.
     var svg = target.querySelector('svg');
     if (svg && svg.getAttribute('viewBox')) {
-      svg.style.width = '100%';
-      svg.style.maxWidth = Math.round(1.5 * parseFloat(svg.getAttribute('width'))) + 'px';
+      var natural = parseFloat(svg.getAttribute('width'));
+      var frame = target.clientWidth;
+      svg.style.width = Math.round(Math.min(1.5 * natural, Math.max(natural, frame))) + 'px';
+      svg.style.maxWidth = 'none';
       svg.style.height = 'auto';
     }
   }).catch(function (err) {
