@@ -176,6 +176,10 @@ def check_semantics(config: dict) -> None:
         problem = empty_phase_problem(loadtest)
         if problem:
             raise ConfigError(problem)
+    from costlab.engine.limits import engine_problem
+    problem = engine_problem(config)
+    if problem:
+        raise ConfigError(problem)
     server = config.get("server", {})
     if server.get("backend") == "external" and not (server.get("uri") or os.environ.get(ENV_URI)):
         raise ConfigError(f"invalid config key server.uri: required when server.backend is external "

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
+from typing import Iterator
 
 PR_SET_PDEATHSIG = 1
 WATCH_INTERVAL_S = 0.5
@@ -86,3 +88,32 @@ def pid_alive(pid: int) -> bool:
 
 if __name__ == "__main__":
     sys.exit(_watchdog_main(sys.argv[1:]))
+
+
+@contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """Turn SIGTERM into SystemExit for the block, so `finally` blocks run (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (/proc/<pid>/stat field 22), None if it is gone.
+
+    A pid with another start time is another process: pids are reused."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        return int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None

@@ -1,6 +1,8 @@
 """What every study's engine run shares: a scratch WiredTiger home and the settings a job opens with."""
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -10,18 +12,46 @@ from typing import Any, Iterator
 from costlab.engine.connection import EngineSettings
 
 
+HOME_PREFIX = "costlab-engine-"
+# costlab-engine-<label>-<owner pid>.<owner start time>-<random>: whose home it is, in its name
+_OWNER = re.compile(r"-(\d+)\.(\d+)-[^-]+$")
+
+
+def sweep_orphan_homes(base: Path) -> list[Path]:
+    """Remove the scratch homes under `base` whose owner process is gone (killed with -9, the OOM
+    killer, a lost node): a pid that no longer runs, or runs with another start time (reused)."""
+    from costlab.procs import start_time
+
+    removed: list[Path] = []
+    if start_time(os.getpid()) is None:   # no /proc: owners cannot be told apart, sweep nothing
+        return removed
+    for home in base.glob(f"{HOME_PREFIX}*"):
+        owner = _OWNER.search(home.name)
+        if owner is None or not home.is_dir():
+            continue
+        pid, started = int(owner.group(1)), int(owner.group(2))
+        if start_time(pid) != started:
+            shutil.rmtree(home, ignore_errors=True)
+            removed.append(home)
+    return removed
+
+
 @contextmanager
 def engine_home(workdir: str | Path | None, label: str) -> Iterator[Path]:
     """A scratch WiredTiger home under `workdir` (the system's temp dir if None), removed afterwards
-    (the journal of a big $push run is GBs)."""
-    base = Path(workdir) if workdir else None
-    if base is not None:
-        base.mkdir(parents=True, exist_ok=True)
-    home = Path(tempfile.mkdtemp(prefix=f"costlab-engine-{label}-", dir=base))
-    try:
-        yield home
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    (the journal of a big $push run is GBs), on SIGTERM too; homes of dead owners are swept first."""
+    from costlab.procs import sigterm_raises, start_time
+
+    base = Path(workdir) if workdir else Path(tempfile.gettempdir())
+    base.mkdir(parents=True, exist_ok=True)
+    sweep_orphan_homes(base)
+    owner = f"{os.getpid()}.{start_time(os.getpid()) or 0}"
+    with sigterm_raises():
+        home = Path(tempfile.mkdtemp(prefix=f"{HOME_PREFIX}{label}-{owner}-", dir=base))
+        try:
+            yield home
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
 
 
 def engine_settings(engine_config: dict, cache_mb: int = 1024) -> tuple[EngineSettings, dict[str, Any]]:

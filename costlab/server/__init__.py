@@ -7,14 +7,13 @@ measuring_job() does the same and also writes the job's provenance JSON when the
 """
 from __future__ import annotations
 
-import signal
-import threading
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
+from costlab.procs import sigterm_raises
 from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_MESSAGE, ServerStartError, ServerUnavailable
 from costlab.server.profiles import PROFILES, Profile, get_profile
 
@@ -65,23 +64,6 @@ def resolve_backend(server_config: dict) -> str:
                                     "server; to measure, " + NO_SERVER_FIX)
         raise ServerUnavailable(NO_SERVER_MESSAGE)
     return backend
-
-
-@contextmanager
-def _sigterm_raises() -> Iterator[None]:
-    """Turn SIGTERM into SystemExit so `finally` blocks stop the server (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 @contextmanager
@@ -137,7 +119,7 @@ def start_server(server_config: dict, profile: str | Profile, data_dir: str | Pa
     backend = resolve_backend(server_config)
     timeout_s = float(server_config.get("startup_timeout_s", 60))
     data_path = Path(data_dir) if data_dir is not None else None
-    with _sigterm_raises(), _maybe_tempdir(data_path, backend) as effective_dir, ExitStack() as running:
+    with sigterm_raises(), _maybe_tempdir(data_path, backend) as effective_dir, ExitStack() as running:
         if backend == "docker":
             from costlab.server.docker_backend import run_container
 
