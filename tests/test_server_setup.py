@@ -78,7 +78,9 @@ def test_none_is_a_valid_backend_in_the_schema():
 
 def test_identity_holds_only_what_decides_the_server():
     docker = server_identity({"image": "mongo:7.0", "uri": "mongodb://x/"}, "docker", "standalone-small-cache")
-    assert docker == {"backend": "docker", "image": "mongo:7.0",
+    from costlab.namespaces import run_id
+
+    assert docker == {"backend": "docker", "image": "mongo:7.0", "run": run_id({"server": {}}),
                       "profile": {"name": "standalone-small-cache", "cache_size_gb": 0.25,
                                   "memory_limit_bytes": 1024 ** 3, "replica_set": None, "cpus": None}}
     on_a = server_identity({"uri": "mongodb://a:1/", "image": "mongo:7.0"}, "external", "standalone")
@@ -399,3 +401,12 @@ def test_rules_ask_for_the_profile_the_code_measures_on():
     docsize_load = (ROOT / "costlab" / "docsize" / "load.py").read_text()
     assert 'measuring_job(config, "standalone"' in docsize_load
     assert 'server=server_json("standalone")' in (ROOT / "rules" / "docsize.smk").read_text()
+
+
+def test_another_namespace_is_another_server_identity_so_measurements_rerun():
+    base = {"uri": "mongodb://a:1/"}
+    plain = server_identity(base, "external", "standalone")
+    ours = server_identity(base | {"namespace": "lab_a"}, "external", "standalone")
+    theirs = server_identity(base | {"namespace": "lab_b"}, "external", "standalone")
+    assert ours["run"] == "lab_a" and len({plain["run"], ours["run"], theirs["run"]}) == 3
+    assert server_identity(base | {"namespace": "lab_a"}, "docker", "standalone")["run"] == "lab_a"

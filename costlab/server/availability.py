@@ -133,7 +133,12 @@ def server_identity(server_config: dict, backend: str, profile_name: str) -> dic
 
     from costlab.server.profiles import get_profile
 
-    identity: dict = {"backend": backend, "profile": asdict(get_profile(profile_name))}
+    from costlab.namespaces import run_id
+
+    identity: dict = {"backend": backend, "profile": asdict(get_profile(profile_name)),
+                      # which databases this run measures in (server.namespace, or host + directory):
+                      # another one reruns every load and measurement, not only the report
+                      "run": run_id({"server": server_config})}
     if backend == "docker":
         identity["image"] = server_config.get("image") or "mongo:8.0"
     elif backend == "binary":
