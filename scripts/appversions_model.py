@@ -3,13 +3,13 @@ from pathlib import Path
 
 import polars as pl
 
-from costlab.appversions.events import read_events
-from costlab.appversions.model import collection_stats, compare_with_published, reference_stats
+from costlab.appversions.events import iter_event_file
+from costlab.appversions.model import DEFAULT_CHUNK_ROWS, collection_stats, compare_with_published, reference_stats
 from costlab.appversions.tables import published_collection_stats, published_vs_model
 from costlab.io import write_csv
 
-events = read_events(snakemake.input.events)
-stats = collection_stats(events, list(snakemake.params.versions))
+# The events stream through the model chunk by chunk: memory does not grow with their number.
+stats = collection_stats(iter_event_file(snakemake.input.events, DEFAULT_CHUNK_ROWS), list(snakemake.params.versions))
 write_csv(stats, snakemake.output.stats)
 # The same model where the scale no longer moves per-event figures: the check of the method.
 reference = reference_stats(snakemake.params.events_per_year, snakemake.params.seed, list(snakemake.params.versions),

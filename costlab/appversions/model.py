@@ -9,11 +9,13 @@ encodings of the documents a server actually holds after the versions' own Bulk 
 """
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
+from typing import Iterable
 
+import numpy as np
 import polars as pl
 
-from costlab.appversions.events import STATUSES
+from costlab.appversions.events import STATUS_DTYPE, STATUSES
 from costlab.appversions.versions import VERSIONS, AppVersion, Bucket, report_windows
 
 STATS_COLUMNS = ["version", "events", "documents", "avg_doc_bytes", "data_bytes"]
@@ -55,60 +57,105 @@ def array_index_name_bytes(n: pl.Expr) -> pl.Expr:
     return total
 
 
-def _status_fields_bytes(version: AppVersion, prefix: str = "has_") -> pl.Expr:
-    """Sum of the int32 status elements that are present (one flag column per status)."""
-    return pl.sum_horizontal(
-        pl.col(f"{prefix}{s}").cast(pl.Int64) * element(version.status_field(s), INT32_BYTES) for s in STATUSES)
+# ---- integer codes: what the model groups on ---------------------------------------------------------
+# Status counts travel packed in one UInt64, 16 bits per status (approved lowest): one sum per group
+# adds all four. One key has about 3.5 events a day at any scale (60 per user per year, the densest
+# user's share does not depend on the count), far below the 65,535 a field holds; a group that
+# reaches it is refused (`_check_packed`), never wrapped.
+FIELD_BITS = 16
+FIELD_MAX = (1 << FIELD_BITS) - 1
+_PACKED_ONE = [1 << (FIELD_BITS * i) for i in range(len(STATUSES))]
+# Group keys: code * 2**16 + day (days since 1970-01-01) or + month / quarter since 1970-01.
+CODE_SHIFT = 1 << 16
+FIRST_DAY, LAST_DAY = date(1970, 1, 1), date(1970, 1, 1) + timedelta(days=CODE_SHIFT - 1)
+# ~160 B per event of a chunk while it is grouped (2 M events: about 630 MB peak, whatever the total).
+DEFAULT_CHUNK_ROWS = 2_000_000
 
 
-def _with_buckets(events: pl.DataFrame) -> pl.DataFrame:
-    return events.select(
-        "key", "date",
-        pl.col("status").cast(pl.Utf8),
-        month=pl.col("date").dt.truncate("1mo"),
-        quarter=pl.col("date").dt.truncate("1q"),
-    )
+def _field(packed: str, index: int) -> pl.Expr:
+    return (pl.col(packed) // (1 << (FIELD_BITS * index))) % (1 << FIELD_BITS)
 
 
-def _per_day(events: pl.DataFrame) -> pl.DataFrame:
-    """One row per (key, day): which statuses occurred (the day documents / day items)."""
-    return events.group_by("key", "date", "month", "quarter").agg(
-        **{f"has_{s}": (pl.col("status") == s).any() for s in STATUSES})
+def event_codes(events: pl.DataFrame) -> pl.DataFrame:
+    """Events -> (code UInt32, day Int32 since 1970-01-01, one UInt64 with a 1 in the status's field).
 
-
-class SharedFrames:
-    """Group-bys that are the same for many versions, computed once per events frame.
-
-    Only which statuses a day / bucket holds matters for the sizes, never the status names'
-    spelling, so the per-day flags and the per-(key, bucket) day counts serve every version.
+    `code` is the user index of integer-coded events, or a dense rank of the key strings of events
+    in the article's form (any one-to-one code serves: only which events share a key matters).
     """
-
-    def __init__(self, events: pl.DataFrame) -> None:
-        self.frame = _with_buckets(events)
-        self._days: pl.DataFrame | None = None
-        self._buckets: dict[str, pl.DataFrame] = {}
-
-    @property
-    def days(self) -> pl.DataFrame:
-        if self._days is None:
-            self._days = _per_day(self.frame)
-        return self._days
-
-    def bucket_days(self, bucket: Bucket) -> pl.DataFrame:
-        """Per (key, bucket): n days, and per status the days that hold it (day_<status>)."""
-        if bucket not in self._buckets:
-            self._buckets[bucket] = self.days.group_by("key", bucket).agg(
-                n=pl.len().cast(pl.Int64), **{f"day_{s}": pl.col(f"has_{s}").sum().cast(pl.Int64) for s in STATUSES})
-        return self._buckets[bucket]
+    if "user" in events.columns:
+        code = pl.col("user").cast(pl.UInt32)
+    else:
+        code = pl.col("key").rank("dense").cast(pl.UInt32)
+    status = pl.col("status").cast(STATUS_DTYPE).to_physical()
+    codes = events.select(code.alias("code"), day=pl.col("date").dt.epoch("d").cast(pl.Int32),
+                          packed=status.replace_strict(list(range(len(STATUSES))), _PACKED_ONE, return_dtype=pl.UInt64))
+    if codes.height:
+        first, last = codes["day"].min(), codes["day"].max()
+        if first < 0 or last >= CODE_SHIFT:
+            bad = FIRST_DAY + timedelta(days=int(first if first < 0 else last))
+            raise ValueError(f"event date {bad} is outside what the model codes: {FIRST_DAY} .. {LAST_DAY}")
+    return codes
 
 
-def _status_counts_bytes(version: AppVersion, prefix: str) -> pl.Expr:
-    """Sum over statuses of (count column) x (size of that status's int32 element)."""
-    return pl.sum_horizontal(
-        pl.col(f"{prefix}{s}") * element(version.status_field(s), INT32_BYTES) for s in STATUSES)
+def _check_packed(frame: pl.DataFrame, column: str, what: str) -> None:
+    if frame.height and frame.select(pl.max_horizontal(_field(column, i).max() for i in range(len(STATUSES)))).item() >= FIELD_MAX:
+        raise ValueError(f"a {what} holds {FIELD_MAX} or more events of one status: more than the model's "
+                         f"{FIELD_BITS}-bit counters take (the method gives about 3.5 events per key and day)")
 
 
-def _totals_bytes(version: AppVersion) -> int | pl.Expr:
+def day_rows(codes: pl.DataFrame) -> pl.DataFrame:
+    """One row per (key, day): its key code, the day, and per status how many events it holds (packed)."""
+    days = codes.group_by(pl.col("code").cast(pl.UInt64) * CODE_SHIFT + pl.col("day").cast(pl.UInt64)).agg(
+        pl.col("packed").sum())
+    _check_packed(days, "packed", "key's day")
+    return days.select(code=(pl.col("code") // CODE_SHIFT).cast(pl.UInt32),
+                       day=(pl.col("code") % CODE_SHIFT).cast(pl.Int32), counts=pl.col("packed"))
+
+
+def _bucket_of_days(days: np.ndarray, bucket: Bucket) -> np.ndarray:
+    months = days.astype("datetime64[D]").astype("datetime64[M]").astype(np.int64)  # months since 1970-01
+    return months if bucket == "month" else months // 3
+
+
+def bucket_rows(days: pl.DataFrame, bucket: Bucket) -> pl.DataFrame:
+    """Partial sums per (key, month | quarter) over some complete days: `id` (code * 2**16 + bucket),
+    `days` (days held), `events`, and per status the days holding it (packed). Sums of partials of
+    the same `id` are the sums over all its days."""
+    held = sum((_field("counts", i) > 0).cast(pl.UInt64) * (1 << (FIELD_BITS * i)) for i in range(len(STATUSES)))
+    events = sum(_field("counts", i) for i in range(len(STATUSES)))
+    bucket_code = pl.Series(_bucket_of_days(days["day"].to_numpy(), bucket), dtype=pl.UInt64)
+    return days.select(id=pl.col("code").cast(pl.UInt64) * CODE_SHIFT + bucket_code, held=held, events=events
+                       ).group_by("id").agg(days=pl.len().cast(pl.Int64), events=pl.col("events").sum().cast(pl.Int64),
+                                            held=pl.col("held").sum())
+
+
+def _combine(partials: pl.DataFrame) -> pl.DataFrame:
+    return partials.group_by("id").agg(pl.col("days").sum(), pl.col("events").sum(), pl.col("held").sum())
+
+
+# ---- sizes: one BSON size per document, from the rows above ------------------------------------------
+
+def _status_elements_bytes(version: AppVersion, present: list[pl.Expr]) -> pl.Expr:
+    """Sum over statuses of (how many of the status's int32 elements) x (that element's size)."""
+    return pl.sum_horizontal(n.cast(pl.Int64) * element(version.status_field(s), INT32_BYTES)
+                             for s, n in zip(STATUSES, present))
+
+
+def _day_document_sizes(version: AppVersion, days: pl.DataFrame) -> pl.Series:
+    layout = version.layout
+    if layout == "embedded_id":  # _id: {date, key}
+        fixed = element("_id", document(element("date", DATE_BYTES) + element("key", string_value(KEY_HEX))))
+    elif layout == "key_string":
+        fixed = element("_id", OBJECTID_BYTES) + element("key", string_value(KEY_HEX)) + element("date", DATE_BYTES)
+    elif layout == "key_binary":
+        fixed = element("_id", OBJECTID_BYTES) + element("key", binary_value(KEY_BYTES)) + element("date", DATE_BYTES)
+    else:
+        fixed = element("_id", binary_value(KEY_BYTES + BUCKET_CODE_BYTES["day"]))
+    present = [_field("counts", i) > 0 for i in range(len(STATUSES))]
+    return days.select(size=document(fixed + _status_elements_bytes(version, present)))["size"]
+
+
+def _totals_bytes(version: AppVersion, held: list[pl.Expr]) -> int | pl.Expr:
     """The Computed Pattern's `totals` element per bucket (0 without one).
 
     Both versions with totals (appV5R4's update pipeline, appV6R2's `$inc`) write only the status of
@@ -116,72 +163,132 @@ def _totals_bytes(version: AppVersion) -> int | pl.Expr:
     """
     if not version.totals:
         return 0
-    present = pl.sum_horizontal((pl.col(f"day_{s}") > 0).cast(pl.Int64)
-                                * element(version.status_field(s), INT32_BYTES) for s in STATUSES)
-    return element("totals", document(present))
+    return element("totals", document(_status_elements_bytes(version, [days > 0 for days in held])))
 
 
-def document_sizes(version: AppVersion, events: pl.DataFrame, shared: SharedFrames | None = None) -> pl.Series:
-    """BSON size of every document `version` holds after upserting `events` (one value per document).
-
-    shared: SharedFrames(events), when several versions are sized from the same events.
-    """
-    shared = SharedFrames(events) if shared is None else shared
-    frame = shared.frame
+def _bucket_document_sizes(version: AppVersion, buckets: pl.DataFrame) -> pl.Series:
     layout = version.layout
-    if layout in ("embedded_id", "key_string", "key_binary", "id_day"):
-        days = shared.days
-        if layout == "embedded_id":  # _id: {date, key}
-            fixed = element("_id", document(element("date", DATE_BYTES) + element("key", string_value(KEY_HEX))))
-        elif layout == "key_string":
-            fixed = element("_id", OBJECTID_BYTES) + element("key", string_value(KEY_HEX)) + element("date", DATE_BYTES)
-        elif layout == "key_binary":
-            fixed = element("_id", OBJECTID_BYTES) + element("key", binary_value(KEY_BYTES)) + element("date", DATE_BYTES)
-        else:
-            fixed = element("_id", binary_value(KEY_BYTES + BUCKET_CODE_BYTES["day"]))
-        return days.select(size=document(fixed + _status_fields_bytes(version)))["size"]
-
     id_bytes = element("_id", binary_value(KEY_BYTES + BUCKET_CODE_BYTES[version.bucket]))
-    bucket = version.bucket
+    n_days = pl.col("days")
+    held = [_field("held", i) for i in range(len(STATUSES))]   # per status: the days holding it
     if layout == "push":  # one {date, <status>: 1} element per event
         pushed = document(element("date", DATE_BYTES) + element("a", INT32_BYTES))
-        buckets = frame.group_by("key", bucket).agg(n=pl.len().cast(pl.Int64))
-        items = element("items", document(
-            pl.col("n") * (1 + 1 + pushed) + array_index_name_bytes(pl.col("n"))))
+        items = element("items", document(pl.col("events") * (1 + 1 + pushed) + array_index_name_bytes(pl.col("events"))))
         return buckets.select(size=document(id_bytes + items))["size"]
-
-    per_bucket = shared.bucket_days(bucket)
-    statuses = _status_counts_bytes(version, "day_")  # the status elements of all the bucket's days
+    statuses = _status_elements_bytes(version, held)  # the status elements of all the bucket's days
     if layout == "array_daily":  # one {date, statuses...} element per day
-        day_docs = pl.col("n") * document(element("date", DATE_BYTES)) + statuses
-        items = element("items", document(
-            pl.col("n") * 2 + array_index_name_bytes(pl.col("n")) + day_docs))
-        return per_bucket.select(size=document(id_bytes + _totals_bytes(version) + items))["size"]
-
+        day_docs = n_days * document(element("date", DATE_BYTES)) + statuses
+        items = element("items", document(n_days * 2 + array_index_name_bytes(n_days) + day_docs))
+        return buckets.select(size=document(id_bytes + _totals_bytes(version, held) + items))["size"]
     if layout == "dynamic":  # items: {<day name>: {statuses...}}
-        name_chars = ITEM_NAME_CHARS[version.item_name_format]
-        day_elements = pl.col("n") * element(name_chars, document(0)) + statuses
+        day_elements = n_days * element(ITEM_NAME_CHARS[version.item_name_format], document(0)) + statuses
         items = element("items", document(day_elements))
-        return per_bucket.select(size=document(id_bytes + items + _totals_bytes(version)))["size"]
+        return buckets.select(size=document(id_bytes + items + _totals_bytes(version, held)))["size"]
     raise ValueError(f"unknown layout {layout!r}")
 
 
-def collection_stats(events: pl.DataFrame, versions: list[str] | None = None) -> pl.DataFrame:
-    """One row per version: version, events, documents, avg_doc_bytes, data_bytes (BSON bytes)."""
-    names = list(VERSIONS) if versions is None else versions
+def _sizes(version: AppVersion, days: pl.DataFrame, buckets: dict[str, pl.DataFrame]) -> pl.Series:
+    if version.layout in DAY_LAYOUTS:
+        return _day_document_sizes(version, days)
+    return _bucket_document_sizes(version, buckets[version.bucket])
+
+
+DAY_LAYOUTS = ("embedded_id", "key_string", "key_binary", "id_day")
+
+
+def document_sizes(version: AppVersion, events: pl.DataFrame) -> pl.Series:
+    """BSON size of every document `version` holds after upserting `events` (one value per document).
+
+    All of `events` in one frame, in any order; for many events stream them (`ModelStream`).
+    """
+    days = day_rows(event_codes(events))
+    buckets = {} if version.layout in DAY_LAYOUTS else {version.bucket: _combine(bucket_rows(days, version.bucket))}
+    return _sizes(version, days, buckets)
+
+
+def _version_names(versions: list[str] | None) -> list[str]:
+    names = list(VERSIONS) if versions is None else list(versions)
     for name in names:
         if name not in VERSIONS:
             raise ValueError(f"unknown app version {name!r}; allowed: {', '.join(VERSIONS)}")
-    # The group-bys are most of the cost and shared by the versions (benchmarks/bench_model.py).
-    shared = SharedFrames(events)
-    rows = []
-    for name in names:
-        sizes = document_sizes(VERSIONS[name], events, shared)
-        data_bytes = int(sizes.sum()) if len(sizes) else 0
-        rows.append({"version": name, "events": events.height, "documents": len(sizes),
-                     "avg_doc_bytes": data_bytes / len(sizes) if len(sizes) else 0.0, "data_bytes": data_bytes})
-    return pl.DataFrame(rows, schema={"version": pl.Utf8, "events": pl.Int64, "documents": pl.Int64,
-                                      "avg_doc_bytes": pl.Float64, "data_bytes": pl.Int64})
+    return names
+
+
+class ModelStream:
+    """Documents and BSON bytes per version, accumulated over event chunks that come in date order.
+
+    Each chunk's events are grouped on integer keys: per (key, day), then per (key, month) and
+    (key, quarter). A day, month or quarter still open at a chunk's end (the chunk's last day and
+    the month and quarter holding it) is carried to the next chunk: the last day's events as they
+    are, the open buckets as partial sums. So a document is sized only once all its events are in,
+    whatever the chunk size, and memory is bounded by the chunk plus one day and one open bucket
+    per key. Events of one chunk may come in any order; chunks must not go back in time.
+    """
+
+    def __init__(self, versions: list[str] | None = None) -> None:
+        self.names = _version_names(versions)
+        self.versions = [VERSIONS[name] for name in self.names]
+        self.buckets: list[Bucket] = sorted({v.bucket for v in self.versions if v.layout not in DAY_LAYOUTS})
+        self.events = 0
+        self.documents = dict.fromkeys(self.names, 0)
+        self.data_bytes = dict.fromkeys(self.names, 0)
+        self._last_day: pl.DataFrame | None = None          # codes of the open day's events
+        self._open: dict[str, pl.DataFrame] = {}             # partial sums of the open buckets
+
+    def add(self, events: pl.DataFrame, final: bool = False) -> None:
+        """Take one chunk of events (no earlier day than the previous chunk's last)."""
+        codes = event_codes(events)
+        self.events += codes.height
+        if self._last_day is not None:
+            open_day = self._last_day["day"][0]
+            if codes.height and codes["day"].min() < open_day:
+                raise ValueError(f"events are not in date order: a chunk holds {FIRST_DAY + timedelta(days=int(codes['day'].min()))} "
+                                 f"after events of {FIRST_DAY + timedelta(days=int(open_day))}")
+            codes = pl.concat([self._last_day, codes])
+        if final or codes.height == 0:
+            complete, self._last_day = codes, None
+        else:
+            last = codes["day"].max()
+            complete, self._last_day = codes.filter(pl.col("day") < last), codes.filter(pl.col("day") == last)
+        days = day_rows(complete)
+        closed: dict[str, pl.DataFrame] = {}
+        for bucket in self.buckets:
+            partials = bucket_rows(days, bucket)
+            if bucket in self._open:
+                partials = pl.concat([self._open[bucket], partials])
+            if self._last_day is None:
+                closed[bucket], self._open[bucket] = _combine(partials), partials.clear()
+                continue
+            open_code = int(_bucket_of_days(self._last_day["day"][:1].to_numpy(), bucket)[0])
+            is_open = (pl.col("id") % CODE_SHIFT) >= open_code
+            closed[bucket] = _combine(partials.filter(~is_open))
+            self._open[bucket] = _combine(partials.filter(is_open))
+        for name, version in zip(self.names, self.versions):
+            sizes = _sizes(version, days, closed)
+            self.documents[name] += len(sizes)
+            self.data_bytes[name] += int(sizes.sum()) if len(sizes) else 0
+
+    def finish(self) -> pl.DataFrame:
+        """Close what is still open; one row per version (STATS_COLUMNS)."""
+        if self._last_day is not None or any(frame.height for frame in self._open.values()):
+            self.add(pl.DataFrame(schema={"user": pl.UInt32, "date": pl.Datetime("ms", "UTC"), "status": STATUS_DTYPE}),
+                     final=True)
+        rows = [{"version": name, "events": self.events, "documents": self.documents[name],
+                 "avg_doc_bytes": self.data_bytes[name] / self.documents[name] if self.documents[name] else 0.0,
+                 "data_bytes": self.data_bytes[name]} for name in self.names]
+        return pl.DataFrame(rows, schema={"version": pl.Utf8, "events": pl.Int64, "documents": pl.Int64,
+                                          "avg_doc_bytes": pl.Float64, "data_bytes": pl.Int64})
+
+
+def collection_stats(events: pl.DataFrame | Iterable[pl.DataFrame], versions: list[str] | None = None) -> pl.DataFrame:
+    """One row per version: version, events, documents, avg_doc_bytes, data_bytes (BSON bytes).
+
+    events: one frame (any order), or chunks in date order (e.g. `iter_event_file(path)`).
+    """
+    stream = ModelStream(versions)
+    for chunk in ([events] if isinstance(events, pl.DataFrame) else events):
+        stream.add(chunk)
+    return stream.finish()
 
 
 # The scale at which the model stands in for the published one (500 million events): events
@@ -198,13 +305,13 @@ def reference_stats(events_per_year: int, seed: int, versions: list[str] | None 
 
     stats_here (the model at events_per_year, same window) is reused when this scale is already the larger one.
     """
-    from costlab.appversions.events import generate_events
+    from costlab.appversions.events import iter_event_chunks
 
     rate = max(int(events_per_year), REFERENCE_EVENTS_PER_YEAR)
     if rate == events_per_year and stats_here is not None:
         stats = stats_here
     else:
-        stats = collection_stats(generate_events(rate, seed, window=window), versions)
+        stats = collection_stats(iter_event_chunks(rate, seed, window=window), versions)
     return stats.with_columns(pl.lit(rate, dtype=pl.Int64).alias("events_per_year"),
                               pl.lit(window).alias("event_window"))
 
