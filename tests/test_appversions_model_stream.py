@@ -14,23 +14,25 @@ from costlab.appversions.versions import VERSIONS
 UTC = timezone.utc
 
 
-_REFERENCE: dict[int, tuple[pl.DataFrame, pl.DataFrame]] = {}
+_REFERENCE: dict[tuple[int, str], tuple[pl.DataFrame, pl.DataFrame]] = {}
 
 
-def _reference(events_per_year: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _reference(events_per_year: int, window: str = "calendar") -> tuple[pl.DataFrame, pl.DataFrame]:
     """The events in the article's form and the whole-table model's numbers for them (computed once)."""
-    if events_per_year not in _REFERENCE:
-        events = generate_events(events_per_year, seed=42)
-        _REFERENCE[events_per_year] = events, reference.collection_stats(events)
-    return _REFERENCE[events_per_year]
+    if (events_per_year, window) not in _REFERENCE:
+        events = generate_events(events_per_year, seed=42, window=window)
+        _REFERENCE[events_per_year, window] = events, reference.collection_stats(events)
+    return _REFERENCE[events_per_year, window]
 
 
 # Two scales, two chunk sizes each (6,000 in one chunk too). Chunks of 499 and 33,331 events cut
 # days, months and quarters at their edges; test_a_quarter_split_over_chunks_is_one_document by hand.
-@pytest.mark.parametrize("events_per_year, chunk_events", [(600, 499), (600, 6_000), (20_000, 33_331), (20_000, 65_536)])
-def test_chunked_model_equals_the_whole_table_model(events_per_year, chunk_events):
-    _, expected = _reference(events_per_year)
-    streamed = collection_stats(iter_event_chunks(events_per_year, seed=42, chunk_events=chunk_events))
+@pytest.mark.parametrize("events_per_year, chunk_events, window", [
+    (600, 499, "calendar"), (600, 6_000, "calendar"), (20_000, 33_331, "calendar"), (20_000, 65_536, "calendar"),
+    (600, 499, "authors")])
+def test_chunked_model_equals_the_whole_table_model(events_per_year, chunk_events, window):
+    _, expected = _reference(events_per_year, window)
+    streamed = collection_stats(iter_event_chunks(events_per_year, seed=42, chunk_events=chunk_events, window=window))
     assert streamed.equals(expected)
 
 
