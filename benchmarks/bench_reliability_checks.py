@@ -1,0 +1,69 @@
+"""What the reliability checks add to a no-op `snakemake all` (goal < 0.3 s), piece by piece.
+
+A no-op run parses the Snakefile (rules/common.smk: the interpreter path check, then config
+validation with the size count, the load-test phases, the engine limits and, with a URI,
+pymongo's option parser) and ends with the summary (onsuccess), which checks findings.csv
+against its digest record. Each piece is timed in-process, best of 5, on config/smoke.yaml with
+an external URI carrying options, and on a findings.csv of 400 rows written as the workflow
+writes it. `make all`'s pre-check also reads each config file with the bounded YAML loader:
+printed beside, not part of `snakemake all`.
+
+    python benchmarks/bench_reliability_checks.py
+"""
+from __future__ import annotations
+
+import common
+
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import yaml  # noqa: E402
+
+from costlab.appversions.phases import empty_phase_problem  # noqa: E402
+from costlab.config import ROOT, _LimitedLoader, check_size, load_config  # noqa: E402
+from costlab.credentials import uri_problem  # noqa: E402
+from costlab.digests import check  # noqa: E402
+from costlab.engine.limits import engine_problem  # noqa: E402
+from costlab.paths import shell_safe_python  # noqa: E402
+
+URI = "mongodb://alice@db.example:27017/?connectTimeoutMS=2000&replicaSet=rs0&authSource=admin"
+COMMAND = "python benchmarks/bench_reliability_checks.py"
+
+
+def main() -> None:
+    common.header(f"Reliability checks in a no-op snakemake all ({common.machine()})")
+    config = load_config(ROOT / "config" / "smoke.yaml", overrides={"server": {"backend": "external", "uri": URI}})
+    pieces = {
+        "interpreter path (shell_safe_python)": shell_safe_python,
+        "config size count (check_size)": lambda: check_size(config),
+        "load-test phases (empty_phase_problem)": lambda: empty_phase_problem(config["appversions"]["loadtest"]),
+        "engine limits (engine_problem)": lambda: engine_problem(config),
+        "URI options, pymongo's parser (uri_problem)": lambda: uri_problem(URI),
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        import polars as pl
+
+        from costlab.io import write_csv
+
+        findings = Path(tmp) / "findings.csv"
+        write_csv(pl.DataFrame({"study": ["docsize"] * 400, "finding": [f"finding {i}" for i in range(400)],
+                                "verdict": ["reproduced"] * 400, "published": [1.0] * 400}), findings)
+        pieces["summary: findings.csv digest (check)"] = lambda: check(findings)
+        total = cold_total = 0.0
+        for name, fn in pieces.items():
+            cold, _ = common.best_of(fn, repeat=1)   # first call: includes what it imports (pymongo's parser)
+            seconds, _ = common.best_of(fn, repeat=5)
+            total += seconds
+            cold_total += cold
+            common.result(name, seconds * 1000, "ms", note=f"first call {cold * 1000:.1f} ms", command=COMMAND)
+    common.result("added to a no-op snakemake all (first calls)", cold_total, "s", target=0.3, at_least=False,
+                  note=f"warm {total * 1000:.2f} ms", command=COMMAND)
+    text = (ROOT / "config" / "smoke.yaml").read_text()
+    bounded, _ = common.best_of(lambda: yaml.load(text, Loader=_LimitedLoader), repeat=5)
+    plain, _ = common.best_of(lambda: yaml.safe_load(text), repeat=5)
+    common.result("pre-check: bounded YAML loader, smoke.yaml (not in snakemake)", bounded * 1000, "ms",
+                  note=f"safe_load {plain * 1000:.2f} ms", command=COMMAND)
+
+
+if __name__ == "__main__":
+    main()
