@@ -59,22 +59,33 @@ def data_dir_lease(data_dir: str | Path, job: str) -> Iterator[dict]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            try:
-                holder = json.loads(os.pread(fd, 65536, 0).decode() or "null")
-            except ValueError:
-                holder = None
-            raise LeaseHeld(f"costlab: {data_dir} is being measured by {describe_holder(holder)}; "
+            raise LeaseHeld(f"costlab: {data_dir} is being measured by {describe_holder(_read_holder(fd))}; "
                             f"{job} refuses to run at the same time (wait for it, or stop that process)") from None
-        record = holder_record(job)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(record).encode(), 0)
-        try:
+        with _holding(fd, job) as record:
             yield record
-        finally:
-            os.ftruncate(fd, 0)
-            fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def _read_holder(fd: int) -> dict | None:
+    """The holder record a locked lease file carries (None if unreadable)."""
+    try:
+        return json.loads(os.pread(fd, 65536, 0).decode() or "null")
+    except ValueError:
+        return None
+
+
+@contextmanager
+def _holding(fd: int, job: str) -> Iterator[dict]:
+    """With the flock taken on fd: write this job's holder record, and on the way out clear it and unlock."""
+    record = holder_record(job)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(record).encode(), 0)
+    try:
+        yield record
+    finally:
+        os.ftruncate(fd, 0)
+        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 class _Renewer(threading.Thread):
@@ -202,10 +213,7 @@ def host_server_lease(key: str, job: str, wait_s: float, note: dict) -> Iterator
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                try:
-                    holder = json.loads(os.pread(fd, 65536, 0).decode() or "null")
-                except ValueError:
-                    holder = None
+                holder = _read_holder(fd)
                 if time.monotonic() - started >= wait_s:
                     raise LeaseHeld(f"costlab: the server ({key}) is being measured by {describe_holder(holder)}; "
                                     f"{job} waited {wait_s:g} s (server.lease_wait_s) and refuses to measure at "
@@ -216,13 +224,8 @@ def host_server_lease(key: str, job: str, wait_s: float, note: dict) -> Iterator
                     note["waited_for"] = holder
                 time.sleep(POLL_S)
         note.update(key=key, held=True, waited_s=round(time.monotonic() - started, 3))
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(holder_record(job)).encode(), 0)
-        try:
+        with _holding(fd, job):
             yield note
-        finally:
-            os.ftruncate(fd, 0)
-            fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
 
