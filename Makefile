@@ -73,8 +73,9 @@ test-docker: $(VENV)/.installed-test
 test-loaddriver: $(VENV)/.installed-test
 	COSTLAB_TEST_LOADDRIVER=1 $(BIN)/python -m pytest -m loaddriver -rs tests/test_appversions_closedloop.py $(PYTEST_ARGS)
 
-# Opt-in (about 5 s): a script job of a one-rule Snakefile run from a directory named with a space
-# and a non-ASCII letter (docs/reliability.md); make test runs the unit tests of costlab/paths.py.
+# Opt-in (root, about 30 s): a script job run from a directory named with a space and a non-ASCII
+# letter, and a step from a checkout bind-mounted read-only (docs/reliability.md); make test runs
+# the unit tests of costlab/paths.py.
 test-paths: $(VENV)/.installed-test
 	COSTLAB_TEST_PATHS=1 $(BIN)/python -m pytest -rs tests/test_paths.py $(PYTEST_ARGS)
 

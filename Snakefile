@@ -1,6 +1,8 @@
 # costlab: `snakemake all` rebuilds every table, figure and the report; name one file to build
 # just that (e.g. snakemake results/docsize/figures/latency.png). Rules say what depends on
 # what; the work is in the costlab package, called by thin scripts/.
+from pathlib import Path
+
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -11,7 +13,8 @@ from costlab.console import quiet_console
 quiet_console(workflow)
 
 
-configfile: "config/config.yaml"
+# The checkout's defaults, wherever Snakemake runs (--directory elsewhere: a read-only checkout).
+configfile: str(Path(workflow.basedir) / "config" / "config.yaml")
 
 
 include: "rules/common.smk"

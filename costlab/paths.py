@@ -1,5 +1,5 @@
 """Paths the workflow's commands must survive: a checkout (and so its .venv) under a directory
-whose name has a space or a shell character.
+whose name has a space or a shell character; a read-only checkout run with --directory elsewhere.
 
 Snakemake runs every `script:` job as `{py_exec} {fname:q}` through bash, quoting the script but
 not the interpreter (snakemake/script/__init__.py, PythonScript.execute_script; py_exec is
@@ -66,3 +66,22 @@ def shell_safe_python() -> str | None:
                           "set TMPDIR to a plain path, or move the checkout to a path without spaces")
     sys.executable = safe
     return safe
+
+
+def workdir_problem(checkout: str | Path, workdir: str | Path | None = None) -> str | None:
+    """Why Snakemake cannot run the checkout's workflow in `workdir` (default: the current
+    directory), in one line with the fix, or None.
+
+    Snakemake writes .snakemake/ and results/ into the working directory; the rules name the
+    published numbers by relative paths (resources/published/…), so a working directory other
+    than the checkout needs a link to the checkout's resources/ (tests/conftest.py makes the same).
+    """
+    checkout, workdir = Path(checkout).resolve(), Path(workdir or Path.cwd()).resolve()
+    if not os.access(workdir, os.W_OK):
+        return (f"costlab: the working directory {workdir} cannot be written (Snakemake writes .snakemake/ and "
+                "results/ there); run elsewhere: snakemake --directory DIR (make all SNAKEMAKE_ARGS='--directory DIR'), "
+                f"with a link to the checkout's published numbers: ln -s {checkout / 'resources'} DIR/resources")
+    if workdir != checkout and not (workdir / "resources").is_dir():
+        return (f"costlab: the working directory {workdir} has no resources/ (the published numbers the rules "
+                f"read by relative path): link them: ln -s {checkout / 'resources'} {workdir / 'resources'}")
+    return None

@@ -4,6 +4,13 @@ from costlab.paths import shell_safe_python
 # A checkout path with a space: Snakemake puts the interpreter's path into script jobs' commands
 # unquoted; run them through a plain link to the same venv (costlab/paths.py says why).
 shell_safe_python()
+# A working directory other than the checkout (--directory, a read-only checkout): one line if it cannot work.
+from snakemake.exceptions import WorkflowError
+
+from costlab.paths import workdir_problem as _workdir_problem
+
+if _workdir_problem(workflow.basedir):
+    raise WorkflowError(_workdir_problem(workflow.basedir))
 from costlab.config import apply_command_line_config, validate as validate_config
 
 # Snakemake hands nested --config values over as strings ({sizes_kb: [1, 64]} -> ['1', '64']);

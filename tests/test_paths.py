@@ -80,3 +80,47 @@ def test_make_falls_back_to_a_cache_dir_inside_the_checkout_when_home_is_read_on
     # /proc/1/fdinfo takes no new directory, not even from root: Snakemake's SourceCache failed there
     assert cache_home("/proc/1/fdinfo") == f"{ROOT}/.snakemake/cache-home"
     assert cache_home(os.environ.get("HOME", "/root")).endswith("/.cache")
+
+
+def test_a_working_directory_other_than_the_checkout_is_refused_in_one_line_without_resources(tmp_path):
+    from costlab.config import ROOT
+
+    assert paths.workdir_problem(ROOT, ROOT) is None
+    problem = paths.workdir_problem(ROOT, tmp_path)
+    assert problem.startswith(f"costlab: the working directory {tmp_path.resolve()} has no resources/")
+    assert f"ln -s {ROOT / 'resources'} {tmp_path.resolve() / 'resources'}" in problem and "\n" not in problem
+    (tmp_path / "resources").symlink_to(ROOT / "resources")
+    assert paths.workdir_problem(ROOT, tmp_path) is None          # a read-only checkout run from here works
+    # a directory nothing can be written to (not even root: procfs) is named, with --directory as the fix
+    assert "cannot be written" in paths.workdir_problem(ROOT, "/proc/1/fdinfo")
+
+
+def test_the_precheck_says_it_before_snakemake(tmp_path, capsys):
+    from costlab.server.check import main
+
+    assert main(["all", "--directory", str(tmp_path)]) == 2
+    assert "has no resources/" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.environ.get("COSTLAB_TEST_PATHS") != "1",
+                    reason="opt-in (a read-only bind mount, root, about 10 s): make test-paths")
+def test_a_read_only_checkout_runs_with_directory_elsewhere(tmp_path):
+    from costlab.config import ROOT
+
+    checkout, work = tmp_path / "ro", tmp_path / "work"
+    checkout.mkdir()
+    work.mkdir()
+    mounted = subprocess.run(["mount", "--bind", str(ROOT), str(checkout)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot bind-mount here: {mounted.stderr.decode().strip()}")
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(checkout)], check=True)
+        assert not os.access(checkout, os.W_OK)
+        (work / "resources").symlink_to(checkout / "resources")
+        done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(checkout / "Snakefile"), "--directory",
+                               str(work), "-c1", "results/appversions/model/stats.csv", "--config",
+                               "server={backend: none}"], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert (work / "results/appversions/model/stats.csv").is_file()
+    finally:
+        subprocess.run(["umount", str(checkout)])

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from costlab.config import ConfigError, load_config
-from costlab.paths import PathProblem, shell_safe_python
+from costlab.config import ROOT, ConfigError, load_config
+from costlab.paths import PathProblem, shell_safe_python, workdir_problem
 from costlab.server import resolve_backend
 from costlab.server.availability import available_backend, check_configured
 from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_REASON, ServerUnavailable
@@ -47,6 +47,9 @@ def snakemake_config(argv: list[str]) -> dict[str, Any]:
     except SystemExit as exit_:
         problem = said.getvalue().strip().splitlines()[-1:] or [f"exit {exit_.code}"]
         raise ConfigError(f"snakemake arguments not understood ({' '.join(argv)}): {problem[0]}") from None
+    problem = workdir_problem(ROOT, args.directory)
+    if problem:
+        raise PathProblem(problem)
     configfiles = [Path(p) for p in (args.configfile or [])]
     overrides = parse_config(args.config) if args.config else None
     return load_config(*configfiles, overrides=overrides)
