@@ -12,7 +12,8 @@ SNAKEMAKE_ARGS ?=
 # Snakefile: where that cannot be written (a read-only HOME), one inside the working directory is used.
 CACHE_HOME := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)
 export XDG_CACHE_HOME := $(shell mkdir -p "$(CACHE_HOME)" 2>/dev/null && test -w "$(CACHE_HOME)" && echo "$(CACHE_HOME)" || echo "$(CURDIR)/.snakemake/cache-home")
-RUN_ARGS = --profile profiles/default --configfile $(CONFIG) $(if $(strip $(SET)),--config $(SET)) $(SNAKEMAKE_ARGS)
+# profiles/default is Snakemake's workflow-specific profile: used without --profile (which would announce it twice).
+RUN_ARGS = --configfile $(CONFIG) $(if $(strip $(SET)),--config $(SET)) $(SNAKEMAKE_ARGS)
 
 .PHONY: all test test-slurm test-docker test-loaddriver test-paths bench smoke dryrun lint clean-venv matrix wt-extensions
 
@@ -21,7 +22,8 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
-	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@# setuptools warns about editable installs on every install; the package is the checkout itself
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed requirements-test.txt
@@ -88,7 +90,7 @@ dryrun: $(VENV)/.installed wt-extensions
 	$(BIN)/snakemake -n all $(RUN_ARGS)
 
 lint: $(VENV)/.installed
-	$(BIN)/snakemake --lint --profile profiles/default
+	$(BIN)/snakemake --lint
 
 clean-venv:
 	rm -rf $(VENV)

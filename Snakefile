@@ -1,5 +1,5 @@
 # costlab: `snakemake all` rebuilds every table, figure and the report; name one file to build
-# just that (e.g. snakemake results/docsize/figures/latency.png). Rules say what depends on
+# just that (e.g. snakemake results/docsize/figures/time_by_size.png). Rules say what depends on
 # what; the work is in the costlab package, called by thin scripts/.
 from pathlib import Path
 

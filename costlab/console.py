@@ -6,8 +6,12 @@ progress line: 10-15 lines a job. `quiet_console(workflow)` (called from rules/c
 filter to Snakemake's console handler only, so that each job prints one line
 
     16:17:05 [ 7/45] appversions_load version=appV4
+    16:17:41 [ 9/45] done appversions_load version=appV4 in 36.2 s
 
-and the bookkeeping lines are dropped. Warnings, errors (with their log excerpts) and anything
+(the first when the job starts, counting started jobs; the second when it ends, counting finished
+jobs, so the last line of a run reads [45/45]; `all`, which does nothing, is not counted), and the
+bookkeeping lines are dropped. A config error prints its one-line message without Snakemake's
+traceback lines. Warnings, errors (with their log excerpts) and anything
 else Snakemake says stay. Snakemake's own log file (.snakemake/log/*.snakemake.log) keeps
 everything, as do the jobs' logs under results/logs/. A dry run (-n) keeps Snakemake's full
 plan; COSTLAB_CONSOLE=full keeps the full console for a real run too.
@@ -39,6 +43,11 @@ NOISE = re.compile(
 # A target that needs a server when there is none: Snakemake wraps costlab's message in an
 # InputFunctionException (rule, wildcards, traceback); the console shows the message alone.
 NO_SERVER_ERROR = re.compile(rf"{NoServerForTarget.__name__}: (.*?)(?:\nWildcards:|\Z)", re.S)
+# A config the schema refuses (costlab.config.ConfigError raised while rules/common.smk is parsed):
+# Snakemake prints 'ConfigError in file ..., line N:', the message, then traceback lines.
+CONFIG_ERROR = re.compile(r"ConfigError in file [^\n]*:\n(.*?)(?:\n\s+File |\Z)", re.S)
+# Rules that run nothing: not counted as jobs.
+NO_WORK_RULES = ("all",)
 
 # Snakemake events (snakemake_interface_logger_plugins.common.LogEvent values) shown as nothing.
 NOTHING_TO_DO = "Nothing to be done"   # snakemake.common.NOTHING_TO_BE_DONE_MSG's start
@@ -62,7 +71,9 @@ class OneLinePerJob(logging.Filter):
         super().__init__("costlab-console")
         self.handler = handler
         self.started = 0
+        self.finished = 0
         self.total: int | None = None
+        self.running: dict[Any, tuple[float, str]] = {}   # jobid -> (start, "rule wildcards")
         # Called after "Nothing to be done": Snakemake returns before its onsuccess handler then, so
         # a second `make all` would end without the summary (and the report's path).
         self.on_nothing_to_do: Callable[[], None] | None = None
@@ -74,14 +85,27 @@ class OneLinePerJob(logging.Filter):
     def _dry_run(self) -> bool:
         return any(getattr(f, "dryrun", False) for f in self.handler.filters if f is not self)
 
-    def job_line(self, record: logging.LogRecord) -> str:
-        self.started += 1
+    def _counter(self, count: int) -> str:
         total = self.total or 0
         width = len(str(total)) if total else 1
-        counter = f"[{self.started:>{width}}/{total}]" if total else f"[{self.started}]"
+        return f"[{count:>{width}}/{total}]" if total else f"[{count}]"
+
+    def job_line(self, record: logging.LogRecord) -> str:
+        self.started += 1
         wildcards = _format_wildcards(getattr(record, "wildcards", None))
         name = getattr(record, "rule_name", None) or "job"
-        return f"{time.strftime('%H:%M:%S')} {counter} {name}{' ' + wildcards if wildcards else ''}"
+        what = f"{name}{' ' + wildcards if wildcards else ''}"
+        self.running[getattr(record, "jobid", None)] = (time.monotonic(), what)
+        return f"{time.strftime('%H:%M:%S')} {self._counter(self.started)} {what}"
+
+    def finished_line(self, record: logging.LogRecord) -> str | None:
+        """'<time> [k/total] done <rule> in 12.3 s' for a job this console saw start (None otherwise)."""
+        started = self.running.pop(getattr(record, "job_id", None), None)
+        if started is None:
+            return None
+        self.finished += 1
+        return f"{time.strftime('%H:%M:%S')} {self._counter(self.finished)} done {started[1]} in " \
+               f"{duration_text(time.monotonic() - started[0])}"
 
     def write(self, line: str) -> None:
         self.handler.acquire()
@@ -97,6 +121,10 @@ class OneLinePerJob(logging.Filter):
             if no_server:  # a dry run too: the plan cannot be made, say why in a few lines
                 record.msg, record.args = no_server.group(1).strip(), ()
                 return True
+            config_error = CONFIG_ERROR.search(record.msg)
+            if config_error:  # the message names the key and what is allowed: that line alone
+                record.msg, record.args = f"costlab: {config_error.group(1).strip()}", ()
+                return True
         if self._dry_run():
             return True
         event = str(getattr(record, "event", "") or "")
@@ -106,20 +134,28 @@ class OneLinePerJob(logging.Filter):
             # The job-count table: keep its total, say it in one line.
             stats = getattr(record, "stats", None)
             if isinstance(stats, dict) and "total" in stats:
-                self.total = int(stats["total"])
+                self.total = int(stats["total"]) - sum(int(stats.get(rule, 0)) for rule in NO_WORK_RULES)
             else:
                 found = re.search(r"^total\s+(\d+)\s*$", str(record.msg), re.M)
                 if found:
-                    self.total = int(found.group(1))
+                    idle = sum(int(m) for m in re.findall(rf"^(?:{'|'.join(NO_WORK_RULES)})\s+(\d+)\s*$",
+                                                           str(record.msg), re.M))
+                    self.total = int(found.group(1)) - idle
             if self.total is not None and self.started == 0:
                 self.write(f"{self.total} jobs to run (detail of each: results/logs/ and .snakemake/log/)")
             return False
         if event == "progress":
-            self.total = getattr(record, "total", self.total)
+            if self.total is None:   # its total counts `all` too: the job-count table's is kept
+                self.total = getattr(record, "total", None)
             return False
         if event == "job_info":
-            if getattr(record, "rule_name", None) != "all":
+            if getattr(record, "rule_name", None) not in NO_WORK_RULES:
                 self.write(self.job_line(record))
+            return False
+        if event == "job_finished":
+            line = self.finished_line(record)
+            if line is not None:
+                self.write(line)
             return False
         if event in DROPPED_EVENTS:
             return False
@@ -131,6 +167,17 @@ class OneLinePerJob(logging.Filter):
             self.on_nothing_to_do()
             return False
         return True
+
+
+def duration_text(seconds: float) -> str:
+    """'0.4 s', '36.2 s', '2 min 05 s', '1 h 02 min'."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
 
 
 def _print_summary(workflow: Any) -> None:

@@ -6,6 +6,7 @@ tests/test_servers_workflow.py compares real smoke runs end to end.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import polars as pl
@@ -131,3 +132,43 @@ def test_report_shows_both_runs(tmp_path):
     assert "<th>verdict: this run: 8.0.4 on host-a</th>" in page
     assert "flatnested.documents = 500 (this run: 2000)" in page
     assert 'data-figure="fig-flatnested-compare_runs"' in page
+
+
+def no_server_tree(root: Path, ns: list[int], verdicts: list[str]) -> Path:
+    """A run with no server: arraygrowth's engine-lab verdicts and manifest only (as `make all` leaves it)."""
+    results = root / "results"
+    engine = results / "arraygrowth" / "engine"
+    engine.mkdir(parents=True)
+    pl.DataFrame([dict(zip(PVR_COLUMNS, (f"finding {i}", "metric", "B", 512.0, 384.0 + i, 0.75, v, "engine")))
+                  for i, v in enumerate(verdicts)]).write_csv(engine / "published_vs_engine.csv")
+    (engine / "provenance.json").write_text(json.dumps({"server_kind": "engine",
+                                                        "server": {"wiredtiger_version": "11.2.0"}}))
+    (results / "arraygrowth" / "not_run.json").write_text(json.dumps(
+        {"part": "mongod", "reason": "no MongoDB server", "fix": "start a Docker engine"}))
+    config = {"server": {"backend": "none", "uri": None}, "studies": ["arraygrowth"],
+              "arraygrowth": {"ns": [50, 100]}, "engine": {"journal_compressor": "snappy", "arraygrowth": {"ns": ns},
+                                                           "docsize": {"queries": 10}}}
+    (results / "run.json").write_text(json.dumps(manifest(config, None)))
+    return results
+
+
+def test_compare_with_a_no_server_tree_shows_its_engine_results_and_the_settings_that_differ(tmp_path):
+    """It used to say 'no server measurement' and 'has no results for this study' for both runs."""
+    from test_report import smoke_config
+
+    here = no_server_tree(tmp_path / "here", [200, 400], ["reproduced", "not reproduced"])
+    other = no_server_tree(tmp_path / "lab-b", [800, 1600], ["reproduced", "reproduced"])
+    config = smoke_config(studies=["arraygrowth"])
+    build_report(here, here / "report.html", config, compare_with=[other.parent])
+    page = (here / "report.html").read_text()
+    section = page[page.index('id="study-arraygrowth"'):]
+    assert "has no results for this study" not in section
+    assert "lab-b has no server measurement for this study; its engine-lab results are beside this run" in section
+    assert "engine.arraygrowth.ns = [800, 1600] (this run: [200, 400])" in section
+    assert "engine.docsize" not in section   # another study's engine keys are not this study's settings
+    engine = section[section.index("Published vs engine lab"):]
+    engine = engine[:engine.index("</table>")]
+    assert "verdict: this run: no server (engine lab and models)" in engine
+    assert "verdict: lab-b: no server (engine lab and models)" in engine
+    row = re.search(r"<tr><td>finding 1</td>.*?</tr>", engine, re.S).group(0)
+    assert "not reproduced" in row and ">reproduced<" in row   # this run's verdict beside lab-b's

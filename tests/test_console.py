@@ -34,18 +34,21 @@ def console(dryrun: bool = False) -> tuple[logging.Logger, io.StringIO]:
 def snakemake_job_records(log: logging.Logger) -> None:
     """What Snakemake logs for a run of two jobs (the events its DefaultFormatter expands to ~25 lines)."""
     log.info("Building DAG of jobs...")
-    log.info("Job stats:\njob    count\n-----  -----\na      1\nb      1\ntotal      2\n",
-             extra={"event": "run_info", "stats": {"a": 1, "b": 1, "total": 2}})
+    log.info("Job stats:\njob    count\n-----  -----\na      1\nb      1\nall    1\ntotal      3\n",
+             extra={"event": "run_info", "stats": {"a": 1, "b": 1, "all": 1, "total": 3}})
     log.info("Select jobs to execute...")
     log.info("Execute 1 jobs...")
     log.info(None, extra={"event": "job_info", "rule_name": "docsize_load", "wildcards": {"dataset": "orders_1k"},
                           "input": ["x"], "output": ["y"], "log": ["z"], "jobid": 1})
     log.info(None, extra={"event": "shellcmd", "cmd": None})
     log.info("Finished jobid: 1 (Rule: docsize_load)", extra={"event": "job_finished", "job_id": 1})
-    log.info(None, extra={"event": "progress", "done": 1, "total": 2})
+    log.info(None, extra={"event": "progress", "done": 1, "total": 3})
     log.info(None, extra={"event": "job_info", "rule_name": "report", "wildcards": {}, "jobid": 2})
     log.warning("the server fell behind, see the log")
+    log.info("Finished jobid: 2 (Rule: report)", extra={"event": "job_finished", "job_id": 2})
+    log.info(None, extra={"event": "progress", "done": 2, "total": 3})
     log.info(None, extra={"event": "job_info", "rule_name": "all", "wildcards": {}, "jobid": 3})
+    log.info("Finished jobid: 3 (Rule: all)", extra={"event": "job_finished", "job_id": 3})
     log.info("Complete log(s): /x/.snakemake/log/run.snakemake.log")
 
 
@@ -53,12 +56,31 @@ def test_one_line_per_job_and_no_shell_command_none():
     log, stream = console()
     snakemake_job_records(log)
     lines = stream.getvalue().splitlines()
+    # `all` runs nothing: 2 jobs, not 3, and the counter of finished jobs ends at 2/2 (it stopped at 19/20)
     assert lines[0] == "2 jobs to run (detail of each: results/logs/ and .snakemake/log/)"
     assert lines[1].endswith("[1/2] docsize_load dataset=orders_1k")
-    assert lines[2].endswith("[2/2] report")
-    assert lines[3] == "the server fell behind, see the log"
-    assert len(lines) == 4
+    assert re.search(r"\[1/2\] done docsize_load dataset=orders_1k in \d+\.\d s$", lines[2]), lines[2]
+    assert lines[3].endswith("[2/2] report")
+    assert lines[4] == "the server fell behind, see the log"
+    assert re.search(r"\[2/2\] done report in \d+\.\d s$", lines[5]), lines[5]
+    assert len(lines) == 6
     assert "Shell command" not in stream.getvalue() and "None" not in stream.getvalue()
+
+
+def test_durations_read_as_a_person_says_them():
+    from costlab.console import duration_text
+
+    assert [duration_text(s) for s in (0.04, 36.24, 125, 3725)] == ["0.0 s", "36.2 s", "2 min 05 s", "1 h 02 min"]
+
+
+def test_a_config_error_is_one_line():
+    """Snakemake used to add two traceback lines under the message."""
+    log, stream = console()
+    log.error('ConfigError in file "/x/rules/common.smk", line 13:\n'
+              "invalid config key server.backend: 'dockr' is not one of ['auto', 'none'] (allowed: auto, none)\n"
+              '  File "/x/rules/common.smk", line 13, in <module>\n  File "/x/costlab/config.py", line 129, in validate')
+    assert stream.getvalue().splitlines() == [
+        "costlab: invalid config key server.backend: 'dockr' is not one of ['auto', 'none'] (allowed: auto, none)"]
 
 
 def test_dry_run_keeps_snakemakes_plan():

@@ -28,6 +28,7 @@ from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
 from costlab.engine.provenance import SERVER_KIND
 from costlab.engine.wt import compressor_or_nearest
+from costlab.progress import progress
 
 NEAREST = {"snappy": ("lz4", "zlib", "none"), "zstd": ("zlib", "lz4", "none")}
 BATCH = 250   # documents per transaction while loading
@@ -202,9 +203,12 @@ def run_engine_job(config: dict, storage_path, verdicts_path, provenance_path, p
                              window=study.get("event_window", "calendar"))
     started = datetime.now(timezone.utc)
     rows = []
-    for name in study["versions"]:
-        with engine_home(engine_config.get("workdir"), f"appversions-{name}") as home:
-            rows.append(measure_version(name, events, home / "wt"))
+    with progress(total=len(study["versions"]), desc="appversions engine lab", unit="version") as bar:
+        for name in study["versions"]:   # one step of the bar per app version
+            bar.set_postfix_str(name)
+            with engine_home(engine_config.get("workdir"), f"appversions-{name}") as home:
+                rows.append(measure_version(name, events, home / "wt"))
+            bar.update()
     ended = datetime.now(timezone.utc)
     table = storage_table(rows, pl.read_csv(published_path), wiredtiger_version())
     write_csv(verdicts(table), verdicts_path)

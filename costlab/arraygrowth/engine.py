@@ -26,6 +26,7 @@ from costlab.engine.bsonbytes import append_int64_to_last_field
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.runs import engine_home, engine_settings
 from costlab.engine.deployment import PROFILES, Deployment, check_profile
+from costlab.progress import progress
 from costlab.engine.oplog import push_diff
 from costlab.engine.provenance import SERVER_KIND
 
@@ -88,19 +89,22 @@ def sweep(ns: Sequence[int], profiles: Sequence[str], workloads: Sequence[str], 
     """Every (profile, workload, n): the rows of results/arraygrowth/engine/log_bytes.csv."""
     described = settings.describe()
     rows = []
-    for profile in profiles:
-        for workload in workloads:
-            for n in ns:
-                row = run_workload(profile, workload, int(n), settings, workdir, retryable_writes)
-                rows.append(row | {
-                    "bytes_per_op": row["log_bytes"] / row["n"],
-                    "wt_version": described["wt_version"],
-                    "journal_compressor": settings.journal_compressor,
-                    "journal_compressor_wanted": journal_compressor_wanted,
-                    "block_compressor": settings.block_compressor,
-                    "retryable_writes": bool(retryable_writes and profile != "standalone"),
-                    "server_kind": SERVER_KIND,
-                })
+    runs = [(p, w, int(n)) for p in profiles for w in workloads for n in ns]
+    bar = progress(total=len(runs), desc="arraygrowth engine lab", unit="run")
+    with bar:
+        for profile, workload, n in runs:   # one step of the bar per (profile, workload, N)
+            bar.set_postfix_str(f"{profile} {workload} N={n:,}")
+            row = run_workload(profile, workload, n, settings, workdir, retryable_writes)
+            rows.append(row | {
+                "bytes_per_op": row["log_bytes"] / row["n"],
+                "wt_version": described["wt_version"],
+                "journal_compressor": settings.journal_compressor,
+                "journal_compressor_wanted": journal_compressor_wanted,
+                "block_compressor": settings.block_compressor,
+                "retryable_writes": bool(retryable_writes and profile != "standalone"),
+                "server_kind": SERVER_KIND,
+            })
+            bar.update()
     return pl.DataFrame(rows).select(LOG_COLUMNS)
 
 

@@ -32,6 +32,7 @@ from costlab.engine import stats
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
 from costlab.engine.provenance import SERVER_KIND
+from costlab.progress import progress
 
 PUBLISHED_DOCS = 50_000
 PUBLISHED_SMALL_CACHE_MB = 256
@@ -238,11 +239,14 @@ def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path
     settings, resolved = engine_settings(engine_config)
     started = datetime.now(timezone.utc)
     rows, facts = [], []
-    for size_kb in study["sizes_kb"]:
-        with engine_home(workdir or engine_config.get("workdir"), f"docsize-{size_kb}k") as home:
-            size_rows, size_facts = measure_size(int(size_kb), study, engine_docsize, settings, home / "wt")
-        rows += size_rows
-        facts.append(size_facts)
+    with progress(total=len(study["sizes_kb"]), desc="docsize engine lab", unit="size") as bar:
+        for size_kb in study["sizes_kb"]:   # one step of the bar per document size
+            bar.set_postfix_str(f"{size_kb} KB")
+            with engine_home(workdir or engine_config.get("workdir"), f"docsize-{size_kb}k") as home:
+                size_rows, size_facts = measure_size(int(size_kb), study, engine_docsize, settings, home / "wt")
+            rows += size_rows
+            facts.append(size_facts)
+            bar.update()
     ended = datetime.now(timezone.utc)
     queries = pl.DataFrame(rows).select(QUERY_COLUMNS)
     table = summarize(queries, settings, wiredtiger_version(), resolved["journal_compressor_wanted"],

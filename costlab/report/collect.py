@@ -17,7 +17,7 @@ import polars as pl
 from costlab.digests import edited_reason, without_edited_verdicts
 from costlab.inputs import InputError, rebuild_command
 from costlab.report.charts import STAND_IN_LABEL
-from costlab.report.compare import load_runs, merged_published, notes, overlay_spec
+from costlab.report.compare import VERDICT_TABLES, load_runs, merged_published, notes, overlay_spec
 from costlab.report.studies import STUDIES, StudyInfo
 from costlab.server.provenance import is_stand_in, read_provenance
 
@@ -291,7 +291,8 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
 
 
 def add_comparison(sections: list[StudySection], results_dir: Path, compare_with: list[str | Path]) -> None:
-    """Put the other runs beside this one: merged published-vs-reproduced tables, overlaid figures, notes."""
+    """Put the other runs beside this one: merged verdict tables (server run, engine lab, model), overlaid
+    figures, notes naming the settings that differ."""
     runs = load_runs(results_dir, list(compare_with))
     for section in sections:
         study = section.info.name
@@ -303,6 +304,16 @@ def add_comparison(sections: list[StudySection], results_dir: Path, compare_with
             path = Path(results_dir) / study / "tables" / f"{PUBLISHED_TABLE}.csv"
             stand_in = bool(section.published and section.published.stand_in) or any(r.stand_in for r in runs)
             section.published = TableItem(PUBLISHED_TABLE, path, frame, None, stand_in)
+        # the engine lab's and the model's verdicts side by side too (a run with no server has only these)
+        for tables, name, kind in ((section.engine, ENGINE_PUBLISHED_TABLE, "engine"),
+                                   (section.model_tables, MODEL_PUBLISHED_TABLE, "model")):
+            mine = next((t for t in tables if t.name == name), None)
+            merged = merged_published(study, runs, mine.frame if mine else None, VERDICT_TABLES[kind])
+            if merged is None:
+                continue
+            item = TableItem(name, Path(results_dir) / study / VERDICT_TABLES[kind], merged,
+                             mine.caption if mine else None, False)
+            tables[:] = [item] + [t for t in tables if t.name != name]
         spec = overlay_spec(study, runs)
         if spec is not None:
             caption = ("<p>The study's main measurement in every run, one colour per run, read from each "

@@ -17,11 +17,15 @@ import polars as pl
 from costlab.digests import EDITED_TEXT, edited_reason
 from costlab.report.charts import titled
 from costlab.report.runs import check_tree, read_manifest, results_dir
-from costlab.report.settings import flatten
+from costlab.report.settings import concerns, flatten
 from costlab.server.provenance import is_stand_in
 
 THIS_RUN = "this run"
 KEYS = ("finding", "metric")
+# Each run's verdict tables, compared row by row: a server run's, the engine lab's, the server-free model's.
+VERDICT_TABLES = {"server": Path("tables") / "published_vs_reproduced.csv",
+                  "engine": Path("engine") / "published_vs_engine.csv",
+                  "model": Path("model") / "published_vs_model.csv"}
 
 
 @dataclass
@@ -81,7 +85,7 @@ def run_label(name: str, provenance: dict[str, list[dict]]) -> str:
     hosts = list(dict.fromkeys(str((r.get("host") or {}).get("hostname")) for r in records
                                if (r.get("host") or {}).get("hostname")))
     if not records:
-        return f"{name}: no server measurement"
+        return f"{name}: no server (engine lab and models)"
     kind = " (stand-in)" if any(is_stand_in(r) for r in records) else ""
     return f"{name}: {'/'.join(versions) or 'unknown version'}{kind} on {'/'.join(hosts) or 'unknown host'}"
 
@@ -110,11 +114,10 @@ def _flat(mapping: dict, prefix: str = "") -> dict:
 
 
 def differences(study: str, this: Run, other: Run) -> list[str]:
-    """'key: value (this run: value)' for the study's and the server's keys that differ between runs."""
-    a = _flat((this.manifest.get("config") or {}).get(study) or {}, f"{study}.")
-    b = _flat((other.manifest.get("config") or {}).get(study) or {}, f"{study}.")
-    a |= _flat((this.manifest.get("config") or {}).get("server") or {}, "server.")
-    b |= _flat((other.manifest.get("config") or {}).get("server") or {}, "server.")
+    """'key = value (this run: value)' for the keys that can change the study's results (its own, the
+    server's, the engine lab's shared keys and its engine section) and differ between the runs."""
+    a = {k: v for k, v in _flat(this.manifest.get("config") or {}).items() if concerns(k, study)}
+    b = {k: v for k, v in _flat(other.manifest.get("config") or {}).items() if concerns(k, study)}
     return [f"{key} = {json.dumps(b.get(key))} (this run: {json.dumps(a.get(key))})"
             for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
 
@@ -126,13 +129,21 @@ def notes(study: str, runs: list[Run]) -> list[str]:
         diffs = differences(study, runs[0], other)
         scale = [d for d in diffs if d.startswith(f"{study}.")]
         server = [d for d in diffs if d.startswith("server.")]
+        engine = [d for d in diffs if d.startswith("engine.")]
         if scale:
             out.append(f"{other.name} was measured at another scale or config: " + "; ".join(scale)
                        + ". Its values answer the same question on other data: compare findings, not numbers.")
+        if engine:
+            out.append(f"{other.name}'s engine lab ran with other settings: " + "; ".join(engine) + ".")
         if server:
             out.append(f"{other.name} used another server config: " + "; ".join(server) + ".")
-        if not (other.folder / study / "tables" / "published_vs_reproduced.csv").exists():
+        present = [kind for kind, path in VERDICT_TABLES.items() if (other.folder / study / path).exists()]
+        if not present:
             out.append(f"{other.name} has no results for this study.")
+        elif "server" not in present:
+            out.append(f"{other.name} has no server measurement for this study; its "
+                       + " and ".join({"engine": "engine-lab", "model": "model"}[k] + " results" for k in present)
+                       + " are beside this run's.")
         problem = published_problem(other.folder, study)
         if problem:
             out.append(f"{other.name} ({other.folder}): {problem}.")
@@ -142,9 +153,10 @@ def notes(study: str, runs: list[Run]) -> list[str]:
 PUBLISHED_NEEDS = (*KEYS, "unit", "published", "reproduced", "verdict")
 
 
-def published_problem(folder: Path, study: str) -> str | None:
-    """Why a run's published_vs_reproduced.csv cannot be put beside the others (None: it can, or it is absent)."""
-    path = folder / study / "tables" / "published_vs_reproduced.csv"
+def published_problem(folder: Path, study: str, table: Path = VERDICT_TABLES["server"]) -> str | None:
+    """Why a run's verdict table (published_vs_reproduced.csv by default) cannot be put beside the others
+    (None: it can, or it is absent)."""
+    path = folder / study / table
     if not path.exists():
         return None
     reason = edited_reason(path)
@@ -158,13 +170,13 @@ def published_problem(folder: Path, study: str) -> str | None:
     return f"{path} lacks column(s) {', '.join(absent)} (has {', '.join(columns)})" if absent else None
 
 
-def _read_published(folder: Path, study: str) -> pl.DataFrame | None:
-    """A run's published_vs_reproduced.csv; an edited, unreadable or incomplete one keeps its rows' keys
+def _read_published(folder: Path, study: str, table: Path = VERDICT_TABLES["server"]) -> pl.DataFrame | None:
+    """A run's verdict table; an edited, unreadable or incomplete one keeps its rows' keys
     (where it has them) with no value and the verdict "invalid" or "edited after the run"."""
-    path = folder / study / "tables" / "published_vs_reproduced.csv"
+    path = folder / study / table
     if not path.exists():
         return None
-    problem = published_problem(folder, study)
+    problem = published_problem(folder, study, table)
     if problem is None:
         return pl.read_csv(path, infer_schema_length=10000)
     verdict = EDITED_TEXT if EDITED_TEXT in problem else "invalid (see the notes above)"
@@ -192,14 +204,17 @@ def _complete(frame: pl.DataFrame | None) -> pl.DataFrame | None:
                                 if missing else []))
 
 
-def merged_published(study: str, runs: list[Run], this_frame: pl.DataFrame | None = None) -> pl.DataFrame | None:
+def merged_published(study: str, runs: list[Run], this_frame: pl.DataFrame | None = None,
+                     table: Path = VERDICT_TABLES["server"]) -> pl.DataFrame | None:
     """One row per (finding, metric) of any run: published, then reproduced and verdict per run.
+
+    `table`: which verdict table of each run (VERDICT_TABLES: the server run's, the engine lab's, the model's).
 
     Rows keep this run's order; rows only another run has (another N in the metric) follow.
     The last column is this run's server_kind (the report's stand-in marking reads it).
     """
-    frames = [this_frame if this_frame is not None else _read_published(runs[0].folder, study)]
-    frames += [_read_published(run.folder, study) for run in runs[1:]]
+    frames = [this_frame if this_frame is not None else _read_published(runs[0].folder, study, table)]
+    frames += [_read_published(run.folder, study, table) for run in runs[1:]]
     frames = [_complete(frame) for frame in frames]
     if all(f is None for f in frames):
         return None

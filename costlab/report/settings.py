@@ -39,3 +39,14 @@ def default_config() -> dict:
     from costlab.config import load_config
 
     return load_config()
+
+
+def concerns(key: str, study: str) -> bool:
+    """Whether a dotted config key can change the study's results: its own keys, the server's, and the engine
+    lab's shared keys and its own engine section (never another study's)."""
+    from costlab import STUDIES
+
+    parts = key.split(".")
+    if parts[0] in (study, "server"):
+        return True
+    return parts[0] == "engine" and (len(parts) == 1 or parts[1] not in STUDIES or parts[1] == study)

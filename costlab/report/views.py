@@ -26,7 +26,7 @@ from costlab.report.charts import STAND_IN_LABEL
 from costlab.report.collect import (ENGINE_PUBLISHED_TABLE, MAX_TABLE_ROWS, MODEL_PUBLISHED_TABLE, PUBLISHED_TABLE,
                                     RUN_COMMAND, FigureItem, StudySection, TableItem)
 from costlab.report.findings import verdict_counts
-from costlab.report.settings import config_differences, flatten
+from costlab.report.settings import concerns, config_differences, flatten
 from costlab.report.studies import STUDIES
 from costlab.server.provenance import is_stand_in
 from costlab.verdicts import VERDICT_CLASSES, verdict_class
@@ -167,15 +167,6 @@ def jobs_view(records: list[dict]) -> TableView:
 
 def _value_text(value: Any) -> str:
     return "null" if value is None else json.dumps(value) if isinstance(value, (list, dict)) else str(value)
-
-
-def concerns(key: str, study: str) -> bool:
-    """Whether a dotted config key can change the study's results: its own keys, the server's, and the engine
-    lab's shared keys and its own engine section (never another study's)."""
-    parts = key.split(".")
-    if parts[0] in (study, "server"):
-        return True
-    return parts[0] == "engine" and (len(parts) == 1 or parts[1] not in STUDIES or parts[1] == study)
 
 
 # Columns of the engine lab's tables that say at what scale and with what it ran (read from the results).
