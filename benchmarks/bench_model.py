@@ -14,14 +14,14 @@ import common
 import sys  # noqa: E402
 
 from costlab.appversions.events import generate_events  # noqa: E402
-from costlab.appversions.model import SharedFrames, collection_stats  # noqa: E402
+from costlab.appversions.model import bucket_rows, collection_stats, day_rows, event_codes  # noqa: E402
 from costlab.appversions.versions import VERSIONS  # noqa: E402
 
 
 def _shared_group_bys(events) -> None:
-    shared = SharedFrames(events)
+    days = day_rows(event_codes(events))
     for bucket in ("month", "quarter"):
-        shared.bucket_days(bucket)
+        bucket_rows(days, bucket)
 
 
 def main(events_per_year: int = 500_000) -> None:
