@@ -21,3 +21,44 @@ def verdict_class(verdict: str | None) -> str:
     if text.startswith("reproduced"):
         return "reproduced"
     return "other"
+
+
+class Rule:
+    """A verdict's test on the reproduced value that also says itself: str(rule) is the tolerance shown beside
+    the verdict (results/findings.csv, the report)."""
+
+    def __init__(self, test, text: str) -> None:
+        self.test, self.text = test, text
+
+    def __call__(self, value: float) -> bool:
+        return bool(self.test(value))
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _g(value: float) -> str:
+    return f"{value:g}"
+
+
+def between(low: float, high: float, what: str = "value") -> Rule:
+    return Rule(lambda v: low <= v <= high, f"{what} in [{_g(low)}, {_g(high)}]")
+
+
+def at_least(low: float, what: str = "value") -> Rule:
+    return Rule(lambda v: v >= low, f"{what} ≥ {_g(low)}")
+
+
+def at_most(high: float, what: str = "value") -> Rule:
+    return Rule(lambda v: v <= high, f"{what} ≤ {_g(high)}")
+
+
+def ratio_within(published: float | None, low: float, high: float) -> Rule:
+    """this run / published in [low, high] (an absolute count)."""
+    return Rule(lambda v: published not in (None, 0) and low <= v / published <= high,
+                f"this run / published in [{_g(low)}, {_g(high)}]")
+
+
+def tolerance_text(rule) -> str | None:
+    """The rule's own words, or None for a bare function (which cannot say what it tests)."""
+    return str(rule) if isinstance(rule, Rule) else None

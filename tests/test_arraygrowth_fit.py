@@ -119,7 +119,12 @@ def test_runs_table_writes_not_reported_never_zero():
 def test_published_vs_reproduced_verdicts_follow_the_finding():
     raw = _raw(_article_like, modify=_article_modify)
     table = published_vs_reproduced(raw, fits_by_pair(raw), read_published_log_bytes(), read_published_cursor_calls())
-    assert table.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
+    assert table.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
+                             "server_kind"]
+    # every verdict says what it held the value to
+    tolerance = dict(zip(table["finding"], table["tolerance"]))
+    assert tolerance["standalone $push: journal bytes grow quadratically with N"].startswith("k in [")
+    assert all(tolerance.values()), tolerance
     assert (table["verdict"] == "reproduced").all(), table.select("finding", "reproduced", "verdict").to_dicts()
 
     # a standalone that grows only linearly does not reproduce the quadratic finding

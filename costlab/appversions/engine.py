@@ -29,6 +29,7 @@ from costlab.engine.deployment import Deployment
 from costlab.engine.provenance import SERVER_KIND
 from costlab.engine.wt import compressor_or_nearest
 from costlab.progress import progress
+from costlab.verdicts import Rule, ratio_within
 
 NEAREST = {"snappy": ("lz4", "zlib", "none"), "zstd": ("zlib", "lz4", "none")}
 BATCH = 250   # documents per transaction while loading
@@ -156,6 +157,11 @@ def storage_table(rows: list[dict], published: pl.DataFrame, wt_version: str) ->
         pl.lit(wt_version).alias("wt_version"), pl.lit(SERVER_KIND).alias("server_kind"))
 
 
+# What the verdicts hold the engine's numbers to (their words are each row's tolerance).
+COMPRESSION_RATIO = (0.75, 1.33)   # engine storage/data over the published storage/data
+ZSTD_RULE = Rule(lambda v: v < 0.9, "appV6R4 / appV6R3 storage < 0.9")
+
+
 def verdicts(table: pl.DataFrame) -> pl.DataFrame:
     """Compression (storage / data) per version, and appV6R4's zstd against appV6R3's snappy."""
     from costlab.engine.verdicts import _frame, _row
@@ -163,14 +169,15 @@ def verdicts(table: pl.DataFrame) -> pl.DataFrame:
     rows = []
     for r in table.iter_rows(named=True):
         substituted = r["block_compressor"] != r["block_compressor_wanted"]
+        compression = ratio_within(r["published_storage_over_data"], *COMPRESSION_RATIO)
         row = _row(f"{r['version']}: storage size / data size with its block compressor",
                    f"storageSize / size, {r['version']} ({r['block_compressor_wanted']}"
                    + (f"; {r['block_compressor']} used)" if substituted else ")"), "ratio",
-                   r["published_storage_over_data"], r["storage_over_data"], lambda v: True,
+                   r["published_storage_over_data"], r["storage_over_data"], compression,
                    r["compressor_note"])
         row["verdict"] = (f"not comparable ({r['block_compressor_wanted']} not available here; "
                           f"{r['block_compressor']} measured)" if substituted else
-                          ("reproduced" if row["ratio"] is not None and 0.75 <= row["ratio"] <= 1.33
+                          ("reproduced" if row["reproduced"] is not None and compression(row["reproduced"])
                            else "not reproduced"))
         rows.append(row)
     by_version = {r["version"]: r for r in table.iter_rows(named=True)}
@@ -180,12 +187,12 @@ def verdicts(table: pl.DataFrame) -> pl.DataFrame:
                      if r3["published_storage_bytes_per_event"] else None)
         row = _row("zstd stores appV6R4 in less space than snappy stores appV6R3 (same documents)",
                    "storage size appV6R4 / appV6R3", "ratio", published, r4["storage_bytes"] / r3["storage_bytes"],
-                   lambda v: True, f"compared here: {r4['block_compressor']} / {r3['block_compressor']}")
+                   ZSTD_RULE, f"compared here: {r4['block_compressor']} / {r3['block_compressor']}")
         if (r3["block_compressor"], r4["block_compressor"]) != ("snappy", "zstd"):
             row["verdict"] = (f"not comparable (snappy and zstd not available here; {r4['block_compressor']} / "
                               f"{r3['block_compressor']} measured)")
         else:
-            row["verdict"] = "reproduced" if row["reproduced"] < 0.9 else "not reproduced"
+            row["verdict"] = "reproduced" if ZSTD_RULE(row["reproduced"]) else "not reproduced"
         rows.append(row)
     return _frame(rows)
 

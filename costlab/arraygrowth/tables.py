@@ -15,6 +15,7 @@ from costlab.inputs import read_csv, read_parquet
 from costlab.arraygrowth.fit import FitError, PowerLawFit, fit_power_law
 from costlab.arraygrowth.run import COUNTERS, NOT_REPORTED
 from costlab.server.provenance import read_provenance
+from costlab.verdicts import at_least, at_most, between, ratio_within, tolerance_text
 
 FIT_LABEL = "wiredTiger.log"   # what the fit step names when log bytes are missing
 
@@ -168,7 +169,7 @@ def fallback_table(raw: pl.DataFrame, model: pl.DataFrame) -> pl.DataFrame:
 
 # ---- published vs reproduced ---------------------------------------------------------------
 
-PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
+PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict", "server_kind"]
 
 
 def _value_at(frame: pl.DataFrame, profile: str, workload: str, column: str, n: int | None = None
@@ -210,7 +211,8 @@ def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], Power
     def add(finding, metric, unit, pub, rep, ok):
         ratio = rep / pub if rep is not None and pub not in (None, 0) else None
         rows.append({"finding": finding, "metric": metric, "unit": unit, "published": pub,
-                     "reproduced": rep, "ratio": ratio, "verdict": _verdict(stand_in, rep, ok), "server_kind": kind})
+                     "reproduced": rep, "ratio": ratio, "tolerance": tolerance_text(ok),
+                     "verdict": _verdict(stand_in, rep, ok), "server_kind": kind})
 
     def exponent(profile, workload):
         fit = fits.get((profile, workload))
@@ -219,10 +221,10 @@ def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], Power
     add("standalone $push: journal bytes grow quadratically with N",
         "exponent k of log bytes ~ N^k (standalone, $push)", "1",
         published_exponent(published, "standalone", "push"), exponent("standalone", "push"),
-        lambda k: QUADRATIC_EXPONENT[0] <= k <= QUADRATIC_EXPONENT[1])
+        between(*QUADRATIC_EXPONENT, "k"))
     add("replica set $push: journal bytes grow linearly with N",
         "exponent k of log bytes ~ N^k (replset-1, $push); published: the article's 'linear' at one N", "1",
-        1.0, exponent("replset-1", "push"), lambda k: LINEAR_EXPONENT[0] <= k <= LINEAR_EXPONENT[1])
+        1.0, exponent("replset-1", "push"), between(*LINEAR_EXPONENT, "k"))
 
     pub_replica = published.filter(pl.col("experiment") == "replica")
 
@@ -240,12 +242,12 @@ def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], Power
     n_push, published_ratio, reproduced_ratio = profile_ratio("push", "standalone", "replset-1")
     add("a replica set writes far less journal for the same $push sequence",
         f"standalone / replset-1 log bytes, $push (published N=10000, reproduced N={n_push})", "ratio",
-        published_ratio, reproduced_ratio, lambda r: r >= MIN_STANDALONE_OVER_REPLSET)
+        published_ratio, reproduced_ratio, at_least(MIN_STANDALONE_OVER_REPLSET, "ratio"))
 
     n_ins, published_ratio, reproduced_ratio = profile_ratio("insert", "replset-1", "standalone")
     add("inserting on a replica set writes ~4x the journal (the oplog is logged too)",
         f"replset-1 / standalone log bytes, insert (published N=10000, reproduced N={n_ins})", "ratio",
-        published_ratio, reproduced_ratio, lambda r: REPLSET_INSERT_FACTOR[0] <= r <= REPLSET_INSERT_FACTOR[1])
+        published_ratio, reproduced_ratio, between(*REPLSET_INSERT_FACTOR, "ratio"))
 
     def pub_calls_per_op(profile, workload, column):
         row = published_calls.filter((pl.col("profile") == profile) & (pl.col("workload") == workload))
@@ -254,23 +256,23 @@ def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], Power
     rep, n_rs = _value_at(measured, "replset-1", "push", "cursor_modify_per_op")
     add("on a replica set $push is stored as WiredTiger modify calls (deltas)",
         f"cursor modify calls per $push (replset-1, published N=10000, reproduced N={n_rs})", "calls/op",
-        pub_calls_per_op("replset-1", "push", "cursor_modify_calls"), rep, lambda v: v >= MIN_MODIFY_PER_PUSH)
+        pub_calls_per_op("replset-1", "push", "cursor_modify_calls"), rep, at_least(MIN_MODIFY_PER_PUSH, "calls/op"))
     rep, n_sa = _value_at(measured, "standalone", "push", "cursor_modify_per_op")
     add("on a standalone $push rewrites the whole document (no modify calls)",
         f"cursor modify calls per $push (standalone, published N=10000, reproduced N={n_sa})", "calls/op",
         pub_calls_per_op("standalone", "push", "cursor_modify_calls"), rep,
-        lambda v: v <= MAX_STANDALONE_MODIFY_PER_PUSH)
+        at_most(MAX_STANDALONE_MODIFY_PER_PUSH, "calls/op"))
 
     rep, _ = _value_at(measured, "standalone", "push", "log_bytes_per_op", 10_000)
     pub = published.filter((pl.col("experiment") == "quadratic") & (pl.col("profile") == "standalone")
                            & (pl.col("n") == 10_000))["bytes_per_op"][0]
     add("standalone $push journal bytes per update at N=10000 (~30 KB, the whole array each time)",
         "log bytes per $push (standalone, N=10000)", "bytes/op", float(pub), rep,
-        lambda v: pub / BYTES_PER_OP_FACTOR <= v <= pub * BYTES_PER_OP_FACTOR)
+        ratio_within(pub, 1 / BYTES_PER_OP_FACTOR, BYTES_PER_OP_FACTOR))
 
     frame = pl.DataFrame(rows, schema={"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8,
                                        "published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64,
-                                       "verdict": pl.Utf8, "server_kind": pl.Utf8})
+                                       "tolerance": pl.Utf8, "verdict": pl.Utf8, "server_kind": pl.Utf8})
     reproduced_text = pl.col("reproduced").round_sig_figs(4).cast(pl.Utf8)
     why_missing = (pl.lit(NOT_REPORTED) if measured["log_bytes"].null_count() == measured.height
                    else pl.lit("not measured"))

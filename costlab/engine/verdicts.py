@@ -11,8 +11,10 @@ from pathlib import Path
 import polars as pl
 
 from costlab.engine.provenance import SERVER_KIND
+from costlab.verdicts import at_least, at_most, ratio_within, tolerance_text
 
-COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind", "note"]
+COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict", "server_kind",
+           "note"]
 ABSOLUTE_TOLERANCE = (0.8, 1.25)   # engine / published for absolute byte counts
 SCALE_VERDICT = "not comparable at this scale"   # the mongod path's wording
 
@@ -24,24 +26,24 @@ def _verdict(reproduced: float | None, holds) -> str:
 
 
 def _row(finding, metric, unit, published, reproduced, holds, note=None) -> dict:
+    """holds: a costlab.verdicts.Rule (its words are the row's tolerance) or a bare function."""
     ratio = reproduced / published if reproduced is not None and published not in (None, 0) else None
     return {"finding": finding, "metric": metric, "unit": unit, "published": published,
-            "reproduced": reproduced, "ratio": ratio, "verdict": _verdict(reproduced, holds),
-            "server_kind": SERVER_KIND, "note": note}
+            "reproduced": reproduced, "ratio": ratio, "tolerance": tolerance_text(holds),
+            "verdict": _verdict(reproduced, holds), "server_kind": SERVER_KIND, "note": note}
 
 
 def _frame(rows: list[dict]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8,
                                       "published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64,
-                                      "verdict": pl.Utf8, "server_kind": pl.Utf8, "note": pl.Utf8}).with_columns(
+                                      "tolerance": pl.Utf8, "verdict": pl.Utf8, "server_kind": pl.Utf8, "note": pl.Utf8}).with_columns(
         pl.col("published").round_sig_figs(4), pl.col("reproduced").round_sig_figs(4),
         pl.col("ratio").round_sig_figs(3)).select(COLUMNS)
 
 
 def _close_to(published: float | None):
     """engine / published within ABSOLUTE_TOLERANCE (for absolute byte counts)."""
-    low, high = ABSOLUTE_TOLERANCE
-    return lambda v: published not in (None, 0) and low <= v / published <= high
+    return ratio_within(published, *ABSOLUTE_TOLERANCE)
 
 
 # ---- arraygrowth ---------------------------------------------------------------------------
@@ -125,12 +127,12 @@ def docsize_verdicts(cache_reads: pl.DataFrame, published_queries: pl.DataFrame,
     rows.append(_row("projection reads whole document at small cache",
                      f"bytes read into cache, projection / whole documents, {where}", "ratio",
                      div(published("projection"), published("whole")), div(engine("projection"), engine("whole")),
-                     lambda r: r >= 0.5))
+                     at_least(0.5, "ratio")))
     whole_window = _row("projection reads whole document at small cache",
                         f"projection bytes read into cache / (window x document), {where}", "ratio",
                         div(published("projection"), 1000 * 65876) if large == 64 else None,
                         div(engine("projection"), window * doc_bytes.get(large, large * 1024)),
-                        lambda r: r >= 0.5, "published: 1,000-order window, 65,876-byte mean document (64 KB)")
+                        at_least(0.5, "ratio"), "published: 1,000-order window, 65,876-byte mean document (64 KB)")
     if large != 64 and whole_window["reproduced"] is not None:
         # published for 64 KB orders only; with smaller ones a small cache holds a larger share of the
         # collection, so part of a window is already in cache: not a verdict on the finding
@@ -139,7 +141,7 @@ def docsize_verdicts(cache_reads: pl.DataFrame, published_queries: pl.DataFrame,
     rows.append(_row("a covered query reads next to nothing into the cache",
                      f"covered bytes read into cache / projection bytes read, {where}", "ratio",
                      div(published("covered"), published("projection")), div(engine("covered"), engine("projection")),
-                     lambda r: r <= 0.05))
+                     at_most(0.05, "ratio")))
     if large == 64:
         value = engine("projection")
         rows.append(_row("to return two fields of 1,000 64 KB orders the projection reads ~61 MB",
