@@ -25,22 +25,19 @@ from costlab.server.docker_backend import LABEL
 from costlab.server.profiles import GIB, get_profile
 
 pytestmark = pytest.mark.docker
+if os.environ.get("COSTLAB_TEST_DOCKER") != "1":   # one line in `make test`, not one per test
+    pytest.skip("opt-in: run with make test-docker (COSTLAB_TEST_DOCKER=1)", allow_module_level=True)
 
 # A registry address on loopback where nothing listens: a pull there fails at once and sends nothing off
 # this machine (the engine treats 127.0.0.0/8 registries as plain-HTTP ones).
 NO_REGISTRY = "127.0.0.1:9"
 
 
-def _skip_reason() -> str | None:
-    if os.environ.get("COSTLAB_TEST_DOCKER") != "1":
-        return "opt-in: run with make test-docker (COSTLAB_TEST_DOCKER=1)"
-    from docker_engine import skip_reason
-    return skip_reason()
-
-
 @pytest.fixture(scope="module")
 def engine():
-    reason = _skip_reason()
+    from docker_engine import skip_reason
+
+    reason = skip_reason()
     if reason:
         pytest.skip(reason)
     from docker_engine import private_engine, standin_image
@@ -148,37 +145,41 @@ def test_a_create_slower_than_the_ping_timeout_succeeds(monkeypatch):
 @pytest.mark.parametrize("profile_name", ["standalone", "standalone-small-cache", "replset-1", "standalone-2cpu-4gb"])
 def test_each_profile_runs_with_what_it_asks_and_provenance_says_what_docker_applied(
         engine, client, config, tmp_path, profile_name):
+    from costlab.server import measuring_job
+
     profile = get_profile(profile_name)
-    with start_server(config, profile_name, tmp_path / "data") as server:
+    provenance_path = tmp_path / "provenance" / "job.json"
+    with measuring_job({"server": config}, profile_name, provenance_path, data_dir=tmp_path / "data") as server:
         assert server.backend == "docker"
         server.client.costlab_t.docs.insert_one({"x": 1})
         assert server.client.costlab_t.docs.count_documents({}) == 1
         hello = server.client.admin.command("hello")
-        container = client.containers.get(server.applied["container"])
-        inspect = container.attrs
-        host_config, cmd = inspect["HostConfig"], inspect["Config"]["Cmd"]
-        assert inspect["Config"]["Labels"][LABEL] == "1" and inspect["Config"]["Labels"][f"{LABEL}.owner_pid"] == \
-            str(os.getpid())
-        assert host_config["NetworkMode"] == "host" and inspect["State"]["Running"]
-        assert cmd[:4] == ["--bind_ip", "127.0.0.1", "--port", server.uri.split(":")[2].split("/")[0]]
-        assert server.applied["image_id"] == inspect["Image"] == client.images.get(engine.image).id
-        # memory: the profile's limit, no swap beyond it; what provenance records is what docker applied
-        assert host_config["Memory"] == (profile.memory_limit_bytes or 0)
-        assert server.applied["memory_limit_bytes"] == (host_config["Memory"] or "none")
-        if profile.memory_limit_bytes:
-            assert host_config["MemorySwap"] == profile.memory_limit_bytes
-        assert host_config["NanoCpus"] == int((profile.cpus or 0) * 1e9)
-        assert server.applied["cpus"] == (host_config["NanoCpus"] / 1e9 or "none")
-        if profile.cache_size_gb is not None:
-            assert cmd[cmd.index("--wiredTigerCacheSizeGB") + 1] == f"{profile.cache_size_gb:g}"
-            assert server.applied["wiredTigerCacheSizeGB"] == profile.cache_size_gb
-        else:
-            assert "--wiredTigerCacheSizeGB" not in cmd
-        if profile.replica_set:
-            assert cmd[cmd.index("--replSet") + 1] == profile.replica_set
-            assert hello["isWritablePrimary"] and hello.get("setName")
-        assert server.applied["container_user"] == inspect["Config"]["User"] == f"{os.getuid()}:{os.getgid()}" \
-            or inspect["Config"]["User"] == "0:0"
+        inspect = client.containers.get(server.applied["container"]).attrs
+    record = json.loads(provenance_path.read_text())
+    applied, host_config, cmd = record["applied_options"], inspect["HostConfig"], inspect["Config"]["Cmd"]
+    assert record["backend"] == "docker" and record["profile"] == profile_name and record["server_kind"] == "stand-in"
+    labels = inspect["Config"]["Labels"]
+    assert labels[LABEL] == "1" and labels[f"{LABEL}.owner_pid"] == str(os.getpid())
+    assert host_config["NetworkMode"] == "host" and applied["network"].startswith("host")
+    assert cmd[:4] == ["--bind_ip", "127.0.0.1", "--port", record["server"]["uri"].split(":")[2].split("/")[0]]
+    assert applied["container"] == inspect["Name"].lstrip("/")
+    assert applied["image_id"] == inspect["Image"] == client.images.get(engine.image).id
+    assert applied["container_user"] == inspect["Config"]["User"]
+    # memory: the profile's limit and no swap beyond it; provenance says what docker applied
+    assert host_config["Memory"] == (profile.memory_limit_bytes or 0)
+    assert applied["memory_limit_bytes"] == (host_config["Memory"] or "none")
+    if profile.memory_limit_bytes:
+        assert host_config["MemorySwap"] == profile.memory_limit_bytes
+    assert host_config["NanoCpus"] == int((profile.cpus or 0) * 1e9)
+    assert applied["cpus"] == (host_config["NanoCpus"] / 1e9 or "none")
+    if profile.cache_size_gb is not None:
+        assert cmd[cmd.index("--wiredTigerCacheSizeGB") + 1] == f"{profile.cache_size_gb:g}"
+        assert applied["wiredTigerCacheSizeGB"] == profile.cache_size_gb
+    else:
+        assert "--wiredTigerCacheSizeGB" not in cmd and applied["wiredTigerCacheSizeGB"] == "server default"
+    if profile.replica_set:
+        assert cmd[cmd.index("--replSet") + 1] == profile.replica_set == applied["replica_set"]
+        assert hello["isWritablePrimary"] and hello.get("setName")
     assert _costlab_containers(client) == []
 
 
@@ -197,6 +198,29 @@ def test_the_data_directory_is_bind_mounted_owned_by_the_caller_and_left_for_the
     # the next step starts a new container on the same directory and finds the data
     with start_server(config, "standalone", data) as server:
         assert server.client.costlab_t.docs.count_documents({}) == 100
+
+
+def test_an_ordinary_user_runs_mongod_as_themselves_through_the_image_entrypoint(
+        engine, client, config, tmp_path, monkeypatch):
+    """Not root: `user: uid:gid` and the image's own entrypoint; the data directory's files are that user's.
+
+    The caller's identity is what costlab reads (os.getuid/os.getgid: this test's Python lives under
+    root's home, which another user cannot run); the engine, the container and the files are real.
+    """
+    uid, gid = 65534, 65534   # nobody / nogroup
+    data = tmp_path / "data"
+    data.mkdir()
+    os.chown(data, uid, gid)
+    monkeypatch.setattr(os, "getuid", lambda: uid)
+    monkeypatch.setattr(os, "getgid", lambda: gid)
+    with start_server(config, "standalone", data) as server:
+        server.client.costlab_t.docs.insert_one({"x": 1})
+        inspect = client.containers.get(server.applied["container"]).attrs
+        assert inspect["Config"]["User"] == f"{uid}:{gid}" == server.applied["container_user"]
+        assert inspect["Path"] == "docker-entrypoint.sh" and server.applied["entrypoint"] == "image default"
+    files = list(data.rglob("*"))
+    assert files and {(p.stat().st_uid, p.stat().st_gid) for p in files} == {(uid, gid)}
+    assert _costlab_containers(client) == []
 
 
 def test_restart_empties_the_cache_with_a_new_container_on_the_same_data(engine, client, config, tmp_path):
@@ -290,3 +314,66 @@ def test_the_next_run_removes_what_a_killed_one_left(engine, client, config, tmp
     with start_server(config, "standalone", tmp_path / "data") as server:
         names = [c.name for c in _costlab_containers(client)]
         assert names == [server.applied["container"]] and left.name not in names
+
+
+# ---------------------------------------------------------------- the whole smoke DAG, through the engine
+
+@pytest.fixture(scope="module")
+def smoke_docker(engine, tmp_path_factory):
+    """`snakemake all` on config/smoke.yaml with server.backend: docker (minutes: every measuring job a container)."""
+    from workflow import run_workflow
+
+    workdir = tmp_path_factory.mktemp("smoke_docker")
+    server = f"{{backend: docker, image: '{engine.image}', network: host, pull: never}}"
+    started = time.monotonic()
+    result = run_workflow(workdir, server, ("all",), hide_local_servers=False)
+    print(f"smoke DAG through docker: {time.monotonic() - started:.0f} s", file=sys.stderr)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return workdir
+
+
+def test_the_smoke_dag_runs_to_the_report_through_docker(engine, client, smoke_docker):
+    results = smoke_docker / "results"
+    image_id = client.images.get(engine.image).id
+    assert json.loads((results / "run.json").read_text())["server_backend"] == "docker"
+    setups = list((results / "servers").glob("*.json"))
+    assert {p.stem for p in setups} >= {"standalone", "standalone-small-cache", "replset-1"}
+    for path in setups:
+        record = json.loads(path.read_text())
+        assert record["backend"] == "docker" and record["server"]["image_id"] == image_id
+        assert record["server"]["server_kind"] == "stand-in" and record["server"]["pulled"] is False
+    provenance = [json.loads(p.read_text()) for p in results.glob("*/provenance/*.json")]
+    assert len(provenance) >= 5
+    for record in provenance:
+        assert record["backend"] == "docker" and record["server_kind"] == "stand-in", record["job"]
+        assert record["applied_options"]["image_id"] == image_id and record["applied_options"]["image"] == engine.image
+        assert record["applied_options"]["network"].startswith("host")
+    # the docsize small-cache run starts every block from a cold cache: a new container each time
+    small = [r for r in provenance if r["profile"] == "standalone-small-cache" and "cache_restarts" in r.get("extra", {})]
+    assert small and all(r["extra"]["cache_restarts"] >= 1 for r in small)
+    report = (results / "report.html").read_text()
+    assert "stand-in server — not a MongoDB measurement" in report
+    assert "backend=docker" in report or ">docker<" in report
+    assert image_id in report
+    assert not list(results.glob("*/not_run.json"))
+    assert _costlab_containers(client) == []
+
+
+def test_make_all_with_backend_auto_finds_this_engine(engine, smoke_docker):
+    """`make all` as a user runs it, DOCKER_HOST pointing at the engine: auto picks docker (the same servers as
+    the docker run above, so nothing that was measured reruns)."""
+    from costlab.config import ROOT
+
+    for name in ("Makefile", "requirements.txt", "pyproject.toml", ".venv"):
+        if not (smoke_docker / name).exists():
+            (smoke_docker / name).symlink_to(ROOT / name)
+    server = f"server='{{backend: auto, image: \"{engine.image}\", network: host, pull: never}}'"
+    result = subprocess.run(["make", "--no-print-directory", "all", "CONFIG=config/smoke.yaml", f"SET={server}"],
+                            cwd=smoke_docker, capture_output=True, text=True, timeout=1800,
+                            env=os.environ | {"XDG_CACHE_HOME": str(smoke_docker / ".cache"), "CI": "1"})
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    output = result.stdout + result.stderr
+    assert "no MongoDB server" not in output
+    assert json.loads((smoke_docker / "results" / "run.json").read_text())["server_backend"] == "docker"
+    for path in (smoke_docker / "results" / "servers").glob("*.json"):
+        assert json.loads(path.read_text())["backend"] == "docker"
