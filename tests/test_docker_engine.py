@@ -246,7 +246,8 @@ def test_a_container_that_exits_at_start_reports_the_cause_from_its_log(engine, 
         with start_server(config | {"image": failing}, "standalone", tmp_path / "data"):
             pass
     message = str(err.value)
-    assert "exit code 14" in message and "stand-in failing on purpose" in message
+    assert "exit code 14" in message and "status exited" in message
+    assert "cause: stand-in failing on purpose (COSTLAB_STANDIN_FAIL)" in message.splitlines()
     assert time.monotonic() - started < 30
     assert _costlab_containers(client) == []
 
