@@ -325,7 +325,8 @@ def host_port(container, engine: EngineFacts | None = None, spec: Mapping | None
         if binding.get("HostPort"):
             return int(binding["HostPort"])
     raise ServerStartError(f"the container is running but publishes no host port for {CONTAINER_PORT} "
-                           f"(NetworkSettings.Ports: {container.ports!r}); "
+                           f"(NetworkSettings.Ports: {container.ports!r}; an engine without a bridge network, "
+                           "dockerd --bridge=none, publishes nothing: set server.network: host); "
                            + start_report(container, engine or EngineFacts(), spec or {}, data_dir))
 
 
