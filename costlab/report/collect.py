@@ -190,6 +190,29 @@ def read_not_run(path: Path) -> dict:
     return not_run_record()
 
 
+def _records(paths: list[Path], what: str, problems: list[str]) -> list[dict]:
+    """Each provenance JSON (with its path); an unreadable one is a problem of the study, not an error."""
+    records = []
+    for path in dict.fromkeys(paths):
+        try:
+            records.append(read_provenance(path) | {"_path": str(path)})
+        except (OSError, ValueError, InputError) as err:
+            problems.append(f"{what} {path} unreadable: {err}")
+    return records
+
+
+def _tables(paths: list[Path], what: str, study: str, captions_dir: Path | None, problems: list[str],
+            verdicts_first: str) -> list[TableItem]:
+    """Each table, the verdict table named `verdicts_first` first; an unreadable one is a problem, not an error."""
+    tables = []
+    for path in dict.fromkeys(paths):
+        try:
+            tables.append(read_table(path, study, captions_dir, problems))
+        except Exception as err:  # a broken CSV is shown as a problem, the rest of the page still renders
+            problems.append(f"{what} {path} unreadable: {err}")
+    return sorted(tables, key=lambda t: t.name != verdicts_first)
+
+
 def collect_study(study: str, results_dir: Path, config: dict, registered: list[str] | None,
                   captions_dir: Path | None) -> StudySection:
     """Read what one study produced. `registered` = its add_targets paths (None: scan its folders)."""
@@ -213,11 +236,7 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
         # A study that did not register its provenance files still has them beside its results.
         kinds["provenance"] = sorted((study_dir / "provenance").glob("*.json"))
 
-    for path in dict.fromkeys(kinds["provenance"]):
-        try:
-            section.provenance.append(read_provenance(path) | {"_path": str(path)})
-        except (OSError, ValueError, InputError) as err:
-            section.problems.append(f"provenance {path} unreadable: {err}")
+    section.provenance = _records(kinds["provenance"], "provenance", section.problems)
 
     for path in dict.fromkeys(kinds["tables"]):
         try:
@@ -236,27 +255,12 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
         else:
             section.tables.append(table)
 
-    engine_tables = []
-    for path in dict.fromkeys(kinds["engine"]):
-        try:
-            engine_tables.append(read_table(path, study, captions_dir, section.problems))
-        except Exception as err:
-            section.problems.append(f"engine table {path} unreadable: {err}")
-    # the published-vs-engine verdicts first, then the study's engine tables
-    section.engine = sorted(engine_tables, key=lambda t: t.name != ENGINE_PUBLISHED_TABLE)
-    for path in dict.fromkeys(kinds["engine_provenance"]):
-        try:
-            section.engine_provenance.append(read_provenance(path) | {"_path": str(path)})
-        except (OSError, ValueError, InputError) as err:
-            section.problems.append(f"engine provenance {path} unreadable: {err}")
-
-    for path in dict.fromkeys(kinds["model"]):
-        try:
-            section.model_tables.append(read_table(path, study, captions_dir, section.problems))
-        except Exception as err:
-            section.problems.append(f"model table {path} unreadable: {err}")
-    # the model's verdicts first, then its numbers
-    section.model_tables.sort(key=lambda t: t.name != MODEL_PUBLISHED_TABLE)
+    # the published-vs-engine verdicts first, then the study's engine tables; likewise the model's
+    section.engine = _tables(kinds["engine"], "engine table", study, captions_dir, section.problems,
+                             ENGINE_PUBLISHED_TABLE)
+    section.engine_provenance = _records(kinds["engine_provenance"], "engine provenance", section.problems)
+    section.model_tables = _tables(kinds["model"], "model table", study, captions_dir, section.problems,
+                                   MODEL_PUBLISHED_TABLE)
 
     figures: dict[str, FigureItem] = {}
     for path in kinds["figures"]:
