@@ -109,6 +109,8 @@ AV_DATA_PARAMS = {k: AV[k] for k in ("events_per_year", "seed", "event_window", 
 # What changes a load test's schedule (binning and tolerance only change the tables).
 AV_LT_PARAMS = {k: v for k, v in AV_LT.items()
                 if k not in ("versions", "bin_seconds", "tolerance", "authors_driver", "idle_seconds")}
+# The server's metrics during each load test (serverStatus, docker stats): raw/server_metrics_<version>.parquet.
+AV_METRICS = expand("results/appversions/raw/server_metrics_{version}.parquet", version=AV_TESTED)
 # The authors' closed-loop driver (costlab/appversions/closedloop.py), when asked for, after the scheduled one.
 AV_AUTHORS = bool(AV_LT["authors_driver"])
 AV_AUTHORS_PARAMS = {**AV_LT_PARAMS, "idle_seconds": AV_LT["idle_seconds"]}
@@ -159,6 +161,7 @@ rule appversions_loadtest:
     output:
         raw="results/appversions/raw/loadtest_{version}.parquet",
         provenance="results/appversions/provenance/loadtest_{version}.json",
+        metrics="results/appversions/raw/server_metrics_{version}.parquet",
     wildcard_constraints:
         version=AV_VERSION_RE,
     params:
@@ -188,6 +191,7 @@ rule appversions_loadtest_authors:
     output:
         raw="results/appversions/raw/loadtest_authors_{version}.parquet",
         provenance="results/appversions/provenance/loadtest_authors_{version}.json",
+        metrics="results/appversions/raw/server_metrics_authors_{version}.parquet",
     wildcard_constraints:
         version=AV_VERSION_RE,
     params:
@@ -237,6 +241,7 @@ rule appversions_figures:
         collection_stats=AV_TABLES["collection_stats"],
         loadtest_bins=AV_TABLES["loadtest_bins"],
         facts="resources/published/appversions_loadtest_facts.csv",
+        metrics=AV_METRICS,
         provenance=AV_PROVENANCE,
     output:
         [report(f"results/appversions/figures/{name}.png", caption=f"captions/appversions_{name}.rst", category="appversions") for name in AV_FIGURES],

@@ -7,7 +7,8 @@ from costlab.appversions.closedloop import closed_loop_job
 # Load-test workers are spawned processes: they re-import this file as __mp_main__, so guard the job.
 if __name__ == "__main__":
     facts = closed_loop_job(snakemake.config, snakemake.wildcards.version, snakemake.input.data,  # noqa: F821
-                            snakemake.output.raw, snakemake.output.provenance)  # noqa: F821
+                            snakemake.output.raw, snakemake.output.provenance,  # noqa: F821
+                            snakemake.output.metrics)  # noqa: F821
     Path(snakemake.log[0]).write_text(json.dumps(  # noqa: F821
         {k: facts[k] for k in ("driver", "concurrent_reports", "write_concern", "update_commands_by_write_concern")},
         indent=1) + "\n")

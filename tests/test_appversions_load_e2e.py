@@ -134,6 +134,18 @@ def test_figures_exist_and_are_labelled_stand_in(smoke_run, real_mongod):
         spec = json.loads((results / "figures" / f"{name}.vl.json").read_text())
         subtitle = spec["title"].get("subtitle") or []
         assert ("stand-in server — not a MongoDB measurement" in subtitle) == (not real_mongod)
+    # The server's metrics during each load test, on the figure's time axis; the stand-in has no
+    # wiredTiger section, so its cache panel says "not reported" (a real mongod draws it).
+    figure = (results / "figures" / "loadtest_appV6R3_vs_appV6R4.vl.json").read_text()
+    assert "operations (opcounters, per s)" in figure
+    assert ("WiredTiger cache (MB/s): not reported by this server" in figure) == (not real_mongod)
+    for version in TESTED:
+        metrics = pl.read_parquet(results / "raw" / f"server_metrics_{version}.parquet")
+        assert metrics.filter(pl.col("metric") == "opcounters.update")["value"].drop_nulls().len() >= 5
+        test = json.loads((results / "provenance" / f"loadtest_{version}.json").read_text())["extra"]
+        assert metrics["t_s"].min() < 0.5 and metrics["t_s"].max() >= test["test_seconds"] - 1.5
+        storage = test["storage"]
+        assert storage["end"]["count"] >= storage["start"]["count"] > 0
     for version in LOADED:
         record = json.loads((results / "provenance" / f"load_{version}.json").read_text())
         assert record["extra"]["version"] == version

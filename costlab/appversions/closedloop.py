@@ -291,8 +291,9 @@ def closed_loop_bins(raw: pl.DataFrame, plan: LoadTestPlan, bin_seconds: float |
 # --- the job -----------------------------------------------------------------------------------
 
 def closed_loop_job(config: dict, version_name: str, data_dir: str | Path, raw_path: str | Path,
-                    provenance_path: str | Path) -> dict:
-    """The authors'-way load test of one version on its loaded data directory; raw rows to raw_path."""
+                    provenance_path: str | Path, metrics_path: str | Path | None = None) -> dict:
+    """The authors'-way load test of one version on its loaded data directory; raw rows to raw_path,
+    the server's metrics over the test (the idle period included) to metrics_path."""
     from costlab.appversions.events import keys_for_users, users_for
     from costlab.appversions.load import worker_uri
     from costlab.appversions.loadtest import new_events_2020, schedule
@@ -315,7 +316,7 @@ def closed_loop_job(config: dict, version_name: str, data_dir: str | Path, raw_p
                             "rate_scale": plan.rate_scale},
                    "pacing": "closed loop: after each call sleep 2*U*m - latency (U uniform, m = workers / target rate)"}
     with loadtest_server(config, version_name, data_dir, provenance_path, extra,
-                         f"appversions_loadtest_authors_{version_name}") as server:
+                         f"appversions_loadtest_authors_{version_name}", metrics_path) as server:
         raw, facts = run_closed_loop(worker_uri(server, config), server.database, version.collection_name,
                                      version_name, plan, events, keys, lt["upsert_workers"], lt["report_workers"],
                                      settings["seed"])

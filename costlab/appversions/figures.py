@@ -122,9 +122,69 @@ def target_steps(plan: LoadTestPlan, divisor: float) -> pl.DataFrame:
     return pl.concat(parts, how="vertical_relaxed").sort(["kind", "time"])
 
 
+# The server metrics drawn under a load test (costlab.measure.sampler): panel title -> (metric, label, scale, rate).
+METRIC_PANELS = {
+    "WiredTiger cache (MB/s)": [("wiredTiger.cache.bytes read into cache", "read into cache", 1e-6, True),
+                                ("wiredTiger.cache.bytes written from cache", "written from cache", 1e-6, True)],
+    "pages evicted (per s)": [("wiredTiger.cache.modified pages evicted", "modified", 1.0, True),
+                              ("wiredTiger.cache.unmodified pages evicted", "unmodified", 1.0, True)],
+    "operations (opcounters, per s)": [("opcounters.update", "update", 1.0, True),
+                                       ("opcounters.command", "command", 1.0, True)],
+    "memory (MB)": [("mem.resident", "resident", 1.0, False), ("memory_bytes", "container", 1e-6, False)],
+    "container CPU (cores) and block I/O (MB/s)": [("cpu_seconds", "CPU", 1.0, True),
+                                                   ("block_read_bytes", "read", 1e-6, True),
+                                                   ("block_written_bytes", "written", 1e-6, True)],
+}
+NOT_REPORTED = "not reported"
+
+
+def read_server_metrics(paths: list[str | Path]) -> pl.DataFrame:
+    """The load tests' server metrics (raw/server_metrics_<version>.parquet), with a version column."""
+    from costlab.inputs import read_parquet
+
+    frames = [read_parquet(path).with_columns(pl.lit(Path(path).stem.removeprefix("server_metrics_")).alias("version"))
+              for path in paths]
+    return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame(
+        schema={"t_s": pl.Float64, "source": pl.Utf8, "metric": pl.Utf8, "value": pl.Float64, "version": pl.Utf8})
+
+
+def metric_series(metrics: pl.DataFrame, versions: tuple[str, ...]) -> pl.DataFrame:
+    """(panel, series, version, t_s, value) for METRIC_PANELS: counters as per-second rates between
+    samples, gauges as sampled; null where the server reports none."""
+    parts = []
+    for panel, series in METRIC_PANELS.items():
+        for metric, label, scale, is_rate in series:
+            rows = metrics.filter(pl.col("metric") == metric, pl.col("version").is_in(list(versions))).sort("version", "t_s")
+            value = ((pl.col("value").diff() / pl.col("t_s").diff()).over("version") if is_rate else pl.col("value"))
+            parts.append(rows.select(pl.lit(panel).alias("panel"), pl.lit(label).alias("series"), "version", "t_s",
+                                     (value * scale).alias("value")))
+    return pl.concat(parts, how="vertical_relaxed") if parts else pl.DataFrame()
+
+
+def metrics_row(metrics: pl.DataFrame, versions: tuple[str, ...], time_x: alt.X, divisor: float,
+                scale: alt.Scale) -> alt.HConcatChart:
+    """One panel per METRIC_PANELS entry on the load test's time axis; "not reported" where no value came."""
+    series = metric_series(metrics, versions).with_columns((pl.col("t_s") / divisor).alias("time"))
+    panels = []
+    for panel in METRIC_PANELS:
+        mine = series.filter(pl.col("panel") == panel).drop_nulls("value")
+        if mine.height:
+            chart = alt.Chart(mine).mark_line().encode(
+                x=time_x, y=alt.Y("value:Q", title=panel), color=alt.Color("version:N", scale=scale, title="version"),
+                strokeDash=alt.StrokeDash("series:N", title="series"),
+                tooltip=["version", "series", alt.Tooltip("time:Q", format=".1f"), alt.Tooltip("value:Q", format=".3g")])
+        else:
+            chart = alt.Chart(pl.DataFrame({"text": [NOT_REPORTED]})).mark_text(size=14, color="#777").encode(
+                text="text:N").properties(title=f"{panel}: {NOT_REPORTED} by this server")
+        panels.append(chart.properties(width=170, height=150))
+    return alt.hconcat(*panels)
+
+
 def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, stand_in: bool, plan: LoadTestPlan,
-                   published_points: pl.DataFrame | None = None) -> alt.TopLevelMixin:
-    """2 x 3: rows Get Reports / Bulk Upsert; columns rate vs target, call duration p50/p99 (log), skipped ops."""
+                   published_points: pl.DataFrame | None = None,
+                   metrics: pl.DataFrame | None = None) -> alt.TopLevelMixin:
+    """2 x 3: rows Get Reports / Bulk Upsert; columns rate vs target, call duration p50/p99 (log), skipped ops;
+    with `metrics` (read_server_metrics), a third row of the server's metrics on the same time axis."""
     unit, divisor = _time_unit(plan.total_seconds)
     time_title = f"test time ({unit})"
     # Every panel spans the whole test on the same axis, so panels line up (a latency panel used to
@@ -179,10 +239,15 @@ def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, st
         rows.append(alt.hconcat(alt.layer(target_line, rate_lines).properties(width=330, height=200),
                                 latency_layer.properties(width=330, height=200),
                                 skipped_marks.properties(width=220, height=200)))
+    if metrics is not None:
+        rows.append(metrics_row(metrics, versions, time_x, divisor, scale))
     chart = alt.vconcat(*rows).resolve_scale(color="shared")
     subtitle = ("left: achieved rate per bin (lines) vs target (dashed steps); middle: each call's own duration, "
                 "p50 solid, p99 dashed (latency from the intended start: loadtest_bins.csv); right: operations "
                 "that never started, per bin")
+    if metrics is not None:
+        subtitle += ("; bottom: the server's metrics sampled during the test (serverStatus, docker stats; "
+                     f"'{NOT_REPORTED}' where the server gives none)")
     if published_points is not None and published_points.height:
         subtitle += "; diamonds: published peak latency per phase"
     return titled(chart, title, stand_in, subtitle)
@@ -203,20 +268,22 @@ def published_latency_points(facts: pl.DataFrame, versions: tuple[str, ...], war
 
 def build_figures(collection_stats_csv: str | Path, bins_csv: str | Path, facts_csv: str | Path,
                   loadtest_versions: list[str], stand_in: bool, out_dir: str | Path,
-                  loadtest_settings: dict) -> list[Path]:
-    """Write every figure as PNG, SVG and Vega-Lite JSON; return the PNG paths."""
+                  loadtest_settings: dict, metrics_paths: list[str | Path] | None = None) -> list[Path]:
+    """Write every figure as PNG, SVG and Vega-Lite JSON; return the PNG paths. metrics_paths: the load
+    tests' server metrics, drawn under each load-test figure."""
     out_dir = Path(out_dir)
     plan = LoadTestPlan.from_config(loadtest_settings)
     stats = read_csv(collection_stats_csv)
     bins = read_csv(bins_csv)
     facts = read_csv(facts_csv)
+    metrics = read_server_metrics(list(metrics_paths)) if metrics_paths is not None else None
     charts = {"storage_per_event": storage_per_event_chart(stats, stand_in),
               "document_size": document_size_chart(stats, stand_in)}
     for name, versions in loadtest_figures(loadtest_versions):
         label = "all load-tested versions" if name == "loadtest_all" else " vs ".join(versions)
         points = None if name == "loadtest_all" else published_latency_points(
             facts, versions, plan.warmup_seconds, plan.phase_seconds)
-        charts[name] = loadtest_chart(bins, versions, f"Load test: {label}", stand_in, plan, points)
+        charts[name] = loadtest_chart(bins, versions, f"Load test: {label}", stand_in, plan, points, metrics)
     written = []
     for name, chart in charts.items():
         paths = [out_dir / f"{name}.{ext}" for ext in ("png", "svg", "vl.json")]

@@ -637,15 +637,34 @@ def new_events_2020(events_per_year: int, seed: int, needed: int) -> pl.DataFram
                            end=date(2020, 1, 1) + timedelta(days=days))
 
 
+STORAGE_FIELDS = ("count", "size", "storageSize", "totalIndexSize")
+
+
+def _storage(db, collection: str) -> dict:
+    """collStats sizes after a checkpoint (the bytes on disk), and whether the checkpoint was taken."""
+    from costlab.measure.storage import checkpointed_coll_stats
+
+    stats, compressor, status = checkpointed_coll_stats(db, collection)
+    return {**{f: stats.get(f) for f in STORAGE_FIELDS}, "block_compressor": compressor, "checkpoint": status,
+            "at": datetime.now(timezone.utc).isoformat()}
+
+
 @contextmanager
 def loadtest_server(config: dict, version_name: str, data_dir: str | Path, provenance_path: str | Path,
-                    extra: dict, job: str) -> Iterator:
+                    extra: dict, job: str, metrics_path: str | Path | None = None) -> Iterator:
     """The server of one load-test job on the version's loaded data directory (measuring_job),
     with what the test starts from recorded in `extra`: documents_before, the regime (working set
-    against cache) and dataset_as_loaded (False after an earlier load test added 2020 events)."""
-    from costlab.appversions.load import read_marker
+    against cache) and dataset_as_loaded (False after an earlier load test added 2020 events).
+
+    metrics_path: while the job holds the server, its serverStatus (and, on the docker backend, the
+    container's stats) are sampled every `loadtest.metrics_seconds` (costlab.measure.sampler) and
+    written there (`t_s` from extra["started_at"], the test's start); extra["storage"] holds the
+    collection's collStats sizes at the start and the end.
+    """
+    from costlab.appversions.load import read_marker, worker_uri
     from costlab.appversions.regime import measure_regime
     from costlab.appversions.versions import get_version
+    from costlab.measure.sampler import ServerSampler, docker_stats_source
     from costlab.server import measuring_job
 
     version = get_version(version_name)
@@ -663,12 +682,38 @@ def loadtest_server(config: dict, version_name: str, data_dir: str | Path, prove
         extra["regime"] = measure_regime(server.client, server.database, version.collection_name)
         # A previous load test on this data directory already added 2020 events: say so.
         extra["dataset_as_loaded"] = documents_before == marker.get("documents")
-        yield server
+        if metrics_path is None:
+            yield server
+            return
+        db = server.client[server.database]
+        extra["storage"] = {"start": _storage(db, version.collection_name)}
+        container = server.applied.get("container") if server.backend == "docker" else None
+        sampler = ServerSampler(worker_uri(server, config), float(config["appversions"]["loadtest"]["metrics_seconds"]),
+                                docker_stats_source(container) if container else None)
+        with sampler:
+            yield server
+        extra["storage"]["end"] = _storage(db, version.collection_name)
+        extra["metrics"] = {"interval_s": sampler.interval_s, "container_stats": bool(container),
+                            "errors": sampler.errors[:10]}
+        write_server_metrics(sampler.frame(), extra.get("started_at"), metrics_path)
+
+
+def write_server_metrics(samples: pl.DataFrame, started_at: str | None, path: str | Path) -> pl.DataFrame:
+    """The samples with t_s, seconds from the load test's start (negative before it), written to path."""
+    from costlab.io import write_parquet
+
+    start = datetime.fromisoformat(started_at) if started_at else (samples["at"].min() if samples.height else None)
+    frame = samples.with_columns(
+        ((pl.col("at") - pl.lit(start, dtype=pl.Datetime("ms", "UTC"))).dt.total_milliseconds() / 1000)
+        .alias("t_s") if start is not None else pl.lit(None, dtype=pl.Float64).alias("t_s"))
+    write_parquet(frame, path)
+    return frame
 
 
 def loadtest_job(config: dict, version_name: str, data_dir: str | Path, raw_path: str | Path,
-                 provenance_path: str | Path) -> dict:
-    """The load test of one version on its loaded data directory; raw rows to raw_path."""
+                 provenance_path: str | Path, metrics_path: str | Path | None = None) -> dict:
+    """The load test of one version on its loaded data directory; raw rows to raw_path, the server's
+    metrics over the test to metrics_path (loadtest_server)."""
     from costlab.appversions.events import keys_for_users, users_for
     from costlab.appversions.load import worker_uri
     from costlab.appversions.versions import get_version
@@ -689,7 +734,7 @@ def loadtest_job(config: dict, version_name: str, data_dir: str | Path, raw_path
                    "latencies": {"call_ms": "each call's own duration (primary, as the article timed it)",
                                  "from_intended_ms": "from the operation's intended start (open loop)"}}
     with loadtest_server(config, version_name, data_dir, provenance_path, extra,
-                         f"appversions_loadtest_{version_name}") as server:
+                         f"appversions_loadtest_{version_name}", metrics_path) as server:
         raw, facts = run_loadtest(worker_uri(server, config), server.database, version.collection_name, version_name,
                                   plan, upsert_events, reports, plan_schedule,
                                   upsert_workers=lt["upsert_workers"], report_workers=lt["report_workers"])
