@@ -46,3 +46,67 @@ def test_one_studys_engine_keys_plan_only_its_engine_job(smoke_all, server_uri):
                             config=("engine={arraygrowth: {ns: [200, 400]}}",)))
     assert plan["arraygrowth_engine"] == 1, plan
     assert not {"appversions_engine", "docsize_engine"} & set(plan), plan
+
+
+def _cache_reads(small_cache_mb: int) -> pl.DataFrame:
+    rows = []
+    for run, cache_mb, windows in (("same_window", 2048, "same"), ("random_windows", 2048, "random"),
+                                   ("small_cache", small_cache_mb, "random")):
+        for size_kb in (1, 4):
+            for shape in ("whole", "projection", "covered"):
+                value = 0.0 if run != "small_cache" else {"whole": 9e4, "projection": 8e4, "covered": 0.0}[shape] * size_kb
+                rows.append({"size_kb": size_kb, "run": run, "cache_mb": cache_mb, "windows": windows, "shape": shape,
+                             "queries": 3, "bytes_read_into_cache_median": value, "block_compressor": "lz4",
+                             "block_compressor_wanted": "snappy"})
+    return pl.DataFrame(rows)
+
+
+def _marks(spec: dict) -> list[dict]:
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "mark" in node:
+                found.append(node["mark"] if isinstance(node["mark"], dict) else {"type": node["mark"]})
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    walk(spec)
+    return found
+
+
+def test_docsize_engine_panels_are_named_from_the_runs_cache_and_overlaps_are_said():
+    """The third panel said '256 MB cache, random windows' whatever cache the engine lab ran with."""
+    from costlab.docsize.figures import engine_bytes_read_chart
+
+    published = pl.read_csv("resources/published/docsize_query_tables.csv")
+    spec = engine_bytes_read_chart(_cache_reads(51), published).to_dict()
+    text = json.dumps(spec)
+    assert "51 MB cache, random windows" in text and "256 MB cache, random windows" not in text
+    assert spec["facet"]["column"]["sort"] == ["2,048 MB cache, same window", "2,048 MB cache, random windows",
+                                               "51 MB cache, random windows"]
+    # the default-cache panels' three lines all lie at 0 B: a note says so where they overlap
+    data = next(iter(spec["datasets"].values()))
+    notes = {(r["cache_setting"], r["size_kb"]): r["note"] for r in data if r.get("note")}
+    assert notes == {("2,048 MB cache, same window", 1): "all 3 queries at 0 B here (lines overlap)",
+                     ("2,048 MB cache, random windows", 1): "all 3 queries at 0 B here (lines overlap)"}
+    # legend marks are the plotted marks: every point layer hollow, as the shared legend draws them
+    points = [m for m in _marks(spec) if m.get("type") == "point"]
+    assert points and all(m.get("filled") is False for m in points), points
+    assert "51 MB" in json.dumps(engine_bytes_read_chart(_cache_reads(51), published).to_dict()["facet"])
+    assert "3 MB cache" in json.dumps(engine_bytes_read_chart(_cache_reads(3), published).to_dict()["facet"])
+
+
+def test_subtitles_wrap_to_the_plot():
+    """A one-line subtitle set the PNG's width (appversions: 2,458 px, the plot half of it)."""
+    import altair as alt
+
+    from costlab.report.charts import SUBTITLE_CHARS, titled
+
+    long = "WiredTiger engine lab — not a mongod run; " + "; ".join(f"note number {i} about a setting" for i in range(8))
+    spec = titled(alt.Chart(pl.DataFrame({"x": [1]})).mark_point().encode(x="x:Q"), "t", subtitle=long).to_dict()
+    lines = spec["title"]["subtitle"]
+    assert len(lines) > 1 and all(len(line) <= SUBTITLE_CHARS for line in lines)
+    assert " ".join(lines) == long
