@@ -1,11 +1,11 @@
 """Snakemake: server-free collection sizes per version and their comparison with the published tables."""
 from pathlib import Path
 
-import polars as pl
 
 from costlab.appversions.events import iter_event_file
 from costlab.appversions.model import DEFAULT_CHUNK_ROWS, collection_stats, compare_with_published, reference_stats
 from costlab.appversions.tables import published_collection_stats, published_vs_model
+from costlab.inputs import read_csv
 from costlab.io import write_csv
 
 # The events stream through the model chunk by chunk: memory does not grow with their number.
@@ -15,7 +15,7 @@ write_csv(stats, snakemake.output.stats)
 reference = reference_stats(snakemake.params.events_per_year, snakemake.params.seed, list(snakemake.params.versions),
                             stats, window=snakemake.params.window)
 write_csv(reference, snakemake.output.reference)
-published = pl.read_csv(snakemake.input.published)
+published = read_csv(snakemake.input.published)
 comparison = compare_with_published(stats, published, snakemake.params.tolerance, snakemake.params.window)
 write_csv(comparison, snakemake.output.vs_published)
 published_stats = published_collection_stats(snakemake.input.published, snakemake.input.published_events)

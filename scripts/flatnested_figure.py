@@ -1,12 +1,12 @@
 """Snakemake: time of 100 queries by field count, flat vs structured, published points marked."""
 from pathlib import Path
 
-import polars as pl
 
 from costlab.flatnested.figures import time_chart
+from costlab.inputs import read_csv
 from costlab.report.charts import save_chart
 
-comparison = pl.read_csv(snakemake.input.comparison)  # noqa: F821
+comparison = read_csv(snakemake.input.comparison)  # noqa: F821
 stand_in = bool((comparison["server_kind"] == "stand-in").any())
 out = snakemake.output  # noqa: F821
 save_chart(time_chart(comparison, stand_in), out.png, out.svg, out.json)

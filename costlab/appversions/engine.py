@@ -28,6 +28,7 @@ from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
 from costlab.engine.provenance import SERVER_KIND
 from costlab.engine.wt import compressor_or_nearest
+from costlab.inputs import read_csv
 from costlab.progress import progress
 from costlab.verdicts import Rule, ratio_within
 
@@ -217,7 +218,7 @@ def run_engine_job(config: dict, storage_path, verdicts_path, provenance_path, p
                 rows.append(measure_version(name, events, home / "wt"))
             bar.update()
     ended = datetime.now(timezone.utc)
-    table = storage_table(rows, pl.read_csv(published_path), wiredtiger_version())
+    table = storage_table(rows, read_csv(published_path), wiredtiger_version())
     write_csv(verdicts(table), verdicts_path)
     write_json_atomic(provenance_path, engine_provenance(
         "appversions_engine", config, started, ended,

@@ -29,6 +29,7 @@ from costlab.engine.deployment import PROFILES, Deployment, check_profile
 from costlab.progress import progress
 from costlab.engine.oplog import push_diff
 from costlab.engine.provenance import SERVER_KIND
+from costlab.inputs import read_csv
 
 NAMESPACE = "costlab_arraygrowth.timestamps"
 WORKLOADS = ("insert", "push")
@@ -265,7 +266,7 @@ def run_engine_job(config: dict, log_bytes_path, fit_path, provenance_path, fall
     write_csv(fits(table), fit_path)
     if verdicts_path is not None:
         from costlab.engine.verdicts import arraygrowth_verdicts
-        write_csv(arraygrowth_verdicts(table, pl.read_csv(published_log_bytes), pl.read_csv(published_cursor_calls)),
+        write_csv(arraygrowth_verdicts(table, read_csv(published_log_bytes), read_csv(published_cursor_calls)),
                   verdicts_path)
     if fallback is not None:
         write_csv(fallback, fallback_path)

@@ -32,6 +32,7 @@ from costlab.engine import stats
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
 from costlab.engine.provenance import SERVER_KIND
+from costlab.inputs import read_csv
 from costlab.progress import progress
 
 PUBLISHED_DOCS = 50_000
@@ -254,7 +255,7 @@ def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path
     write_csv(queries, queries_path)
     if verdicts_path is not None:
         from costlab.engine.verdicts import docsize_verdicts
-        write_csv(docsize_verdicts(table, pl.read_csv(published_queries), int(engine_docsize["window_minutes"]),
+        write_csv(docsize_verdicts(table, read_csv(published_queries), int(engine_docsize["window_minutes"]),
                                    {f["size_kb"]: f["avg_doc_bytes"] for f in facts}), verdicts_path)
     write_json_atomic(provenance_path, engine_provenance(
         "docsize_engine", config, started, ended,

@@ -15,6 +15,7 @@ import polars as pl
 from costlab.flatnested.generate import MAX_FIELDS, documents_for
 from costlab.flatnested.model import bson_sizes
 from costlab.flatnested.shapes import parse_shape
+from costlab.inputs import read_json, read_parquet
 from costlab.io import atomic_path
 from costlab.measure import counter_delta, plan_summary, snapshot
 from costlab.measure.storage import checkpointed_coll_stats
@@ -42,7 +43,7 @@ def load_dataset(config: dict, values_path: str | Path, shape_name: str, data_di
                  provenance_path: str | Path) -> dict:
     """Insert the shape's documents into costlab_flatnested.<shape>; write data_dir/dataset.json last."""
     shape = parse_shape(shape_name, MAX_FIELDS)
-    values = pl.read_parquet(values_path)
+    values = read_parquet(values_path)
     documents = documents_for(values, shape)
     data_dir = Path(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -75,7 +76,7 @@ def read_marker(data_dir: str | Path) -> dict:
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: the data directory was not loaded completely; "
                                 f"rerun the flatnested load rule")
-    return json.loads(path.read_text())
+    return read_json(path)
 
 
 def measure_dataset(config: dict, data_dir: str | Path, shape_name: str, runs: int, warmup_runs: int,

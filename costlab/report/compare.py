@@ -248,7 +248,10 @@ def overlay_spec(study: str, runs: list[Run]) -> dict | None:
         path = run.folder / study / "tables" / f"{overlay.table}.csv"
         if not path.exists():
             continue
-        frame = pl.read_csv(path, infer_schema_length=10000)
+        try:
+            frame = pl.read_csv(path, infer_schema_length=10000)
+        except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError):
+            continue   # an unreadable table of one run: the run's notes say what is wrong with its tree
         if any(c not in frame.columns for c in (overlay.x, overlay.y, *(filter(None, [overlay.facet])),
                                                  *(k for k, _ in overlay.filters))):
             continue
