@@ -108,9 +108,12 @@ class OneLinePerJob(logging.Filter):
                f"{duration_text(time.monotonic() - started[0])}"
 
     def write(self, line: str) -> None:
+        # On a terminal a job's progress bar (another process) may hold the cursor's row: clear it first, so
+        # the line starts at the left; the bar redraws itself below on its next update.
+        clear = "\r\x1b[K" if getattr(self.stream, "isatty", lambda: False)() else ""
         self.handler.acquire()
         try:
-            self.stream.write(line + "\n")
+            self.stream.write(clear + line + "\n")
             self.stream.flush()
         finally:
             self.handler.release()

@@ -426,7 +426,8 @@ table.data th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:ta
 table.data th:first-child,table.data td:first-child{position:sticky;left:0;z-index:1;background:#fff;
  box-shadow:1px 0 0 #ccc}
 table.data th:first-child{background:#f0f0f0}
-table.findings td{vertical-align:top;overflow-wrap:anywhere}table.findings td.finding{min-width:14em}
+table.findings td{vertical-align:top;overflow-wrap:break-word}table.findings td.finding{min-width:14em}
+table.findings td.num,table.findings td:first-child{white-space:nowrap}
 table.findings td.verdict{min-width:8em}
 table.findings .metric{display:block;color:#555;font-size:12px}
 .counts{display:flex;flex-wrap:wrap;gap:8px;margin:8px 0;padding:0;list-style:none}
