@@ -72,6 +72,7 @@ def typed_command_line_config(command_line: Mapping[str, Any]) -> dict:
     string, the string is read as YAML (1, True, None); where it does (server.image: "8.0"), it stays.
     A value that is still wrong after that is left for validation to name.
     """
+    check_size(dict(command_line), "--config")   # an alias bomb on the command line: refused before the walk
     return _typed(dict(command_line), _schema())
 
 

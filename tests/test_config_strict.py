@@ -116,6 +116,10 @@ def test_a_yaml_alias_bomb_is_refused_at_once_by_the_precheck_and_the_workflow_c
     # what Snakemake loads itself (aliases shared) is refused by validate before jsonschema sees it
     with pytest.raises(ConfigError, match="more than 100,000 values"):
         validate(yaml.safe_load(BOMB))
+    # the same bomb given with --config (Snakemake reads it with YAML's BaseLoader, aliases shared)
+    from costlab.config import typed_command_line_config
+    with pytest.raises(ConfigError, match="--config holds more than 100,000 values"):
+        typed_command_line_config({"docsize": yaml.load(BOMB, Loader=yaml.BaseLoader)})
     assert time.monotonic() - started < 10       # was: 100 % CPU past 120 s, RSS over 1 GB
     many = tmp_path / "aliases.yaml"
     many.write_text("a: &a 1\nb: [" + ", ".join(["*a"] * 101) + "]\n")
