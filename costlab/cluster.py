@@ -46,11 +46,13 @@ ENGINE_S = 1800                # an engine-lab sweep (WiredTiger in-process): no
 # Rules that start (or connect to) a server: each runs alone on a node (slurm_extra --exclusive).
 MEASURING_RULES = frozenset({
     "docsize_load", "docsize_measure",
-    "appversions_load", "appversions_correctness", "appversions_loadtest",
+    "appversions_load", "appversions_correctness", "appversions_loadtest", "appversions_loadtest_authors",
     "arraygrowth_run", "arraygrowth_fallback",
     "flatnested_load", "flatnested_measure",
     "uniqueidx_conformance",
 })
+# The two load-test drivers (scheduled and the authors' closed loop) ask alike.
+LOADTEST_RULES = frozenset({"appversions_loadtest", "appversions_loadtest_authors"})
 # Server-free rules that hold the whole event table in memory.
 EVENT_TABLE_RULES = frozenset({"appversions_events", "appversions_model"})
 # Server-free engine-lab rules: WiredTiger opened in the job's own process, with its own cache.
@@ -112,9 +114,11 @@ def _work_s(rule: str, config: dict) -> float:
         return _events(config) / LOAD_EVENTS_PER_S
     if rule == "appversions_correctness":
         return _events(config) / EVENTS_ROWS_PER_S
-    if rule == "appversions_loadtest":
+    if rule in LOADTEST_RULES:
         lt = config["appversions"]["loadtest"]
         schedule = float(lt["warmup_seconds"]) + float(lt["phase_seconds"]) * len(lt["upsert_rates"])
+        if rule == "appversions_loadtest_authors":
+            schedule += float(lt.get("idle_seconds") or 0)   # the authors' idle period after the test
         return schedule + _events(config, LOADTEST_NEW_EVENTS_YEARS) / EVENTS_ROWS_PER_S
     if rule == "arraygrowth_run":
         return sum(int(n) for n in config["arraygrowth"]["ns"]) / WRITE_OPS_PER_S
@@ -143,7 +147,7 @@ def _client_threads(rule: str, config: dict) -> int:
     av = config["appversions"]
     if rule == "appversions_load":
         return int(av["load_workers"])
-    if rule == "appversions_loadtest":
+    if rule in LOADTEST_RULES:
         return int(av["loadtest"]["upsert_workers"]) + int(av["loadtest"]["report_workers"])
     return 1
 
@@ -154,7 +158,7 @@ def _client_mb(rule: str, config: dict) -> int:
     if rule == "appversions_load":
         # each worker holds one chunk of a million events
         return int(config["appversions"]["load_workers"]) * math.ceil(1_000_000 * EVENT_ROW_BYTES / 2**20)
-    if rule == "appversions_loadtest":
+    if rule in LOADTEST_RULES:
         return max(SERVER_FREE_MB, math.ceil(_events(config, LOADTEST_NEW_EVENTS_YEARS) * EVENT_ROW_BYTES / 2**20))
     if rule == "docsize_engine":
         # the engine's WiredTiger cache lives in the job's process
@@ -190,6 +194,8 @@ def measuring_job_counts(config: dict) -> dict[str, int]:
         tested = list(av["loadtest"].get("versions") or loaded)
         counts |= {"appversions_load": len(loaded), "appversions_correctness": len(loaded),
                    "appversions_loadtest": len(tested)}
+        if av["loadtest"].get("authors_driver"):
+            counts["appversions_loadtest_authors"] = len(tested)
     if "arraygrowth" in studies:
         ag = config["arraygrowth"]
         counts["arraygrowth_run"] = len(ag["profiles"]) * len(ag["workloads"])

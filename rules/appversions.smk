@@ -197,10 +197,10 @@ rule appversions_loadtest_authors:
     params:
         data=AV_DATA_PARAMS,
         loadtest=AV_AUTHORS_PARAMS,
-    threads: ask("appversions_loadtest").threads
+    threads: ask("appversions_loadtest_authors").threads
     resources:
         mongod=MONGOD,
-        **ask("appversions_loadtest").resources,
+        **ask("appversions_loadtest_authors").resources,
     log:
         "results/logs/appversions_loadtest_authors_{version}.log",
     conda:

@@ -191,3 +191,17 @@ def test_the_server_matrix_passes_the_slurm_profile_to_every_image(smoke, tmp_pa
         joined = " ".join(run.command)
         assert joined.count("--profile") == 1 and "--profile profiles/slurm" in joined
         assert "--default-resources slurm_partition=p mem_mb=2000 runtime=15" in joined
+
+
+def test_the_authors_driver_asks_for_a_node_covering_its_idle_period_and_is_counted(full):
+    """Its jobs hold a server like the scheduled load test's, plus the authors' idle period after each version."""
+    lt = full["appversions"]["loadtest"]
+    authors = job_ask("appversions_loadtest_authors", full)
+    scheduled = job_ask("appversions_loadtest", full)
+    assert authors.exclusive and authors.threads == scheduled.threads
+    assert authors.expected_s == pytest.approx(scheduled.expected_s + float(lt.get("idle_seconds") or 0))
+    without = {**full, "appversions": {**full["appversions"], "loadtest": {**lt, "authors_driver": False}}}
+    with_authors = {**full, "appversions": {**full["appversions"], "loadtest": {**lt, "authors_driver": True}}}
+    assert "appversions_loadtest_authors" not in measuring_job_counts(without)
+    assert (measuring_job_counts(with_authors)["appversions_loadtest_authors"]
+            == measuring_job_counts(with_authors)["appversions_loadtest"])
