@@ -257,7 +257,33 @@ rule appversions_figures:
         "../scripts/appversions_figures.py"
 
 
+AV_AUTHORS_FIGURES = [f"authors_{name}" for name in AV_FIGURES if name.startswith("loadtest_")] if AV_AUTHORS else []
+
+
+if AV_AUTHORS:
+
+    rule appversions_authors_figures:
+        """The authors' driver's load-test figures (rates by start time, median as 'mean', server metrics)."""
+        input:
+            steps=AV_TABLES["loadtest_authors_steps"],
+            metrics=expand("results/appversions/raw/server_metrics_authors_{version}.parquet", version=AV_TESTED),
+            provenance=AV_AUTHORS_PROVENANCE,
+        output:
+            [report(f"results/appversions/figures/{name}.png", caption="captions/appversions_authors_loadtest.rst", category="appversions") for name in AV_AUTHORS_FIGURES],
+            [f"results/appversions/figures/{name}.{ext}" for name in AV_AUTHORS_FIGURES for ext in ("svg", "vl.json")],
+        params:
+            loadtest_versions=AV_TESTED,
+            loadtest=AV_LT,
+        log:
+            "results/logs/appversions_authors_figures.log",
+        conda:
+            CONDA_ENV
+        script:
+            "../scripts/appversions_authors_figures.py"
+
+
 add_targets("appversions", *AV_TABLES.values(), *AV_PROVENANCE, *AV_AUTHORS_PROVENANCE,
+            *[f"results/appversions/figures/{name}.{ext}" for name in AV_AUTHORS_FIGURES for ext in ("png", "svg", "vl.json")],
             *[f"results/appversions/figures/{name}.{ext}" for name in AV_FIGURES for ext in ("png", "svg", "vl.json")])
 
 

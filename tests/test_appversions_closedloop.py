@@ -150,3 +150,23 @@ def test_the_published_load_test_findings_are_judged_on_the_authors_driver_too()
     met = [r for r in rows if r["metric"] == "bulk_upsert share of steps at target"]
     assert met and met[0]["reproduced"] == 1.0 and met[0]["verdict"] == "reproduced"
     assert AUTHORS_DRIVER == "authors' closed-loop driver"
+
+
+def test_the_authors_figure_shows_rates_by_start_time_and_the_median_as_the_mean():
+    import altair as alt
+
+    from costlab.appversions.figures import authors_loadtest_chart
+
+    plan = LoadTestPlan(phase_seconds=2.0, upsert_rates=(250.0,), report_rates=(25.0,), batch_size=250)
+    raw = pl.DataFrame({"version": "appV6R3", "kind": ["upsert", "report"], "worker": 0, "op_index": 0, "phase": 1,
+                        "step": 1, "events": [250, 1], "start_s": [0.0, 0.5], "end_s": [0.2, 0.6],
+                        "call_ms": [200.0, 100.0], "sleep_ms": 0.0, "target_ops_per_s": 1.0, "status": "ok",
+                        "error": None})
+    steps = closed_loop_bins(raw, plan, None)
+    chart = authors_loadtest_chart(steps, ("appV6R3",), "t", True, plan)
+    spec = chart.to_dict()
+    subtitle = " ".join(spec["title"]["subtitle"])
+    assert "'mean' is the median" in subtitle and "stand-in" in subtitle
+    text = json.dumps(spec)
+    assert '"statistic": "mean (median)"' in text.replace('"statistic":"', '"statistic": "')
+    assert isinstance(chart, alt.TopLevelMixin)

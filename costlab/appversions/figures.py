@@ -169,7 +169,7 @@ def metrics_row(metrics: pl.DataFrame, versions: tuple[str, ...], time_x: alt.X,
     for panel in METRIC_PANELS:
         mine = series.filter(pl.col("panel") == panel).drop_nulls("value")
         if mine.height:
-            chart = alt.Chart(mine).mark_line().encode(
+            chart = alt.Chart(mine).mark_line(clip=True).encode(   # samples before and after the test: clipped
                 x=time_x, y=alt.Y("value:Q", title=panel), color=alt.Color("version:N", scale=scale, title="version"),
                 strokeDash=alt.StrokeDash("series:N", title="series"),
                 tooltip=["version", "series", alt.Tooltip("time:Q", format=".1f"), alt.Tooltip("value:Q", format=".3g")])
@@ -178,6 +178,76 @@ def metrics_row(metrics: pl.DataFrame, versions: tuple[str, ...], time_x: alt.X,
                 text="text:N").properties(title=f"{panel}: {NOT_REPORTED} by this server")
         panels.append(chart.properties(width=170, height=150))
     return alt.hconcat(*panels)
+
+
+def _rate_panel(part: pl.DataFrame, targets: pl.DataFrame, kind: str, time_x: alt.X, scale: alt.Scale) -> alt.LayerChart:
+    """Achieved rate per bin (lines) against the target (dashed steps) of one kind."""
+    rates = part.select("time", "version", pl.col("achieved_rate").alias("rate"))
+    rate_lines = alt.Chart(rates).mark_line(point=True).encode(
+        x=time_x,
+        y=alt.Y("rate:Q", title=OPERATION_TITLES[kind]),
+        color=alt.Color("version:N", scale=scale, title="version"),
+        tooltip=["version", alt.Tooltip("time:Q", format=".2f"), alt.Tooltip("rate:Q", format=".1f")])
+    target_line = alt.Chart(targets.filter(pl.col("kind") == kind)).mark_line(
+        color=PUBLISHED_COLOR, strokeDash=[4, 3], interpolate="step-after").encode(
+        x=time_x, y="target_rate:Q", tooltip=[alt.Tooltip("target_rate:Q", title="target")])
+    return alt.layer(target_line, rate_lines)
+
+
+def authors_loadtest_chart(steps: pl.DataFrame, versions: tuple[str, ...], title: str, stand_in: bool,
+                           plan: LoadTestPlan, metrics: pl.DataFrame | None = None) -> alt.TopLevelMixin:
+    """The authors' closed-loop driver as their graphs show it: per kind, the rate by start time per
+    step against the target, and latency per step as "mean" (the median, as their graphs label it),
+    p90 and p95 (log); under them the server's metrics on the same time axis."""
+    unit, divisor = _time_unit(plan.total_seconds)
+    time_x = alt.X("time:Q", title=f"test time ({unit})",
+                   scale=alt.Scale(domain=[0, plan.total_seconds / divisor], nice=False))
+    mine = (steps.filter(pl.col("version").is_in(list(versions)))
+            .with_columns(((pl.col("bin_start_s") + pl.col("bin_seconds") / 2) / divisor).alias("time")))
+    targets, scale = target_steps(plan, divisor), _version_scale(versions)
+    rows = []
+    for kind in ("report", "upsert"):
+        part = mine.filter(pl.col("kind") == kind)
+        latency = (part.select("time", "version", pl.col("mean_as_published_ms").alias("mean (median)"),
+                               pl.col("call_ms_p90").alias("p90"), pl.col("call_ms_p95").alias("p95"))
+                   .unpivot(["mean (median)", "p90", "p95"], index=["time", "version"], variable_name="statistic",
+                            value_name="latency_ms")
+                   .drop_nulls("latency_ms").filter(pl.col("latency_ms") > 0))
+        latency_lines = alt.Chart(latency).mark_line().encode(
+            x=time_x, y=alt.Y("latency_ms:Q", scale=alt.Scale(type="log"),
+                              title=f"{OPERATION_TITLES[kind].split(' (')[0]} latency (ms, log)"),
+            color=alt.Color("version:N", scale=scale, title="version"),
+            strokeDash=alt.StrokeDash("statistic:N", title="statistic"),
+            tooltip=["version", "statistic", alt.Tooltip("latency_ms:Q", format=".1f")])
+        rows.append(alt.hconcat(_rate_panel(part, targets, kind, time_x, scale).properties(width=330, height=200),
+                                latency_lines.properties(width=330, height=200)))
+    if metrics is not None:
+        rows.append(metrics_row(metrics, versions, time_x, divisor, scale))
+    subtitle = ("the authors' closed-loop driver (sleep 2·U·m − latency after each call): left, the rate of the calls "
+                "started in each step vs the target (dashed); right, latency per step: 'mean' is the median, as "
+                "the authors' graphs label it, with p90 and p95")
+    if metrics is not None:
+        subtitle += f"; bottom: the server's metrics during the test ('{NOT_REPORTED}' where the server gives none)"
+    return titled(alt.vconcat(*rows).resolve_scale(color="shared"), title, stand_in, subtitle)
+
+
+def build_authors_figures(steps_csv: str | Path, loadtest_versions: list[str], stand_in: bool, out_dir: str | Path,
+                          loadtest_settings: dict, metrics_paths: list[str | Path]) -> list[Path]:
+    """authors_<name> for every load-test figure name: PNG, SVG and Vega-Lite JSON; the PNG paths."""
+    out_dir = Path(out_dir)
+    plan = LoadTestPlan.from_config(loadtest_settings)
+    steps = read_csv(steps_csv)
+    metrics = read_server_metrics(list(metrics_paths))
+    metrics = metrics.with_columns(pl.col("version").str.strip_prefix("authors_"))
+    written = []
+    for name, versions in loadtest_figures(loadtest_versions):
+        label = "all load-tested versions" if name == "loadtest_all" else " vs ".join(versions)
+        chart = authors_loadtest_chart(steps, versions, f"Load test, the authors' driver: {label}", stand_in, plan,
+                                       metrics)
+        paths = [out_dir / f"authors_{name}.{ext}" for ext in ("png", "svg", "vl.json")]
+        save_chart(chart, *paths)
+        written.append(paths[0])
+    return written
 
 
 def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, stand_in: bool, plan: LoadTestPlan,
@@ -197,15 +267,7 @@ def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, st
     rows = []
     for kind in ("report", "upsert"):
         part = mine.filter(pl.col("kind") == kind)
-        rates = part.select("time", "version", pl.col("achieved_rate").alias("rate"))
-        rate_lines = alt.Chart(rates).mark_line(point=True).encode(
-            x=time_x,
-            y=alt.Y("rate:Q", title=OPERATION_TITLES[kind]),
-            color=alt.Color("version:N", scale=scale, title="version"),
-            tooltip=["version", alt.Tooltip("time:Q", format=".2f"), alt.Tooltip("rate:Q", format=".1f")])
-        target_line = alt.Chart(targets.filter(pl.col("kind") == kind)).mark_line(
-            color=PUBLISHED_COLOR, strokeDash=[4, 3], interpolate="step-after").encode(
-            x=time_x, y="target_rate:Q", tooltip=[alt.Tooltip("target_rate:Q", title="target")])
+        rate_panel = _rate_panel(part, targets, kind, time_x, scale)
         # The primary latency: each call's own duration (loadtest_bins.csv also has from_intended_ms_*).
         latency = (part.select("time", "version", "call_ms_p50", "call_ms_p99")
                    .unpivot(["call_ms_p50", "call_ms_p99"], index=["time", "version"],
@@ -236,7 +298,7 @@ def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, st
             y=alt.Y("skipped:Q", title=f"{OPERATION_TITLES[kind].split(' (')[0]}: not started (skipped) per bin"),
             color=alt.Color("version:N", scale=scale, title="version"),
             tooltip=["version", alt.Tooltip("time:Q", format=".2f"), "skipped:Q"])
-        rows.append(alt.hconcat(alt.layer(target_line, rate_lines).properties(width=330, height=200),
+        rows.append(alt.hconcat(rate_panel.properties(width=330, height=200),
                                 latency_layer.properties(width=330, height=200),
                                 skipped_marks.properties(width=220, height=200)))
     if metrics is not None:
