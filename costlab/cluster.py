@@ -162,7 +162,12 @@ def _client_mb(rule: str, config: dict) -> int:
         return max(SERVER_FREE_MB, math.ceil(_events(config, LOADTEST_NEW_EVENTS_YEARS) * EVENT_ROW_BYTES / 2**20))
     if rule == "docsize_engine":
         # the engine's WiredTiger cache lives in the job's process
-        return SERVER_FREE_MB + int(config.get("engine", {}).get("docsize", {}).get("default_cache_mb") or 0)
+        from costlab.docsize.engine import large_cache_mb
+
+        engine_docsize = config.get("engine", {}).get("docsize", {})
+        return SERVER_FREE_MB + large_cache_mb(int(engine_docsize.get("docs_per_collection", 10_000)),
+                                               list(config.get("docsize", {}).get("sizes_kb", [64])),
+                                               engine_docsize.get("default_cache_mb"))
     return SERVER_FREE_MB
 
 

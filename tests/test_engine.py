@@ -263,3 +263,15 @@ def test_engine_provenance_says_engine_and_hashes_what_a_rerun_depends_on():
     assert other_study["engine_config_hash"] == record["engine_config_hash"]
     changed = engine_provenance("docsize_engine", config | {"docsize": {"seed": 7}}, now, now)
     assert changed["engine_config_hash"] != record["engine_config_hash"]
+
+
+def test_pick_fields_steps_over_the_others_and_matches_a_full_decode():
+    from datetime import datetime, timezone
+    from costlab.engine.bsonbytes import pick_fields
+    doc = {"_id": ObjectId(b"\x02" * 12), "note": "x" * 500, "lines": [{"sku": "a", "qty": 2}] * 20,
+           "blob": bson.Binary(b"\x00" * 40), "flag": True, "n": None, "i": 7, "big": Int64(1 << 40),
+           "createdAt": datetime(2024, 1, 1, tzinfo=timezone.utc), "total": 54.37}
+    encoded = bson.encode(doc)
+    decoded = bson.decode(encoded)
+    assert pick_fields(encoded, ("createdAt", "total")) == [decoded["createdAt"], decoded["total"]]
+    assert pick_fields(encoded, ("total", "missing", "i")) == [54.37, None, 7]

@@ -4,14 +4,16 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from costlab.docsize.engine import (QUERY_COLUMNS, engine_runs, measure_size, small_cache_mb, summarize)
+from costlab.docsize.engine import (QUERY_COLUMNS, engine_runs, large_cache_mb, measure_size, small_cache_mb,
+                                    summarize)
 from costlab.engine.connection import EngineSettings
 
 SETTINGS = EngineSettings(journal_compressor="lz4", block_compressor="lz4")
 STUDY = {"seed": 42, "customers": 20}
 # 2,000 orders of 16 KB (33 MB) and an 8 MB small cache: the small cache holds a quarter of the data
-ENGINE_DOCSIZE = {"docs_per_collection": 2000, "window_minutes": 100, "warmups": 0, "queries": 4,
-                  "default_cache_mb": 256, "small_cache_mb": 8}
+ENGINE_DOCSIZE = {"docs_per_collection": 2000, "window_minutes": 100, "warmups": 2, "same_window_warmups": 1,
+                  "queries": 4, "default_cache_mb": 256, "small_cache_mb": 8}
+STUDY["sizes_kb"] = [16]
 
 
 @pytest.fixture(scope="module")
@@ -25,14 +27,21 @@ def test_small_cache_scales_with_the_collection():
     assert small_cache_mb(50_000, None) == 256
     assert small_cache_mb(10_000, None) == 51
     assert small_cache_mb(10_000, 128) == 128
-    assert [r.name for r in engine_runs(ENGINE_DOCSIZE)] == ["same_window", "random_windows", "small_cache"]
+    assert [r.name for r in engine_runs(ENGINE_DOCSIZE, [16])] == ["same_window", "random_windows", "small_cache",
+                                                                   "small_cache_cold_per_shape"]
+
+
+def test_the_large_cache_holds_the_largest_collection():
+    # 50,000 orders of 64 KB are 3,125 MB of BSON: the cache holds them with room for WiredTiger's pages
+    assert large_cache_mb(50_000, [1, 4, 16, 64], None) == int(3125 * 1.5) + 64
+    assert large_cache_mb(50_000, [1, 64], 2048) == 2048
 
 
 def test_projection_reads_whole_documents_covered_reads_the_index(queries):
-    # Each small-cache block starts cold, so its first query reads its whole window from disk:
-    # what a shape reads then depends on the shape only, not on which windows the cache holds.
-    cold = {r["shape"]: r["bytes_read_into_cache"]
-            for r in queries.filter(pl.col("cold_start")).iter_rows(named=True)}
+    # In the per-shape variant each block starts cold, so its first query reads its whole window from
+    # disk: what a shape reads then depends on the shape only, not on which windows the cache holds.
+    cold = {r["shape"]: r["bytes_read_into_cache"] for r in queries.filter(
+        pl.col("cold_start") & (pl.col("run") == "small_cache_cold_per_shape")).iter_rows(named=True)}
     window_bytes = 100 * 16 * 1024
     assert cold["whole"] > 0.9 * window_bytes
     assert 0.9 < cold["projection"] / cold["whole"] < 1.1
@@ -42,16 +51,32 @@ def test_projection_reads_whole_documents_covered_reads_the_index(queries):
     assert set(table["windows"]) <= {"same", "random"} and set(table["shape"]) == {"whole", "projection", "covered"}
     assert set(table["journal_compressor_wanted"]) == {"snappy"} and set(table["server_kind"]) == {"engine"}
     assert (table["queries"] == 4).all()
+    assert {"bytes_read_into_cache_mean", "bytes_read_into_cache_median"} <= set(table.columns)
 
 
-def test_one_block_per_shape_and_cold_small_cache_blocks(queries):
-    for run, group in queries.group_by("run"):
-        blocks = group.group_by("block").agg(pl.col("shape").n_unique().alias("shapes"),
-                                             pl.col("cold_start").sum().alias("cold"))
-        assert (blocks["shapes"] == 1).all() and blocks.height == 3
-        assert (blocks["cold"] == (1 if run[0] == "small_cache" else 0)).all()
+def test_the_articles_small_cache_protocol_one_start_then_whole_projection_covered(queries):
+    # the article: one server start with the small cache, then each shape in order after its warm-ups
+    for run, starts in (("small_cache", [1, 0, 0]), ("small_cache_cold_per_shape", [1, 1, 1]),
+                        ("random_windows", [0, 0, 0]), ("same_window", [0, 0, 0])):
+        group = queries.filter(pl.col("run") == run).sort("block", "query")
+        blocks = group.group_by("block", maintain_order=True).agg(
+            pl.col("shape").first(), pl.col("shape").n_unique().alias("shapes"),
+            pl.col("cold_start").sum().alias("cold"), (pl.col("phase") == "warmup").sum().alias("warmups"),
+            (pl.col("phase") == "measured").sum().alias("measured"))
+        assert blocks["shape"].to_list() == ["whole", "projection", "covered"] and (blocks["shapes"] == 1).all()
+        assert blocks["cold"].to_list() == starts, run
+        assert (blocks["warmups"] == (1 if run == "same_window" else 2)).all() and (blocks["measured"] == 4).all()
+        cold_rows = group.filter(pl.col("cold_start"))
+        assert (cold_rows["phase"] == "warmup").all()   # a cold start comes before the warm-ups, never measured
+    # the variant draws the same windows as small_cache: only the cold starts differ
+    windows = {run: queries.filter(pl.col("run") == run).sort("block", "query")["window_start"].to_list()
+               for run in ("small_cache", "small_cache_cold_per_shape")}
+    assert windows["small_cache"] == windows["small_cache_cold_per_shape"]
+
+
+def test_no_window_is_queried_by_two_shapes_back_to_back(queries):
     random_small = queries.filter(pl.col("run") == "small_cache")
-    # no window is queried by two shapes back to back (each shape draws its own windows)
+    # each shape draws its own windows
     starts = random_small["window_start"].to_list()
     shapes = random_small["shape"].to_list()
     assert not any(a == b and s != t for a, b, s, t in zip(starts, starts[1:], shapes, shapes[1:]))

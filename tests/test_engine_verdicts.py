@@ -36,3 +36,23 @@ def test_window_fraction_at_64_kb_is_judged():
     assert low["verdict"] == "not reproduced"
     high = window_row(docsize_verdicts(cache_reads(64, 65_000_000.0, 65_000_000.0), PUBLISHED, 1000, {64: 65876}))
     assert high["verdict"] == "reproduced"
+
+
+def test_a_verdict_per_size_run_and_shape_with_its_tolerance():
+    from costlab.engine.verdicts import docsize_cells
+    reads = pl.DataFrame({
+        "run": ["small_cache"] * 3 + ["small_cache_cold_per_shape"] + ["random_windows"] * 2,
+        "size_kb": [64, 64, 64, 64, 64, 64], "cache_mb": [51] * 4 + [4864] * 2,
+        "shape": ["whole", "projection", "covered", "whole", "whole", "covered"],
+        # whole 70 MB vs 60 MB published (1.17: inside 0.8-1.25); projection 80 MB vs 61 MB (1.31: outside);
+        # covered 70 KB vs 13 KB (57 KB apart: within 64 KB); variant whole 40 MB (0.67: outside);
+        # the large cache: 0 and 100 KB read (next to nothing: within 64 KB, then not)
+        "bytes_read_into_cache_mean": [70e6, 80e6, 70_000.0, 40e6, 0.0, 100_000.0],
+        "bytes_read_into_cache_median": [1.0] * 6})
+    cells = docsize_cells(reads, PUBLISHED, 1000)
+    verdicts = {tuple(f.split(":")[0].split(", ")[1:]): v for f, v in zip(cells["finding"], cells["verdict"])}
+    assert verdicts == {("small_cache", "whole"): "reproduced", ("small_cache", "projection"): "not reproduced",
+                        ("small_cache", "covered"): "reproduced", ("small_cache_cold_per_shape", "whole"): "not reproduced",
+                        ("random_windows", "whole"): "reproduced", ("random_windows", "covered"): "not reproduced"}
+    assert cells.filter(pl.col("metric").str.contains("random_windows"))["published"].is_null().all()
+    assert cells["note"].str.contains("tolerance").all() and set(cells["server_kind"]) == {"engine"}

@@ -5,13 +5,19 @@ collection (costlab.docsize.generate, the same bytes the mongod path loads) with
 {createdAt: 1, total: 1} index, then the study's three runs with the per-shape block protocol
 (costlab.docsize.protocol.plan_blocks, seeded as the mongod path seeds it):
 
-    same_window     default (large) cache holding the whole collection, the same window for every query
-    random_windows  default cache holding the whole collection, a random window per query
-    small_cache     the small cache, random windows, every shape's block from a cold cache
-                    (the connection closed and reopened)
+    same_window      the large cache holding the whole collection, the same window for every query
+                     (after the article's 5 warm-ups)
+    random_windows   the large cache, a random window per query
+    small_cache      the article's protocol: one start on the loaded data with the small cache, then
+                     whole, projection and covered in that order, each after its random warm-ups
+                     (50) and with its measured queries (30), the cache carried from shape to shape
+    small_cache_cold_per_shape
+                     a variant not in the article: the same windows, every shape's block from a
+                     cold cache (the connection closed and reopened), which isolates the shapes
 
 Shapes: whole = index range scan + FETCH; projection = the same FETCH (mongod reads the whole
-document, then picks createdAt and total); covered = the index alone. Per query the engine's
+document, then its PROJECTION_SIMPLE steps over the fields to createdAt and total: only those two
+are decoded here too); covered = the index alone. Per query the engine's
 statistics give bytes and pages read into the cache and block-manager bytes read.
 The small cache keeps the article's cache-to-data ratio at the engine's smaller scale.
 """
@@ -22,13 +28,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import bson
 import polars as pl
 from bson import ObjectId
 
 from costlab.docsize.generate import EPOCH_MS, generate_bson_batches, order_fields
 from costlab.docsize.protocol import SHAPES, plan_blocks
 from costlab.engine import stats
+from costlab.engine.bsonbytes import pick_fields
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
 from costlab.engine.provenance import SERVER_KIND
@@ -41,6 +47,9 @@ INDEX_NAME = "createdAt_1_total_1"
 INSERT_BATCH = 64   # documents per transaction while loading (mongod batches an insertMany similarly)
 EPOCH = datetime.fromtimestamp(EPOCH_MS / 1000, tz=timezone.utc)
 RUN_NAMES = ("same_window", "random_windows", "small_cache")   # the order of docsize.names.RUNS
+COLD_PER_SHAPE = "small_cache_cold_per_shape"   # the variant: same windows as small_cache
+COLD_STARTS = ("none", "once", "per_shape")
+PROJECTED = ("createdAt", "total")
 
 
 @dataclass(frozen=True)
@@ -48,7 +57,13 @@ class EngineRun:
     name: str
     windows: str        # same | random
     cache_mb: int
-    cold_blocks: bool
+    cold_start: str     # none: warmed with the whole collection | once: one cold start | per_shape
+    warmups: int
+
+    @property
+    def seed_index(self) -> int:
+        """The variant draws the small-cache run's windows, so only the cold starts differ."""
+        return RUN_NAMES.index("small_cache" if self.name == COLD_PER_SHAPE else self.name)
 
 
 def small_cache_mb(docs_per_collection: int, configured: int | None) -> int:
@@ -58,12 +73,26 @@ def small_cache_mb(docs_per_collection: int, configured: int | None) -> int:
     return max(1, round(PUBLISHED_SMALL_CACHE_MB * docs_per_collection / PUBLISHED_DOCS))
 
 
-def engine_runs(engine_docsize: dict) -> list[EngineRun]:
-    small = small_cache_mb(engine_docsize["docs_per_collection"], engine_docsize.get("small_cache_mb"))
-    large = int(engine_docsize["default_cache_mb"])
-    return [EngineRun("same_window", "same", large, False),
-            EngineRun("random_windows", "random", large, False),
-            EngineRun("small_cache", "random", small, True)]
+def large_cache_mb(docs_per_collection: int, sizes_kb: list[int], configured: int | None) -> int:
+    """The configured large cache, or one that holds the largest collection and its index, as the
+    article's 15.7 GB held all of them: 1.5 x its data (WiredTiger's in-memory pages are larger than
+    the BSON) + 64 MB."""
+    if configured is not None:
+        return int(configured)
+    return int(docs_per_collection * max(sizes_kb) * 1024 * 1.5 / 2**20) + 64
+
+
+def engine_runs(engine_docsize: dict, sizes_kb: list[int]) -> list[EngineRun]:
+    docs = int(engine_docsize["docs_per_collection"])
+    small = small_cache_mb(docs, engine_docsize.get("small_cache_mb"))
+    large = large_cache_mb(docs, sizes_kb, engine_docsize.get("default_cache_mb"))
+    warmups = int(engine_docsize["warmups"])
+    runs = [EngineRun("same_window", "same", large, "none", int(engine_docsize["same_window_warmups"])),
+            EngineRun("random_windows", "random", large, "none", warmups),
+            EngineRun("small_cache", "random", small, "once", warmups)]
+    if engine_docsize.get("cold_per_shape_variant", True):
+        runs.append(EngineRun(COLD_PER_SHAPE, "random", small, "per_shape", warmups))
+    return runs
 
 
 def check_engine_docsize(engine_docsize: dict) -> None:
@@ -115,8 +144,7 @@ def run_shape(collection, shape: str, window_start: int, window_end: int) -> lis
 
 
 def _project(document: bytes) -> list:
-    decoded = bson.decode(document)
-    return [decoded["createdAt"], decoded["total"]]
+    return pick_fields(document, PROJECTED)
 
 
 def check_identical(collection, window_start: int, window_end: int) -> int:
@@ -152,7 +180,7 @@ def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: Engi
     documents = int(engine_docsize["docs_per_collection"])
     window = int(engine_docsize["window_minutes"])
     customers = min(int(study.get("customers", 50)), documents)
-    runs = engine_runs(engine_docsize)
+    runs = engine_runs(engine_docsize, [size_kb, *study["sizes_kb"]])
     # Loading is not measured: it runs with the journal off (half the time here); every run
     # reopens the connection with the journal on, as mongod runs.
     engine = Engine(home, EngineSettings(cache_mb=runs[0].cache_mb, journal_compressor=settings.journal_compressor,
@@ -168,20 +196,22 @@ def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: Engi
         facts = {"size_kb": size_kb, "documents": documents, "load_seconds": load_seconds,
                  "avg_doc_bytes": len(collection.records.read(1))}
         for run in runs:
+            # a restart on the loaded data: the cache starts empty (the article's second server)
             engine.reopen(EngineSettings(cache_mb=run.cache_mb, journal_compressor=settings.journal_compressor,
                                          block_compressor=settings.block_compressor))
             collection.reopen_cursors()
-            if not run.cold_blocks:
+            if run.cold_start == "none":
                 warm_cache(collection)
             plan = plan_blocks(documents=documents, window=window, windows=run.windows,
-                               warmups=int(engine_docsize["warmups"]), queries=int(engine_docsize["queries"]),
-                               seed=[int(study["seed"]), RUN_NAMES.index(run.name), 0],
-                               cold_cache=run.cold_blocks, shapes=SHAPES)
+                               warmups=run.warmups, queries=int(engine_docsize["queries"]),
+                               seed=[int(study["seed"]), run.seed_index, 0],
+                               cold_cache=run.cold_start == "per_shape", shapes=SHAPES)
             for block in plan.blocks:
                 if block.cold_cache:
                     engine.reopen()
                     collection.reopen_cursors()
                 for query in block.queries:
+                    cold = query.cold_start or (run.cold_start == "once" and block.index == 0 and query.query == 0)
                     before = stats.snapshot(engine.session, flush_log=False)
                     t0 = time.perf_counter()
                     result = run_shape(collection, query.shape, query.window_start, query.window_end)
@@ -190,11 +220,12 @@ def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: Engi
                     rows.append({
                         "size_kb": size_kb, "run": run.name, "cache_mb": run.cache_mb,
                         "windows": run.windows, "block_order": plan.block_order_label,
-                        **query.as_row(), "n_returned": len(result),
+                        **query.as_row(), "cold_start": cold, "n_returned": len(result),
                         "bytes_read_into_cache": delta["bytes_read_into_cache"],
                         "pages_read_into_cache": delta["pages_read_into_cache"],
                         "block_bytes_read": delta["block_bytes_read"], "seconds": seconds})
-        facts["cache_mb_small"] = runs[-1].cache_mb
+        facts["cache_mb_small"] = runs[2].cache_mb
+        facts["cache_mb_large"] = runs[0].cache_mb
     finally:
         engine.close()
     return rows, facts
@@ -213,9 +244,13 @@ def summarize(queries: pl.DataFrame, settings: EngineSettings, wt_version: str, 
              .agg(pl.len().alias("queries"),
                   pl.col("n_returned").median().alias("n_returned_median"),
                   pl.col("bytes_read_into_cache").median().alias("bytes_read_into_cache_median"),
+                  pl.col("bytes_read_into_cache").mean().alias("bytes_read_into_cache_mean"),
                   pl.col("pages_read_into_cache").median().alias("pages_read_median"),
                   pl.col("block_bytes_read").median().alias("block_bytes_read_median"),
                   pl.col("cold_start").any().alias("cold_blocks")))
+    starts = (queries.group_by(["size_kb", "run", "shape"], maintain_order=True)
+              .agg(pl.col("cold_start").sum().alias("cold_starts_in_block")))
+    table = table.join(starts, on=["size_kb", "run", "shape"], how="left")
     return table.with_columns(
         pl.lit(wt_version).alias("wt_version"),
         pl.lit(settings.block_compressor).alias("block_compressor"),
@@ -259,7 +294,7 @@ def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path
                                    {f["size_kb"]: f["avg_doc_bytes"] for f in facts}), verdicts_path)
     write_json_atomic(provenance_path, engine_provenance(
         "docsize_engine", config, started, ended,
-        {"collections": facts, "runs": [r.__dict__ for r in engine_runs(engine_docsize)],
+        {"collections": facts, "runs": [r.__dict__ for r in engine_runs(engine_docsize, list(study["sizes_kb"]))],
          "window_minutes": engine_docsize["window_minutes"]}))
     write_csv(table, cache_reads_path)   # last: its presence means the job completed
     return table

@@ -1,4 +1,4 @@
-"""Growing a BSON document's last array without re-encoding the whole document.
+"""BSON bytes without decoding the whole document: growing its last array, picking two fields.
 
 `bson.encode` of a dict holding a 20,000-element list costs milliseconds; the $push sweep
 does it tens of thousands of times. Appending one element's bytes is what the array's BSON
@@ -7,6 +7,8 @@ looks like anyway; tests check the result equals bson.encode of the same dict.
 from __future__ import annotations
 
 import struct
+
+import bson
 
 INT64 = 0x12
 
@@ -51,4 +53,33 @@ def _value_size(document: bytes, kind: int, offset: int) -> int:
         return 4 + struct.unpack_from("<i", document, offset)[0]
     if kind == 0x05:
         return 5 + struct.unpack_from("<i", document, offset)[0]
+    if kind in _FIXED_SIZES:
+        return _FIXED_SIZES[kind]
     raise ValueError(f"BSON type {kind:#x} not handled here")
+
+
+_FIXED_SIZES = {0x01: 8, 0x07: 12, 0x08: 1, 0x09: 8, 0x0A: 0, 0x10: 4, 0x11: 8, 0x12: 8, 0x13: 16, 0xFF: 0, 0x7F: 0}
+
+
+def pick_fields(document: bytes, names: tuple[str, ...]) -> list[object]:
+    """The values of `names` in a BSON document, in that order, stepping over every other field by
+    its length (what mongod's PROJECTION_SIMPLE does with a fetched document): only the picked
+    elements are decoded. A name the document lacks is None."""
+    wanted = {name.encode(): i for i, name in enumerate(names)}
+    found: list[object] = [None] * len(names)
+    remaining = len(wanted)
+    i, end = 4, len(document) - 1
+    while i < end and remaining:
+        kind = document[i]
+        name_end = document.index(b"\0", i + 1)
+        value = name_end + 1
+        size = _FIXED_SIZES.get(kind)
+        if size is None:
+            size = _value_size(document, kind, value)
+        slot = wanted.get(document[i + 1:name_end])
+        if slot is not None:
+            element = document[i:value + size]
+            found[slot] = bson.decode(struct.pack("<i", len(element) + 5) + element + b"\0")[names[slot]]
+            remaining -= 1
+        i = value + size
+    return found
