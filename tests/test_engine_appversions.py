@@ -33,7 +33,7 @@ def test_documents_hold_every_event(events):
 
 
 def _v6r3_v6r4(events, tmp_path):
-    rows = [measure_version(name, events, tmp_path / name) for name in ("appV6R3", "appV6R4")]
+    rows = [measure_version(name, events, tmp_path / name, grown_by="final_documents") for name in ("appV6R3", "appV6R4")]
     table = storage_table(rows, pl.read_csv(ROOT / "resources/published/appversions_collection_stats.csv"), "11.2.0")
     return table, table.row(0, named=True), table.row(1, named=True)
 
@@ -57,3 +57,24 @@ def test_with_the_extensions_appv6r4_is_zstd_against_snappy_with_a_verdict(event
     found = verdicts(table).filter(pl.col("metric") == "storage size appV6R4 / appV6R3")
     assert found["verdict"][0] in ("reproduced", "not reproduced")
     assert set(table["server_kind"]) == {"engine"}
+
+
+def test_storage_grown_by_upserts_is_not_storage_from_the_final_documents(events, tmp_path):
+    grown = measure_version("appV5R3", events, tmp_path / "grown", checkpoint_every=1000)
+    final = measure_version("appV5R3", events, tmp_path / "final", grown_by="final_documents")
+    # the same documents in the end ...
+    assert (grown["documents"], grown["data_bytes"]) == (final["documents"], final["data_bytes"])
+    assert grown["checkpoints"] == events.height // 1000 + 1 and final["checkpoints"] == 1
+    # ... but rewritten records, split and partly filled pages: another file
+    assert grown["storage_bytes"] != final["storage_bytes"]
+    with pytest.raises(ValueError, match="allowed: upserts, final_documents"):
+        measure_version("appV5R3", events, tmp_path / "x", grown_by="replay")
+
+
+def test_document_states_end_in_the_final_documents(events):
+    from costlab.appversions.engine import document_states
+    version = get_version("appV6R3")
+    last = {}
+    for number, doc, _ in document_states(version, events):
+        last[number] = bson.encode(doc)
+    assert sorted(len(v) for v in last.values()) == sorted(len(bson.encode(d)) for d, _ in version_documents(version, events))

@@ -17,9 +17,10 @@ from __future__ import annotations
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import bson
+import numpy as np
 import polars as pl
 from bson import Binary, ObjectId
 
@@ -56,81 +57,156 @@ def _utc(value: datetime) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
-def version_documents(version: AppVersion, events: pl.DataFrame) -> Iterator[tuple[dict, dict]]:
-    """(document, index key fields) per document the version holds after upserting `events`."""
+def _document_groups(version: AppVersion, events: pl.DataFrame) -> Iterator[tuple[list[int], Callable]]:
+    """Per document the version holds: (its events' row numbers in load order, build) where build(j)
+    is (document, index key fields) after the first j of those events."""
     prepared = _prepared(version, events).with_row_index("row")
     layout = version.layout
     if layout in ("embedded_id", "key_string", "key_binary"):
         key_column = "key_bin" if layout == "key_binary" else "key"
-        groups = prepared.group_by(key_column, "date", maintain_order=True).agg(pl.col("field"))
-        for i, (key, day, fields) in enumerate(groups.iter_rows()):
+        groups = prepared.group_by(key_column, "date", maintain_order=True).agg(pl.col("field"), pl.col("row"))
+        for i, (key, day, fields, rows) in enumerate(groups.iter_rows()):
             day = _utc(day)
-            key_value = Binary(key, 0) if layout == "key_binary" else key
-            if layout == "embedded_id":
-                doc = {"_id": {"date": day, "key": key}, **_counts(fields)}
-                yield doc, {"_id": doc["_id"], "_id.key": key, "_id.date": day}
-            else:
-                doc = {"_id": ObjectId(i.to_bytes(12, "big")), "key": key_value, "date": day, **_counts(fields)}
-                yield doc, {"_id": doc["_id"], "key": bytes(key) if layout == "key_binary" else key, "date": day}
+
+            def build(j: int, key=key, day=day, fields=fields, i=i) -> tuple[dict, dict]:
+                if layout == "embedded_id":
+                    doc = {"_id": {"date": day, "key": key}, **_counts(fields[:j])}
+                    return doc, {"_id": doc["_id"], "_id.key": key, "_id.date": day}
+                key_value = Binary(key, 0) if layout == "key_binary" else key
+                doc = {"_id": ObjectId(i.to_bytes(12, "big")), "key": key_value, "date": day, **_counts(fields[:j])}
+                return doc, {"_id": doc["_id"], "key": bytes(key) if layout == "key_binary" else key, "date": day}
+            yield rows, build
         return
     groups = prepared.group_by("id", maintain_order=True).agg(
-        pl.col("field"), pl.col("date"), *([pl.col("item")] if "item" in prepared.columns else []))
+        pl.col("field"), pl.col("date"), pl.col("row"), *([pl.col("item")] if "item" in prepared.columns else []))
     for row in groups.iter_rows(named=True):
-        _id = Binary(row["id"], 0)
-        fields = row["field"]
-        if layout == "id_day":
-            doc = {"_id": _id, **_counts(fields)}
-        elif layout == "push":
-            doc = {"_id": _id, "items": [{"date": _utc(d), f: 1} for d, f in zip(row["date"], fields)]}
-        elif layout == "array_daily":
-            days: dict[datetime, list[str]] = {}
-            for d, f in zip(row["date"], fields):
-                days.setdefault(_utc(d), []).append(f)
-            doc = {"_id": _id}
-            if version.totals:   # the statuses that occurred, in the order the pipeline adds them
-                doc["totals"] = _counts(fields)
-            doc["items"] = [{"date": d, **_counts(fs)} for d, fs in days.items()]
-        elif layout == "dynamic":
-            items: dict[str, list[str]] = {}
-            for name, f in zip(row["item"], fields):
-                items.setdefault(name, []).append(f)
-            doc = {"_id": _id, "items": {name: _counts(fs) for name, fs in items.items()}}
-            if version.totals:   # $inc creates items before totals (field names in order)
-                doc["totals"] = _counts(fields)
-        else:
-            raise ValueError(f"unknown layout {layout!r}")
-        yield doc, {"_id": bytes(_id)}
+        def build(j: int, row=row) -> tuple[dict, dict]:
+            return _bucket_document(version, row, j)
+        yield row["row"], build
+
+
+def _bucket_document(version: AppVersion, row: dict, j: int) -> tuple[dict, dict]:
+    """appV4-appV6's document (one per id) after the first j of its events."""
+    _id = Binary(row["id"], 0)
+    fields, dates = row["field"][:j], row["date"][:j]
+    layout = version.layout
+    if layout == "id_day":
+        doc = {"_id": _id, **_counts(fields)}
+    elif layout == "push":
+        doc = {"_id": _id, "items": [{"date": _utc(d), f: 1} for d, f in zip(dates, fields)]}
+    elif layout == "array_daily":
+        days: dict[datetime, list[str]] = {}
+        for d, f in zip(dates, fields):
+            days.setdefault(_utc(d), []).append(f)
+        doc = {"_id": _id}
+        if version.totals:   # the statuses that occurred, in the order the pipeline adds them
+            doc["totals"] = _counts(fields)
+        doc["items"] = [{"date": d, **_counts(fs)} for d, fs in days.items()]
+    elif layout == "dynamic":
+        items: dict[str, list[str]] = {}
+        for name, f in zip(row["item"][:j], fields):
+            items.setdefault(name, []).append(f)
+        doc = {"_id": _id, "items": {name: _counts(fs) for name, fs in items.items()}}
+        if version.totals:   # $inc creates items before totals (field names in order)
+            doc["totals"] = _counts(fields)
+    else:
+        raise ValueError(f"unknown layout {layout!r}")
+    return doc, {"_id": bytes(_id)}
+
+
+def version_documents(version: AppVersion, events: pl.DataFrame) -> Iterator[tuple[dict, dict]]:
+    """(document, index key fields) per document the version holds after upserting `events`."""
+    for rows, build in _document_groups(version, events):
+        yield build(len(rows))
+
+
+def document_states(version: AppVersion, events: pl.DataFrame) -> Iterator[tuple[int, dict, dict]]:
+    """(document number, document after this event, its index keys) per event, in the order the
+    load step sends the events: what each Bulk Upsert statement leaves in the record store."""
+    groups = list(_document_groups(version, events))
+    order = np.empty(events.height, dtype=np.int64)      # row -> document number
+    step = np.empty(events.height, dtype=np.int64)       # row -> events of that document so far
+    for number, (rows, _) in enumerate(groups):
+        order[rows] = number
+        step[rows] = np.arange(1, len(rows) + 1)
+    for number, j in zip(order.tolist(), step.tolist()):
+        doc, keys = groups[number][1](j)
+        yield number, doc, keys
 
 
 def _index_fields(version: AppVersion) -> dict[str, tuple[str, ...]]:
     return {"_".join(keys): keys for keys in version.index_keys}
 
 
-def measure_version(version_name: str, events: pl.DataFrame, home: Path, cache_mb: int = 512) -> dict:
-    """Load one version's documents into a fresh engine; sizes after a checkpoint."""
+GROWN_BY = ("upserts", "final_documents")
+CHECKPOINT_EVERY_EVENTS = 60_000   # mongod checkpoints every 60 s; at the article's top Bulk Upsert rate
+                                   # (1,000 events/s, appversions_loadtest_method.csv) that is 60,000 events
+
+
+def _grow_by_upserts(collection, engine: Engine, version: AppVersion, events: pl.DataFrame,
+                     checkpoint_every: int) -> tuple[int, int, int]:
+    """Each event's statement, in load order, as its own transaction (an unordered bulk write's
+    statements each are): the document's first event inserts it (record + index entries), every
+    later one rewrites the record through mongod's update rule (the indexed fields do not change,
+    so the index entries stay). A checkpoint every `checkpoint_every` events stands for mongod's
+    60-second one. Returns (documents, final data bytes, checkpoints taken)."""
+    record_ids: dict[int, int] = {}
+    current: dict[int, bytes] = {}
+    checkpoints = 0
+    for seen, (number, doc, keys) in enumerate(document_states(version, events), start=1):
+        encoded = bson.encode(doc)
+        record_id = record_ids.get(number)
+        if record_id is None:
+            record_ids[number] = collection.insert(keys, encoded)
+        else:
+            collection.update(record_id, doc["_id"], encoded, {}, current[number])
+        current[number] = encoded
+        if checkpoint_every and seen % checkpoint_every == 0:
+            engine.checkpoint()
+            checkpoints += 1
+    return len(current), sum(len(v) for v in current.values()), checkpoints
+
+
+def _insert_final_documents(collection, version: AppVersion, events: pl.DataFrame) -> tuple[int, int, int]:
+    """The version's final documents inserted once, BATCH to a transaction (no history of updates)."""
+    documents = data_bytes = 0
+    batch_docs, batch_keys = [], []
+    for doc, keys in version_documents(version, events):
+        encoded = bson.encode(doc)
+        batch_docs.append(encoded)
+        batch_keys.append(keys)
+        documents += 1
+        data_bytes += len(encoded)
+        if len(batch_docs) == BATCH:
+            collection.insert_batch(batch_keys, batch_docs)
+            batch_docs, batch_keys = [], []
+    if batch_docs:
+        collection.insert_batch(batch_keys, batch_docs)
+    return documents, data_bytes, 0
+
+
+def measure_version(version_name: str, events: pl.DataFrame, home: Path, cache_mb: int = 512,
+                    grown_by: str = "upserts", checkpoint_every: int = CHECKPOINT_EVERY_EVENTS) -> dict:
+    """One version's collection in a fresh engine, grown by its upserts (or its final documents
+    inserted once); sizes after the final checkpoint (closing the connection takes it)."""
+    if grown_by not in GROWN_BY:
+        raise ValueError(f"engine.appversions.grown_by {grown_by!r}; allowed: {', '.join(GROWN_BY)}")
     version = get_version(version_name)
     wanted = wanted_compressor(version)
     used, note = compressor_or_nearest(wanted, NEAREST.get(wanted, ("lz4", "zlib", "none")))
     if home.exists():
         shutil.rmtree(home)
+    # the journal does not change a table's file; it is off to save time
     engine = Engine(home, EngineSettings(cache_mb=cache_mb, journal_compressor=compressor_or_nearest("snappy")[0],
                                          block_compressor=used, journal=False))
     ns = f"costlab_appversions.{version.collection_name}"
-    documents = data_bytes = 0
     try:
         collection = Deployment(engine, "standalone", used).collection(ns, _index_fields(version))
-        batch_docs, batch_keys = [], []
-        for doc, keys in version_documents(version, events):
-            encoded = bson.encode(doc)
-            batch_docs.append(encoded)
-            batch_keys.append(keys)
-            documents += 1
-            data_bytes += len(encoded)
-            if len(batch_docs) == BATCH:
-                collection.insert_batch(batch_keys, batch_docs)
-                batch_docs, batch_keys = [], []
-        if batch_docs:
-            collection.insert_batch(batch_keys, batch_docs)
+        if grown_by == "upserts":
+            documents, data_bytes, checkpoints = _grow_by_upserts(collection, engine, version, events,
+                                                                  checkpoint_every)
+        else:
+            documents, data_bytes, checkpoints = _insert_final_documents(collection, version, events)
         table_files = {"records": collection.records.uri, **{n: ix.uri for n, ix in collection.indexes.items()}}
     finally:
         engine.close()   # closing checkpoints: the files hold everything
@@ -138,8 +214,9 @@ def measure_version(version_name: str, events: pl.DataFrame, home: Path, cache_m
     index_bytes = sum(v for k, v in sizes.items() if k != "records")
     return {"version": version_name, "events": events.height, "documents": documents, "data_bytes": data_bytes,
             "avg_doc_bytes": data_bytes / documents if documents else None, "storage_bytes": sizes["records"],
-            "indexes": len(sizes) - 1, "index_bytes": index_bytes,
-            "block_compressor_wanted": wanted, "block_compressor": used, "compressor_note": note}
+            "indexes": len(sizes) - 1, "index_bytes": index_bytes, "grown_by": grown_by,
+            "checkpoints": checkpoints + 1, "block_compressor_wanted": wanted, "block_compressor": used,
+            "compressor_note": note}
 
 
 def storage_table(rows: list[dict], published: pl.DataFrame, wt_version: str) -> pl.DataFrame:
@@ -215,7 +292,9 @@ def run_engine_job(config: dict, storage_path, verdicts_path, provenance_path, p
         for name in study["versions"]:   # one step of the bar per app version
             bar.set_postfix_str(name)
             with engine_home(engine_config.get("workdir"), f"appversions-{name}") as home:
-                rows.append(measure_version(name, events, home / "wt"))
+                rows.append(measure_version(
+                    name, events, home / "wt", grown_by=engine_config["appversions"]["grown_by"],
+                    checkpoint_every=int(engine_config["appversions"]["checkpoint_every_events"])))
             bar.update()
     ended = datetime.now(timezone.utc)
     table = storage_table(rows, read_csv(published_path), wiredtiger_version())
