@@ -8,9 +8,10 @@ from datetime import datetime, timedelta
 
 import bson
 import numpy as np
+import polars as pl
 import pytest
 
-from costlab.config import load_config
+from costlab.config import ROOT, load_config
 from costlab.docsize.datasets import datasets, parse_dataset
 from costlab.docsize.generate import VOCABULARY, generate_bson_batches
 from costlab.docsize.model import COLLECTIONS_COLUMNS, collections_model
@@ -27,7 +28,9 @@ def docs(size_kb, n, **kwargs):
 def test_every_document_is_its_size_and_valid_bson(size_kb):
     encoded = docs(size_kb, 40)
     assert len(encoded) == 40
-    assert {len(d) for d in encoded} == {size_kb * 1024}
+    published = pl.read_csv(ROOT / "resources/published/docsize_collections.csv")
+    mean = int(published.filter(pl.col("size_kb") == size_kb)["mean_document_bytes"][0])
+    assert {len(d) for d in encoded} == {mean}   # every order is the article's mean document
     for raw in encoded:
         decoded = bson.decode(raw)  # raises on any malformed length or terminator
         assert bson.encode(decoded) == raw  # round-trips byte for byte

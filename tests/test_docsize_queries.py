@@ -11,6 +11,7 @@ import pytest
 
 from costlab.docsize import run as run_module
 from costlab.docsize.datasets import parse_dataset
+from costlab.docsize.generate import target_doc_bytes
 from costlab.docsize.load import MARKER, load_dataset, read_marker
 from costlab.docsize.run import (ResultsMismatch, check_identical, explain_shape, measure_dataset, timed_query,
                                  window_filter)
@@ -279,7 +280,7 @@ def test_tail_and_split_variants(test_db, mongo_client, tmp_path):
     assert set(raw["n_returned"]) == {WINDOW}
     whole = raw.filter(pl.col("shape") == "whole").group_by("variant").agg(pl.col("bytes_returned").max())
     sizes = dict(zip(whole["variant"], whole["bytes_returned"]))
-    assert sizes["tail"] == WINDOW * 1024 and sizes["split"] < WINDOW * 200  # small orders only
+    assert sizes["tail"] == WINDOW * target_doc_bytes(1) and sizes["split"] < WINDOW * 200  # small orders only
     cases = set(variants_table(summary_table(raw))["case"])
     assert cases == {"fields after history, one window", "history in its own collection, one window"}
 

@@ -2,7 +2,7 @@
 
 Every order has `_id, customerId, status, createdAt, total` drawn from one seed, so those fields
 are identical in every collection; a `history` array of notes fills each document to exactly
-`size_kb * 1024` bytes. Notes are slices of a text made of words from a fixed vocabulary, so
+`target_doc_bytes(size_kb)`: the article's mean document for its four sizes, `size_kb * 1024` for others. Notes are slices of a text made of words from a fixed vocabulary, so
 they compress like real text (a run of one character would compress to nothing and hide the cost).
 
 Speed: documents are not built as dicts. For each (size, status, layout) there is one BSON
@@ -69,9 +69,15 @@ _TYPE_DOUBLE, _TYPE_STRING, _TYPE_DOC, _TYPE_ARRAY = 0x01, 0x02, 0x03, 0x04
 _TYPE_OID, _TYPE_DATE, _TYPE_INT32 = 0x07, 0x09, 0x10
 
 
+# The article's mean documents (its table of collections, resources/published/docsize_collections.csv):
+# its 1/4/16/64 KB orders averaged 1,037 / 4,105 / 16,403 / 65,876 BSON bytes.
+ARTICLE_MEAN_DOC_BYTES = {1: 1037, 4: 4105, 16: 16403, 64: 65876}
+
+
 def target_doc_bytes(size_kb: int) -> int:
-    """BSON bytes of one order of this size (history_last and history_first layouts)."""
-    return int(size_kb) * 1024
+    """BSON bytes of one order of this size (history_last and history_first layouts): the
+    article's mean at its sizes, else size_kb * 1024."""
+    return ARTICLE_MEAN_DOC_BYTES.get(int(size_kb), int(size_kb) * 1024)
 
 
 # ---------------------------------------------------------------------------------------------
