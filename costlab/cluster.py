@@ -162,7 +162,7 @@ def _client_mb(rule: str, config: dict) -> int:
         return max(SERVER_FREE_MB, math.ceil(_events(config, LOADTEST_NEW_EVENTS_YEARS) * EVENT_ROW_BYTES / 2**20))
     if rule == "docsize_engine":
         # the engine's WiredTiger cache lives in the job's process
-        from costlab.docsize.engine import large_cache_mb
+        from costlab.engine.limits import large_cache_mb
 
         engine_docsize = config.get("engine", {}).get("docsize", {})
         return SERVER_FREE_MB + large_cache_mb(int(engine_docsize.get("docs_per_collection", 10_000)),

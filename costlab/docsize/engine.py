@@ -37,6 +37,7 @@ from costlab.engine import stats
 from costlab.engine.bsonbytes import pick_fields
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
+from costlab.engine.limits import large_cache_mb
 from costlab.engine.provenance import SERVER_KIND
 from costlab.inputs import read_csv
 from costlab.progress import progress
@@ -71,15 +72,6 @@ def small_cache_mb(docs_per_collection: int, configured: int | None) -> int:
     if configured is not None:
         return int(configured)
     return max(1, round(PUBLISHED_SMALL_CACHE_MB * docs_per_collection / PUBLISHED_DOCS))
-
-
-def large_cache_mb(docs_per_collection: int, sizes_kb: list[int], configured: int | None) -> int:
-    """The configured large cache, or one that holds the largest collection and its index, as the
-    article's 15.7 GB held all of them: 1.5 x its data (WiredTiger's in-memory pages are larger than
-    the BSON) + 64 MB."""
-    if configured is not None:
-        return int(configured)
-    return int(docs_per_collection * max(sizes_kb) * 1024 * 1.5 / 2**20) + 64
 
 
 def engine_runs(engine_docsize: dict, sizes_kb: list[int]) -> list[EngineRun]:

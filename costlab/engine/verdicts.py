@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from costlab.engine.provenance import SERVER_KIND
-from costlab.verdicts import at_least, at_most, ratio_within, tolerance_text
+from costlab.verdicts import Rule, at_least, at_most, ratio_within, tolerance_text
 
 COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict", "server_kind",
            "note"]
@@ -179,11 +179,12 @@ def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, wi
         if small_run and expected is None:
             continue
         if not small_run:
-            holds, tolerance = (lambda v: v <= SMALL_BYTES), "within 64 KB of nothing (everything in the cache)"
+            holds = at_most(SMALL_BYTES, "bytes read per query (everything in the cache)")
         elif expected >= 100_000:
-            holds, tolerance = (lambda v, e=expected: low <= v / e <= high), f"engine / published {low}-{high}"
+            holds = ratio_within(expected, low, high)
         else:
-            holds, tolerance = (lambda v, e=expected: abs(v - e) <= SMALL_BYTES), "within 64 KB of the published"
+            holds = Rule(lambda v, e=expected: abs(v - e) <= SMALL_BYTES, "|this run - published| <= 65536 bytes")
+        tolerance = str(holds)
         row = _row(f"{r['size_kb']} KB, {r['run']}, {r['shape']}: bytes read into cache per query",
                    f"mean bytes read into cache per query, {r['size_kb']} KB, {r['run']} ({r['cache_mb']} MB), "
                    f"{r['shape']}", "bytes", expected, mean, holds,
