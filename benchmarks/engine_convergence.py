@@ -1,0 +1,44 @@
+"""appversions on the engine lab: storage per event against the number of events and the checkpoint spacing.
+
+Not a speed benchmark (`make bench` does not run it): it prints one JSON line per (events per year,
+version, checkpoint spacing) with storage and index bytes per event, for docs/engine-lab.md.
+
+    python benchmarks/engine_convergence.py 5000,20000 appV1,appV5R3,appV6R3,appV6R4 60000,6000
+"""
+from __future__ import annotations
+
+import common  # noqa: F401  (puts the repository on sys.path)
+
+import json  # noqa: E402
+import shutil  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from costlab.appversions.engine import measure_version  # noqa: E402
+from costlab.appversions.events import generate_events  # noqa: E402
+
+
+def main(per_year: str = "5000,20000", versions: str = "appV1,appV5R3,appV6R3,appV6R4",
+         spacings: str = "60000,6000") -> None:
+    for events_per_year in (int(x) for x in per_year.split(",")):
+        events = generate_events(events_per_year, 42, window="authors")
+        for name in versions.split(","):
+            for every in (int(x) for x in spacings.split(",")):
+                scratch = Path(tempfile.mkdtemp(prefix="costlab-convergence-"))
+                try:
+                    started = time.process_time()
+                    row = measure_version(name, events, scratch / "wt", checkpoint_every=every)
+                finally:
+                    shutil.rmtree(scratch, ignore_errors=True)
+                print(json.dumps({"events": events.height, "version": name, "checkpoint_every": every,
+                                  "checkpoints": row["checkpoints"],
+                                  "storage_bytes_per_event": round(row["storage_bytes"] / events.height, 2),
+                                  "index_bytes_per_event": round(row["index_bytes"] / events.height, 2),
+                                  "storage_over_data": round(row["storage_bytes"] / row["data_bytes"], 3),
+                                  "cpu_s": round(time.process_time() - started, 1)}), flush=True)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
