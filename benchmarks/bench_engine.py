@@ -138,7 +138,9 @@ def main(pushes: int = 4000, orders: int = 2000) -> None:
     try:
         harness_log = run_workload("standalone", "push", pushes, SETTINGS, scratch)["log_bytes"]
         bare_log = bare_push(pushes, scratch / "bare")
-        assert harness_log == bare_log, (harness_log, bare_log)   # the same calls leave the same journal
+        # the same calls leave the same journal, to a log record or two: two runs of either side already differ
+        # by 128-256 B (WiredTiger's own log-flush records), so "same" is within 1 KB
+        assert abs(harness_log - bare_log) <= 1024, (harness_log, bare_log)
         harness = common.best_of_cpu(lambda: run_workload("standalone", "push", pushes, SETTINGS, scratch), 2)
         bare = common.best_of_cpu(lambda: bare_push(pushes, scratch / "bare"), 2)
         common.result(f"standalone $push x{pushes}: harness / bare CPU", harness.cpu_s / bare.cpu_s, "x", 1.1,
