@@ -87,9 +87,10 @@ def test_closed_loop_against_a_slow_server(test_db, server_uri):
     from delay_proxy import delayed
 
     version, events = _loaded(test_db, "appV5R3")   # five aggregations per Get Reports
-    # 3 report workers at 5 requests/s: m = 0.6 s each; every reply arrives 0.3 s late, so a call
-    # takes about m: an open loop would keep up, the closed loop reaches about 0.8 of it.
-    rate, workers = 5.0, 3
+    # 3 report workers at 9 requests/s: m = 1/3 s each; every reply arrives 0.3 s late, so a call
+    # takes about m (more on a busy machine): an open loop would keep up, the closed loop reaches
+    # about 0.8 of it (less when calls take longer).
+    rate, workers = 9.0, 3
     plan = LoadTestPlan(phase_seconds=10.0, warmup_seconds=1.0, upsert_rates=(10.0,), report_rates=(rate,),
                         batch_size=10)
     with delayed(server_uri, DELAY_S) as slow_uri:
