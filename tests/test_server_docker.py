@@ -82,6 +82,17 @@ def test_loadtest_profile_is_the_default():
     assert load_config()["appversions"]["loadtest"]["profile"] == "standalone-2cpu-4gb"
 
 
+def test_the_published_scale_load_test_runs_on_the_authors_deployment():
+    """Issue #24: the authors' driver writes {w: majority, j: true} on a one-node replica set of the article's machine."""
+    from costlab.config import ROOT, load_config
+
+    profile = load_config(ROOT / "config" / "full.yaml")["appversions"]["loadtest"]["profile"]
+    s = spec(profile)
+    assert s["command"][s["command"].index("--replSet") + 1] == "rs0"
+    assert s["nano_cpus"] == 2_000_000_000 and s["mem_limit"] == 4 * GIB
+    assert s["command"][s["command"].index("--wiredTigerCacheSizeGB") + 1] == "1.5"
+
+
 def test_host_network_binds_mongod_to_loopback_on_the_given_port():
     """server.network: host (no docker-proxy): nothing is published; mongod itself listens on 127.0.0.1 only."""
     from costlab.server.docker_backend import applied_options, host_port

@@ -33,6 +33,9 @@ PROFILES: dict[str, Profile] = {
         # The appversions load test's machine: 2 vCPU, 4 GB, 1.5 GB WiredTiger cache (series
         # Introduction), where the working set is larger than memory.
         Profile("standalone-2cpu-4gb", cache_size_gb=1.5, memory_limit_bytes=4 * GIB, cpus=2.0),
+        # The authors' deployment for their load test: that machine as a one-node replica set, where
+        # {w: "majority", j: true} waits for the journal and the oplog entry (Part 1, the test setup).
+        Profile("replset-1-2cpu-4gb", cache_size_gb=1.5, memory_limit_bytes=4 * GIB, cpus=2.0, replica_set="rs0"),
     )
 }
 
