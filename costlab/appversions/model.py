@@ -233,7 +233,8 @@ class ModelStream:
         self.documents = dict.fromkeys(self.names, 0)
         self.data_bytes = dict.fromkeys(self.names, 0)
         self._last_day: pl.DataFrame | None = None          # codes of the open day's events
-        self._open: dict[str, pl.DataFrame] = {}             # partial sums of the open buckets
+        self._open: dict[str, list[pl.DataFrame]] = {}       # partial sums of the open buckets, per chunk
+        self._open_code: dict[str, int] = {}                 # which bucket is open (its code)
 
     def add(self, events: pl.DataFrame, final: bool = False) -> None:
         """Take one chunk of events (no earlier day than the previous chunk's last)."""
@@ -245,7 +246,9 @@ class ModelStream:
                 raise ValueError(f"events are not in date order: a chunk holds {FIRST_DAY + timedelta(days=int(codes['day'].min()))} "
                                  f"after events of {FIRST_DAY + timedelta(days=int(open_day))}")
             codes = pl.concat([self._last_day, codes])
-        if final or codes.height == 0:
+        if codes.height == 0 and not final:
+            return
+        if final:
             complete, self._last_day = codes, None
         else:
             last = codes["day"].max()
@@ -253,16 +256,23 @@ class ModelStream:
         days = day_rows(complete)
         closed: dict[str, pl.DataFrame] = {}
         for bucket in self.buckets:
-            partials = bucket_rows(days, bucket)
-            if bucket in self._open:
-                partials = pl.concat([self._open[bucket], partials])
-            if self._last_day is None:
-                closed[bucket], self._open[bucket] = _combine(partials), partials.clear()
+            partials = self._open.setdefault(bucket, [])
+            partials.append(bucket_rows(days, bucket))
+            open_code = None if self._last_day is None else int(
+                _bucket_of_days(self._last_day["day"][:1].to_numpy(), bucket)[0])
+            if open_code is not None and open_code == self._open_code.get(bucket):
+                # The bucket open before is open still: nothing closed (the partials wait, uncombined,
+                # so that each is combined once, when its bucket closes: time linear in the events).
+                closed[bucket] = partials[-1].clear()
                 continue
-            open_code = int(_bucket_of_days(self._last_day["day"][:1].to_numpy(), bucket)[0])
+            frame = pl.concat(partials)
+            if open_code is None:   # the last chunk: everything closes
+                closed[bucket], partials[:] = _combine(frame), []
+                continue
+            self._open_code[bucket] = open_code
             is_open = (pl.col("id") % CODE_SHIFT) >= open_code
-            closed[bucket] = _combine(partials.filter(~is_open))
-            self._open[bucket] = _combine(partials.filter(is_open))
+            closed[bucket] = _combine(frame.filter(~is_open))
+            partials[:] = [frame.filter(is_open)]
         for name, version in zip(self.names, self.versions):
             sizes = _sizes(version, days, closed)
             self.documents[name] += len(sizes)
@@ -270,7 +280,7 @@ class ModelStream:
 
     def finish(self) -> pl.DataFrame:
         """Close what is still open; one row per version (STATS_COLUMNS)."""
-        if self._last_day is not None or any(frame.height for frame in self._open.values()):
+        if self._last_day is not None or any(frame.height for frames in self._open.values() for frame in frames):
             self.add(pl.DataFrame(schema={"user": pl.UInt32, "date": pl.Datetime("ms", "UTC"), "status": STATUS_DTYPE}),
                      final=True)
         rows = [{"version": name, "events": self.events, "documents": self.documents[name],
