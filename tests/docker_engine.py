@@ -218,11 +218,16 @@ def image_key(mirror: str, wheels: list[Path]) -> str:
     return digest.hexdigest()[:16]
 
 
+# The build's commands run with this environment only: the host's pip settings (its find-links, index and
+# certificate paths) mean nothing inside the rootfs.
+BUILD_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8"}
+
+
 def _run(cmd: list[str], log: Path) -> None:
     with open(log, "ab") as out:
         out.write(("$ " + " ".join(cmd) + "\n").encode())
         out.flush()
-        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=BUILD_ENV)
     if proc.returncode != 0:
         tail = log.read_text(errors="replace").splitlines()[-8:]
         raise RuntimeError(f"{cmd[0]} exited {proc.returncode} building the stand-in image: " + " | ".join(tail))

@@ -90,6 +90,15 @@ def test_identity_holds_only_what_decides_the_server():
     assert on_a != server_identity({"uri": "mongodb://a:1/", "image": "mongo:7.0"}, "external", "replset-1")
 
 
+def test_host_networking_is_another_docker_server_and_pull_policy_is_not():
+    """server.network: host takes docker-proxy out of the timings: the measurements rerun; when to pull does not
+    change the image, so it reruns nothing (the record says whether it was pulled)."""
+    bridge = server_identity({"image": "mongo:8.0"}, "docker", "standalone")
+    assert bridge == server_identity({"image": "mongo:8.0", "network": "bridge", "pull": "always"}, "docker", "standalone")
+    host = server_identity({"image": "mongo:8.0", "network": "host"}, "docker", "standalone")
+    assert host != bridge and host["network"] == "host"
+
+
 def test_identity_never_carries_a_password():
     uri = f"mongodb://alice:{SECRET}@db.example:27017/?authSource=admin&tlsCertificateKeyFilePassword={SECRET}"
     identity = server_identity({"uri": uri}, "external", "standalone")

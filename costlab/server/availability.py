@@ -141,6 +141,8 @@ def server_identity(server_config: dict, backend: str, profile_name: str) -> dic
                       "run": run_id({"server": server_config})}
     if backend == "docker":
         identity["image"] = server_config.get("image") or "mongo:8.0"
+        if (server_config.get("network") or "bridge") != "bridge":   # docker-proxy or not: other timings
+            identity["network"] = server_config["network"]
     elif backend == "binary":
         identity["mongod"] = find_mongod(server_config.get("mongod"))
     elif backend == "external":

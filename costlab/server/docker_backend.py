@@ -1,7 +1,7 @@
 """The docker backend: one labelled container per job, published on 127.0.0.1 only.
 
-Only a real Docker (or Podman) engine exercises run_container end to end; the decisions are plain
-data and unit-tested: engine_facts (what the engine's info() says about user ids and SELinux),
+run_container is exercised end to end on a real Docker Engine by `make test-docker`
+(tests/test_docker_engine.py); the decisions are plain data and unit-tested: engine_facts (what the engine's info() says about user ids and SELinux),
 container_spec (the containers.create arguments), start_report (why a container stopped).
 """
 from __future__ import annotations
