@@ -59,7 +59,9 @@ def story(smoke_all, tmp_path_factory, server_uri, second_server):
         "noop_plan": (external(server_uri), ("all",)),
         # a key that does not decide an external server (the docker image) reruns no measurement
         "image_plan": (f"{{backend: external, uri: '{server_uri}', image: 'mongo:7.0'}}", ("all",)),
-        "server_b_plan": (external(second_server), ("all",))})
+        "server_b_plan": (external(second_server), ("all",)),
+        # one study's engine keys (engine.arraygrowth.ns) plan that study's engine job alone
+        "engine_key_plan": (external(server_uri), ("all",), ("engine={arraygrowth: {ns: [200, 400]}}",))})
     steps |= {name: planned(proc) for name, proc in plans.items()}
     # Another machine's run, as a user would copy it here: the same tree, relabelled as another
     # server version on another host at another scale (test data for the report, not a measurement).
@@ -154,6 +156,14 @@ def test_the_engine_figures_stay_in_the_report_beside_the_mongod_figures(story):
         section = re.search(rf'<section class="study" id="study-{study}".*?</section>', page, re.S).group(0)
         figures = re.findall(r'data-figure="([^"]+)"', section)
         assert f"fig-{study}-{name}" in figures and len(figures) > 1, (study, figures)
+
+
+def test_one_studys_engine_keys_plan_only_its_engine_job(story):
+    """It used to plan appversions_engine and docsize_engine too: every engine rule took all of `engine`."""
+    plan = story["engine_key_plan"]
+    assert plan["arraygrowth_engine"] == 1, plan
+    assert not {"appversions_engine", "docsize_engine"} & set(plan), plan
+    assert not set(plan) & MEASURING_RULES, plan   # an engine key reruns no mongod measurement
 
 
 def test_a_no_op_run_plans_nothing(story):

@@ -1,5 +1,6 @@
-"""A study's engine keys belong to that study: on its page section (with the N the engine really ran) and
-in its engine job's params, so changing one reruns that study's engine job alone."""
+"""A study's engine keys belong to that study: on its page section, with the N the engine really ran
+(the dry run that changes one and plans only that study's engine job is in tests/test_servers_workflow.py);
+figure labels from the run's data."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,6 @@ import polars as pl
 
 from costlab.report.page import build_report
 from test_report import smoke_config
-from workflow import external, planned, workflow
 
 
 def section_of(page: str, study: str) -> str:
@@ -38,14 +38,6 @@ def test_a_changed_engine_key_and_the_engines_n_are_on_the_page(tmp_path):
     assert "engine.arraygrowth.ns" not in docsize   # another study's engine key leaves docsize alone
     assert "<dt>N (from the results)</dt><dd>150, 450</dd>" in arraygrowth
     assert "<dt>journal compressor used (from the results)</dt><dd>lz4</dd>" in arraygrowth
-
-
-def test_one_studys_engine_keys_plan_only_its_engine_job(smoke_all, server_uri):
-    """It used to plan appversions_engine and docsize_engine too: every engine rule took all of `engine`."""
-    plan = planned(workflow(smoke_all.workdir, external(server_uri), "-n", "all",
-                            config=("engine={arraygrowth: {ns: [200, 400]}}",)))
-    assert plan["arraygrowth_engine"] == 1, plan
-    assert not {"appversions_engine", "docsize_engine"} & set(plan), plan
 
 
 def _cache_reads(small_cache_mb: int) -> pl.DataFrame:

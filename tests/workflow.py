@@ -63,13 +63,13 @@ def workflow(workdir: Path, server: str, *args: str, config: tuple[str, ...] = (
     return run_workflow(workdir, server, args, config=config)
 
 
-def dry_runs(workdir: Path, plans: dict[str, tuple[str, tuple[str, ...]]]) -> dict[str, subprocess.CompletedProcess]:
-    """`workflow(workdir, server, "-n", *targets)` for each name -> (server, targets), two at a time
-    (a dry run writes nothing, so they may share the directory)."""
+def dry_runs(workdir: Path, plans: dict[str, tuple]) -> dict[str, subprocess.CompletedProcess]:
+    """`workflow(workdir, server, "-n", *targets, config=config)` for each name -> (server, targets[, config]),
+    two at a time (a dry run writes nothing, so they may share the directory)."""
     link_workflow(workdir)   # once, before the threads
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(workflow, workdir, server, "-n", *targets)
-                   for name, (server, targets) in plans.items()}
+        futures = {name: pool.submit(workflow, workdir, plan[0], "-n", *plan[1], config=plan[2] if len(plan) > 2 else ())
+                   for name, plan in plans.items()}
         return {name: future.result() for name, future in futures.items()}
 
 
