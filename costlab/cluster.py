@@ -11,7 +11,10 @@ jobs: measuring jobs then also take `external_server=1`, which profiles/slurm ca
 
 Time limits come from the amount of work the config asks for divided by an assumed
 throughput (the constants below: assumptions chosen low so a limit is rarely hit, not
-measurements), plus a fixed start-up allowance, times SAFETY. A limit that is too short on
+measurements), plus a fixed start-up allowance, times SAFETY. The two server-free event steps
+(`appversions_events`, `appversions_model`) are the exception: they stream the events chunk by
+chunk, and what they ask for comes from measurements of them (MEASURED_STREAMS): memory flat at
+any event count, time linear in it. A limit that is too short on
 your cluster: `--set-resources RULE:runtime=MINUTES`.
 
 Stdlib only (plus the light name modules): every Snakemake invocation imports this to plan.
@@ -53,8 +56,31 @@ MEASURING_RULES = frozenset({
 })
 # The two load-test drivers (scheduled and the authors' closed loop) ask alike.
 LOADTEST_RULES = frozenset({"appversions_loadtest", "appversions_loadtest_authors"})
-# Server-free rules that hold the whole event table in memory.
-EVENT_TABLE_RULES = frozenset({"appversions_events", "appversions_model"})
+
+
+@dataclass(frozen=True)
+class MeasuredStream:
+    """A server-free step that streams the events: its measured cost per event and its peak memory."""
+    cpu_s_per_million: float   # CPU seconds (user + system, all threads) per million events
+    peak_mb: int               # peak RSS, the same at every event count measured
+    measured: str              # where the figures come from
+
+
+# Measured on the development machine (2 cores shared with other sessions, 2026-12-02; issue 26):
+# the largest figure per million events at 32 M, 128 M (`python benchmarks/bench_model_scale.py 2 32
+# 128`) and 500.39 M events (config/full.yaml's `snakemake results/appversions/model/stats.csv`
+# under /usr/bin/time -v), and the largest peak RSS at any of them (docs/slurm.md has the table).
+# events: 0.128 / 0.119 / 0.117 CPU s per M, peak 424 / 448 / 448 MB; model: 0.654 / 0.713 /
+# 0.810 CPU s per M, peak 575 / 597 / 848 MB (the model's peak grows a little with the users).
+MEASURED_STREAMS = {
+    "appversions_events": MeasuredStream(cpu_s_per_million=0.13, peak_mb=450,
+                                         measured="bench_model_scale.py 2 32 128 and the full.yaml run, 2026-12-02"),
+    "appversions_model": MeasuredStream(cpu_s_per_million=0.82, peak_mb=850,
+                                        measured="bench_model_scale.py 2 32 128 and the full.yaml run, 2026-12-02"),
+}
+STREAM_MEMORY_SAFETY = 1.5     # memory asked = 1.5 x the measured peak (at least SERVER_FREE_MB)
+# Rules that still read the whole event table into memory (the key strings built for every event).
+EVENT_TABLE_RULES = frozenset({"appversions_correctness"})
 # Server-free engine-lab rules: WiredTiger opened in the job's own process, with its own cache.
 ENGINE_RULES = frozenset({"docsize_engine", "arraygrowth_engine", "appversions_engine"})
 EXCLUSIVE = "--exclusive"
@@ -135,8 +161,8 @@ def _work_s(rule: str, config: dict) -> float:
         return walks * int(fn["documents"]) * max(int(f) for f in fn["flat_fields"]) / FIELDS_PER_S
     if rule == "uniqueidx_conformance":
         return CHECK_S
-    if rule in EVENT_TABLE_RULES:
-        return _events(config) / EVENTS_ROWS_PER_S
+    if rule in MEASURED_STREAMS:
+        return _events(config) / 1e6 * MEASURED_STREAMS[rule].cpu_s_per_million
     if rule in ENGINE_RULES:
         return ENGINE_S
     return 0.0
@@ -153,7 +179,9 @@ def _client_threads(rule: str, config: dict) -> int:
 
 
 def _client_mb(rule: str, config: dict) -> int:
-    if rule in EVENT_TABLE_RULES or rule == "appversions_correctness":
+    if rule in MEASURED_STREAMS:
+        return max(SERVER_FREE_MB, math.ceil(MEASURED_STREAMS[rule].peak_mb * STREAM_MEMORY_SAFETY))
+    if rule in EVENT_TABLE_RULES:
         return max(SERVER_FREE_MB, math.ceil(_events(config) * EVENT_ROW_BYTES / 2**20))
     if rule == "appversions_load":
         # each worker holds one chunk of a million events
@@ -309,6 +337,12 @@ def _main(argv: list[str] | None = None) -> int:
               f"{r['runtime_min']:>9} {r['expected_node_h']:>8.1f} {r['limit_node_h']:>12.1f}")
     print(f"{'total':24} {sum(r['jobs'] for r in hours.rows):>4} {'':>7} {'':>7} {'':>10} {'':>9} "
           f"{hours.expected:>8.1f} {hours.limit:>12.1f}")
+    print("\nserver-free event steps (1 CPU each; from measurements of the streamed steps, MEASURED_STREAMS):")
+    for rule, stream in MEASURED_STREAMS.items():
+        ask = job_ask(rule, config)
+        print(f"{rule:24} {ask.mem_mb:>7} MB ({STREAM_MEMORY_SAFETY} x {stream.peak_mb} MB peak)  "
+              f"{ask.expected_s / 60:>6.1f} min expected ({_events(config) / 1e6:,.0f} M events x "
+              f"{stream.cpu_s_per_million} CPU s per M + 60 s), limit {ask.runtime} min")
     return 0
 
 

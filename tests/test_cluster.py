@@ -53,9 +53,18 @@ def test_time_limits_and_memory_scale_with_the_config(smoke, full):
         assert job_ask(rule, full).runtime > job_ask(rule, smoke).runtime, rule
     # 500 M events (50 M a year, 10 years) at the assumed 10,000 events/s: 50,000 s of work
     assert job_ask("appversions_load", full).expected_s == pytest.approx(50_000 + cluster.JOB_OVERHEAD_S)
-    # the event table rules hold every event: memory follows events_per_year
-    assert job_ask("appversions_model", full).mem_mb > 100 * job_ask("appversions_model", smoke).mem_mb // 100 * 10
-    assert job_ask("appversions_model", smoke).mem_mb == cluster.SERVER_FREE_MB
+    # the correctness check still holds every event: its memory follows events_per_year
+    assert job_ask("appversions_correctness", full).mem_mb > 5 * job_ask("appversions_correctness", smoke).mem_mb
+
+
+def test_streamed_event_steps_ask_from_their_measurements(smoke, full):
+    for rule, stream in cluster.MEASURED_STREAMS.items():
+        assert stream.peak_mb > 0 and stream.cpu_s_per_million > 0, rule
+        # memory does not grow with the events: the same ask at 6,000 and at 500 M events, above the peak
+        assert job_ask(rule, full).mem_mb == job_ask(rule, smoke).mem_mb >= stream.peak_mb * cluster.STREAM_MEMORY_SAFETY
+        # time is linear in the events: 500 M events x the measured CPU seconds per million, + 60 s
+        assert job_ask(rule, full).expected_s == pytest.approx(500 * stream.cpu_s_per_million + 60)
+        assert job_ask(rule, full).runtime >= job_ask(rule, full).expected_s * cluster.SAFETY / 60
 
 
 def test_runtime_is_whole_five_minutes_with_a_floor():
