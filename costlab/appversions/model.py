@@ -255,28 +255,38 @@ class ModelStream:
             complete, self._last_day = codes.filter(pl.col("day") < last), codes.filter(pl.col("day") == last)
         days = day_rows(complete)
         closed: dict[str, pl.DataFrame] = {}
-        for bucket in self.buckets:
-            partials = self._open.setdefault(bucket, [])
-            partials.append(bucket_rows(days, bucket))
-            open_code = None if self._last_day is None else int(
-                _bucket_of_days(self._last_day["day"][:1].to_numpy(), bucket)[0])
-            if open_code is not None and open_code == self._open_code.get(bucket):
-                # The bucket open before is open still: nothing closed (the partials wait, uncombined,
-                # so that each is combined once, when its bucket closes: time linear in the events).
-                closed[bucket] = partials[-1].clear()
-                continue
-            frame = pl.concat(partials)
-            if open_code is None:   # the last chunk: everything closes
-                closed[bucket], partials[:] = _combine(frame), []
-                continue
-            self._open_code[bucket] = open_code
-            is_open = (pl.col("id") % CODE_SHIFT) >= open_code
-            closed[bucket] = _combine(frame.filter(~is_open))
-            partials[:] = [frame.filter(is_open)]
+        if self.buckets:
+            # Months from the days; quarters from the months once these are closed (a quarter's
+            # partial sums are its months' sums: fewer rows to group than its days).
+            closed["month"] = self._close("month", bucket_rows(days, "month"))
+            if "quarter" in self.buckets:
+                months = closed["month"]
+                as_quarters = months.with_columns(
+                    id=(pl.col("id") // CODE_SHIFT) * CODE_SHIFT + (pl.col("id") % CODE_SHIFT) // 3)
+                closed["quarter"] = self._close("quarter", as_quarters)
         for name, version in zip(self.names, self.versions):
             sizes = _sizes(version, days, closed)
             self.documents[name] += len(sizes)
             self.data_bytes[name] += int(sizes.sum()) if len(sizes) else 0
+
+    def _close(self, bucket: Bucket, partials_now: pl.DataFrame) -> pl.DataFrame:
+        """Add partial sums of `bucket`; return the buckets that closed (one row each, combined)."""
+        partials = self._open.setdefault(bucket, [])
+        partials.append(partials_now)
+        open_code = None if self._last_day is None else int(
+            _bucket_of_days(self._last_day["day"][:1].to_numpy(), bucket)[0])
+        if open_code is not None and open_code == self._open_code.get(bucket):
+            # The bucket open before is open still: nothing closed (the partials wait, uncombined,
+            # so that each is combined once, when its bucket closes: time linear in the events).
+            return partials_now.clear()
+        frame = pl.concat(partials)
+        if open_code is None:   # the last chunk: everything closes
+            partials[:] = []
+            return _combine(frame)
+        self._open_code[bucket] = open_code
+        is_open = (pl.col("id") % CODE_SHIFT) >= open_code
+        partials[:] = [frame.filter(is_open)]
+        return _combine(frame.filter(~is_open))
 
     def finish(self) -> pl.DataFrame:
         """Close what is still open; one row per version (STATS_COLUMNS)."""
