@@ -61,7 +61,7 @@ def array_index_name_bytes(n: pl.Expr) -> pl.Expr:
 # Status counts travel packed in one UInt64, 16 bits per status (approved lowest): one sum per group
 # adds all four. One key has about 3.5 events a day at any scale (60 per user per year, the densest
 # user's share does not depend on the count), far below the 65,535 a field holds; a group that
-# reaches it is refused (`_check_packed`), never wrapped.
+# reaches it is refused (`day_rows`), never wrapped.
 FIELD_BITS = 16
 FIELD_MAX = (1 << FIELD_BITS) - 1
 _PACKED_ONE = [1 << (FIELD_BITS * i) for i in range(len(STATUSES))]
@@ -97,19 +97,22 @@ def event_codes(events: pl.DataFrame) -> pl.DataFrame:
     return codes
 
 
-def _check_packed(frame: pl.DataFrame, column: str, what: str) -> None:
-    if frame.height and frame.select(pl.max_horizontal(_field(column, i).max() for i in range(len(STATUSES)))).item() >= FIELD_MAX:
-        raise ValueError(f"a {what} holds {FIELD_MAX} or more events of one status: more than the model's "
-                         f"{FIELD_BITS}-bit counters take (the method gives about 3.5 events per key and day)")
+def _field_mask(index: int) -> int:
+    return FIELD_MAX << (FIELD_BITS * index)
 
 
 def day_rows(codes: pl.DataFrame) -> pl.DataFrame:
-    """One row per (key, day): its key code, the day, and per status how many events it holds (packed)."""
+    """One row per (key, day): its key code, the day, `events` (how many) and `mask` (bit i set: the
+    day holds an event of status i)."""
     days = codes.group_by(pl.col("code").cast(pl.UInt64) * CODE_SHIFT + pl.col("day").cast(pl.UInt64)).agg(
-        pl.col("packed").sum())
-    _check_packed(days, "packed", "key's day")
+        pl.col("packed").sum(), events=pl.len().cast(pl.UInt32))
+    if days.height and days.select(pl.any_horizontal(
+            (pl.col("packed") & _field_mask(i)) == _field_mask(i) for i in range(len(STATUSES))).any()).item():
+        raise ValueError(f"a key's day holds {FIELD_MAX} or more events of one status: more than the model's "
+                         f"{FIELD_BITS}-bit counters take (the method gives about 3.5 events per key and day)")
+    mask = sum(((pl.col("packed") & _field_mask(i)) != 0).cast(pl.UInt8) * (1 << i) for i in range(len(STATUSES)))
     return days.select(code=(pl.col("code") // CODE_SHIFT).cast(pl.UInt32),
-                       day=(pl.col("code") % CODE_SHIFT).cast(pl.Int32), counts=pl.col("packed"))
+                       day=(pl.col("code") % CODE_SHIFT).cast(pl.Int32), events="events", mask=mask.cast(pl.UInt8))
 
 
 def _bucket_of_days(days: np.ndarray, bucket: Bucket) -> np.ndarray:
@@ -121,8 +124,9 @@ def bucket_rows(days: pl.DataFrame, bucket: Bucket) -> pl.DataFrame:
     """Partial sums per (key, month | quarter) over some complete days: `id` (code * 2**16 + bucket),
     `days` (days held), `events`, and per status the days holding it (packed). Sums of partials of
     the same `id` are the sums over all its days."""
-    held = sum((_field("counts", i) > 0).cast(pl.UInt64) * (1 << (FIELD_BITS * i)) for i in range(len(STATUSES)))
-    events = sum(_field("counts", i) for i in range(len(STATUSES)))
+    held = sum(((pl.col("mask") & (1 << i)) != 0).cast(pl.UInt64) * (1 << (FIELD_BITS * i))
+               for i in range(len(STATUSES)))
+    events = pl.col("events")
     bucket_code = pl.Series(_bucket_of_days(days["day"].to_numpy(), bucket), dtype=pl.UInt64)
     return days.select(id=pl.col("code").cast(pl.UInt64) * CODE_SHIFT + bucket_code, held=held, events=events
                        ).group_by("id").agg(days=pl.len().cast(pl.Int64), events=pl.col("events").sum().cast(pl.Int64),
@@ -141,7 +145,8 @@ def _status_elements_bytes(version: AppVersion, present: list[pl.Expr]) -> pl.Ex
                              for s, n in zip(STATUSES, present))
 
 
-def _day_document_sizes(version: AppVersion, days: pl.DataFrame) -> pl.Series:
+def day_size_by_mask(version: AppVersion) -> list[int]:
+    """BSON size of a day document of `version` (appV1-appV4) for each mask of statuses present (0-15)."""
     layout = version.layout
     if layout == "embedded_id":  # _id: {date, key}
         fixed = element("_id", document(element("date", DATE_BYTES) + element("key", string_value(KEY_HEX))))
@@ -151,8 +156,14 @@ def _day_document_sizes(version: AppVersion, days: pl.DataFrame) -> pl.Series:
         fixed = element("_id", OBJECTID_BYTES) + element("key", binary_value(KEY_BYTES)) + element("date", DATE_BYTES)
     else:
         fixed = element("_id", binary_value(KEY_BYTES + BUCKET_CODE_BYTES["day"]))
-    present = [_field("counts", i) > 0 for i in range(len(STATUSES))]
-    return days.select(size=document(fixed + _status_elements_bytes(version, present)))["size"]
+    return [document(fixed + sum(element(version.status_field(s), INT32_BYTES)
+                                 for i, s in enumerate(STATUSES) if mask >> i & 1))
+            for mask in range(1 << len(STATUSES))]
+
+
+def _day_document_sizes(version: AppVersion, days: pl.DataFrame) -> pl.Series:
+    return days["mask"].replace_strict(list(range(1 << len(STATUSES))), day_size_by_mask(version),
+                                       return_dtype=pl.Int64).alias("size")
 
 
 def _totals_bytes(version: AppVersion, held: list[pl.Expr]) -> int | pl.Expr:
@@ -264,7 +275,15 @@ class ModelStream:
                 as_quarters = months.with_columns(
                     id=(pl.col("id") // CODE_SHIFT) * CODE_SHIFT + (pl.col("id") % CODE_SHIFT) // 3)
                 closed["quarter"] = self._close("quarter", as_quarters)
+        # Day documents: one per day row, its size set by which statuses it holds (16 cases).
+        masks = days.group_by("mask").len()
+        per_mask = dict(zip(masks["mask"].to_list(), masks["len"].to_list()))
         for name, version in zip(self.names, self.versions):
+            if version.layout in DAY_LAYOUTS:
+                sizes_by_mask = day_size_by_mask(version)
+                self.documents[name] += days.height
+                self.data_bytes[name] += sum(n * sizes_by_mask[mask] for mask, n in per_mask.items())
+                continue
             sizes = _sizes(version, days, closed)
             self.documents[name] += len(sizes)
             self.data_bytes[name] += int(sizes.sum()) if len(sizes) else 0
