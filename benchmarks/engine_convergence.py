@@ -16,28 +16,30 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from costlab.appversions.engine import measure_version  # noqa: E402
-from costlab.appversions.events import generate_events  # noqa: E402
+from costlab.appversions.engine import measure_version, write_engine_events  # noqa: E402
 
 
 def main(per_year: str = "5000,20000", versions: str = "appV1,appV5R3,appV6R3,appV6R4",
          spacings: str = "60000,6000") -> None:
+    events_dir = Path(tempfile.mkdtemp(prefix="costlab-convergence-events-"))
     for events_per_year in (int(x) for x in per_year.split(",")):
-        events = generate_events(events_per_year, 42, window="authors")
+        events_path = events_dir / f"events_{events_per_year}.parquet"
+        events = write_engine_events(events_per_year, 42, "authors", events_path)
         for name in versions.split(","):
             for every in (int(x) for x in spacings.split(",")):
                 scratch = Path(tempfile.mkdtemp(prefix="costlab-convergence-"))
                 try:
                     started = time.process_time()
-                    row = measure_version(name, events, scratch / "wt", checkpoint_every=every)
+                    row = measure_version(name, events_path, scratch / "wt", checkpoint_every=every)
                 finally:
                     shutil.rmtree(scratch, ignore_errors=True)
-                print(json.dumps({"events": events.height, "version": name, "checkpoint_every": every,
+                print(json.dumps({"events": events, "version": name, "checkpoint_every": every,
                                   "checkpoints": row["checkpoints"],
-                                  "storage_bytes_per_event": round(row["storage_bytes"] / events.height, 2),
-                                  "index_bytes_per_event": round(row["index_bytes"] / events.height, 2),
+                                  "storage_bytes_per_event": round(row["storage_bytes"] / events, 2),
+                                  "index_bytes_per_event": round(row["index_bytes"] / events, 2),
                                   "storage_over_data": round(row["storage_bytes"] / row["data_bytes"], 3),
                                   "cpu_s": round(time.process_time() - started, 1)}), flush=True)
+    shutil.rmtree(events_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

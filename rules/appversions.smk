@@ -302,6 +302,8 @@ rule appversions_engine:
     params:
         engine=engine_params("appversions"),
         versions=config["appversions"]["versions"],
+        batch_size=config["appversions"]["batch_size"],      # the load step's batches, applied as it sends them
+        load_workers=config["appversions"]["load_workers"],
         seed=config["appversions"]["seed"],
         event_window=config["appversions"]["event_window"],
     threads: ask("appversions_engine").threads

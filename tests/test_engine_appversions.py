@@ -18,6 +18,16 @@ def events() -> pl.DataFrame:
     return generate_events(400, 3)
 
 
+@pytest.fixture(scope="module")
+def events_file(tmp_path_factory):
+    """The same events as an events.parquet (what the engine run reads, chunk by chunk)."""
+    from costlab.appversions.events import iter_event_chunks, write_events
+
+    path = tmp_path_factory.mktemp("events") / "events.parquet"
+    write_events(iter_event_chunks(400, 3), path)
+    return path
+
+
 @pytest.mark.parametrize("name", list(VERSIONS))
 def test_documents_have_the_models_bson_sizes(events, name):
     version = get_version(name)
@@ -32,14 +42,14 @@ def test_documents_hold_every_event(events):
     assert total == events.height
 
 
-def _v6r3_v6r4(events, tmp_path):
-    rows = [measure_version(name, events, tmp_path / name, grown_by="final_documents") for name in ("appV6R3", "appV6R4")]
+def _v6r3_v6r4(events_file, tmp_path):
+    rows = [measure_version(name, events_file, tmp_path / name, grown_by="final_documents") for name in ("appV6R3", "appV6R4")]
     table = storage_table(rows, pl.read_csv(ROOT / "resources/published/appversions_collection_stats.csv"), "11.2.0")
     return table, table.row(0, named=True), table.row(1, named=True)
 
 
-def test_compressor_wanted_and_used_are_both_recorded_without_the_extensions(events, tmp_path, no_extensions):
-    table, r3, r4 = _v6r3_v6r4(events, tmp_path)
+def test_compressor_wanted_and_used_are_both_recorded_without_the_extensions(events_file, tmp_path, no_extensions):
+    table, r3, r4 = _v6r3_v6r4(events_file, tmp_path)
     assert r3["storage_bytes"] > 0 and r4["index_bytes"] > 0 and r3["data_bytes"] == r4["data_bytes"]
     assert (r3["block_compressor"], r4["block_compressor"]) == ("lz4", "zlib")
     assert "zstd not available in WiredTiger" in r4["compressor_note"] and "libzstd-dev" in r4["compressor_note"]
@@ -49,9 +59,9 @@ def test_compressor_wanted_and_used_are_both_recorded_without_the_extensions(eve
 
 
 @pytest.mark.skipif(not {"snappy", "zstd"} <= set(available_compressors()), reason="compressor extensions not built")
-def test_with_the_extensions_appv6r4_is_zstd_against_snappy_with_a_verdict(events, tmp_path):
+def test_with_the_extensions_appv6r4_is_zstd_against_snappy_with_a_verdict(events_file, tmp_path):
     assert wanted_compressor(get_version("appV6R4")) == "zstd" and wanted_compressor(get_version("appV6R3")) == "snappy"
-    table, r3, r4 = _v6r3_v6r4(events, tmp_path)
+    table, r3, r4 = _v6r3_v6r4(events_file, tmp_path)
     assert (r3["block_compressor"], r4["block_compressor"]) == ("snappy", "zstd")
     assert r3["compressor_note"] is None and r4["compressor_note"] is None
     found = verdicts(table).filter(pl.col("metric") == "storage size appV6R4 / appV6R3")
@@ -59,22 +69,15 @@ def test_with_the_extensions_appv6r4_is_zstd_against_snappy_with_a_verdict(event
     assert set(table["server_kind"]) == {"engine"}
 
 
-def test_storage_grown_by_upserts_is_not_storage_from_the_final_documents(events, tmp_path):
-    grown = measure_version("appV5R3", events, tmp_path / "grown", checkpoint_every=1000)
-    final = measure_version("appV5R3", events, tmp_path / "final", grown_by="final_documents")
-    # the same documents in the end ...
+def test_storage_grown_by_upserts_is_not_storage_from_the_final_documents(events, events_file, tmp_path):
+    grown = measure_version("appV5R3", events_file, tmp_path / "grown", checkpoint_every=1000)
+    final = measure_version("appV5R3", events_file, tmp_path / "final", grown_by="final_documents")
+    # the same documents in the end (the final ones built from the events, not by applying statements) ...
     assert (grown["documents"], grown["data_bytes"]) == (final["documents"], final["data_bytes"])
+    assert grown["data_bytes"] == sum(len(bson.encode(d)) for d, _ in version_documents(get_version("appV5R3"), events))
+    assert grown["events"] == events.height
     assert grown["checkpoints"] == events.height // 1000 + 1 and final["checkpoints"] == 1
     # ... but rewritten records, split and partly filled pages: another file
     assert grown["storage_bytes"] != final["storage_bytes"]
     with pytest.raises(ValueError, match="allowed: upserts, final_documents"):
-        measure_version("appV5R3", events, tmp_path / "x", grown_by="replay")
-
-
-def test_document_states_end_in_the_final_documents(events):
-    from costlab.appversions.engine import document_states
-    version = get_version("appV6R3")
-    last = {}
-    for number, doc, _ in document_states(version, events):
-        last[number] = bson.encode(doc)
-    assert sorted(len(v) for v in last.values()) == sorted(len(bson.encode(d)) for d, _ in version_documents(version, events))
+        measure_version("appV5R3", events_file, tmp_path / "x", grown_by="replay")

@@ -105,6 +105,30 @@ def test_docsize_engine_chart_encodes_every_shape_and_run_with_the_compressor():
     assert ENGINE_LABEL in subtitle and "block compressor lz4 (snappy wanted" in subtitle
 
 
+def test_docsize_engine_chart_draws_the_cold_per_shape_variant_in_its_own_panel():
+    """The variant's rows were in cache_reads.csv and the verdicts but not drawn (panels joined on the
+    three mongod runs): it gets its own panel, named as a variant, with the article's small-cache points."""
+    from costlab.docsize.figures import ENGINE_SOURCE, engine_bytes_read_chart
+    runs = ["same_window", "random_windows", "small_cache", "small_cache_cold_per_shape"]
+    cache_reads = pl.DataFrame([{"size_kb": 1, "run": run, "shape": shape, "queries": 30, "cache_mb": 51,
+                                 "windows": "same" if run == "same_window" else "random",
+                                 "bytes_read_into_cache_median": float(100 * (i + 1) + j),
+                                 "block_compressor": "snappy", "block_compressor_wanted": "snappy"}
+                                for i, run in enumerate(runs) for j, shape in enumerate(["whole", "projection", "covered"])])
+    spec = engine_bytes_read_chart(cache_reads, pl.read_csv("resources/published/docsize_query_tables.csv")).to_dict()
+    values = _values(spec)
+    variant = [r for r in values if r["run"] == "small_cache_cold_per_shape"]
+    assert {(r["shape"], r["value"]) for r in variant if r["source"] == ENGINE_SOURCE} == {
+        ("whole", 400.0), ("projection", 401.0), ("covered", 402.0)}
+    panels = {r["cache_setting"] for r in variant}
+    assert panels == {"51 MB cache, random windows, cold start per shape (variant)"}
+    # the article's 256 MB-cache points are drawn in the variant's panel as in small_cache's
+    published = pl.read_csv("resources/published/docsize_query_tables.csv").filter(
+        (pl.col("run") == "small_cache") & (pl.col("metric") == "bytes_read_into_cache"))
+    assert {(r["size_kb"], r["shape"]) for r in variant if r["source"] == "published"} == {
+        (r["size_kb"], r["shape"]) for r in published.iter_rows(named=True)}
+
+
 def test_appversions_engine_chart_shows_storage_beside_published_and_each_compressor():
     from costlab.appversions.figures import ENGINE_SOURCE, engine_storage_per_event_chart
     storage = pl.DataFrame({

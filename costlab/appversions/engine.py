@@ -1,16 +1,23 @@
 """appversions on the engine lab: each version's collection and indexes stored by WiredTiger.
 
-The documents are what each version's Bulk Upsert leaves after the events (costlab.appversions.
-versions), built here from the events directly: one document per (key, day) for appV1-appV4,
-per (key, bucket) for appV5/appV6. Fields appear in the order the upserts create them (first
-occurrence), the order mongod keeps. Their BSON sizes are checked against the server-free model
-(costlab.appversions.model.document_sizes) in the tests. Each version gets a fresh WiredTiger
-home, a record store with the version's block compressor (snappy; zstd for appV6R4) and its
-indexes (_id, plus appV1-appV3's unique {key, date}); after a checkpoint the table and index
-files' sizes are the storage and index sizes (collStats storageSize / totalIndexSize).
+Grown as mongod grew it (`grown_by: upserts`): the engine job writes its events.parquet chunk by
+chunk and each version reads it back through the load step's own chunked reader and batching
+(costlab.appversions.load.load_batches: each load worker's keys, `appversions.batch_size`
+statements to a batch, built by statements.py, the loader's raw BSON), then applies every
+statement as mongod applies it (costlab.engine.update: the document found through the `_id` or the
+unique `{key, date}` index, upserted or updated by mongod's update rules, written through mongod's
+record-store update rule). Neither the stream nor the collection is held in Python: the documents
+live in WiredTiger. Each version gets a fresh WiredTiger home, a record store with the version's
+block compressor (snappy; zstd for appV6R4) and its indexes (_id, plus appV1-appV3's unique
+{key, date}); after the final checkpoint the table and index files' sizes are the storage and index
+sizes (collStats storageSize / totalIndexSize).
 
-The compressor wanted is recorded beside the one used: this WiredTiger build has neither snappy
-nor zstd, so the nearest built-in one is used (lz4 for snappy, zlib for zstd) and the rows say so.
+`grown_by: final_documents` inserts each version's final documents once instead, built here from
+the events directly (version_documents: one per (key, day) for appV1-appV4, per (key, bucket) for
+appV5/appV6; their BSON sizes are checked against the server-free model in the tests).
+
+The compressor wanted is recorded beside the one used: without the compressor extensions the
+nearest built-in one is used (lz4 for snappy, zlib for zstd) and the rows say so.
 """
 from __future__ import annotations
 
@@ -20,10 +27,10 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import bson
-import numpy as np
 import polars as pl
 from bson import Binary, ObjectId
 
+from costlab.appversions.load import PUBLISHED_BATCH_SIZE
 from costlab.appversions.versions import AppVersion, _prepared, get_version
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
@@ -73,7 +80,8 @@ def _document_groups(version: AppVersion, events: pl.DataFrame) -> Iterator[tupl
                     doc = {"_id": {"date": day, "key": key}, **_counts(fields[:j])}
                     return doc, {"_id": doc["_id"], "_id.key": key, "_id.date": day}
                 key_value = Binary(key, 0) if layout == "key_binary" else key
-                doc = {"_id": ObjectId(i.to_bytes(12, "big")), "key": key_value, "date": day, **_counts(fields[:j])}
+                # an upsert's query fields by path (costlab.engine.update.upsert_document): date, key
+                doc = {"_id": ObjectId(i.to_bytes(12, "big")), "date": day, "key": key_value, **_counts(fields[:j])}
                 return doc, {"_id": doc["_id"], "key": bytes(key) if layout == "key_binary" else key, "date": day}
             yield rows, build
         return
@@ -120,51 +128,52 @@ def version_documents(version: AppVersion, events: pl.DataFrame) -> Iterator[tup
         yield build(len(rows))
 
 
-def document_states(version: AppVersion, events: pl.DataFrame) -> Iterator[tuple[int, dict, dict]]:
-    """(document number, document after this event, its index keys) per event, in the order the
-    load step sends the events: what each Bulk Upsert statement leaves in the record store."""
-    groups = list(_document_groups(version, events))
-    order = np.empty(events.height, dtype=np.int64)      # row -> document number
-    step = np.empty(events.height, dtype=np.int64)       # row -> events of that document so far
-    for number, (rows, _) in enumerate(groups):
-        order[rows] = number
-        step[rows] = np.arange(1, len(rows) + 1)
-    for number, j in zip(order.tolist(), step.tolist()):
-        doc, keys = groups[number][1](j)
-        yield number, doc, keys
-
-
 def _index_fields(version: AppVersion) -> dict[str, tuple[str, ...]]:
     return {"_".join(keys): keys for keys in version.index_keys}
 
 
 GROWN_BY = ("upserts", "final_documents")
+CHUNK_ROWS = 1_000_000             # events read (and generated) at a time, as the loader reads them
 CHECKPOINT_EVERY_EVENTS = 60_000   # mongod checkpoints every 60 s; at the article's top Bulk Upsert rate
                                    # (1,000 events/s, appversions_loadtest_method.csv) that is 60,000 events
 
 
-def _grow_by_upserts(collection, engine: Engine, version: AppVersion, events: pl.DataFrame,
-                     checkpoint_every: int) -> tuple[int, int, int]:
-    """Each event's statement, in load order, as its own transaction (an unordered bulk write's
-    statements each are): the document's first event inserts it (record + index entries), every
-    later one rewrites the record through mongod's update rule (the indexed fields do not change,
-    so the index entries stay). A checkpoint every `checkpoint_every` events stands for mongod's
-    60-second one. Returns (documents, final data bytes, checkpoints taken)."""
-    record_ids: dict[int, int] = {}
-    current: dict[int, bytes] = {}
-    checkpoints = 0
-    for seen, (number, doc, keys) in enumerate(document_states(version, events), start=1):
-        encoded = bson.encode(doc)
-        record_id = record_ids.get(number)
-        if record_id is None:
-            record_ids[number] = collection.insert(keys, encoded)
-        else:
-            collection.update(record_id, doc["_id"], encoded, {}, current[number])
-        current[number] = encoded
-        if checkpoint_every and seen % checkpoint_every == 0:
-            engine.checkpoint()
-            checkpoints += 1
-    return len(current), sum(len(v) for v in current.values()), checkpoints
+def _grow_by_upserts(collection, engine: Engine, version: AppVersion, events_path: Path, checkpoint_every: int,
+                     batch_size: int, workers: int, chunk_rows: int, on_batch: Callable | None = None
+                     ) -> tuple[int, int, int]:
+    """The version's Bulk Upsert stream as the load step sends it: the events file read chunk by
+    chunk (costlab.appversions.load.load_batches: each load worker's keys, `batch_size` statements to a
+    batch, built by statements.py), each statement applied as its own transaction the way mongod
+    applies an unordered bulk write's statements (costlab.engine.update: find through the index,
+    upsert or update through mongod's update rule). A checkpoint every `checkpoint_every` statements
+    stands for mongod's 60-second one. Returns (documents, final data bytes, checkpoints taken)."""
+    from costlab.appversions.load import load_batches
+    from costlab.engine.update import ObjectIds, apply_statement
+
+    new_id, seen, checkpoints, inserted = ObjectIds(), 0, 0, 0
+    for worker, statements in load_batches(version, events_path, workers, batch_size, chunk_rows):
+        if on_batch is not None:
+            on_batch(worker, statements)
+        for statement in statements:
+            if apply_statement(collection, statement.raw, new_id) == "insert":
+                inserted += 1
+            seen += 1
+            if checkpoint_every and seen % checkpoint_every == 0:
+                engine.checkpoint()
+                checkpoints += 1
+    return inserted, _data_bytes(collection), checkpoints
+
+
+def _data_bytes(collection) -> int:
+    """The record store's BSON bytes (collStats size), read back from the table."""
+    cursor = collection.deployment.engine.session.open_cursor(collection.records.uri)
+    total = 0
+    try:
+        while cursor.next() == 0:
+            total += len(cursor.get_value())
+    finally:
+        cursor.close()
+    return total
 
 
 def _insert_final_documents(collection, version: AppVersion, events: pl.DataFrame) -> tuple[int, int, int]:
@@ -185,10 +194,17 @@ def _insert_final_documents(collection, version: AppVersion, events: pl.DataFram
     return documents, data_bytes, 0
 
 
-def measure_version(version_name: str, events: pl.DataFrame, home: Path, cache_mb: int = 512,
-                    grown_by: str = "upserts", checkpoint_every: int = CHECKPOINT_EVERY_EVENTS) -> dict:
-    """One version's collection in a fresh engine, grown by its upserts (or its final documents
-    inserted once); sizes after the final checkpoint (closing the connection takes it)."""
+def measure_version(version_name: str, events_path: str | Path, home: Path, cache_mb: int = 512,
+                    grown_by: str = "upserts", checkpoint_every: int = CHECKPOINT_EVERY_EVENTS,
+                    batch_size: int = PUBLISHED_BATCH_SIZE, workers: int = 4, chunk_rows: int = CHUNK_ROWS,
+                    on_batch: Callable | None = None) -> dict:
+    """One version's collection in a fresh engine, grown by its Bulk Upsert stream read from
+    `events_path` (an events.parquet, as the load step reads it: `batch_size`, `workers`), or its
+    final documents inserted once (`grown_by: final_documents`, the events read whole); sizes after
+    the final checkpoint (closing the connection takes it). `on_batch(worker, statements)` sees
+    every batch before it is applied."""
+    from costlab.appversions.events import event_file_rows, read_events
+
     if grown_by not in GROWN_BY:
         raise ValueError(f"engine.appversions.grown_by {grown_by!r}; allowed: {', '.join(GROWN_BY)}")
     version = get_version(version_name)
@@ -200,23 +216,33 @@ def measure_version(version_name: str, events: pl.DataFrame, home: Path, cache_m
     engine = Engine(home, EngineSettings(cache_mb=cache_mb, journal_compressor=compressor_or_nearest("snappy")[0],
                                          block_compressor=used, journal=False))
     ns = f"costlab_appversions.{version.collection_name}"
+    events = event_file_rows(events_path)
     try:
         collection = Deployment(engine, "standalone", used).collection(ns, _index_fields(version))
         if grown_by == "upserts":
-            documents, data_bytes, checkpoints = _grow_by_upserts(collection, engine, version, events,
-                                                                  checkpoint_every)
+            documents, data_bytes, checkpoints = _grow_by_upserts(
+                collection, engine, version, Path(events_path), checkpoint_every, batch_size, workers,
+                chunk_rows, on_batch)
         else:
-            documents, data_bytes, checkpoints = _insert_final_documents(collection, version, events)
+            documents, data_bytes, checkpoints = _insert_final_documents(collection, version,
+                                                                         read_events(events_path))
         table_files = {"records": collection.records.uri, **{n: ix.uri for n, ix in collection.indexes.items()}}
     finally:
         engine.close()   # closing checkpoints: the files hold everything
     sizes = {name: (home / (uri.split(":", 1)[1] + ".wt")).stat().st_size for name, uri in table_files.items()}
     index_bytes = sum(v for k, v in sizes.items() if k != "records")
-    return {"version": version_name, "events": events.height, "documents": documents, "data_bytes": data_bytes,
+    return {"version": version_name, "events": events, "documents": documents, "data_bytes": data_bytes,
             "avg_doc_bytes": data_bytes / documents if documents else None, "storage_bytes": sizes["records"],
             "indexes": len(sizes) - 1, "index_bytes": index_bytes, "grown_by": grown_by,
             "checkpoints": checkpoints + 1, "block_compressor_wanted": wanted, "block_compressor": used,
             "compressor_note": note}
+
+
+def write_engine_events(events_per_year: int, seed: int, window: str, path: Path) -> int:
+    """The engine lab's events.parquet (integer-coded, chunk by chunk, as the model step writes it)."""
+    from costlab.appversions.events import iter_event_chunks, write_events
+
+    return write_events(iter_event_chunks(events_per_year, seed, window=window, chunk_events=CHUNK_ROWS), path)
 
 
 def storage_table(rows: list[dict], published: pl.DataFrame, wt_version: str) -> pl.DataFrame:
@@ -276,7 +302,6 @@ def verdicts(table: pl.DataFrame) -> pl.DataFrame:
 
 
 def run_engine_job(config: dict, storage_path, verdicts_path, provenance_path, published_path) -> pl.DataFrame:
-    from costlab.appversions.events import generate_events
     from costlab.engine.runs import engine_home
     from costlab.engine.provenance import engine_provenance
     from costlab.engine.wt import wiredtiger_version
@@ -284,26 +309,31 @@ def run_engine_job(config: dict, storage_path, verdicts_path, provenance_path, p
     from costlab.server.provenance import write_json_atomic
 
     engine_config, study = config["engine"], config["appversions"]
-    events = generate_events(int(engine_config["appversions"]["events_per_year"]), int(study["seed"]),
-                             window=study.get("event_window", "calendar"))
+    settings = engine_config["appversions"]
     started = datetime.now(timezone.utc)
     rows = []
-    with progress(total=len(study["versions"]), desc="appversions engine lab", unit="version") as bar:
-        for name in study["versions"]:   # one step of the bar per app version
-            bar.set_postfix_str(name)
-            with engine_home(engine_config.get("workdir"), f"appversions-{name}") as home:
-                rows.append(measure_version(
-                    name, events, home / "wt", grown_by=engine_config["appversions"]["grown_by"],
-                    checkpoint_every=int(engine_config["appversions"]["checkpoint_every_events"])))
-            bar.update()
+    with engine_home(engine_config.get("workdir"), "appversions-events") as scratch:
+        events_path = scratch / "events.parquet"
+        events = write_engine_events(int(settings["events_per_year"]), int(study["seed"]),
+                                     study.get("event_window", "calendar"), events_path)
+        with progress(total=len(study["versions"]), desc="appversions engine lab", unit="version") as bar:
+            for name in study["versions"]:   # one step of the bar per app version
+                bar.set_postfix_str(name)
+                with engine_home(engine_config.get("workdir"), f"appversions-{name}") as home:
+                    rows.append(measure_version(
+                        name, events_path, home / "wt", grown_by=settings["grown_by"],
+                        checkpoint_every=int(settings["checkpoint_every_events"]),
+                        batch_size=int(study["batch_size"]), workers=int(study["load_workers"])))
+                bar.update()
     ended = datetime.now(timezone.utc)
     table = storage_table(rows, read_csv(published_path), wiredtiger_version())
     write_csv(verdicts(table), verdicts_path)
     write_json_atomic(provenance_path, engine_provenance(
         "appversions_engine", config, started, ended,
-        {"events": events.height, "events_per_year": engine_config["appversions"]["events_per_year"]}))
+        {"events": events, "events_per_year": settings["events_per_year"], "batch_size": study["batch_size"],
+         "load_workers": study["load_workers"]}))
     write_csv(table, storage_path)   # last: its presence means the job completed
     return table
 
 
-__all__ = ["version_documents", "measure_version", "storage_table", "verdicts", "run_engine_job"]
+__all__ = ["version_documents", "measure_version", "write_engine_events", "storage_table", "verdicts", "run_engine_job"]

@@ -72,6 +72,78 @@ class _LoadJob:
 _SENT, _APPLIED, _MODIFIED, _UPSERTED = range(4)
 
 
+class WorkerRows:
+    """The rows one load worker sends, chunk by chunk: the worker's own keys (worker_of_user), in
+    file order, cut into whole batches; the rest (under a batch) waits for the next chunk."""
+
+    def __init__(self, worker: int, workers: int, batch_size: int) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size!r}")
+        worker_of_user(pl.lit(0), workers)   # checks workers
+        self.worker, self.workers, self.batch_size = worker, workers, batch_size
+        self.pending: pl.DataFrame | None = None
+
+    def take(self, chunk: pl.DataFrame) -> pl.DataFrame:
+        """This worker's rows of `chunk` (integer-coded) that fill whole batches, with what was pending."""
+        mine = chunk.filter(worker_of_user(pl.col("user"), self.workers) == self.worker)
+        if self.pending is not None:
+            mine = pl.concat([self.pending, mine])
+        full = mine.height - mine.height % self.batch_size
+        self.pending = mine.slice(full)
+        return mine.head(full)
+
+    def rest(self) -> pl.DataFrame | None:
+        """What is left after the last chunk (one short batch), or None."""
+        rest, self.pending = self.pending, None
+        return rest if rest is not None and rest.height else None
+
+
+def statement_batches(version, rows: pl.DataFrame | None, batch_size: int):
+    """The update statements of `rows` (integer-coded events), `batch_size` to an update command:
+    built by statements.py, vectorised for many rows at once, as the loader sends them."""
+    from costlab.appversions.events import with_keys
+    from costlab.appversions.statements import iter_statement_batches
+
+    if rows is None or rows.is_empty():
+        return iter(())
+    return iter_statement_batches(version, with_keys(rows), batch_size)
+
+
+def worker_batches(version, events_path: str | Path, worker: int, workers: int, batch_size: int,
+                   chunk_rows: int = 1_000_000):
+    """Every statement batch load worker `worker` of `workers` sends, in its order. Integer-coded
+    chunks of the events file (a 500-million-event file never sits in memory whole); keys become the
+    article's strings only for the rows this worker sends, where the statements are built."""
+    from costlab.appversions.events import iter_event_file
+
+    owner = WorkerRows(worker, workers, batch_size)
+    for chunk in iter_event_file(events_path, chunk_rows):
+        yield from statement_batches(version, owner.take(chunk), batch_size)
+    yield from statement_batches(version, owner.rest(), batch_size)
+
+
+def load_batches(version, events_path: str | Path, workers: int, batch_size: int, chunk_rows: int = 1_000_000):
+    """(worker, statements) of every batch the load step's `workers` send, the file read once: per
+    chunk, the workers' batches taken in turn (the load's workers run at once; this is one order of
+    the same batches). What the engine lab applies (costlab.appversions.engine)."""
+    from itertools import zip_longest
+
+    from costlab.appversions.events import iter_event_file
+
+    owners = [WorkerRows(w, workers, batch_size) for w in range(workers)]
+
+    def interleaved(rows_of):
+        streams = [statement_batches(version, rows_of(owner), batch_size) for owner in owners]
+        for turn in zip_longest(*streams):
+            for worker, batch in enumerate(turn):
+                if batch is not None:
+                    yield worker, batch
+
+    for chunk in iter_event_file(events_path, chunk_rows):
+        yield from interleaved(lambda owner: owner.take(chunk))
+    yield from interleaved(lambda owner: owner.rest())
+
+
 def _load_worker(job: _LoadJob, counters, parent_pid: int | None = None) -> None:
     from pymongo import MongoClient
 
@@ -80,39 +152,21 @@ def _load_worker(job: _LoadJob, counters, parent_pid: int | None = None) -> None
     if parent_pid is not None:
         die_with_parent(parent_pid)   # a load killed with -9 must not leave workers writing
 
-    from costlab.appversions.events import iter_event_file, with_keys
-    from costlab.appversions.statements import iter_statement_batches, send_update_statements
+    from costlab.appversions.statements import send_update_statements
     from costlab.appversions.versions import get_version
 
     version = get_version(job.version)
     client = MongoClient(job.uri, maxPoolSize=1)
-
-    def send(events: pl.DataFrame) -> None:
-        if events.is_empty():
-            return
-        # Statements are built vectorised for many rows at once, then sent `batch_size` at a time.
-        for statements in iter_statement_batches(version, with_keys(events), job.batch_size):
+    try:
+        collection = client[job.database][job.collection]
+        for statements in worker_batches(version, job.events_path, job.worker, job.workers, job.batch_size,
+                                         job.chunk_rows):
             counts = send_update_statements(collection, statements, job.version)
             with counters.get_lock():
                 counters[_SENT] += counts.statements
                 counters[_APPLIED] += counts.applied
                 counters[_MODIFIED] += counts.modified
                 counters[_UPSERTED] += counts.upserted
-
-    try:
-        collection = client[job.database][job.collection]
-        pending = None   # this worker's rows not yet sent (less than a batch), carried to the next chunk
-        # Integer-coded chunks (a 500-million-event file never sits in memory whole); keys become
-        # the article's strings only for the rows this worker sends, where the statements are built.
-        for chunk in iter_event_file(job.events_path, job.chunk_rows):
-            mine = chunk.filter(worker_of_user(pl.col("user"), job.workers) == job.worker)
-            if pending is not None:
-                mine = pl.concat([pending, mine])
-            full = mine.height - mine.height % job.batch_size
-            pending = mine.slice(full)
-            send(mine.head(full))
-        if pending is not None and pending.height:
-            send(pending)
     finally:
         client.close()
 

@@ -54,15 +54,24 @@ class IndexTable:
         self.cursor.insert()
 
     def find(self, values: tuple) -> int | None:
-        """The record id of the `_id` index entry for `values` (an exact search), or None."""
-        if not self.id_index:
-            raise ValueError(f"{self.uri}: find() is for the _id index (its keys hold no record id)")
+        """The record id of the entry for exactly `values`, or None: an exact search of the `_id`
+        index (its keys are the KeyString alone), or of a unique index the first key at or after the
+        KeyString (its keys are the KeyString + the record id), as an equality IXSCAN of it."""
         cursor = self.cursor
-        cursor.set_key(encode_key(values))
+        key = encode_key(values)
+        cursor.set_key(key)
         try:
-            if cursor.search() != 0:
+            if self.id_index:
+                if cursor.search() != 0:
+                    return None
+                return decode_record_id_at_start(cursor.get_value())
+            found = cursor.search_near()
+            if found == self.engine.wt.WT_NOTFOUND or (found < 0 and cursor.next() != 0):
                 return None
-            return decode_record_id_at_start(cursor.get_value())
+            entry = cursor.get_key()
+            if not entry.startswith(key):
+                return None
+            return split_entry(entry)[1]
         finally:
             cursor.reset()
 

@@ -1,0 +1,327 @@
+"""Update statements applied to a record store the way mongod applies them (an unordered bulk upsert).
+
+A statement is what the driver sends in an `update` command: `{q, u, multi: false, upsert: true}`
+as BSON bytes. mongod (src/mongo/db/update/, src/mongo/db/exec/update_stage.cpp,
+upsert_stage.cpp; facts carried over, code written here):
+
+* finds the document by `q`: an `_id` equality is the IDHACK plan (the `_id` index); an equality on
+  exactly a unique index's fields is an IXSCAN of that index; then it reads the record (FETCH);
+* with a match, applies `u` to the stored document: modifier updates (`$inc`, `$push`) walk the
+  fields in lexicographic order of their names (MongoDB 5.0+: "update operators process document
+  fields with string-based names in lexicographic order") and append a field a path creates at the
+  end of its parent; a pipeline (`[{$set}, {$unset}]`) is an aggregation over the one document,
+  where `$set` replaces an existing field in place and appends a new one;
+* with none, upserts: the new document holds `q`'s equality fields in the order of their paths
+  (pathsupport::addEqualitiesToDoc walks `EqualityMatches`, a std::map by path, so `{key, date}`
+  gives `date` before `key`), `u` applied to it, and `_id` first (generated when `q` has none);
+* writes each statement as its own WriteUnitOfWork: an insert (record + every index entry), or the
+  record's update through mongod's update rule (costlab.engine.records); index entries change only
+  when an indexed value does (here none may: that is refused, not modelled).
+
+Only what the studied statements use is implemented (`$inc`, `$push` of one value, `$set`/`$addFields`
+and `$unset` stages with `$mergeObjects`, `$ifNull`, `$add`, `$reduce`, `$cond`, `$eq`,
+`$concatArrays`, field paths and `$$this`/`$$value`); anything else is refused naming it.
+"""
+from __future__ import annotations
+
+from datetime import timezone
+from typing import Any, Callable
+
+import bson
+from bson import ObjectId
+from bson.codec_options import CodecOptions
+
+CODEC = CodecOptions(tz_aware=True, tzinfo=timezone.utc)
+
+
+class _Missing:
+    """A field that is not there (not null): expression objects leave such fields out."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing()
+
+
+def _nullish(value: object) -> bool:
+    return value is None or value is MISSING
+
+
+# -- aggregation expressions -----------------------------------------------------------------
+
+def _path(value: object, parts: list[str]) -> object:
+    for part in parts:
+        if not isinstance(value, dict):
+            return MISSING
+        value = value.get(part, MISSING)
+    return value
+
+
+def _args(spec: object) -> list:
+    return spec if isinstance(spec, list) else [spec]
+
+
+def _merge_objects(spec, variables):
+    merged: dict = {}
+    for arg in _args(spec):
+        value = evaluate(arg, variables)
+        if _nullish(value):
+            continue
+        if not isinstance(value, dict):
+            raise ValueError(f"$mergeObjects needs documents, got {value!r}")
+        merged.update(value)   # an existing name keeps its place, a new one is appended
+    return merged
+
+
+def _if_null(spec, variables):
+    *candidates, fallback = _args(spec)
+    for arg in candidates:
+        value = evaluate(arg, variables)
+        if not _nullish(value):
+            return value
+    return evaluate(fallback, variables)
+
+
+def _add(spec, variables):
+    total = 0
+    for arg in _args(spec):
+        value = evaluate(arg, variables)
+        if _nullish(value):
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"$add only adds numbers here, got {value!r}")
+        total += value
+    return total
+
+
+def _reduce(spec, variables):
+    items = evaluate(spec["input"], variables)
+    if _nullish(items):
+        return None
+    if not isinstance(items, list):
+        raise ValueError(f"$reduce input must be an array, got {items!r}")
+    value = evaluate(spec["initialValue"], variables)
+    for item in items:
+        value = evaluate(spec["in"], {**variables, "this": item, "value": value})
+    return value
+
+
+def _cond(spec, variables):
+    if isinstance(spec, dict):
+        spec = [spec["if"], spec["then"], spec["else"]]
+    condition, then, otherwise = spec
+    chosen = evaluate(condition, variables)
+    return evaluate(then if (not _nullish(chosen) and chosen is not False and chosen != 0) else otherwise, variables)
+
+
+def _eq(spec, variables):
+    left, right = (evaluate(arg, variables) for arg in spec)
+    if left is MISSING or right is MISSING:
+        return left is right
+    if isinstance(left, bool) != isinstance(right, bool):   # BSON: a boolean is never a number
+        return False
+    return left == right
+
+
+def _concat_arrays(spec, variables):
+    joined: list = []
+    for arg in _args(spec):
+        value = evaluate(arg, variables)
+        if _nullish(value):
+            return None
+        if not isinstance(value, list):
+            raise ValueError(f"$concatArrays needs arrays, got {value!r}")
+        joined.extend(value)
+    return joined
+
+
+OPERATORS: dict[str, Callable[[Any, dict], object]] = {
+    "$mergeObjects": _merge_objects, "$ifNull": _if_null, "$add": _add, "$reduce": _reduce,
+    "$cond": _cond, "$eq": _eq, "$concatArrays": _concat_arrays,
+}
+
+
+def evaluate(expression: object, variables: dict) -> object:
+    """An aggregation expression against `variables` (ROOT is the document)."""
+    if isinstance(expression, str) and expression.startswith("$"):
+        if expression.startswith("$$"):
+            name, *parts = expression[2:].split(".")
+            if name not in variables:
+                raise ValueError(f"unknown variable $${name}")
+            return _path(variables[name], parts)
+        return _path(variables["ROOT"], expression[1:].split("."))
+    if isinstance(expression, dict):
+        if len(expression) == 1:
+            (name, spec), = expression.items()
+            if name.startswith("$"):
+                if name not in OPERATORS:
+                    raise ValueError(f"expression operator {name} is not implemented in the engine lab")
+                return OPERATORS[name](spec, variables)
+        built = {}
+        for name, value in expression.items():
+            value = evaluate(value, variables)
+            if value is not MISSING:
+                built[name] = value
+        return built
+    if isinstance(expression, list):
+        return [evaluate(item, variables) for item in expression]
+    return expression
+
+
+# -- updates -----------------------------------------------------------------------------------
+
+def _sorted_paths(spec: dict) -> list[tuple[list[str], object]]:
+    return sorted(((path.split("."), value) for path, value in spec.items()), key=lambda item: item[0])
+
+
+def _parent(document: dict, parts: list[str], create: bool = True) -> dict:
+    for part in parts[:-1]:
+        child = document.get(part, MISSING)
+        if child is MISSING:
+            child = document[part] = {}
+        elif not isinstance(child, dict):
+            raise ValueError(f"cannot create field {'.'.join(parts)!r} in a non-document {child!r}")
+        document = child
+    return document
+
+
+def _inc(document: dict, spec: dict) -> None:
+    for parts, amount in _sorted_paths(spec):
+        parent = _parent(document, parts)
+        current = parent.get(parts[-1], MISSING)
+        if current is MISSING:
+            parent[parts[-1]] = amount
+        elif isinstance(current, bool) or not isinstance(current, (int, float)):
+            raise ValueError(f"$inc of non-numeric field {'.'.join(parts)!r} ({current!r})")
+        else:
+            parent[parts[-1]] = current + amount
+
+
+def _push(document: dict, spec: dict) -> None:
+    for parts, value in _sorted_paths(spec):
+        if isinstance(value, dict) and any(k.startswith("$") for k in value):
+            raise ValueError(f"$push modifiers ({', '.join(value)}) are not implemented in the engine lab")
+        parent = _parent(document, parts)
+        current = parent.get(parts[-1], MISSING)
+        if current is MISSING:
+            parent[parts[-1]] = [value]
+        elif not isinstance(current, list):
+            raise ValueError(f"$push to non-array field {'.'.join(parts)!r}")
+        else:
+            current.append(value)
+
+
+MODIFIERS: dict[str, Callable[[dict, dict], None]] = {"$inc": _inc, "$push": _push}
+
+
+def _pipeline(document: dict, stages: list[dict]) -> dict:
+    for stage in stages:
+        (name, spec), = stage.items()
+        if name in ("$set", "$addFields"):
+            values = {field: evaluate(expr, {"ROOT": document, "CURRENT": document})
+                      for field, expr in spec.items()}
+            for field, value in values.items():
+                if "." in field:
+                    raise ValueError(f"{name} of a dotted path ({field!r}) is not implemented in the engine lab")
+                if value is MISSING:
+                    document.pop(field, None)
+                else:
+                    document[field] = value
+        elif name == "$unset":
+            for field in _args(spec):
+                document.pop(field, None)
+        else:
+            raise ValueError(f"update pipeline stage {name} is not implemented in the engine lab")
+    return document
+
+
+def apply_update(document: dict, update: dict | list) -> dict:
+    """`document` (changed in place and returned) after the update `u` (modifiers or a pipeline)."""
+    if isinstance(update, list):
+        return _pipeline(document, update)
+    for name, spec in update.items():
+        if name not in MODIFIERS:
+            raise ValueError(f"update operator {name} is not implemented in the engine lab"
+                             if name.startswith("$") else "replacement updates are not implemented in the engine lab")
+        MODIFIERS[name](document, spec)
+    return document
+
+
+def upsert_document(query: dict, update: dict | list, new_id: Callable[[], ObjectId]) -> dict:
+    """The document an upsert inserts: `query`'s equality fields, `update` applied, `_id` first."""
+    document: dict = {}
+    for name, value in sorted(query.items()):   # pathsupport's EqualityMatches: a std::map by path
+        if name.startswith("$") or (isinstance(value, dict) and any(k.startswith("$") for k in value)):
+            raise ValueError(f"only equality queries are upserted in the engine lab, got {name}: {value!r}")
+        parts = name.split(".")
+        _parent(document, parts)[parts[-1]] = value
+    apply_update(document, update)
+    _id = document.pop("_id") if "_id" in document else new_id()
+    return {"_id": _id, **document}
+
+
+# -- statements on a collection -----------------------------------------------------------------
+
+def field_value(document: dict, name: str) -> object:
+    value = _path(document, name.split("."))
+    if value is MISSING:
+        raise ValueError(f"indexed field {name!r} missing from the document (not modelled)")
+    return value
+
+
+def index_keys(collection, document: dict) -> dict:
+    """{field: value} of every field the collection's indexes key on (dotted paths resolved)."""
+    return {name: field_value(document, name) for index in collection.indexes.values() for name in index.fields}
+
+
+def find_record(collection, query: dict) -> int | None:
+    """The record id matching an equality `query` through the index mongod would use, or None."""
+    for index in collection.indexes.values():
+        if set(index.fields) == set(query):
+            return index.find(tuple(query[name] for name in index.fields))
+    raise ValueError(f"no index on exactly {sorted(query)} in {collection.ns}: a collection scan is not modelled")
+
+
+class ObjectIds:
+    """ObjectIds as mongod generates them for upserts: a 4-byte time, 5 bytes fixed per process, a
+    3-byte counter. The time here advances a second every `per_second` upserts (deterministic)."""
+
+    def __init__(self, start: int = 0x5E0BE100, per_second: int = 1_000) -> None:   # 2020-01-01
+        self.start, self.per_second, self.count = start, per_second, 0
+
+    def __call__(self) -> ObjectId:
+        seconds = self.start + self.count // self.per_second
+        oid = ObjectId(seconds.to_bytes(4, "big") + b"\x63\x6f\x73\x74\x6c" + (self.count & 0xFFFFFF).to_bytes(3, "big"))
+        self.count += 1
+        return oid
+
+
+def apply_statement(collection, statement: bytes, new_id: Callable[[], ObjectId]) -> str:
+    """One update statement (BSON bytes) as its own transaction; returns 'insert' or the record-store
+    path of the update ('modify', 'reserve', 'update')."""
+    spec = bson.decode(statement, CODEC)
+    if spec.get("multi"):
+        raise ValueError("multi updates are not modelled in the engine lab")
+    query, update = spec["q"], spec["u"]
+    engine = collection.deployment.engine
+    with engine.transaction():
+        record_id = find_record(collection, query)
+        if record_id is None:
+            if not spec.get("upsert"):
+                return "no match"
+            document = upsert_document(query, update, new_id)
+            collection._insert_one(index_keys(collection, document), bson.encode(document))
+            return "insert"
+        old = collection.records.read(record_id)
+        document = bson.decode(old, CODEC)
+        before = index_keys(collection, document)
+        apply_update(document, update)
+        if index_keys(collection, document) != before:
+            raise ValueError(f"{collection.ns}: an update changing an indexed value is not modelled")
+        if collection.oplog_writer is not None:
+            raise ValueError("applying update statements on a replica set (oplog diffs) is not modelled")
+        return collection.records.update(record_id, bson.encode(document), old)
+
+
+__all__ = ["apply_update", "upsert_document", "apply_statement", "find_record", "ObjectIds", "evaluate", "MISSING"]
