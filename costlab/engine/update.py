@@ -62,111 +62,156 @@ def _args(spec: object) -> list:
     return spec if isinstance(spec, list) else [spec]
 
 
-def _merge_objects(spec, variables):
-    merged: dict = {}
-    for arg in _args(spec):
-        value = evaluate(arg, variables)
-        if _nullish(value):
-            continue
-        if not isinstance(value, dict):
-            raise ValueError(f"$mergeObjects needs documents, got {value!r}")
-        merged.update(value)   # an existing name keeps its place, a new one is appended
-    return merged
+# Each operator compiles its arguments once per statement into closures over `variables` (ROOT, this,
+# value, ...): the $reduce of appV5R2-R4 runs its `in` once per array element of every statement.
+
+def _merge_objects(spec):
+    parts = [compile_expression(arg) for arg in _args(spec)]
+
+    def run(variables):
+        merged: dict = {}
+        for part in parts:
+            value = part(variables)
+            if _nullish(value):
+                continue
+            if not isinstance(value, dict):
+                raise ValueError(f"$mergeObjects needs documents, got {value!r}")
+            merged.update(value)   # an existing name keeps its place, a new one is appended
+        return merged
+    return run
 
 
-def _if_null(spec, variables):
-    *candidates, fallback = _args(spec)
-    for arg in candidates:
-        value = evaluate(arg, variables)
-        if not _nullish(value):
-            return value
-    return evaluate(fallback, variables)
+def _if_null(spec):
+    *candidates, fallback = [compile_expression(arg) for arg in _args(spec)]
+
+    def run(variables):
+        for candidate in candidates:
+            value = candidate(variables)
+            if not _nullish(value):
+                return value
+        return fallback(variables)
+    return run
 
 
-def _add(spec, variables):
-    total = 0
-    for arg in _args(spec):
-        value = evaluate(arg, variables)
-        if _nullish(value):
+def _add(spec):
+    parts = [compile_expression(arg) for arg in _args(spec)]
+
+    def run(variables):
+        total = 0
+        for part in parts:
+            value = part(variables)
+            if _nullish(value):
+                return None
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"$add only adds numbers here, got {value!r}")
+            total += value
+        return total
+    return run
+
+
+def _reduce(spec):
+    items_of, initial, step = (compile_expression(spec[k]) for k in ("input", "initialValue", "in"))
+
+    def run(variables):
+        items = items_of(variables)
+        if _nullish(items):
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"$add only adds numbers here, got {value!r}")
-        total += value
-    return total
+        if not isinstance(items, list):
+            raise ValueError(f"$reduce input must be an array, got {items!r}")
+        scope = dict(variables)
+        value = initial(variables)
+        for item in items:
+            scope["this"], scope["value"] = item, value
+            value = step(scope)
+        return value
+    return run
 
 
-def _reduce(spec, variables):
-    items = evaluate(spec["input"], variables)
-    if _nullish(items):
-        return None
-    if not isinstance(items, list):
-        raise ValueError(f"$reduce input must be an array, got {items!r}")
-    value = evaluate(spec["initialValue"], variables)
-    for item in items:
-        value = evaluate(spec["in"], {**variables, "this": item, "value": value})
-    return value
-
-
-def _cond(spec, variables):
+def _cond(spec):
     if isinstance(spec, dict):
         spec = [spec["if"], spec["then"], spec["else"]]
-    condition, then, otherwise = spec
-    chosen = evaluate(condition, variables)
-    return evaluate(then if (not _nullish(chosen) and chosen is not False and chosen != 0) else otherwise, variables)
+    condition, then, otherwise = (compile_expression(arg) for arg in spec)
+
+    def run(variables):
+        chosen = condition(variables)
+        return (then if (not _nullish(chosen) and chosen is not False and chosen != 0) else otherwise)(variables)
+    return run
 
 
-def _eq(spec, variables):
-    left, right = (evaluate(arg, variables) for arg in spec)
-    if left is MISSING or right is MISSING:
-        return left is right
-    if isinstance(left, bool) != isinstance(right, bool):   # BSON: a boolean is never a number
-        return False
-    return left == right
+def _eq(spec):
+    left_of, right_of = (compile_expression(arg) for arg in spec)
+
+    def run(variables):
+        left, right = left_of(variables), right_of(variables)
+        if left is MISSING or right is MISSING:
+            return left is right
+        if isinstance(left, bool) != isinstance(right, bool):   # BSON: a boolean is never a number
+            return False
+        return left == right
+    return run
 
 
-def _concat_arrays(spec, variables):
-    joined: list = []
-    for arg in _args(spec):
-        value = evaluate(arg, variables)
-        if _nullish(value):
-            return None
-        if not isinstance(value, list):
-            raise ValueError(f"$concatArrays needs arrays, got {value!r}")
-        joined.extend(value)
-    return joined
+def _concat_arrays(spec):
+    parts = [compile_expression(arg) for arg in _args(spec)]
+
+    def run(variables):
+        joined: list = []
+        for part in parts:
+            value = part(variables)
+            if _nullish(value):
+                return None
+            if not isinstance(value, list):
+                raise ValueError(f"$concatArrays needs arrays, got {value!r}")
+            joined.extend(value)
+        return joined
+    return run
 
 
-OPERATORS: dict[str, Callable[[Any, dict], object]] = {
+OPERATORS: dict[str, Callable[[Any], Callable[[dict], object]]] = {
     "$mergeObjects": _merge_objects, "$ifNull": _if_null, "$add": _add, "$reduce": _reduce,
     "$cond": _cond, "$eq": _eq, "$concatArrays": _concat_arrays,
 }
 
 
-def evaluate(expression: object, variables: dict) -> object:
-    """An aggregation expression against `variables` (ROOT is the document)."""
+def compile_expression(expression: object) -> Callable[[dict], object]:
+    """An aggregation expression as a function of its variables (ROOT is the document)."""
     if isinstance(expression, str) and expression.startswith("$"):
         if expression.startswith("$$"):
             name, *parts = expression[2:].split(".")
-            if name not in variables:
-                raise ValueError(f"unknown variable $${name}")
-            return _path(variables[name], parts)
-        return _path(variables["ROOT"], expression[1:].split("."))
+
+            def variable(variables, name=name, parts=parts):
+                if name not in variables:
+                    raise ValueError(f"unknown variable $${name}")
+                return _path(variables[name], parts)
+            return variable
+        parts = expression[1:].split(".")
+        return lambda variables: _path(variables["ROOT"], parts)
     if isinstance(expression, dict):
         if len(expression) == 1:
             (name, spec), = expression.items()
             if name.startswith("$"):
                 if name not in OPERATORS:
                     raise ValueError(f"expression operator {name} is not implemented in the engine lab")
-                return OPERATORS[name](spec, variables)
-        built = {}
-        for name, value in expression.items():
-            value = evaluate(value, variables)
-            if value is not MISSING:
-                built[name] = value
-        return built
+                return OPERATORS[name](spec)
+        fields = [(name, compile_expression(value)) for name, value in expression.items()]
+
+        def build(variables):
+            built = {}
+            for name, field in fields:
+                value = field(variables)
+                if value is not MISSING:
+                    built[name] = value
+            return built
+        return build
     if isinstance(expression, list):
-        return [evaluate(item, variables) for item in expression]
-    return expression
+        items = [compile_expression(item) for item in expression]
+        return lambda variables: [item(variables) for item in items]
+    return lambda variables: expression
+
+
+def evaluate(expression: object, variables: dict) -> object:
+    """An aggregation expression against `variables` (ROOT is the document)."""
+    return compile_expression(expression)(variables)
 
 
 # -- updates -----------------------------------------------------------------------------------
