@@ -70,12 +70,12 @@ class MeasuredStream:
 # the largest figure per million events at 32 M, 128 M (`python benchmarks/bench_model_scale.py 2 32
 # 128`) and 500.39 M events (config/full.yaml's `snakemake results/appversions/model/stats.csv`
 # under /usr/bin/time -v), and the largest peak RSS at any of them (docs/slurm.md has the table).
-# events: 0.128 / 0.119 / 0.117 CPU s per M, peak 424 / 448 / 448 MB; model: 0.654 / 0.713 /
-# 0.810 CPU s per M, peak 575 / 597 / 848 MB (the model's peak grows a little with the users).
+# events: 0.128 / 0.120 / 0.117 CPU s per M, peak 417 / 435 / 448 MB; model: 0.494 / 0.463 /
+# 0.573 CPU s per M, peak 526 / 594 / 707 MB (the model's peak grows a little with the users).
 MEASURED_STREAMS = {
     "appversions_events": MeasuredStream(cpu_s_per_million=0.13, peak_mb=450,
                                          measured="bench_model_scale.py 2 32 128 and the full.yaml run, 2026-12-02"),
-    "appversions_model": MeasuredStream(cpu_s_per_million=0.82, peak_mb=850,
+    "appversions_model": MeasuredStream(cpu_s_per_million=0.58, peak_mb=710,
                                         measured="bench_model_scale.py 2 32 128 and the full.yaml run, 2026-12-02"),
 }
 STREAM_MEMORY_SAFETY = 1.5     # memory asked = 1.5 x the measured peak (at least SERVER_FREE_MB)
