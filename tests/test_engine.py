@@ -275,3 +275,25 @@ def test_pick_fields_steps_over_the_others_and_matches_a_full_decode():
     decoded = bson.decode(encoded)
     assert pick_fields(encoded, ("createdAt", "total")) == [decoded["createdAt"], decoded["total"]]
     assert pick_fields(encoded, ("total", "missing", "i")) == [54.37, None, 7]
+
+
+def test_a_snapshot_reads_by_key_what_walking_every_statistic_reads(tmp_path):
+    """snapshot() searches each statistic by its key; the walk over all of them must agree (the cache
+    and block counters, which neither read moves) after a load, a restart and a read."""
+    from costlab.engine import stats
+    from costlab.engine.connection import Engine, EngineSettings
+    from costlab.engine.records import RecordStore
+
+    with Engine(tmp_path / "wt", EngineSettings(cache_mb=32, journal=False)) as engine:
+        records = RecordStore(engine, "t", "none", logged=False)
+        with engine.transaction():
+            for i in range(2_000):
+                records.insert(bytes(500))
+        engine.reopen()
+        records.reopen_cursor()
+        records.read(1_000)
+        snap = stats.snapshot(engine.session, flush_log=False)
+        walked = stats.read_statistics(engine.session, flush_log=False)
+    for name in ("bytes_read_into_cache", "pages_read_into_cache", "block_bytes_read", "block_blocks_read"):
+        assert snap[name] == walked[stats.FIELDS[name]]
+    assert snap["bytes_read_into_cache"] > 0
