@@ -28,7 +28,8 @@ def test_smoke_run_builds_tables_and_figures(smoke_all, real_mongod):
 
     fit = pl.read_csv(out / "tables" / "fit.csv")
     pvr = pl.read_csv(out / "tables" / "published_vs_reproduced.csv")
-    assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
+    assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
+                           "server_kind"]
     if not real_mongod:
         assert raw["log_bytes"].null_count() == raw.height
         assert fit["status"].str.starts_with("not fitted: wiredTiger.log not reported by this server").all()

@@ -183,6 +183,29 @@ def test_each_profile_runs_with_what_it_asks_and_provenance_says_what_docker_app
     assert _costlab_containers(client) == []
 
 
+def test_the_load_tests_sampler_reads_the_containers_own_stats_from_the_engine(engine, config, tmp_path):
+    """Issue #24: beside serverStatus, a docker-backend load test samples the container's CPU and memory
+    from the Docker stats API (costlab.measure.sampler.docker_stats_source), for real."""
+    from costlab.measure.sampler import CONTAINER_METRICS, ServerSampler, docker_stats_source
+    from costlab.server import measuring_job
+
+    with measuring_job({"server": config}, "standalone", tmp_path / "job.json", data_dir=tmp_path / "data") as server:
+        source = docker_stats_source(server.applied["container"])
+        assert source is not None
+        sampler = ServerSampler(server.uri, interval_s=1.0, container_stats_source=source)
+        server.client.costlab_t.docs.insert_many([{"i": i, "pad": "x" * 512} for i in range(2000)])
+        sampler.sample_once(server.client)
+        server.client.costlab_t.docs.insert_many([{"i": i, "pad": "y" * 512} for i in range(2000)])
+        sampler.sample_once(server.client)
+    assert sampler.errors == []
+    docker_rows = sampler.frame().filter(source="docker stats")
+    assert sorted(set(docker_rows["metric"].to_list())) == sorted(CONTAINER_METRICS)
+    cpu = docker_rows.filter(metric="cpu_seconds")["value"].to_list()
+    memory = docker_rows.filter(metric="memory_bytes")["value"].to_list()
+    assert len(cpu) == 2 and all(v is not None and v > 0 for v in cpu) and cpu[1] >= cpu[0]
+    assert all(v is not None and v > 1_000_000 for v in memory)   # a running Python server holds megabytes
+
+
 def test_the_data_directory_is_bind_mounted_owned_by_the_caller_and_left_for_the_next_step(
         engine, client, config, tmp_path):
     data = tmp_path / "data"

@@ -33,7 +33,8 @@ def test_engine_targets_build_without_a_server(tmp_path):
     assert {"size_kb", "cache_mb", "windows", "shape", "queries", "bytes_read_into_cache_median",
             "pages_read_median"} <= set(reads.columns)
     assert sorted(reads["size_kb"].unique().to_list()) == [1, 4]                # smoke.yaml docsize.sizes_kb
-    assert reads.height == 2 * 3 * 3 and (reads["queries"] == 3).all()
+    # 2 sizes x (the article's three runs + the per-shape cold-start variant) x 3 shapes
+    assert reads.height == 2 * 4 * 3 and (reads["queries"] == 3).all()
     assert reads["windows"].str.contains("^(same|random)").all()
     assert json.loads((docsize / "provenance.json").read_text())["server_kind"] == "engine"
 

@@ -18,6 +18,7 @@ import polars as pl
 import pytest
 
 from workflow import dry_runs, external, planned, standin, workflow
+from costlab.namespaces import run_id
 from costlab.server.setup import not_run_record
 from costlab.report.studies import STUDIES
 
@@ -83,7 +84,10 @@ def story(smoke_all, tmp_path_factory, server_uri, second_server):
     shutil.copytree(workdir, here, symlinks=True)
     compare = f"{{with: ['{other}']}}"
     steps["compare_workdir"] = here
-    steps["compare"] = workflow(here, external(server_uri), "results/report.html", config=(f"compare={compare}",))
+    # The copy stands for this run itself: it keeps this run's databases (the run id is host + working
+    # directory unless server.namespace is set), so nothing is measured again and both columns agree.
+    same_run = f"{{backend: external, uri: '{server_uri}', namespace: '{run_id({}, cwd=workdir)}'}}"
+    steps["compare"] = workflow(here, same_run, "results/report.html", config=(f"compare={compare}",))
     steps["compare_report"] = (here / "results" / "report.html").read_text()
     steps["refused"] = workflow(here, external(server_uri), "-n", "results/report.html",
                                  config=(f"compare={{with: ['{older}']}}",))
