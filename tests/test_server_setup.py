@@ -300,6 +300,26 @@ def test_version_container_is_throwaway_and_labelled():
     assert spec["network_disabled"] is True and spec["labels"]["costlab"] == "1"
 
 
+def test_a_version_container_of_a_running_setup_step_is_no_leftover_for_another_job(monkeypatch):
+    """Another job's start sweeps costlab containers whose owner is gone; the setup step's is not one of them."""
+    import os
+    from types import SimpleNamespace
+
+    from costlab.server import docker_backend
+
+    removed = []
+
+    def container(name, labels):
+        return SimpleNamespace(name=name, labels=labels, remove=lambda **kw: removed.append(name))
+
+    version = container("version", version_container_spec("mongo:7.0")["labels"])
+    unowned = container("unowned", {"costlab": "1"})
+    engine = SimpleNamespace(containers=SimpleNamespace(list=lambda **kw: [version, unowned]))
+    setup_pid = os.getpid()
+    monkeypatch.setattr(docker_backend.os, "getpid", lambda: setup_pid + 1)   # the sweep runs in another job
+    assert docker_backend.remove_leftovers(engine) == ["unowned"] and removed == ["unowned"]
+
+
 def test_pull_error_is_an_error():
     with pytest.raises(ServerUnavailable, match="image mongo:9.9 is not on this Docker engine and pulling it failed "
                                                 r"\(docker pull mongo:9.9 failed: manifest unknown\)"):

@@ -11,6 +11,7 @@ A password is never written: URIs go through the project's one redaction (proven
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -159,11 +160,17 @@ def ensure_image(engine, image: str, policy: str = "missing", log: Log = _stderr
 
 
 def version_container_spec(image: str) -> dict:
-    """Keyword arguments for containers.run: `mongod --version` in the image, removed afterwards."""
+    """Keyword arguments for containers.run: `mongod --version` in the image, removed afterwards.
+
+    It carries its owner's pid like every costlab container: without one, a measuring job starting at
+    the same moment took it for a killed run's leftover and removed it mid-run (seen on a real engine:
+    "removal of container … is already in progress").
+    """
     from costlab.server.docker_backend import LABEL
 
     return {"image": image, "command": ["mongod", "--version"], "remove": True, "stdout": True,
-            "stderr": True, "network_disabled": True, "labels": {LABEL: "1", f"{LABEL}.purpose": "version"}}
+            "stderr": True, "network_disabled": True,
+            "labels": {LABEL: "1", f"{LABEL}.purpose": "version", f"{LABEL}.owner_pid": str(os.getpid())}}
 
 
 STAND_IN_VERSION_WORD = "stand-in"   # what a test image's `mongod --version` says (tests/docker_engine.py)
