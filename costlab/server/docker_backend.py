@@ -127,6 +127,12 @@ def engine_facts(info: Mapping) -> EngineFacts:
     )
 
 
+def container_labels(owner_pid: int, **more: str) -> dict[str, str]:
+    """The labels every costlab container carries: the owner's pid is what remove_leftovers keeps
+    a live job's containers by (a container without one is a killed run's leftover)."""
+    return {LABEL: "1", f"{LABEL}.owner_pid": str(owner_pid), **{f"{LABEL}.{k}": v for k, v in more.items()}}
+
+
 def _container_root_is_caller(engine: EngineFacts, uid: int) -> bool:
     """Whether uid 0 in the container is the user running costlab on the host."""
     return engine.rootless or uid == 0
@@ -163,7 +169,7 @@ def container_spec(profile: Profile, image: str, data_dir: Path | None, uid: int
         "command": [*listen, *profile.mongod_args()],
         "name": f"costlab-{profile.name}-{run_id}",
         "detach": True,
-        "labels": {LABEL: "1", f"{LABEL}.profile": profile.name, f"{LABEL}.owner_pid": str(owner_pid)},
+        "labels": container_labels(owner_pid, profile=profile.name),
         "user": f"{uid}:{gid}",
         "volumes": {},
     }

@@ -162,15 +162,13 @@ def ensure_image(engine, image: str, policy: str = "missing", log: Log = _stderr
 def version_container_spec(image: str) -> dict:
     """Keyword arguments for containers.run: `mongod --version` in the image, removed afterwards.
 
-    It carries its owner's pid like every costlab container: without one, a measuring job starting at
-    the same moment took it for a killed run's leftover and removed it mid-run (seen on a real engine:
-    "removal of container … is already in progress").
+    Its labels say who owns it, as every costlab container's do: without an owner, a measuring job
+    starting at the same moment took it for a killed run's leftover and removed it mid-run.
     """
-    from costlab.server.docker_backend import LABEL
+    from costlab.server.docker_backend import container_labels
 
     return {"image": image, "command": ["mongod", "--version"], "remove": True, "stdout": True,
-            "stderr": True, "network_disabled": True,
-            "labels": {LABEL: "1", f"{LABEL}.purpose": "version", f"{LABEL}.owner_pid": str(os.getpid())}}
+            "stderr": True, "network_disabled": True, "labels": container_labels(os.getpid(), purpose="version")}
 
 
 STAND_IN_VERSION_WORD = "stand-in"   # what a test image's `mongod --version` says (tests/docker_engine.py)
