@@ -3,7 +3,9 @@
 Not a speed benchmark (`make bench` does not run it): it prints one JSON line per (events per year,
 version, checkpoint spacing) with storage and index bytes per event, for docs/engine-lab.md.
 
-    python benchmarks/engine_convergence.py 5000,20000 appV1,appV5R3,appV6R3,appV6R4 60000,6000
+    python benchmarks/engine_convergence.py 5000,20000 appV1,appV5R3,appV6R3,appV6R4 60000,6000 [512,2]
+
+The fourth argument is the WiredTiger cache sizes (MB) to try (default 512: the job's).
 """
 from __future__ import annotations
 
@@ -20,20 +22,21 @@ from costlab.appversions.engine import measure_version, write_engine_events  # n
 
 
 def main(per_year: str = "5000,20000", versions: str = "appV1,appV5R3,appV6R3,appV6R4",
-         spacings: str = "60000,6000") -> None:
+         spacings: str = "60000,6000", caches_mb: str = "512") -> None:
     events_dir = Path(tempfile.mkdtemp(prefix="costlab-convergence-events-"))
     for events_per_year in (int(x) for x in per_year.split(",")):
         events_path = events_dir / f"events_{events_per_year}.parquet"
         events = write_engine_events(events_per_year, 42, "authors", events_path)
         for name in versions.split(","):
-            for every in (int(x) for x in spacings.split(",")):
+            for every, cache_mb in ((int(x), int(c)) for x in spacings.split(",") for c in caches_mb.split(",")):
                 scratch = Path(tempfile.mkdtemp(prefix="costlab-convergence-"))
                 try:
                     started = time.process_time()
-                    row = measure_version(name, events_path, scratch / "wt", checkpoint_every=every)
+                    row = measure_version(name, events_path, scratch / "wt", cache_mb=cache_mb,
+                                          checkpoint_every=every)
                 finally:
                     shutil.rmtree(scratch, ignore_errors=True)
-                print(json.dumps({"events": events, "version": name, "checkpoint_every": every,
+                print(json.dumps({"events": events, "version": name, "checkpoint_every": every, "cache_mb": cache_mb,
                                   "checkpoints": row["checkpoints"],
                                   "storage_bytes_per_event": round(row["storage_bytes"] / events, 2),
                                   "index_bytes_per_event": round(row["index_bytes"] / events, 2),
@@ -43,4 +46,4 @@ def main(per_year: str = "5000,20000", versions: str = "appV1,appV5R3,appV6R3,ap
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

@@ -82,7 +82,7 @@ STREAM_MEMORY_SAFETY = 1.5     # memory asked = 1.5 x the measured peak (at leas
 # Rules that still read the whole event table into memory (the key strings built for every event).
 EVENT_TABLE_RULES = frozenset({"appversions_correctness"})
 # Server-free engine-lab rules: WiredTiger opened in the job's own process, with its own cache.
-ENGINE_RULES = frozenset({"docsize_engine", "arraygrowth_engine", "appversions_engine"})
+ENGINE_RULES = frozenset({"docsize_engine", "arraygrowth_engine", "appversions_engine_version"})
 EXCLUSIVE = "--exclusive"
 APPVERSIONS_YEARS = 10        # the events span 2010-01-01..2020-01-01
 LOADTEST_NEW_EVENTS_YEARS = 1  # the load test sends 2020's events

@@ -293,22 +293,41 @@ AV_ENGINE = {"storage": "results/appversions/engine/storage.csv",
              "provenance": "results/appversions/engine/provenance.json"}
 
 
-rule appversions_engine:
-    """Storage and index size per version with its block compressor (substitutes recorded)."""
-    input:
-        published="resources/published/appversions_collection_stats.csv",
+rule appversions_engine_version:
+    """One version's storage and index size with its block compressor (substitutes recorded), grown
+    by its own Bulk Upsert stream: one job per version, so the engine lab's versions share the cores."""
     output:
-        **AV_ENGINE,
+        row="results/appversions/engine/versions/{version}.json",
+    wildcard_constraints:
+        version="|".join(config["appversions"]["versions"]),
     params:
         engine=engine_params("appversions"),
-        versions=config["appversions"]["versions"],
         batch_size=config["appversions"]["batch_size"],      # the load step's batches, applied as it sends them
         load_workers=config["appversions"]["load_workers"],
         seed=config["appversions"]["seed"],
         event_window=config["appversions"]["event_window"],
-    threads: ask("appversions_engine").threads
+    threads: ask("appversions_engine_version").threads
     resources:
-        **ask("appversions_engine").resources,
+        **ask("appversions_engine_version").resources,
+    log:
+        "results/logs/appversions_engine_{version}.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/appversions_engine_version.py"
+
+
+rule appversions_engine:
+    """The versions' engine runs as one storage table, its verdicts against the published table and
+    one provenance holding each version job's."""
+    input:
+        published="resources/published/appversions_collection_stats.csv",
+        versions=expand("results/appversions/engine/versions/{version}.json",
+                        version=config["appversions"]["versions"]),
+    output:
+        **AV_ENGINE,
+    params:
+        versions=config["appversions"]["versions"],
     log:
         "results/logs/appversions_engine.log",
     conda:

@@ -1,9 +1,9 @@
-"""Snakemake entry: appversions storage sizes on the WiredTiger engine lab (no server)."""
+"""Snakemake entry: appversions storage sizes on the WiredTiger engine lab (no server), the versions' runs merged."""
 from pathlib import Path
 
-from costlab.appversions.engine import run_engine_job
+from costlab.appversions.engine import merge_engine_job
 
 out = snakemake.output  # noqa: F821
-table = run_engine_job(snakemake.config, out.storage, out.verdicts, out.provenance,  # noqa: F821
-                       snakemake.input.published)  # noqa: F821
+table = merge_engine_job(snakemake.config, list(snakemake.input.versions), out.storage, out.verdicts,  # noqa: F821
+                         out.provenance, snakemake.input.published)  # noqa: F821
 Path(snakemake.log[0]).write_text(table.write_csv())  # noqa: F821

@@ -81,3 +81,63 @@ def test_storage_grown_by_upserts_is_not_storage_from_the_final_documents(events
     assert grown["storage_bytes"] != final["storage_bytes"]
     with pytest.raises(ValueError, match="allowed: upserts, final_documents"):
         measure_version("appV5R3", events_file, tmp_path / "x", grown_by="replay")
+
+
+def test_the_engine_cache_keeps_the_articles_cache_to_events_ratio():
+    from costlab.appversions.engine import engine_cache_mb
+
+    assert engine_cache_mb(500_000_000, None) == 1536       # the article's 1.5 GB for its 500 M events
+    assert engine_cache_mb(50_039_000, None) == 154         # a tenth of the events: 153.7 MB, rounded up
+    assert engine_cache_mb(100_078, None) == 1              # 0.31 MB: WiredTiger's 1 MB minimum
+    assert engine_cache_mb(100_078, 64) == 64               # engine.appversions.cache_mb wins
+
+
+def _tiny_config(tmp_path, versions):
+    import yaml
+
+    from costlab.config import DEFAULT_CONFIG_PATH, validate
+
+    config = validate(yaml.safe_load(DEFAULT_CONFIG_PATH.read_text()))
+    config["appversions"]["versions"] = versions
+    config["engine"]["appversions"]["events_per_year"] = 100
+    config["engine"]["workdir"] = str(tmp_path / "scratch")
+    return config
+
+
+def test_the_per_version_jobs_merge_into_the_one_process_table(tmp_path):
+    """The workflow's jobs (one per version, any order, each its own process in the workflow) merged
+    hold what one process measuring every version in turn holds, and every job's provenance."""
+    from costlab.appversions.engine import (PUBLISHED_EVENTS, engine_cache_mb, merge_engine_job, run_version_job,
+                                            write_engine_events)
+    from costlab.inputs import read_json
+
+    names = ["appV1", "appV5R3", "appV6R3", "appV6R4"]
+    config = _tiny_config(tmp_path, names)
+    paths = {name: tmp_path / "versions" / f"{name}.json" for name in names}
+    for name in reversed(names):
+        run_version_job(config, name, paths[name])
+    out = tmp_path / "out"
+    table = merge_engine_job(config, [paths[n] for n in reversed(names)], out / "storage.csv", out / "verdicts.csv",
+                             out / "provenance.json", ROOT / "resources/published/appversions_collection_stats.csv")
+
+    events_path = tmp_path / "events.parquet"
+    events = write_engine_events(100, int(config["appversions"]["seed"]), config["appversions"]["event_window"],
+                                 events_path)
+    assert events < PUBLISHED_EVENTS // 1536   # the article's ratio gives under 1 MB here: the floor
+    one_process = [measure_version(name, events_path, tmp_path / "one" / name, cache_mb=engine_cache_mb(events, None))
+                   for name in names]
+    columns = ["version", "events", "documents", "data_bytes", "indexes", "block_compressor", "checkpoints"]
+    assert table.select(columns).to_dicts() == [{c: row[c] for c in columns} for row in one_process]
+    assert table["cache_mb"].to_list() == [1] * len(names)
+    assert pl.read_csv(out / "storage.csv").height == len(names)
+    assert pl.read_csv(out / "verdicts.csv")["finding"].to_list() == verdicts(table)["finding"].to_list()
+    provenance = read_json(out / "provenance.json")
+    assert [job["extra"]["version"] for job in provenance["extra"]["version_jobs"]] == names
+    assert provenance["server_kind"] == "engine"
+
+    with pytest.raises(ValueError, match=r"appversions engine runs for \['appV1', 'appV6R3'\]; appversions.versions"):
+        merge_engine_job(config, [paths["appV1"], paths["appV6R3"]], out / "s2.csv", out / "v2.csv", out / "p2.json",
+                         ROOT / "resources/published/appversions_collection_stats.csv")
+    assert not (out / "s2.csv").exists() and not (out / "v2.csv").exists()
+    with pytest.raises(ValueError, match=r"appversions engine version 'appV9'; allowed: appV1, appV5R3"):
+        run_version_job(config, "appV9", tmp_path / "appV9.json")

@@ -21,6 +21,7 @@ nearest built-in one is used (lz4 for snappy, zlib for zstd) and the rows say so
 """
 from __future__ import annotations
 
+import math
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
@@ -301,39 +302,98 @@ def verdicts(table: pl.DataFrame) -> pl.DataFrame:
     return _frame(rows)
 
 
-def run_engine_job(config: dict, storage_path, verdicts_path, provenance_path, published_path) -> pl.DataFrame:
-    from costlab.engine.runs import engine_home
+# The article's WiredTiger cache (1.5 GB on its 4 GB database machine, Part 2's load-test notes) against
+# its 500 M events: the engine's cache is scaled by events / 500 M so the collection outgrows it as
+# the article's did (a checkpoint then writes only the pages dirtied since the last one, and eviction
+# writes pages between checkpoints), at least WiredTiger's 1 MB minimum cache_size.
+ARTICLE_CACHE_MB = 1536
+PUBLISHED_EVENTS = 500_000_000
+MIN_CACHE_MB = 1
+
+
+def engine_cache_mb(events: int, configured: int | None) -> int:
+    """The cache a version's engine runs with: `engine.appversions.cache_mb`, or (null) the article's
+    cache : events ratio."""
+    if configured is not None:
+        return int(configured)
+    return max(MIN_CACHE_MB, math.ceil(ARTICLE_CACHE_MB * events / PUBLISHED_EVENTS))
+
+
+def run_version_job(config: dict, name: str, row_path: str | Path) -> dict:
+    """One version's engine run (its own events file in a scratch home, as deterministic as the
+    model step's): its storage row and its job's provenance in one JSON file, written last."""
     from costlab.engine.provenance import engine_provenance
-    from costlab.engine.wt import wiredtiger_version
-    from costlab.io import write_csv
+    from costlab.engine.runs import engine_home
     from costlab.server.provenance import write_json_atomic
 
     engine_config, study = config["engine"], config["appversions"]
     settings = engine_config["appversions"]
+    if name not in study["versions"]:
+        raise ValueError(f"appversions engine version {name!r}; allowed: {', '.join(study['versions'])}")
     started = datetime.now(timezone.utc)
-    rows = []
-    with engine_home(engine_config.get("workdir"), "appversions-events") as scratch:
-        events_path = scratch / "events.parquet"
+    with engine_home(engine_config.get("workdir"), f"appversions-{name}") as home:
+        events_path = home / "events.parquet"
         events = write_engine_events(int(settings["events_per_year"]), int(study["seed"]),
                                      study.get("event_window", "calendar"), events_path)
-        with progress(total=len(study["versions"]), desc="appversions engine lab", unit="version") as bar:
-            for name in study["versions"]:   # one step of the bar per app version
-                bar.set_postfix_str(name)
-                with engine_home(engine_config.get("workdir"), f"appversions-{name}") as home:
-                    rows.append(measure_version(
-                        name, events_path, home / "wt", grown_by=settings["grown_by"],
-                        checkpoint_every=int(settings["checkpoint_every_events"]),
-                        batch_size=int(study["batch_size"]), workers=int(study["load_workers"])))
-                bar.update()
+        cache_mb = engine_cache_mb(events, settings.get("cache_mb"))
+        row = measure_version(name, events_path, home / "wt", cache_mb=cache_mb, grown_by=settings["grown_by"],
+                              checkpoint_every=int(settings["checkpoint_every_events"]),
+                              batch_size=int(study["batch_size"]), workers=int(study["load_workers"]))
+    row["cache_mb"] = cache_mb
     ended = datetime.now(timezone.utc)
-    table = storage_table(rows, read_csv(published_path), wiredtiger_version())
-    write_csv(verdicts(table), verdicts_path)
-    write_json_atomic(provenance_path, engine_provenance(
+    record = {"row": row, "provenance": engine_provenance(
         "appversions_engine", config, started, ended,
-        {"events": events, "events_per_year": settings["events_per_year"], "batch_size": study["batch_size"],
-         "load_workers": study["load_workers"]}))
+        {"version": name, "events": events, "events_per_year": settings["events_per_year"], "cache_mb": cache_mb,
+         "batch_size": study["batch_size"], "load_workers": study["load_workers"]})}
+    write_json_atomic(Path(row_path), record)
+    return record
+
+
+def merge_engine_job(config: dict, version_paths: list[str | Path], storage_path, verdicts_path, provenance_path,
+                     published_path) -> pl.DataFrame:
+    """The per-version runs (run_version_job's files, in appversions.versions order) as the study's
+    storage table, verdicts and one provenance holding each version job's own."""
+    from costlab.engine.provenance import engine_provenance
+    from costlab.engine.wt import wiredtiger_version
+    from costlab.inputs import read_json
+    from costlab.io import write_csv
+    from costlab.server.provenance import write_json_atomic
+
+    records = {}
+    for path in version_paths:
+        record = read_json(path, keys=("row", "provenance"))
+        records[record["row"]["version"]] = record
+    wanted = list(config["appversions"]["versions"])
+    if sorted(records) != sorted(wanted):
+        raise ValueError(f"appversions engine runs for {sorted(records)}; appversions.versions is {wanted}")
+    jobs = [records[name]["provenance"] for name in wanted]
+    started = min(datetime.fromisoformat(job["started_at"]) for job in jobs)
+    ended = max(datetime.fromisoformat(job["ended_at"]) for job in jobs)
+    settings, study = config["engine"]["appversions"], config["appversions"]
+    table = storage_table([records[name]["row"] for name in wanted], read_csv(published_path), wiredtiger_version())
+    write_csv(verdicts(table), verdicts_path)
+    write_json_atomic(Path(provenance_path), engine_provenance(
+        "appversions_engine", config, started, ended,
+        {"events": int(table["events"][0]), "events_per_year": settings["events_per_year"],
+         "cache_mb": sorted(set(table["cache_mb"].to_list())), "batch_size": study["batch_size"],
+         "load_workers": study["load_workers"], "version_jobs": jobs}))
     write_csv(table, storage_path)   # last: its presence means the job completed
     return table
 
 
-__all__ = ["version_documents", "measure_version", "write_engine_events", "storage_table", "verdicts", "run_engine_job"]
+def run_engine_job(config: dict, storage_path, verdicts_path, provenance_path, published_path) -> pl.DataFrame:
+    """Every version in one process, one after the other (what the workflow's per-version jobs and
+    their merge do, in one call): the version files go beside `storage_path`."""
+    rows_dir = Path(storage_path).parent / "versions"
+    names = config["appversions"]["versions"]
+    with progress(total=len(names), desc="appversions engine lab", unit="version") as bar:
+        for name in names:   # one step of the bar per app version
+            bar.set_postfix_str(name)
+            run_version_job(config, name, rows_dir / f"{name}.json")
+            bar.update()
+    return merge_engine_job(config, [rows_dir / f"{name}.json" for name in names], storage_path, verdicts_path,
+                            provenance_path, published_path)
+
+
+__all__ = ["version_documents", "measure_version", "write_engine_events", "storage_table", "verdicts",
+           "engine_cache_mb", "run_version_job", "merge_engine_job", "run_engine_job"]
