@@ -53,6 +53,29 @@ def at_most(high: float, what: str = "value") -> Rule:
     return Rule(lambda v: v <= high, f"{what} ≤ {_g(high)}")
 
 
+def above(low: float, what: str = "value") -> Rule:
+    return Rule(lambda v: v > low, f"{what} > {_g(low)}")
+
+
+def below(high: float, what: str = "value") -> Rule:
+    return Rule(lambda v: v < high, f"{what} < {_g(high)}")
+
+
+def relative_within(published: float | None, fraction: float) -> Rule:
+    """|this run / published - 1| <= fraction (a published 0 holds only an exact 0)."""
+    def test(v: float) -> bool:
+        if published is None:
+            return False
+        return v == published if published == 0 else abs(v / published - 1) <= fraction
+    return Rule(test, f"within ±{_g(fraction * 100)} % of published")
+
+
+def absolute_within(published: float | None, distance: float, unit: str = "") -> Rule:
+    """|this run - published| <= distance (for values near 0, where a ratio says nothing)."""
+    return Rule(lambda v: published is not None and abs(v - published) <= distance,
+                f"|this run - published| ≤ {_g(distance)}{' ' + unit if unit else ''}")
+
+
 def ratio_within(published: float | None, low: float, high: float) -> Rule:
     """this run / published in [low, high] (an absolute count)."""
     return Rule(lambda v: published not in (None, 0) and low <= v / published <= high,

@@ -28,6 +28,7 @@ rule appversions_model:
         events="results/appversions/events.parquet",
         published="resources/published/appversions_collection_stats.csv",
         published_events="resources/published/appversions_event_stats.csv",
+        tolerances="resources/published/appversions_tolerances.csv",
     output:
         stats="results/appversions/model/stats.csv",
         vs_published="results/appversions/model/vs_published.csv",
@@ -223,6 +224,7 @@ rule appversions_tables:
         published_collection="resources/published/appversions_collection_stats.csv",
         published_events="resources/published/appversions_event_stats.csv",
         facts="resources/published/appversions_loadtest_facts.csv",
+        tolerances="resources/published/appversions_tolerances.csv",
     output:
         **AV_TABLES,
     params:
@@ -322,6 +324,7 @@ rule appversions_engine:
     one provenance holding each version job's."""
     input:
         published="resources/published/appversions_collection_stats.csv",
+        tolerances="resources/published/appversions_tolerances.csv",
         versions=expand("results/appversions/engine/versions/{version}.json",
                         version=config["appversions"]["versions"]),
     output:

@@ -13,7 +13,8 @@ AG_FB_RAW = expand("results/arraygrowth/raw/fallback_{profile}.parquet", profile
 AG_FB_PROV = expand("results/arraygrowth/provenance/fallback_{profile}.json", profile=AG["profiles"])
 AG_MODEL = "results/arraygrowth/model/fallback_conditions.csv"
 AG_PUBLISHED = {"published_log_bytes": "resources/published/arraygrowth_log_bytes.csv",
-                "published_cursor_calls": "resources/published/arraygrowth_cursor_calls.csv"}
+                "published_cursor_calls": "resources/published/arraygrowth_cursor_calls.csv",
+                "tolerances": "resources/published/arraygrowth_tolerances.csv"}
 AG_TABLES = {name: f"results/arraygrowth/tables/{name}.csv"
              for name in ("runs", "fit", "counts", "published_vs_reproduced")}
 if AG_FALLBACK_ON:

@@ -151,6 +151,7 @@ rule docsize_engine:
     """Bytes and pages read into the cache per query, per size, shape, cache and window mode."""
     input:
         published_queries="resources/published/docsize_query_tables.csv",
+        tolerances="resources/published/docsize_tolerances.csv",
     output:
         **DS_ENGINE,
     params:

@@ -5,5 +5,5 @@ from costlab.appversions.engine import merge_engine_job
 
 out = snakemake.output  # noqa: F821
 table = merge_engine_job(snakemake.config, list(snakemake.input.versions), out.storage, out.verdicts,  # noqa: F821
-                         out.provenance, snakemake.input.published)  # noqa: F821
+                         out.provenance, snakemake.input.published, snakemake.input.tolerances)  # noqa: F821
 Path(snakemake.log[0]).write_text(table.write_csv())  # noqa: F821

@@ -4,9 +4,10 @@ from pathlib import Path
 
 from costlab.appversions.events import iter_event_file
 from costlab.appversions.model import DEFAULT_CHUNK_ROWS, collection_stats, compare_with_published, reference_stats
-from costlab.appversions.tables import published_collection_stats, published_vs_model
+from costlab.appversions.tables import model_fraction, published_collection_stats, published_vs_model
 from costlab.inputs import read_csv
 from costlab.io import write_csv
+from costlab.published import read_tolerances
 
 # The events stream through the model chunk by chunk: memory does not grow with their number.
 stats = collection_stats(iter_event_file(snakemake.input.events, DEFAULT_CHUNK_ROWS), list(snakemake.params.versions))
@@ -16,9 +17,11 @@ reference = reference_stats(snakemake.params.events_per_year, snakemake.params.s
                             stats, window=snakemake.params.window)
 write_csv(reference, snakemake.output.reference)
 published = read_csv(snakemake.input.published)
-comparison = compare_with_published(stats, published, snakemake.params.tolerance, snakemake.params.window)
+tolerances = read_tolerances(snakemake.input.tolerances)   # appversions.model_tolerance, when set, overrides `model`
+comparison = compare_with_published(stats, published, model_fraction(tolerances, snakemake.params.tolerance)[0],
+                                    snakemake.params.window)
 write_csv(comparison, snakemake.output.vs_published)
 published_stats = published_collection_stats(snakemake.input.published, snakemake.input.published_events)
-write_csv(published_vs_model(stats, published_stats, snakemake.params.tolerance, reference),
+write_csv(published_vs_model(stats, published_stats, snakemake.params.tolerance, reference, tolerances),
           snakemake.output.published_vs_model)
 Path(snakemake.log[0]).write_text(comparison.write_csv())

@@ -6,5 +6,6 @@ from costlab.arraygrowth.engine import run_engine_job
 out = snakemake.output  # noqa: F821
 inp = snakemake.input  # noqa: F821
 table = run_engine_job(snakemake.config, out.log_bytes, out.fit, out.provenance,  # noqa: F821
-                       out.get("fallback"), out.verdicts, inp.published_log_bytes, inp.published_cursor_calls)
+                       out.get("fallback"), out.verdicts, inp.published_log_bytes, inp.published_cursor_calls,
+                       inp.tolerances)
 Path(snakemake.log[0]).write_text(table.write_csv())  # noqa: F821

@@ -19,13 +19,15 @@ import polars as pl
 
 from costlab.appversions.events import STATUSES
 from costlab.appversions.tables import _row as table_row
+from costlab.published import Tolerances, study_tolerances
 
 RULE_NAMES = {"dates": "dates: (start day, end day]", "day_ids": "day ids or item names: [start day, end day)"}
 _SAMPLE = ["key", "end"]
 
 
-def _row(finding: str, metric: str, published, reproduced, verdict: str, server_kind: str) -> dict:
-    return table_row(finding, metric, "share", published, reproduced, verdict, server_kind)
+def _row(finding: str, metric: str, published, reproduced, verdict: str, server_kind: str,
+         tolerance: str | None = None) -> dict:
+    return table_row(finding, metric, "share", published, reproduced, verdict, server_kind, tolerance)
 
 
 def _kind(frame: pl.DataFrame) -> str:
@@ -43,18 +45,21 @@ def _versions(names: list[str]) -> str:
     return ", ".join(names) or "no version loaded"
 
 
-def midday_findings(midday: pl.DataFrame) -> list[dict]:
+def midday_findings(midday: pl.DataFrame, tolerances: Tolerances | None = None) -> list[dict]:
     """Findings (published_vs_reproduced rows) from the loaded versions' Get Reports at end times
-    with a time of day (correctness.MIDDAY_SCHEMA rows of every loaded version, + server_kind)."""
+    with a time of day (correctness.MIDDAY_SCHEMA rows of every loaded version, + server_kind), judged by
+    appversions_tolerances.csv's midday_as_day_rule and midday_disagree (or `tolerances`)."""
     if midday.height == 0:
         return []
+    tol = tolerances if tolerances is not None else study_tolerances("appversions")
+    as_rule, disagree = tol["midday_as_day_rule"].holds(), tol["midday_disagree"].holds()
     rows = []
     for (version,), mine in midday.group_by("version", maintain_order=True):
         rule = mine["day_rule"][0]
         share = float(mine["as_day_rule"].cast(pl.Float64).mean())
         rows.append(_row(f"{version}: Get Reports at end times with a time of day count {RULE_NAMES[rule]}, "
                          "as the authors' version does", "midday reports as the version's day rule", 1.0, share,
-                         "reproduced" if share == 1.0 else "not reproduced", _kind(mine)))
+                         "reproduced" if as_rule(share) else "not reproduced", _kind(mine), str(as_rule)))
 
     answers = _answers(midday)
     by_rule = {rule: sorted(set(group["version"].to_list()))
@@ -67,7 +72,7 @@ def midday_findings(midday: pl.DataFrame) -> list[dict]:
     if len(by_rule) < 2:
         only = _versions(sorted(set(midday["version"].to_list())))
         rows.append(_row(finding, "share of midday samples where the versions disagree", None, None,
-                         f"not comparable: only {only} loaded, all of one day rule", kind))
+                         f"not comparable: only {only} loaded, all of one day rule", kind, str(disagree)))
         return rows
     # Within one rule every version gives one answer per sample; across the rules, how often they part.
     per_rule = answers.group_by("day_rule", *_SAMPLE).agg(pl.col("answer").n_unique().alias("answers"),
@@ -81,6 +86,7 @@ def midday_findings(midday: pl.DataFrame) -> list[dict]:
     elif not share:
         verdict = "not comparable: no sampled end or start day held an event of the key"
     else:
-        verdict = "reproduced"
-    rows.append(_row(finding, "share of midday samples where the versions disagree", None, share, verdict, kind))
+        verdict = "reproduced" if disagree(share) else "not reproduced"
+    rows.append(_row(finding, "share of midday samples where the versions disagree", None, share, verdict, kind,
+                     f"{disagree}, and the versions of one day rule agree on every sample"))
     return rows

@@ -39,7 +39,7 @@ from costlab.engine.provenance import SERVER_KIND
 from costlab.engine.wt import compressor_or_nearest
 from costlab.inputs import read_csv
 from costlab.progress import progress
-from costlab.verdicts import Rule, ratio_within
+from costlab.published import Tolerances, read_tolerances, study_tolerances
 
 NEAREST = {"snappy": ("lz4", "zlib", "none"), "zstd": ("zlib", "lz4", "none")}
 BATCH = 250   # documents per transaction while loading
@@ -262,19 +262,17 @@ def storage_table(rows: list[dict], published: pl.DataFrame, wt_version: str) ->
         pl.lit(wt_version).alias("wt_version"), pl.lit(SERVER_KIND).alias("server_kind"))
 
 
-# What the verdicts hold the engine's numbers to (their words are each row's tolerance).
-COMPRESSION_RATIO = (0.75, 1.33)   # engine storage/data over the published storage/data
-ZSTD_RULE = Rule(lambda v: v < 0.9, "appV6R4 / appV6R3 storage < 0.9")
-
-
-def verdicts(table: pl.DataFrame) -> pl.DataFrame:
-    """Compression (storage / data) per version, and appV6R4's zstd against appV6R3's snappy."""
+def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.DataFrame:
+    """Compression (storage / data) per version, and appV6R4's zstd against appV6R3's snappy, judged by
+    appversions_tolerances.csv's engine_compression and engine_zstd_over_snappy (or `tolerances`)."""
     from costlab.engine.verdicts import _frame, _row
 
+    tol = tolerances if tolerances is not None else study_tolerances("appversions")
+    zstd_rule = tol["engine_zstd_over_snappy"].holds()
     rows = []
     for r in table.iter_rows(named=True):
         substituted = r["block_compressor"] != r["block_compressor_wanted"]
-        compression = ratio_within(r["published_storage_over_data"], *COMPRESSION_RATIO)
+        compression = tol["engine_compression"].holds(r["published_storage_over_data"])
         row = _row(f"{r['version']}: storage size / data size with its block compressor",
                    f"storageSize / size, {r['version']} ({r['block_compressor_wanted']}"
                    + (f"; {r['block_compressor']} used)" if substituted else ")"), "ratio",
@@ -292,12 +290,12 @@ def verdicts(table: pl.DataFrame) -> pl.DataFrame:
                      if r3["published_storage_bytes_per_event"] else None)
         row = _row("zstd stores appV6R4 in less space than snappy stores appV6R3 (same documents)",
                    "storage size appV6R4 / appV6R3", "ratio", published, r4["storage_bytes"] / r3["storage_bytes"],
-                   ZSTD_RULE, f"compared here: {r4['block_compressor']} / {r3['block_compressor']}")
+                   zstd_rule, f"compared here: {r4['block_compressor']} / {r3['block_compressor']}")
         if (r3["block_compressor"], r4["block_compressor"]) != ("snappy", "zstd"):
             row["verdict"] = (f"not comparable (snappy and zstd not available here; {r4['block_compressor']} / "
                               f"{r3['block_compressor']} measured)")
         else:
-            row["verdict"] = "reproduced" if ZSTD_RULE(row["reproduced"]) else "not reproduced"
+            row["verdict"] = "reproduced" if zstd_rule(row["reproduced"]) else "not reproduced"
         rows.append(row)
     return _frame(rows)
 
@@ -350,7 +348,7 @@ def run_version_job(config: dict, name: str, row_path: str | Path) -> dict:
 
 
 def merge_engine_job(config: dict, version_paths: list[str | Path], storage_path, verdicts_path, provenance_path,
-                     published_path) -> pl.DataFrame:
+                     published_path, tolerances_path=None) -> pl.DataFrame:
     """The per-version runs (run_version_job's files, in appversions.versions order) as the study's
     storage table, verdicts and one provenance holding each version job's own."""
     from costlab.engine.provenance import engine_provenance
@@ -371,7 +369,7 @@ def merge_engine_job(config: dict, version_paths: list[str | Path], storage_path
     ended = max(datetime.fromisoformat(job["ended_at"]) for job in jobs)
     settings, study = config["engine"]["appversions"], config["appversions"]
     table = storage_table([records[name]["row"] for name in wanted], read_csv(published_path), wiredtiger_version())
-    write_csv(verdicts(table), verdicts_path)
+    write_csv(verdicts(table, read_tolerances(tolerances_path) if tolerances_path else None), verdicts_path)
     write_json_atomic(Path(provenance_path), engine_provenance(
         "appversions_engine", config, started, ended,
         {"events": int(table["events"][0]), "events_per_year": settings["events_per_year"],

@@ -14,16 +14,19 @@ from costlab.appversions.load import COLLECTION_STATS_COLUMNS
 from costlab.appversions.loadtest import LoadTestPlan, summarize_bins, summarize_phases
 from costlab.appversions.regime import FITS, NOT_COMPARABLE_FITS
 from costlab.appversions.regime import UNKNOWN as UNKNOWN_REGIME
+from costlab.published import Tolerances, read_tolerances, study_tolerances
 from costlab.server.provenance import read_provenance
+from costlab.verdicts import relative_within
 
 GIB = 1024 ** 3   # the articles' "GB" are GiB (see resources/published/appversions_collection_stats.csv)
-PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
+PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict", "server_kind"]
 PVR_SCHEMA = {"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8, "published": pl.Float64,
-              "reproduced": pl.Float64, "ratio": pl.Float64, "verdict": pl.Utf8, "server_kind": pl.Utf8}
+              "reproduced": pl.Float64, "ratio": pl.Float64, "tolerance": pl.Utf8, "verdict": pl.Utf8,
+              "server_kind": pl.Utf8}
 STAND_IN_VERDICT = "not comparable (stand-in)"
-# A count (documents per event) matches when within this relative distance of the published value.
-COUNT_TOLERANCE = 0.05
-MODEL_TOLERANCE = 0.015
+# Every tolerance: resources/published/appversions_tolerances.csv (finding id, rule, bounds, rationale).
+STUDY = "appversions"
+MODEL_OVERRIDE_KEY = "appversions.model_tolerance"
 OPERATION_OF_KIND = {"upsert": "bulk_upsert", "report": "get_reports"}
 # The published figure differs because of the scale, not the server or the method: the model at
 # this scale shows the same gap and the model at the reference scale does not.
@@ -146,10 +149,39 @@ def _verdict(published: float | None, reproduced: float | None, tolerance: float
     return "reproduced" if abs(reproduced / published - 1) <= tolerance else "not reproduced"
 
 
-def _row(finding: str, metric: str, unit: str, published, reproduced, verdict: str, server_kind: str) -> dict:
+def _row(finding: str, metric: str, unit: str, published, reproduced, verdict: str, server_kind: str,
+         tolerance: str | None = None) -> dict:
     ratio = (reproduced / published) if published not in (None, 0) and reproduced is not None else None
     return {"finding": finding, "metric": metric, "unit": unit, "published": published,
-            "reproduced": reproduced, "ratio": ratio, "verdict": verdict, "server_kind": server_kind}
+            "reproduced": reproduced, "ratio": ratio, "tolerance": tolerance, "verdict": verdict,
+            "server_kind": server_kind}
+
+
+def _tolerances(tolerances: Tolerances | None) -> Tolerances:
+    return tolerances if tolerances is not None else study_tolerances(STUDY)
+
+
+def relative_fraction(tolerances: Tolerances | None, finding_id: str) -> float:
+    """A relative tolerance's fraction (|this run / published - 1| <= it) from appversions_tolerances.csv."""
+    from costlab.published import ToleranceError
+
+    tolerance = _tolerances(tolerances)[finding_id]
+    if tolerance.rule != "relative":
+        raise ToleranceError(f"costlab: {tolerance.source} ({finding_id}): rule {tolerance.rule!r} is not allowed "
+                             "here (allowed: relative, a distance from the published value)")
+    return float(tolerance.high)
+
+
+def relative_text(fraction: float) -> str:
+    return str(relative_within(None, fraction))
+
+
+def model_fraction(tolerances: Tolerances | None, override: float | None = None) -> tuple[float, str]:
+    """The model's tolerance and its words: the published one, or the config key's override when set."""
+    if override is not None:
+        return float(override), f"{relative_text(float(override))} ({MODEL_OVERRIDE_KEY} override)"
+    fraction = relative_fraction(tolerances, "model")
+    return fraction, relative_text(fraction)
 
 
 def _per_event(model: pl.DataFrame) -> dict[str, dict]:
@@ -167,7 +199,7 @@ def _gap(published: float | None, value: float | None) -> float:
 
 
 def scale_explained(model_here: pl.DataFrame | None, model_reference: pl.DataFrame | None,
-                    published: pl.DataFrame, tolerance: float = MODEL_TOLERANCE) -> dict[str, bool]:
+                    published: pl.DataFrame, tolerance: float | None = None) -> dict[str, bool]:
     """{version: True} where the scale explains a gap to the published per-event figures.
 
     True when the server-free model at this scale is off the published documents per event or
@@ -178,6 +210,7 @@ def scale_explained(model_here: pl.DataFrame | None, model_reference: pl.DataFra
     """
     if model_here is None or model_reference is None:
         return {}
+    tolerance = model_fraction(None)[0] if tolerance is None else tolerance
     here, reference = _per_event(model_here), _per_event(model_reference)
     explained = {}
     for rec in published.iter_rows(named=True):
@@ -193,7 +226,8 @@ def scale_explained(model_here: pl.DataFrame | None, model_reference: pl.DataFra
 
 
 def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = None,
-                        explained: dict[str, bool] | None = None) -> list[dict]:
+                        explained: dict[str, bool] | None = None, tolerances: Tolerances | None = None
+                        ) -> list[dict]:
     """Per version: documents per event (a count: comparable on any server), sizes per event
     (MongoDB's sizes: not comparable on the stand-in); and two cross-version findings.
 
@@ -201,7 +235,13 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
     per event and average document size against the model's at the same scale. A gap to the
     published value that the scale explains (`explained`, from scale_explained) reads
     "not comparable at this scale" instead of "not reproduced".
+    Tolerances: appversions_tolerances.csv's documents_per_event, server_vs_model, sizes_per_event and
+    cross_version_ratio (or `tolerances`).
     """
+    tol = _tolerances(tolerances)
+    count, server_model, sizes = (relative_fraction(tol, f) for f in ("documents_per_event", "server_vs_model",
+                                                                        "sizes_per_event"))
+    direction = tol["cross_version_ratio"].holds()
     rows = []
     model = _per_event(model_here) if model_here is not None else {}
     explained = explained or {}
@@ -211,7 +251,7 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
         # The scale explains the gap only where the server holds what the model says at this scale.
         server_as_model = version in model and _verdict(
             model[version]["documents_per_event"], by_version[version]["documents_per_event"],
-            COUNT_TOLERANCE) == "reproduced"
+            server_model) == "reproduced"
         return SCALE_VERDICT if verdict == "not reproduced" and explained.get(version) and server_as_model else verdict
 
     by_version = {rec["version"]: rec for rec in stats.iter_rows(named=True)}
@@ -224,25 +264,26 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
             rows.append(_row(f"{version}: documents per event, server vs model at this scale ({scale})",
                              "documents_per_event vs model", "documents/event", expected["documents_per_event"],
                              rec["documents_per_event"],
-                             _verdict(expected["documents_per_event"], rec["documents_per_event"], COUNT_TOLERANCE),
-                             kind))
+                             _verdict(expected["documents_per_event"], rec["documents_per_event"], server_model),
+                             kind, relative_text(server_model)))
             rows.append(_row(f"{version}: average document size, server vs model at this scale ({scale})",
                              "avg_doc_bytes vs model", "B", expected["avg_doc_bytes"], rec["avg_doc_bytes"],
                              STAND_IN_VERDICT if stand_in else
-                             _verdict(expected["avg_doc_bytes"], rec["avg_doc_bytes"], COUNT_TOLERANCE), kind))
+                             _verdict(expected["avg_doc_bytes"], rec["avg_doc_bytes"], server_model), kind,
+                             relative_text(server_model)))
         rows.append(_row(f"{version}: documents per event (bucketing)", "documents_per_event", "documents/event",
                          rec["published_documents_per_event"], rec["documents_per_event"],
                          against_published(version, rec["published_documents_per_event"], rec["documents_per_event"],
-                                           COUNT_TOLERANCE), kind))
+                                           count), kind, relative_text(count)))
         for metric, unit in (("avg_doc_bytes", "B"), ("data_bytes_per_event", "B/event"),
                              ("index_bytes_per_event", "B/event"), ("total_bytes_per_event", "B/event"),
                              ("storage_bytes_per_event", "B/event")):
             published = rec[f"published_{metric}"]
             if published is None:
                 continue
-            verdict = STAND_IN_VERDICT if stand_in else against_published(version, published, rec[metric], 0.15)
+            verdict = STAND_IN_VERDICT if stand_in else against_published(version, published, rec[metric], sizes)
             rows.append(_row(f"{version}: {metric.replace('_', ' ')}", metric, unit, published, rec[metric],
-                             verdict, kind))
+                             verdict, kind, relative_text(sizes)))
 
     def ratio_finding(finding, metric, num, den, published_num, published_den, expect_below_one=True,
                       compressors=None):
@@ -262,8 +303,9 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
         elif reproduced is None:
             verdict = "not reproduced"
         else:
-            verdict = "reproduced" if (reproduced < 1) == expect_below_one else "not reproduced"
-        rows.append(_row(finding, f"{metric} {num}/{den}", "ratio", published, reproduced, verdict, kind))
+            verdict = "reproduced" if direction(reproduced) == expect_below_one else "not reproduced"
+        rows.append(_row(finding, f"{metric} {num}/{den}", "ratio", published, reproduced, verdict, kind,
+                         str(direction) if expect_below_one else f"not {direction}"))
 
     ratio_finding("zstd (appV6R4) stores the same data in less space than snappy (appV6R3)", "storage_bytes",
                   "appV6R4", "appV6R3", 1.47, 2.56, compressors=("zstd", "snappy"))
@@ -275,13 +317,16 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
 
 
 def model_findings(model_stats: pl.DataFrame, published: pl.DataFrame,
-                   tolerance: float = MODEL_TOLERANCE, model_reference: pl.DataFrame | None = None) -> list[dict]:
+                   tolerance: float | None = None, model_reference: pl.DataFrame | None = None,
+                   tolerances: Tolerances | None = None) -> list[dict]:
     """The server-free model's documents per event and average document size vs published.
 
-    With model_reference (the model at the reference scale), its rows are the check of the
+    Judged by appversions_tolerances.csv's `model` (or `tolerance`, the appversions.model_tolerance
+    override). With model_reference (the model at the reference scale), its rows are the check of the
     method, and a gap of the model at this scale that the scale explains reads
     "not comparable at this scale".
     """
+    tolerance, tolerance_words = model_fraction(tolerances, tolerance)
     explained = scale_explained(model_stats, model_reference, published, tolerance)
 
     def rows_of(model: pl.DataFrame, label: str, scale_note: bool) -> list[dict]:
@@ -297,7 +342,7 @@ def model_findings(model_stats: pl.DataFrame, published: pl.DataFrame,
                 if scale_note and verdict == "not reproduced" and explained.get(rec["version"]):
                     verdict = SCALE_VERDICT
                 rows.append(_row(f"{rec['version']}: {finding} ({label})", metric, unit, pub, value, verdict,
-                                 "model (no server)"))
+                                 "model (no server)", tolerance_words))
         return rows
 
     rows = rows_of(model_stats, "model", True)
@@ -310,13 +355,17 @@ def model_findings(model_stats: pl.DataFrame, published: pl.DataFrame,
     return rows
 
 
-def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame) -> list[dict]:
-    """Load-test findings the articles state in relative terms, checked on our steps.
+def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame, tolerances: Tolerances | None = None) -> list[dict]:
+    """Load-test findings the articles state in relative terms, checked on our steps (by
+    appversions_tolerances.csv's loadtest_* rules, or `tolerances`).
 
     They rest on the article's regime (a working set larger than the cache): where a version
     involved ran with its working set in cache (steps' `regime`), the verdict is
     "not comparable: working set fits in cache" instead.
     """
+    tol = _tolerances(tolerances)
+    all_met, reduced, short_of_target = (tol[f].holds() for f in (
+        "loadtest_all_targets_met", "loadtest_peak_latency_reduction", "loadtest_first_step_rate"))
     rows = []
     tested = set(steps["version"].unique().to_list()) if steps.height else set()
     kinds = dict(steps.select("version", "server_kind").unique().iter_rows()) if steps.height else {}
@@ -338,9 +387,10 @@ def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame) -> list[dict]:
         if fact["metric"] == "all_targets_met":
             share = float(mine["met"].mean()) if mine.height else None
             verdict = STAND_IN_VERDICT if kind == "stand-in" else (
-                "reproduced" if share is not None and (share >= 0.999) == bool(fact["value"]) else "not reproduced")
+                "reproduced" if share is not None and all_met(share) == bool(fact["value"]) else "not reproduced")
             rows.append(_row(f"{version}: {fact['statement']}", f"{fact['operation']} share of steps at target",
-                             "share", 1.0 if fact["value"] else None, share, in_regime(verdict, version), kind))
+                             "share", 1.0 if fact["value"] else None, share, in_regime(verdict, version), kind,
+                             str(all_met) if fact["value"] else f"not {all_met}"))
         elif fact["metric"] == "peak_latency_reduction" and other in tested:
             theirs = steps.filter((pl.col("version") == other) & (pl.col("kind") == kind_of_op)
                                   & (pl.col("phase") == int(fact["phase"])))
@@ -350,55 +400,61 @@ def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame) -> list[dict]:
             reduction = (1 - peak_mine / peak_other) * 100 if peak_mine is not None and peak_other else None
             both_kind = kind if kinds[other] == kind else f"{kind}/{kinds[other]}"
             verdict = STAND_IN_VERDICT if "stand-in" in both_kind else (
-                "reproduced" if reduction is not None and reduction > 0 else "not reproduced")
+                "reproduced" if reduction is not None and reduced(reduction) else "not reproduced")
             rows.append(_row(f"{version} vs {other}: {fact['statement']}",
                              f"{fact['operation']} peak latency reduction, phase {int(fact['phase'])}", "%",
-                             float(fact["value"]), reduction, in_regime(verdict, version, other), both_kind))
+                             float(fact["value"]), reduction, in_regime(verdict, version, other), both_kind,
+                             str(reduced)))
         elif fact["metric"] == "peak_rate" and fact["operation"] == "get_reports":
             first = mine.filter((pl.col("phase") == int(fact["phase"])) & (pl.col("step") == 1))
             share = float(first["achieved_rate"].max() / first["target_rate"].max()) if first.height else None
             verdict = STAND_IN_VERDICT if kind == "stand-in" else (
-                "reproduced" if share is not None and share < 1 else "not reproduced")
+                "reproduced" if share is not None and short_of_target(share) else "not reproduced")
             rows.append(_row(f"{version}: {fact['statement']}", "get_reports first-step rate / target", "share",
-                             float(fact["value"]) / 25.0, share, in_regime(verdict, version), kind))
+                             float(fact["value"]) / 25.0, share, in_regime(verdict, version), kind,
+                             str(short_of_target)))
     return rows
 
 
 def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame, facts: pl.DataFrame,
                             model_stats: pl.DataFrame | None, published: pl.DataFrame,
-                            model_tolerance: float = MODEL_TOLERANCE,
+                            model_tolerance: float | None = None,
                             model_reference: pl.DataFrame | None = None,
                             midday: pl.DataFrame | None = None,
-                            authors_steps: pl.DataFrame | None = None) -> pl.DataFrame:
+                            authors_steps: pl.DataFrame | None = None,
+                            tolerances: Tolerances | None = None) -> pl.DataFrame:
     """The report's table: one row per finding, verdict about the finding, server_kind of its data.
 
     midday: the loaded versions' Get Reports at end times with a time of day (conformance.py).
     authors_steps: the authors'-way load test's steps (authors_loadtest_steps): the load-test
-    findings again, judged on it, each named "... (authors' closed-loop driver)"."""
+    findings again, judged on it, each named "... (authors' closed-loop driver)".
+    tolerances: appversions_tolerances.csv's rows (read from resources/published when None);
+    model_tolerance: the appversions.model_tolerance override of its `model` row (None: the published one)."""
     from costlab.appversions.conformance import midday_findings
 
-    explained = scale_explained(model_stats, model_reference, published, model_tolerance)
-    rows = collection_findings(collection_stats, model_stats, explained) + loadtest_findings(steps, facts)
+    tol = _tolerances(tolerances)
+    explained = scale_explained(model_stats, model_reference, published, model_fraction(tol, model_tolerance)[0])
+    rows = collection_findings(collection_stats, model_stats, explained, tol) + loadtest_findings(steps, facts, tol)
     if model_stats is not None:
-        rows += model_findings(model_stats, published, model_tolerance, model_reference)
+        rows += model_findings(model_stats, published, model_tolerance, model_reference, tol)
     if midday is not None:
-        rows += midday_findings(midday)
+        rows += midday_findings(midday, tol)
     if authors_steps is not None:
         rows += [{**row, "finding": f"{row['finding']} ({AUTHORS_DRIVER})"}
-                 for row in loadtest_findings(authors_steps, facts)]
+                 for row in loadtest_findings(authors_steps, facts, tol)]
     return pl.DataFrame(rows, schema=PVR_SCHEMA).select(PVR_COLUMNS)
 
 
-def published_vs_model(model_stats: pl.DataFrame, published: pl.DataFrame, tolerance: float = MODEL_TOLERANCE,
-                       model_reference: pl.DataFrame | None = None) -> pl.DataFrame:
+def published_vs_model(model_stats: pl.DataFrame, published: pl.DataFrame, tolerance: float | None = None,
+                       model_reference: pl.DataFrame | None = None,
+                       tolerances: Tolerances | None = None) -> pl.DataFrame:
     """The server-free model's findings alone (model/published_vs_model.csv), with the tolerance they were
     judged by: what a run with no server has to show for this study."""
-    rows = model_findings(model_stats, published, tolerance, model_reference)
-    return pl.DataFrame(rows, schema=PVR_SCHEMA).select(PVR_COLUMNS).with_columns(
-        pl.lit(f"within ±{tolerance * 100:g} % (appversions.model_tolerance)").alias("tolerance"))
+    rows = model_findings(model_stats, published, tolerance, model_reference, tolerances)
+    return pl.DataFrame(rows, schema=PVR_SCHEMA).select(PVR_COLUMNS)
 
 
-def write_tables(inputs, outputs, loadtest_settings: dict, model_tolerance: float = MODEL_TOLERANCE) -> pl.DataFrame:
+def write_tables(inputs, outputs, loadtest_settings: dict, model_tolerance: float | None = None) -> pl.DataFrame:
     """The table step: read every input named in the rule, write each table atomically.
 
     Returns the count of findings per verdict and server kind (for the log)."""
@@ -417,8 +473,9 @@ def write_tables(inputs, outputs, loadtest_settings: dict, model_tolerance: floa
     authors_raw = list(getattr(inputs, "loadtest_authors_raw", None) or [])
     authors_steps = (authors_loadtest_steps(authors_raw, inputs.loadtest_authors_provenance, plan,
                                             loadtest_settings["tolerance"]) if authors_raw else None)
+    tolerances = read_tolerances(inputs.tolerances) if getattr(inputs, "tolerances", None) else None
     pvr = published_vs_reproduced(stats, steps, read_csv(inputs.facts), model, published, model_tolerance,
-                                  reference, midday, authors_steps)
+                                  reference, midday, authors_steps, tolerances)
     if authors_steps is not None:
         write_csv(authors_steps, outputs.loadtest_authors_steps)
     write_csv(stats, outputs.collection_stats)

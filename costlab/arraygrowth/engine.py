@@ -241,7 +241,8 @@ def engine_profiles(profiles: Sequence[str]) -> list[str]:
 
 
 def run_engine_job(config: dict, log_bytes_path, fit_path, provenance_path, fallback_path=None,
-                   verdicts_path=None, published_log_bytes=None, published_cursor_calls=None) -> pl.DataFrame:
+                   verdicts_path=None, published_log_bytes=None, published_cursor_calls=None,
+                   tolerances_path=None) -> pl.DataFrame:
     """The whole arraygrowth engine lab: sweep, fits, optional fallback sweep, verdicts, provenance."""
     from datetime import datetime, timezone
 
@@ -266,7 +267,10 @@ def run_engine_job(config: dict, log_bytes_path, fit_path, provenance_path, fall
     write_csv(fits(table), fit_path)
     if verdicts_path is not None:
         from costlab.engine.verdicts import arraygrowth_verdicts
-        write_csv(arraygrowth_verdicts(table, read_csv(published_log_bytes), read_csv(published_cursor_calls)),
+        from costlab.published import read_tolerances
+        tolerances = read_tolerances(tolerances_path) if tolerances_path else None
+        write_csv(arraygrowth_verdicts(table, read_csv(published_log_bytes), read_csv(published_cursor_calls),
+                                       tolerances),
                   verdicts_path)
     if fallback is not None:
         write_csv(fallback, fallback_path)

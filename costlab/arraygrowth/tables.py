@@ -15,18 +15,12 @@ from costlab.inputs import read_csv, read_parquet
 from costlab.arraygrowth.fit import FitError, PowerLawFit, fit_power_law
 from costlab.arraygrowth.run import COUNTERS, NOT_REPORTED
 from costlab.server.provenance import read_provenance
-from costlab.verdicts import at_least, at_most, between, ratio_within, tolerance_text
+from costlab.published import Tolerances, study_tolerances
+from costlab.verdicts import tolerance_text
 
 FIT_LABEL = "wiredTiger.log"   # what the fit step names when log bytes are missing
-
-# Verdict thresholds (also in docs/arraygrowth.md): the finding, not the absolute number.
-QUADRATIC_EXPONENT = (1.7, 2.3)
-LINEAR_EXPONENT = (0.8, 1.2)
-MIN_STANDALONE_OVER_REPLSET = 5.0      # "far less journal on a replica set"
-REPLSET_INSERT_FACTOR = (2.0, 8.0)     # published ~4x (the oplog insert per document)
-MIN_MODIFY_PER_PUSH = 0.5
-MAX_STANDALONE_MODIFY_PER_PUSH = 0.01
-BYTES_PER_OP_FACTOR = 2.0
+# Verdict thresholds: resources/published/arraygrowth_tolerances.csv (each with its rationale; docs/arraygrowth.md).
+STUDY = "arraygrowth"
 
 
 def read_raw(paths: Iterable[str | Path]) -> pl.DataFrame:
@@ -201,8 +195,11 @@ def _verdict(stand_in: bool, reproduced: float | None, ok) -> str:
 
 
 def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], PowerLawFit | None],
-                            published: pl.DataFrame, published_calls: pl.DataFrame) -> pl.DataFrame:
-    """One row per finding of the article; verdicts judge the finding's shape, not absolute times."""
+                            published: pl.DataFrame, published_calls: pl.DataFrame,
+                            tolerances: Tolerances | None = None) -> pl.DataFrame:
+    """One row per finding of the article; verdicts judge the finding's shape, not absolute times, by the
+    tolerances of resources/published/arraygrowth_tolerances.csv (or `tolerances`)."""
+    tol = tolerances if tolerances is not None else study_tolerances(STUDY)
     kind = kind_of(raw)
     stand_in = "stand-in" in kind
     measured = per_op(raw)
@@ -221,10 +218,10 @@ def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], Power
     add("standalone $push: journal bytes grow quadratically with N",
         "exponent k of log bytes ~ N^k (standalone, $push)", "1",
         published_exponent(published, "standalone", "push"), exponent("standalone", "push"),
-        between(*QUADRATIC_EXPONENT, "k"))
+        tol["quadratic_exponent"].holds())
     add("replica set $push: journal bytes grow linearly with N",
         "exponent k of log bytes ~ N^k (replset-1, $push); published: the article's 'linear' at one N", "1",
-        1.0, exponent("replset-1", "push"), between(*LINEAR_EXPONENT, "k"))
+        1.0, exponent("replset-1", "push"), tol["linear_exponent"].holds())
 
     pub_replica = published.filter(pl.col("experiment") == "replica")
 
@@ -242,12 +239,12 @@ def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], Power
     n_push, published_ratio, reproduced_ratio = profile_ratio("push", "standalone", "replset-1")
     add("a replica set writes far less journal for the same $push sequence",
         f"standalone / replset-1 log bytes, $push (published N=10000, reproduced N={n_push})", "ratio",
-        published_ratio, reproduced_ratio, at_least(MIN_STANDALONE_OVER_REPLSET, "ratio"))
+        published_ratio, reproduced_ratio, tol["standalone_over_replset"].holds())
 
     n_ins, published_ratio, reproduced_ratio = profile_ratio("insert", "replset-1", "standalone")
     add("inserting on a replica set writes ~4x the journal (the oplog is logged too)",
         f"replset-1 / standalone log bytes, insert (published N=10000, reproduced N={n_ins})", "ratio",
-        published_ratio, reproduced_ratio, between(*REPLSET_INSERT_FACTOR, "ratio"))
+        published_ratio, reproduced_ratio, tol["replset_insert_factor"].holds())
 
     def pub_calls_per_op(profile, workload, column):
         row = published_calls.filter((pl.col("profile") == profile) & (pl.col("workload") == workload))
@@ -256,19 +253,19 @@ def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], Power
     rep, n_rs = _value_at(measured, "replset-1", "push", "cursor_modify_per_op")
     add("on a replica set $push is stored as WiredTiger modify calls (deltas)",
         f"cursor modify calls per $push (replset-1, published N=10000, reproduced N={n_rs})", "calls/op",
-        pub_calls_per_op("replset-1", "push", "cursor_modify_calls"), rep, at_least(MIN_MODIFY_PER_PUSH, "calls/op"))
+        pub_calls_per_op("replset-1", "push", "cursor_modify_calls"), rep, tol["replset_modify_per_push"].holds())
     rep, n_sa = _value_at(measured, "standalone", "push", "cursor_modify_per_op")
     add("on a standalone $push rewrites the whole document (no modify calls)",
         f"cursor modify calls per $push (standalone, published N=10000, reproduced N={n_sa})", "calls/op",
         pub_calls_per_op("standalone", "push", "cursor_modify_calls"), rep,
-        at_most(MAX_STANDALONE_MODIFY_PER_PUSH, "calls/op"))
+        tol["standalone_modify_per_push"].holds())
 
     rep, _ = _value_at(measured, "standalone", "push", "log_bytes_per_op", 10_000)
     pub = published.filter((pl.col("experiment") == "quadratic") & (pl.col("profile") == "standalone")
                            & (pl.col("n") == 10_000))["bytes_per_op"][0]
     add("standalone $push journal bytes per update at N=10000 (~30 KB, the whole array each time)",
         "log bytes per $push (standalone, N=10000)", "bytes/op", float(pub), rep,
-        ratio_within(pub, 1 / BYTES_PER_OP_FACTOR, BYTES_PER_OP_FACTOR))
+        tol["bytes_per_push"].holds(pub))
 
     frame = pl.DataFrame(rows, schema={"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8,
                                        "published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64,
@@ -293,11 +290,12 @@ def fits_by_pair(raw: pl.DataFrame) -> dict[tuple[str, str], PowerLawFit | None]
 def build_tables(raw_paths: Sequence[str | Path], provenance_paths: Sequence[str | Path],
                  outputs: dict[str, str | Path], fallback_raw_paths: Sequence[str | Path] = (),
                  fallback_provenance_paths: Sequence[str | Path] = (), model_path: str | Path | None = None,
-                 published_log_bytes: str | Path | None = None, published_cursor_calls: str | Path | None = None
-                 ) -> None:
+                 published_log_bytes: str | Path | None = None, published_cursor_calls: str | Path | None = None,
+                 tolerances_path: str | Path | None = None) -> None:
     """Write runs, fit, counts, published_vs_reproduced (and fallback when given) CSVs atomically."""
     from costlab.arraygrowth.published import read_published_cursor_calls, read_published_log_bytes
     from costlab.io import write_csv
+    from costlab.published import read_tolerances
 
     raw = with_provenance_kind(read_raw(raw_paths), provenance_paths)
     published = read_published_log_bytes(*([published_log_bytes] if published_log_bytes else []))
@@ -305,7 +303,9 @@ def build_tables(raw_paths: Sequence[str | Path], provenance_paths: Sequence[str
     write_csv(runs_table(raw), outputs["runs"])
     write_csv(fit_table(raw, published), outputs["fit"])
     write_csv(counts_table(raw, calls), outputs["counts"])
-    write_csv(published_vs_reproduced(raw, fits_by_pair(raw), published, calls), outputs["published_vs_reproduced"])
+    tolerances = read_tolerances(tolerances_path) if tolerances_path else None
+    write_csv(published_vs_reproduced(raw, fits_by_pair(raw), published, calls, tolerances),
+              outputs["published_vs_reproduced"])
     if "fallback" in outputs:
         if model_path is None or not fallback_raw_paths:
             raise ValueError("the fallback table needs the fallback raw files and model/fallback_conditions.csv")

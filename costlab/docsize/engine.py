@@ -254,7 +254,7 @@ def summarize(queries: pl.DataFrame, settings: EngineSettings, wt_version: str, 
 
 
 def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path, verdicts_path=None,
-                   published_queries=None, workdir=None) -> pl.DataFrame:
+                   published_queries=None, workdir=None, tolerances_path=None) -> pl.DataFrame:
     from costlab.engine.runs import engine_home, engine_settings
     from costlab.engine.provenance import engine_provenance
     from costlab.engine.wt import wiredtiger_version
@@ -282,8 +282,10 @@ def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path
     write_csv(queries, queries_path)
     if verdicts_path is not None:
         from costlab.engine.verdicts import docsize_verdicts
+        from costlab.published import read_tolerances
+        tolerances = read_tolerances(tolerances_path) if tolerances_path else None
         write_csv(docsize_verdicts(table, read_csv(published_queries), int(engine_docsize["window_minutes"]),
-                                   {f["size_kb"]: f["avg_doc_bytes"] for f in facts}), verdicts_path)
+                                   {f["size_kb"]: f["avg_doc_bytes"] for f in facts}, tolerances), verdicts_path)
     write_json_atomic(provenance_path, engine_provenance(
         "docsize_engine", config, started, ended,
         {"collections": facts, "runs": [r.__dict__ for r in engine_runs(engine_docsize, list(study["sizes_kb"]))],

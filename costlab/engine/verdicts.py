@@ -2,7 +2,8 @@
 
 Each table has the report's published-vs-reproduced columns (finding, metric, unit, published,
 reproduced, ratio, verdict, server_kind) plus `note`; server_kind is `engine`. Verdicts judge
-the finding with the same thresholds as the mongod path; absolute numbers get a tolerance.
+the finding with the same thresholds as the mongod path; absolute numbers get a tolerance. Every
+threshold is read from resources/published/<study>_tolerances.csv (costlab.published).
 """
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from pathlib import Path
 import polars as pl
 
 from costlab.engine.provenance import SERVER_KIND
-from costlab.verdicts import Rule, at_least, at_most, ratio_within, tolerance_text
+from costlab.published import Tolerances, study_tolerances
+from costlab.verdicts import tolerance_text
 
 COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict", "server_kind",
            "note"]
-ABSOLUTE_TOLERANCE = (0.8, 1.25)   # engine / published for absolute byte counts
 SCALE_VERDICT = "not comparable at this scale"   # the mongod path's wording
 
 
@@ -41,23 +42,21 @@ def _frame(rows: list[dict]) -> pl.DataFrame:
         pl.col("ratio").round_sig_figs(3)).select(COLUMNS)
 
 
-def _close_to(published: float | None):
-    """engine / published within ABSOLUTE_TOLERANCE (for absolute byte counts)."""
-    return ratio_within(published, *ABSOLUTE_TOLERANCE)
-
-
 # ---- arraygrowth ---------------------------------------------------------------------------
 
 
 def arraygrowth_verdicts(log_bytes: pl.DataFrame, published: pl.DataFrame,
-                         published_calls: pl.DataFrame) -> pl.DataFrame:
-    """The mongod path's findings (same thresholds) on engine rows, then the per-write byte counts."""
+                         published_calls: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.DataFrame:
+    """The mongod path's findings (same thresholds) on engine rows, then the per-write byte counts;
+    tolerances: arraygrowth_tolerances.csv's rows (read from resources/published when None)."""
     from costlab.arraygrowth.tables import fits_by_pair, published_vs_reproduced
+
+    tol = tolerances if tolerances is not None else study_tolerances("arraygrowth")
 
     raw = log_bytes.with_columns(
         pl.col("n").alias("operations"), pl.col("modify_calls").alias("cursor_modify_calls"),
         pl.col("insert_calls").alias("cursor_insert_calls"), pl.lit(SERVER_KIND).alias("server_kind"))
-    base = published_vs_reproduced(raw, fits_by_pair(raw), published, published_calls)
+    base = published_vs_reproduced(raw, fits_by_pair(raw), published, published_calls, tol)
     base = base.with_columns(pl.col("reproduced").cast(pl.Float64, strict=False), pl.lit(None, pl.Utf8).alias("note"))
     rows = base.to_dicts()
     for row in rows:
@@ -86,13 +85,13 @@ def arraygrowth_verdicts(log_bytes: pl.DataFrame, published: pl.DataFrame,
                     "bigger document) reach 512 B (docs/engine-lab.md)")
         rows.append(_row(f"journal bytes per write, {profile} {workload} (WiredTiger log records are padded to "
                          "128 bytes)", f"log bytes per write ({profile}, {workload}, published N=10000, "
-                         f"engine N={n})", "bytes/op", pub, value, _close_to(pub), note))
+                         f"engine N={n})", "bytes/op", pub, value, tol["engine_log_bytes"].holds(pub), note))
     quad = published.filter((pl.col("experiment") == "quadratic") & (pl.col("n") == 10_000))
     value, n = measured("standalone", "push")
     if value is not None and n == 10_000:   # an absolute count is compared at the published N only
         pub = float(quad["log_bytes"][0])
         rows.append(_row("standalone $push ×10,000: journal bytes", f"log bytes (standalone, $push, N={n})",
-                         "bytes", pub, value * n, _close_to(pub),
+                         "bytes", pub, value * n, tol["engine_log_bytes"].holds(pub),
                          "journal compressor: see journal_compressor in log_bytes.csv (mongod: snappy)"))
     return _frame(rows)
 
@@ -101,14 +100,15 @@ def arraygrowth_verdicts(log_bytes: pl.DataFrame, published: pl.DataFrame,
 
 
 def docsize_verdicts(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, window: int,
-                     doc_bytes: dict[int, int]) -> pl.DataFrame:
+                     doc_bytes: dict[int, int], tolerances: Tolerances | None = None) -> pl.DataFrame:
     """Bytes-read findings of the small-cache run at the largest size (timings and plans are not
-    engine findings)."""
+    engine findings); tolerances: docsize_tolerances.csv's rows (read from resources/published when None)."""
+    tol = tolerances if tolerances is not None else study_tolerances("docsize")
     rows: list[dict] = []
     small = cache_reads.filter(pl.col("run") == "small_cache")
     if small.height == 0:
         return _frame(rows)
-    cells = docsize_cells(cache_reads, published_queries, window)
+    cells = docsize_cells(cache_reads, published_queries, window, tol)
     large = int(small["size_kb"].max())
     cache_mb = int(small["cache_mb"][0])
 
@@ -128,12 +128,12 @@ def docsize_verdicts(cache_reads: pl.DataFrame, published_queries: pl.DataFrame,
     rows.append(_row("projection reads whole document at small cache",
                      f"bytes read into cache, projection / whole documents, {where}", "ratio",
                      div(published("projection"), published("whole")), div(engine("projection"), engine("whole")),
-                     at_least(0.5, "ratio")))
+                     tol["projection_over_whole_bytes"].holds()))
     whole_window = _row("projection reads whole document at small cache",
                         f"projection bytes read into cache / (window x document), {where}", "ratio",
                         div(published("projection"), 1000 * 65876) if large == 64 else None,
                         div(engine("projection"), window * doc_bytes.get(large, large * 1024)),
-                        at_least(0.5, "ratio"), "published: 1,000-order window, 65,876-byte mean document (64 KB)")
+                        tol["projection_over_window_bytes"].holds(), "published: 1,000-order window, 65,876-byte mean document (64 KB)")
     if large != 64 and whole_window["reproduced"] is not None:
         # published for 64 KB orders only; with smaller ones a small cache holds a larger share of the
         # collection, so part of a window is already in cache: not a verdict on the finding
@@ -142,30 +142,33 @@ def docsize_verdicts(cache_reads: pl.DataFrame, published_queries: pl.DataFrame,
     rows.append(_row("a covered query reads next to nothing into the cache",
                      f"covered bytes read into cache / projection bytes read, {where}", "ratio",
                      div(published("covered"), published("projection")), div(engine("covered"), engine("projection")),
-                     at_most(0.05, "ratio")))
+                     tol["covered_over_projection_bytes"].holds()))
     if large == 64:
         value = engine("projection")
         rows.append(_row("to return two fields of 1,000 64 KB orders the projection reads ~61 MB",
                          f"projection bytes read into cache per query, {where}", "bytes", published("projection"),
-                         value * 1000 / window if value is not None else None, _close_to(published("projection")),
+                         value * 1000 / window if value is not None else None,
+                         tol["engine_bytes_read"].holds(published("projection")),
                          f"engine value scaled to a 1,000-order window (window here: {window})"))
     return pl.concat([_frame(rows), cells])
 
 
-SMALL_BYTES = 64 * 1024   # "next to nothing": four 16 KB index pages
 SMALL_RUNS = ("small_cache", "small_cache_cold_per_shape")
 
 
-def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, window: int) -> pl.DataFrame:
+def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, window: int,
+                  tolerances: Tolerances | None = None) -> pl.DataFrame:
     """A verdict per size x run x shape on bytes read into the cache per query (the mean of the
     measured queries, scaled to the article's 1,000-order window; the median beside it).
 
-    Tolerances: a published value of 100 KB or more holds when engine / published is within
-    ABSOLUTE_TOLERANCE (0.8-1.25); a smaller one (covered queries, 0-13 KB) when the engine is
-    within 64 KB of it (four 16 KB index pages). Small-cache runs compare with the article's
+    Tolerances (docsize_tolerances.csv): a published value of at least `engine_bytes_read_ratio_from`
+    (100 KB) holds when engine / published is within `engine_bytes_read` (0.8-1.25); a smaller one
+    (covered queries, 0-13 KB) when the engine is within `engine_bytes_read_small` (64 KB, four 16 KB
+    index pages) of it. Small-cache runs compare with the article's
     small-cache table, in both protocols (the article's one start, and the per-shape cold start);
     the large-cache runs with the article's "everything in the cache": next to nothing read."""
-    low, high = ABSOLUTE_TOLERANCE
+    tol = tolerances if tolerances is not None else study_tolerances("docsize")
+    ratio_from = tol["engine_bytes_read_ratio_from"].holds()
     published = published_queries.filter((pl.col("run") == "small_cache")
                                          & (pl.col("metric") == "bytes_read_into_cache"))
     pub = {(int(r["size_kb"]), r["shape"]): float(r["value"]) for r in published.iter_rows(named=True)}
@@ -179,11 +182,11 @@ def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, wi
         if small_run and expected is None:
             continue
         if not small_run:
-            holds = at_most(SMALL_BYTES, "bytes read per query (everything in the cache)")
-        elif expected >= 100_000:
-            holds = ratio_within(expected, low, high)
+            holds = tol["engine_bytes_in_cache"].holds()
+        elif ratio_from(expected):
+            holds = tol["engine_bytes_read"].holds(expected)
         else:
-            holds = Rule(lambda v, e=expected: abs(v - e) <= SMALL_BYTES, "|this run - published| <= 65536 bytes")
+            holds = tol["engine_bytes_read_small"].holds(expected)
         tolerance = str(holds)
         row = _row(f"{r['size_kb']} KB, {r['run']}, {r['shape']}: bytes read into cache per query",
                    f"mean bytes read into cache per query, {r['size_kb']} KB, {r['run']} ({r['cache_mb']} MB), "
