@@ -132,7 +132,11 @@ def test_the_per_version_jobs_merge_into_the_one_process_table(tmp_path):
     assert pl.read_csv(out / "storage.csv").height == len(names)
     assert pl.read_csv(out / "verdicts.csv")["finding"].to_list() == verdicts(table)["finding"].to_list()
     provenance = read_json(out / "provenance.json")
-    assert [job["extra"]["version"] for job in provenance["extra"]["version_jobs"]] == names
+    jobs = provenance["extra"]["version_jobs"]
+    assert [job["extra"]["version"] for job in jobs] == names
+    assert all(job["extra"]["cpu_s"] > 0 for job in jobs)
+    assert provenance["extra"]["cpu_s"] == pytest.approx(sum(job["extra"]["cpu_s"] for job in jobs), abs=0.02)
+    assert provenance["started_at"] == min(job["started_at"] for job in jobs)
     assert provenance["server_kind"] == "engine"
 
     with pytest.raises(ValueError, match=r"appversions engine runs for \['appV1', 'appV6R3'\]; appversions.versions"):

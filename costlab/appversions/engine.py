@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import shutil
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
@@ -328,7 +329,7 @@ def run_version_job(config: dict, name: str, row_path: str | Path) -> dict:
     settings = engine_config["appversions"]
     if name not in study["versions"]:
         raise ValueError(f"appversions engine version {name!r}; allowed: {', '.join(study['versions'])}")
-    started = datetime.now(timezone.utc)
+    started, cpu_started = datetime.now(timezone.utc), time.process_time()
     with engine_home(engine_config.get("workdir"), f"appversions-{name}") as home:
         events_path = home / "events.parquet"
         events = write_engine_events(int(settings["events_per_year"]), int(study["seed"]),
@@ -342,7 +343,9 @@ def run_version_job(config: dict, name: str, row_path: str | Path) -> dict:
     record = {"row": row, "provenance": engine_provenance(
         "appversions_engine", config, started, ended,
         {"version": name, "events": events, "events_per_year": settings["events_per_year"], "cache_mb": cache_mb,
-         "batch_size": study["batch_size"], "load_workers": study["load_workers"]})}
+         "batch_size": study["batch_size"], "load_workers": study["load_workers"],
+         # the process's CPU, WiredTiger's eviction threads included
+         "cpu_s": round(time.process_time() - cpu_started, 2)})}
     write_json_atomic(Path(row_path), record)
     return record
 
@@ -374,7 +377,8 @@ def merge_engine_job(config: dict, version_paths: list[str | Path], storage_path
         "appversions_engine", config, started, ended,
         {"events": int(table["events"][0]), "events_per_year": settings["events_per_year"],
          "cache_mb": sorted(set(table["cache_mb"].to_list())), "batch_size": study["batch_size"],
-         "load_workers": study["load_workers"], "version_jobs": jobs}))
+         "load_workers": study["load_workers"], "cpu_s": round(sum(job["extra"]["cpu_s"] for job in jobs), 2),
+         "version_jobs": jobs}))
     write_csv(table, storage_path)   # last: its presence means the job completed
     return table
 
