@@ -15,8 +15,9 @@ import polars as pl
 from costlab.appversions.loadtest import LoadTestPlan, segments
 from costlab.appversions.names import figure_names, loadtest_figures  # figure_names: re-exported
 from costlab.inputs import read_csv
-from costlab.report.charts import (APP_VERSION_COLORS, ENGINE_LABEL, PUBLISHED_COLOR, color_scale,
-                                   compressor_text, save_chart, source_shape_scale, titled)
+from costlab.report.charts import (APP_VERSION_COLORS, ENGINE_LABEL, PUBLISHED_COLOR, coincidence_note,
+                                   coincident_series, color_scale, compressor_text, save_chart, source_shape_scale,
+                                   titled)
 
 OPERATION_TITLES = {"report": "Get Reports (requests/s)", "upsert": "Bulk Upsert (events/s)"}
 
@@ -194,6 +195,15 @@ def _rate_panel(part: pl.DataFrame, targets: pl.DataFrame, kind: str, time_x: al
     return alt.layer(target_line, rate_lines)
 
 
+def rates_overlap_note(part: pl.DataFrame) -> str | None:
+    """The versions whose achieved-rate lines lie on top of each other for most of the test (both kept up
+    with the target, say), per operation; None when every version's line can be seen."""
+    names = {kind: title.split(" (")[0] for kind, title in OPERATION_TITLES.items()}
+    rates = part.with_columns(pl.col("kind").replace_strict(names, default=pl.col("kind")).alias("panel"))
+    return coincidence_note(coincident_series(rates, "version", "time", "achieved_rate", "panel", min_share=0.5),
+                            "achieved rates: ")
+
+
 def authors_loadtest_chart(steps: pl.DataFrame, versions: tuple[str, ...], title: str, stand_in: bool,
                            plan: LoadTestPlan, metrics: pl.DataFrame | None = None) -> alt.TopLevelMixin:
     """The authors' closed-loop driver as their graphs show it: per kind, the rate by start time per
@@ -228,6 +238,8 @@ def authors_loadtest_chart(steps: pl.DataFrame, versions: tuple[str, ...], title
                 "the authors' graphs label it, with p90 and p95")
     if metrics is not None:
         subtitle += f"; bottom: the server's metrics during the test ('{NOT_REPORTED}' where the server gives none)"
+    overlap = rates_overlap_note(mine)
+    subtitle += f"; {overlap}" if overlap else ""
     return titled(alt.vconcat(*rows).resolve_scale(color="shared"), title, stand_in, subtitle)
 
 
@@ -312,6 +324,8 @@ def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, st
                      f"'{NOT_REPORTED}' where the server gives none)")
     if published_points is not None and published_points.height:
         subtitle += "; diamonds: published peak latency per phase"
+    overlap = rates_overlap_note(mine)
+    subtitle += f"; {overlap}" if overlap else ""
     return titled(chart, title, stand_in, subtitle)
 
 

@@ -14,7 +14,8 @@ import polars as pl
 
 from costlab.arraygrowth.run import NOT_REPORTED
 from costlab.arraygrowth.tables import per_op, read_raw, with_provenance_kind
-from costlab.report.charts import ENGINE_LABEL, PROFILE_COLORS, color_scale, compressor_text, save_chart, titled
+from costlab.report.charts import (ENGINE_LABEL, PROFILE_COLORS, coincidence_note, coincident_series, color_scale,
+                                   compressor_text, save_chart, titled)
 from costlab.inputs import read_csv
 
 WORKLOAD_TITLES = {"insert": "insert N documents (one timestamp each)",
@@ -47,7 +48,8 @@ def growth_chart(points: pl.DataFrame, value: str, y_title: str, title: str, sta
                  missing_note: str | None, ours: str = "reproduced") -> alt.TopLevelMixin:
     """Log-log value vs N, one panel per workload, colour = profile, diamonds = the article.
 
-    `ours` is the `source` value of this run's points (the engine lab labels its own).
+    `ours` is the `source` value of this run's points (the engine lab labels its own). Both sources are drawn
+    hollow, as the shared legend draws them; profiles that lie on top of each other are named in the subtitle.
     """
     n_low, n_high = float(points["n"].min()) / 1.5, float(points["n"].max()) * 1.5   # keep edge points visible
     # Ticks at the N values run or published only: a log axis's own ticks crowd ("7k 8k 9k10k").
@@ -63,7 +65,7 @@ def growth_chart(points: pl.DataFrame, value: str, y_title: str, title: str, sta
     shapes = {ours: SOURCE_SHAPES["reproduced"], "published (article)": SOURCE_SHAPES["published (article)"]}
     shape = alt.Shape("source:N", title="source", scale=color_scale(shapes))
     tooltip = ["profile:N", "workload:N", "n:Q", alt.Tooltip(f"{value}:Q", format=",.0f"), "source:N"]
-    reproduced = (alt.Chart().mark_point(filled=True, size=70, opacity=0.9)
+    reproduced = (alt.Chart().mark_point(filled=False, size=70, strokeWidth=2, opacity=0.95)
                   .transform_filter(alt.datum.source == ours)
                   .encode(x=x, y=y, color=color, shape=shape, tooltip=tooltip))
     # the article's points: large open diamonds drawn last, so a reproduced point never hides one
@@ -73,7 +75,11 @@ def growth_chart(points: pl.DataFrame, value: str, y_title: str, title: str, sta
     chart = (alt.layer(line, reproduced, article, data=_data(points)).properties(width=300, height=260)
              .facet(column=alt.Column("workload_title:N", title=None, sort=list(WORKLOAD_TITLES.values())))
              .resolve_scale(y="shared"))
-    return titled(chart, title, stand_in=stand_in, subtitle=missing_note)
+    overlaps = [coincidence_note(coincident_series(points.filter(pl.col("source") == source), "profile", "n", value,
+                                                   "workload_title", "N = {}"), f"{source}: ")
+                for source in (ours, "published (article)")]
+    subtitle = "; ".join(filter(None, [missing_note, *overlaps])) or None
+    return titled(chart, title, stand_in=stand_in, subtitle=subtitle)
 
 
 def fallback_chart(fallback: pl.DataFrame, model: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:

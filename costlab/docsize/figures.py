@@ -15,7 +15,8 @@ import polars as pl
 
 from costlab.docsize.names import FIGURES, RUNS
 from costlab.docsize.run import SHAPES
-from costlab.report.charts import ENGINE_LABEL, color_scale, compressor_text, save_chart, titled
+from costlab.report.charts import (ENGINE_LABEL, coincidence_note, coincident_series, color_scale, compressor_text,
+                                   save_chart, titled)
 from costlab.inputs import read_csv
 
 SHAPE_COLORS = {"whole": "#e45756", "projection": "#4c78a8", "covered": "#54a24b"}
@@ -87,13 +88,23 @@ def _subtitle(window_minutes: int | None, note: str | None) -> str | None:
     return "; ".join(parts) or None
 
 
+def overlap_subtitle(frame: pl.DataFrame, series: str, panel: str, subtitle: str | None,
+                     noted: tuple[str, ...] = ()) -> str | None:
+    """`subtitle` and, per source (but those in `noted`, whose points carry their own note), the series that
+    lie on top of each other (e.g. 'published: projection, two fields and whole documents coincide at 64 KB')."""
+    notes = [coincidence_note(coincident_series(frame.filter(pl.col("source") == source), series, "size_kb",
+                                                "value", panel, "{} KB"), f"{source}: ")
+             for source in frame["source"].unique(maintain_order=True).to_list() if source not in noted]
+    return "; ".join(filter(None, [subtitle, *notes])) or None
+
+
 def _by_cache_setting(frame: pl.DataFrame, y: alt.Y, unit: str, title: str, stand_in: bool,
                       subtitle: str | None, shapes: dict[str, str] = SOURCE_SHAPES,
-                      order: list[str] | None = None) -> alt.TopLevelMixin:
+                      order: list[str] | None = None, noted: tuple[str, ...] = ()) -> alt.TopLevelMixin:
     """Lines and points per query shape, one panel per cache setting (in `order`, RUN_ORDER by default)."""
     chart = _lines_and_points(frame, y, unit, shapes).properties(width=220, height=220).facet(
         column=alt.Column("cache_setting:N", title=None, sort=order or RUN_ORDER))
-    return titled(chart, title, stand_in, subtitle)
+    return titled(chart, title, stand_in, overlap_subtitle(frame, "query", "cache_setting", subtitle, noted))
 
 
 def time_by_size_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool,
@@ -146,7 +157,9 @@ def server_vs_client_chart(summary: pl.DataFrame, published: pl.DataFrame, stand
         column=alt.Column("query:N", title=None, sort=[SHAPE_LABELS[s] for s in SHAPES]),
         row=alt.Row("cache_setting:N", title=None, sort=RUN_ORDER,
                     header=alt.Header(labelOrient="top", labelAngle=0, labelAnchor="start", labelFontWeight="bold")))
-    return titled(chart, "Server time vs client time (decoding included)", stand_in, _subtitle(window_minutes, note))
+    panels = data.with_columns(pl.format("{}, {}", "cache_setting", "query").alias("panel"))
+    return titled(chart, "Server time vs client time (decoding included)", stand_in,
+                  overlap_subtitle(panels, "timing", "panel", _subtitle(window_minutes, note)))
 
 
 def build_figures(summary_path: str | Path, published_queries: str | Path, stand_in: bool,
@@ -251,7 +264,7 @@ def engine_bytes_read_chart(cache_reads: pl.DataFrame, published: pl.DataFrame) 
     return _by_cache_setting(frame, _bytes_read_y(frame), "bytes",
                              "Bytes read into the cache per query on WiredTiger (engine lab)", False, subtitle,
                              shapes={ENGINE_SOURCE: SOURCE_SHAPES["reproduced (median)"],
-                                     "published": SOURCE_SHAPES["published"]}, order=order)
+                                     "published": SOURCE_SHAPES["published"]}, order=order, noted=(ENGINE_SOURCE,))
 
 
 def build_engine_figure(cache_reads_path: str | Path, published_queries: str | Path,

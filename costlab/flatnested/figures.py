@@ -4,13 +4,16 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from costlab.report.charts import LAYOUT_COLORS, color_scale, source_shape_scale, titled
+from costlab.report.charts import (LAYOUT_COLORS, coincidence_note, coincident_series, color_scale,
+                                   source_shape_scale, titled)
 
 PUBLISHED_SOURCE = "published (in-memory engine)"
 
 
 def time_chart(comparison: pl.DataFrame, stand_in: bool) -> alt.LayerChart:
-    """Lines with circles: reproduced; hollow diamonds: published (in-memory engine). Log y."""
+    """Lines with hollow circles: reproduced; hollow diamonds: published (in-memory engine). Log y.
+
+    Every point is hollow, as the shared shape legend draws it; layouts on top of each other are named."""
     long = pl.concat([
         comparison.select("fields", pl.lit(layout).alias("layout"), pl.lit(source).alias("source"),
                           pl.col(f"{prefix}_{layout}_ms").cast(pl.Float64).alias("ms"))
@@ -26,8 +29,10 @@ def time_chart(comparison: pl.DataFrame, stand_in: bool) -> alt.LayerChart:
         color=alt.Color("layout:N", title="schema", scale=color_scale(LAYOUT_COLORS)),
         shape=alt.Shape("source:N", title="", scale=source_shape_scale(published=PUBLISHED_SOURCE)),
         tooltip=["layout:N", "source:N", "fields:Q", alt.Tooltip("ms:Q", format=".1f")])
+    reproduced = base.transform_filter(alt.datum.source == "reproduced")
     chart = alt.layer(
-        base.transform_filter(alt.datum.source == "reproduced").mark_line(point=True),
+        reproduced.mark_line(),
+        reproduced.mark_point(size=60, filled=False, strokeWidth=2),
         base.transform_filter(alt.datum.source == PUBLISHED_SOURCE).mark_point(size=110, filled=False,
                                                                               strokeWidth=2),
     ).properties(width=420, height=300)
@@ -36,5 +41,9 @@ def time_chart(comparison: pl.DataFrame, stand_in: bool) -> alt.LayerChart:
         from costlab.flatnested.tables import scale_note
         # Times scale with the documents walked: say so when the count is not the published one.
         subtitle += scale_note(comparison["documents"][0], comparison["published_documents"][0])
+    for source in ("reproduced", PUBLISHED_SOURCE):
+        note = coincidence_note(coincident_series(long.filter(pl.col("source") == source), "layout", "fields", "ms",
+                                                  x_text="{} fields"), f"{source}: ")
+        subtitle += f"; {note}" if note else ""
     return titled(chart, "Query for an absent field: flat vs structured schema", stand_in=stand_in,
                   subtitle=subtitle)
