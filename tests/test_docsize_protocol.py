@@ -86,3 +86,18 @@ def test_bad_input_is_named(override, message):
     args = BASE | {"windows": "random", "cold_cache": False} | override
     with pytest.raises(ValueError, match=message):
         plan_blocks(**args)
+
+
+def test_warmups_once_before_the_first_shape_then_every_shapes_measured_queries():
+    """The article's bytes-read table fits one warm-up series per collection (docs/engine-lab.md)."""
+    once = plan_blocks(windows="random", cold_cache=False, warmups_in="first", **BASE)
+    each = plan_blocks(windows="random", cold_cache=False, **BASE)
+    assert [sum(q.phase == "warmup" for q in b.queries) for b in once.blocks] == [50, 0, 0]
+    assert [len(b.measured()) for b in once.blocks] == [30, 30, 30]
+    # the first block is the per-shape plan's first block; the others start with their measured queries
+    assert once.blocks[0].queries == each.blocks[0].queries
+    assert [q.rep for q in once.blocks[1].queries] == list(range(30))
+    with pytest.raises(ValueError, match="allowed: each, first"):
+        plan_blocks(windows="random", cold_cache=False, warmups_in="once", **BASE)
+    with pytest.raises(ValueError, match="cold_cache"):
+        plan_blocks(windows="random", cold_cache=True, warmups_in="first", **BASE)

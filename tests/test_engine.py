@@ -297,3 +297,25 @@ def test_a_snapshot_reads_by_key_what_walking_every_statistic_reads(tmp_path):
     for name in ("bytes_read_into_cache", "pages_read_into_cache", "block_bytes_read", "block_blocks_read"):
         assert snap[name] == walked[stats.FIELDS[name]]
     assert snap["bytes_read_into_cache"] > 0
+
+
+def test_fetch_keeps_the_record_cursor_on_its_page_between_documents_then_resets(engine):
+    """mongod's seekExact leaves its cursor positioned (only save() resets it): a page stays pinned
+    between two of its documents. Resetting after every record let eviction take the page in between,
+    and 16 KB queries read pages 2-6 times (docs/engine-lab.md)."""
+    from datetime import timedelta
+    coll, start = _orders(engine, docs=50)
+    records, index = coll.records, coll.indexes["createdAt_1_total_1"]
+    positioned = []
+    seek = records.seek_exact
+
+    def watching(record_id):
+        value = seek(record_id)
+        positioned.append(records.cursor.get_key())   # a reset cursor has no key to give
+        return value
+    records.seek_exact = watching
+    documents = index.fetch(records, (start + timedelta(minutes=10),), (start + timedelta(minutes=20),))
+    assert [bson.decode(d)["total"] for d in documents] == [float(i) for i in range(10, 20)]
+    assert positioned == list(range(11, 21))   # record ids 1.. in insert order
+    with pytest.raises(Exception):
+        records.cursor.get_key()               # reset once the FETCH is done: nothing left pinned

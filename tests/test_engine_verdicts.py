@@ -56,3 +56,31 @@ def test_a_verdict_per_size_run_and_shape_with_its_tolerance():
                         ("random_windows", "whole"): "reproduced", ("random_windows", "covered"): "not reproduced"}
     assert cells.filter(pl.col("metric").str.contains("random_windows"))["published"].is_null().all()
     assert cells["note"].str.contains("tolerance").all() and set(cells["server_kind"]) == {"engine"}
+
+
+def _one_cell(mean: float, std: float, queries: int = 30, shape: str = "projection") -> dict:
+    from costlab.engine.verdicts import docsize_cells
+    reads = pl.DataFrame({"run": ["small_cache"], "size_kb": [4], "cache_mb": [256], "shape": [shape],
+                          "queries": [queries], "bytes_read_into_cache_mean": [mean],
+                          "bytes_read_into_cache_median": [0.0], "bytes_read_into_cache_std": [std],
+                          "zero_read_share": [0.77]})
+    return docsize_cells(reads, PUBLISHED, 1000).row(0, named=True)
+
+
+def test_a_bimodal_cell_within_the_sampling_error_is_not_comparable_not_a_miss():
+    # published 250 KB; the engine's mean 150 KB is 0.6x (outside 0.8-1.25). With a per-query sd of 300 KB
+    # over 30 queries the difference of two such means has a standard error of sqrt(2 x 300^2 / 30) = 77.5 KB:
+    # 100 KB apart is within two of them, so 30 queries cannot tell the two means apart
+    row = _one_cell(150_000.0, 300_000.0)
+    assert row["verdict"].startswith("not comparable: ") and "30-query means" in row["verdict"]
+    assert "77,460" in row["verdict"] and "77% of them read 0" in row["verdict"]
+    # the same mean from steady queries (sd 30 KB: standard error 7.7 KB) is a real miss
+    assert _one_cell(150_000.0, 30_000.0)["verdict"] == "not reproduced"
+    # inside the tolerance it is reproduced whatever the spread
+    assert _one_cell(240_000.0, 300_000.0)["verdict"] == "reproduced"
+
+
+def test_the_sampling_rule_is_read_from_the_tolerances_file():
+    from costlab.published import study_tolerances
+    rule = study_tolerances("docsize")["engine_bytes_read_sampling"]
+    assert rule.rule == "at_most" and rule.bound == 2 and "30" in rule.rationale

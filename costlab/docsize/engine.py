@@ -8,14 +8,18 @@ collection (costlab.docsize.generate, the same bytes the mongod path loads) with
     same_window      the large cache holding the whole collection, the same window for every query
                      (after the article's 5 warm-ups)
     random_windows   the large cache, a random window per query
-    small_cache      the article's protocol: one start on the loaded data with the small cache, then
-                     whole, projection and covered in that order, each after its random warm-ups
-                     (50) and with its measured queries (30), the cache carried from shape to shape
+    small_cache      the article's protocol: one start on the loaded data with the small cache, the
+                     random warm-ups (50) once, then whole, projection and covered in that order,
+                     30 measured queries each, the cache carried from shape to shape (warm-ups
+                     before every shape instead read 0.36-0.41x the article's projection at 1 and
+                     4 KB; warm-ups once 1.08-1.13x: docs/engine-lab.md)
     small_cache_cold_per_shape
-                     a variant not in the article: the same windows, every shape's block from a
-                     cold cache (the connection closed and reopened), which isolates the shapes
+                     a variant not in the article: every shape's block from a cold cache (the
+                     connection closed and reopened) after its own warm-ups, which isolates the shapes
 
-Shapes: whole = index range scan + FETCH; projection = the same FETCH (mongod reads the whole
+Shapes: whole = index range scan + FETCH (each record by mongod's seekExact: the record cursor
+stays on its page until the next record, so eviction cannot take a page between two of its
+documents; resetting it after every record made 16 KB queries read pages 2-6 times); projection = the same FETCH (mongod reads the whole
 document, then its PROJECTION_SIMPLE steps over the fields to createdAt and total: only those two
 are decoded here too); covered = the index alone. Per query the engine's
 statistics give bytes and pages read into the cache and block-manager bytes read.
@@ -60,6 +64,7 @@ class EngineRun:
     cache_mb: int
     cold_start: str     # none: warmed with the whole collection | once: one cold start | per_shape
     warmups: int
+    warmups_in: str = "first"   # the warm-ups before the first shape only | before each (protocol.WARMUPS_IN)
 
     @property
     def seed_index(self) -> int:
@@ -83,7 +88,7 @@ def engine_runs(engine_docsize: dict, sizes_kb: list[int]) -> list[EngineRun]:
             EngineRun("random_windows", "random", large, "none", warmups),
             EngineRun("small_cache", "random", small, "once", warmups)]
     if engine_docsize.get("cold_per_shape_variant", True):
-        runs.append(EngineRun(COLD_PER_SHAPE, "random", small, "per_shape", warmups))
+        runs.append(EngineRun(COLD_PER_SHAPE, "random", small, "per_shape", warmups, warmups_in="each"))
     return runs
 
 
@@ -197,7 +202,8 @@ def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: Engi
             plan = plan_blocks(documents=documents, window=window, windows=run.windows,
                                warmups=run.warmups, queries=int(engine_docsize["queries"]),
                                seed=[int(study["seed"]), run.seed_index, 0],
-                               cold_cache=run.cold_start == "per_shape", shapes=SHAPES)
+                               cold_cache=run.cold_start == "per_shape", shapes=SHAPES,
+                               warmups_in=run.warmups_in)
             for block in plan.blocks:
                 if block.cold_cache:
                     engine.reopen()
@@ -237,6 +243,9 @@ def summarize(queries: pl.DataFrame, settings: EngineSettings, wt_version: str, 
                   pl.col("n_returned").median().alias("n_returned_median"),
                   pl.col("bytes_read_into_cache").median().alias("bytes_read_into_cache_median"),
                   pl.col("bytes_read_into_cache").mean().alias("bytes_read_into_cache_mean"),
+                  # the per-query spread: the verdicts weigh a mean of 30 against its sampling error
+                  pl.col("bytes_read_into_cache").std().fill_null(0.0).alias("bytes_read_into_cache_std"),
+                  (pl.col("bytes_read_into_cache") == 0).mean().alias("zero_read_share"),
                   pl.col("pages_read_into_cache").median().alias("pages_read_median"),
                   pl.col("block_bytes_read").median().alias("block_bytes_read_median"),
                   pl.col("cold_start").any().alias("cold_blocks")))

@@ -29,6 +29,7 @@ import numpy as np
 SHAPES = ("whole", "projection", "covered")
 WINDOW_MODES = ("same", "random")   # the same (middle) window for every query | a random one per query
 BLOCK_ORDERS = ("given", "shuffled")  # shapes in the order given | a seeded permutation of them
+WARMUPS_IN = ("each", "first")   # warm-ups before every block | before the first block only
 PHASES = ("warmup", "measured")
 
 
@@ -108,14 +109,16 @@ def window_starts(windows: str, count: int, documents: int, window: int, rng: np
 
 def plan_blocks(*, documents: int, window: int, windows: str, warmups: int, queries: int,
                 seed: int | Sequence[int], cold_cache: bool, shapes: Sequence[str] = SHAPES,
-                order: str = "given") -> Plan:
+                order: str = "given", warmups_in: str = "each") -> Plan:
     """Plan one run: a block per shape, each with its own warm-ups and measured windows.
 
     documents: orders in the collection (one a minute, so a position is an order and a minute);
     window: orders per window; windows: `same` or `random`; warmups / queries: per block;
     seed: the run's seed (an int or a sequence, e.g. [study seed, run index, family index]);
     cold_cache: every block must start from a cold cache; order: `given` (shapes as listed) or
-    `shuffled` (a permutation drawn from the seed, recorded in Plan.block_order).
+    `shuffled` (a permutation drawn from the seed, recorded in Plan.block_order); warmups_in:
+    `each` block has its warm-ups, or only the `first` (the collection is warmed once, then every
+    shape's measured queries follow: the article's bytes-read table fits this, docs/engine-lab.md).
     """
     documents = _check("documents", documents, 1)
     window = _check("window", window, 1)
@@ -127,6 +130,11 @@ def plan_blocks(*, documents: int, window: int, windows: str, warmups: int, quer
         raise ValueError(f"unknown windows {windows!r}; allowed: {', '.join(WINDOW_MODES)}")
     if order not in BLOCK_ORDERS:
         raise ValueError(f"unknown block order {order!r}; allowed: {', '.join(BLOCK_ORDERS)}")
+    if warmups_in not in WARMUPS_IN:
+        raise ValueError(f"unknown warmups_in {warmups_in!r}; allowed: {', '.join(WARMUPS_IN)}")
+    if warmups_in == "first" and cold_cache:
+        raise ValueError("warmups_in='first' with cold_cache: every block but the first would start cold "
+                         "and unwarmed; use warmups_in='each'")
     shapes = tuple(shapes)
     if not shapes or len(set(shapes)) != len(shapes):
         raise ValueError(f"shapes must be distinct and at least one, got {list(shapes)}")
@@ -137,16 +145,17 @@ def plan_blocks(*, documents: int, window: int, windows: str, warmups: int, quer
     blocks = []
     for index, shape in enumerate(shapes):
         rng = np.random.default_rng(base + [shape_key(shape)])
-        starts = (window_starts(windows, warmups, documents, window, rng)
+        block_warmups = warmups if warmups_in == "each" or index == 0 else 0
+        starts = (window_starts(windows, block_warmups, documents, window, rng)
                   + window_starts(windows, queries, documents, window, rng))
         planned = tuple(
-            PlannedQuery(block=index, shape=shape, query=i, phase="warmup" if i < warmups else "measured",
-                         rep=i if i < warmups else i - warmups, window_start=int(start),
+            PlannedQuery(block=index, shape=shape, query=i, phase="warmup" if i < block_warmups else "measured",
+                         rep=i if i < block_warmups else i - block_warmups, window_start=int(start),
                          window_end=int(start) + window, cold_start=bool(cold_cache and i == 0))
             for i, start in enumerate(starts))
         blocks.append(Block(index=index, shape=shape, cold_cache=bool(cold_cache), queries=planned))
     return Plan(windows=windows, block_order=shapes, blocks=tuple(blocks))
 
 
-__all__ = ["SHAPES", "WINDOW_MODES", "BLOCK_ORDERS", "PHASES", "PlannedQuery", "Block", "Plan", "plan_blocks",
+__all__ = ["SHAPES", "WINDOW_MODES", "BLOCK_ORDERS", "WARMUPS_IN", "PHASES", "PlannedQuery", "Block", "Plan", "plan_blocks",
            "shape_key", "window_starts"]

@@ -106,8 +106,12 @@ class IndexTable:
         return [decode_fields(key) for key, _ in self.scan(lower, upper)]
 
     def fetch(self, records, lower: tuple, upper: tuple) -> list[bytes]:
-        """FETCH: the whole stored document of every match (BSON bytes)."""
-        return [records.read(record_id) for _, record_id in self.scan(lower, upper)]
+        """FETCH: the whole stored document of every match (BSON bytes), each by mongod's seekExact
+        (the record cursor stays on its page until the next document), the cursor reset at the end."""
+        try:
+            return [records.seek_exact(record_id) for _, record_id in self.scan(lower, upper)]
+        finally:
+            records.end_seeks()
 
 
 __all__ = ["IndexTable", "index_config"]

@@ -90,6 +90,22 @@ class RecordStore:
         self.cursor.reset()
         return value
 
+    def seek_exact(self, record_id: int) -> bytes:
+        """The record, the cursor left positioned on its page, as mongod's record store cursor
+        leaves it (WiredTigerRecordStoreCursorBase::seekExact searches and returns the value in the
+        cursor's page; only save() resets it). A FETCH over many records keeps each page pinned
+        until the next search, so eviction cannot take a page between two of its documents; the
+        caller resets the cursor when its batch ends (`end_seeks`)."""
+        self.cursor.set_key(record_id)
+        if self.cursor.search() != 0:
+            self.cursor.reset()
+            raise KeyError(f"record {record_id} not in {self.uri}")
+        return self.cursor.get_value()
+
+    def end_seeks(self) -> None:
+        """mongod's save(): release the page the last seek_exact left pinned."""
+        self.cursor.reset()
+
     def update(self, record_id: int, new: bytes, old: bytes | None = None) -> str:
         """Replace the record with `new` the way mongod does; returns 'modify', 'reserve' or 'update'
         (the whole document, written with insert()). `old`, when the caller has it, saves copying
