@@ -113,8 +113,8 @@ def test_overlay_has_one_colour_per_run(tmp_path):
     other = make_tree(tmp_path / "b", "7.0.14", "host-b", ROWS_B, comparison=[(10, 15.0), (25, 5.0)])
     runs = load_runs(this, [other])
     spec = overlay_spec("flatnested", runs)
-    assert spec["encoding"]["color"]["field"] == "run"
-    assert spec["encoding"]["color"]["scale"]["domain"] == [r.label for r in runs]
+    color = spec["layer"][0]["encoding"]["color"]   # the runs' lines (their hollow points: the next layer)
+    assert color["field"] == "run" and color["scale"]["domain"] == [r.label for r in runs]
     values = next(iter(spec["datasets"].values()))
     assert {(v["run"], v["x"], v["y"]) for v in values} == {
         (runs[0].label, 10.0, 20.0), (runs[0].label, 25.0, 30.0), (runs[1].label, 10.0, 15.0), (runs[1].label, 25.0, 5.0)}
@@ -143,6 +143,9 @@ def no_server_tree(root: Path, ns: list[int], verdicts: list[str]) -> Path:
                   for i, v in enumerate(verdicts)]).write_csv(engine / "published_vs_engine.csv")
     (engine / "provenance.json").write_text(json.dumps({"server_kind": "engine",
                                                         "server": {"wiredtiger_version": "11.2.0"}}))
+    pl.DataFrame([{"profile": profile, "workload": workload, "n": n, "log_bytes": n * per_op, "server_kind": "engine"}
+                  for profile, per_op in (("standalone", 128), ("replset-1", 512)) for workload in ("insert", "push")
+                  for n in ns]).write_csv(engine / "log_bytes.csv")
     (results / "arraygrowth" / "not_run.json").write_text(json.dumps(
         {"part": "mongod", "reason": "no MongoDB server", "fix": "start a Docker engine"}))
     config = {"server": {"backend": "none", "uri": None}, "studies": ["arraygrowth"],
@@ -172,3 +175,51 @@ def test_compare_with_a_no_server_tree_shows_its_engine_results_and_the_settings
     assert "verdict: lab-b: no server (engine lab and models)" in engine
     row = re.search(r"<tr><td>finding 1</td>.*?</tr>", engine, re.S).group(0)
     assert "not reproduced" in row and ">reproduced<" in row   # this run's verdict beside lab-b's
+    # and both runs' engine-lab journal bytes in one figure, against the article's, the differing N named
+    found = re.search(r'<script type="application/json" data-figure="fig-arraygrowth-engine_compare_runs">(.*?)</script>',
+                      section, re.S)
+    assert found, "no engine-lab comparison figure"
+    spec = json.loads(found.group(1))
+    values = next(iter(spec["datasets"].values()))
+    drawn = {(v["run"], v["facet"], v["x"]) for v in values}
+    this_label, other_label = "this run: no server (engine lab and models)", "lab-b: no server (engine lab and models)"
+    assert {(this_label, "standalone", 400.0), (other_label, "standalone", 1600.0), (other_label, "replset-1", 800.0),
+            ("published", "standalone", 40000.0), ("published", "replset-1", 10000.0)} <= drawn
+    assert not {(this_label, "standalone", 800.0), (other_label, "standalone", 200.0)} & drawn
+    assert {v["y"] for v in values if v["run"] == other_label and v["facet"] == "replset-1"} == {800 * 512, 1600 * 512}
+    subtitle = " ".join(spec["title"]["subtitle"])
+    assert "lab-b: engine.arraygrowth.ns = [800, 1600] (this run: [200, 400])" in subtitle
+    assert "WiredTiger engine lab" in subtitle and "engine.docsize" not in subtitle
+
+
+def _engine_table(results: Path, study: str, table: str, rows: list[dict]) -> None:
+    (results / study / "engine").mkdir(parents=True, exist_ok=True)
+    pl.DataFrame(rows).write_csv(results / study / "engine" / f"{table}.csv")
+
+
+def test_engine_overlay_of_appversions_and_docsize_draws_each_run_and_the_published(tmp_path):
+    from costlab.report.compare import engine_overlay_spec
+
+    trees = [no_server_tree(tmp_path / name, [200], ["reproduced"]) for name in ("a", "b")]
+    for scale, results in zip((1.0, 2.0), trees):
+        _engine_table(results, "appversions", "storage", [
+            {"version": v, "storage_bytes_per_event": 10.0 * scale, "index_bytes_per_event": 5.0 * scale,
+             "published_storage_bytes_per_event": 9.0, "published_index_bytes_per_event": p}
+            for v, p in (("appV1", 4.0), ("appV6R4", None))])
+        _engine_table(results, "docsize", "cache_reads", [
+            {"run": run, "size_kb": 64, "shape": "projection", "bytes_read_into_cache_median": 1000.0 * scale}
+            for run in ("small_cache", "random_windows")])
+    runs = load_runs(trees[0], [trees[1]])
+    values = next(iter(engine_overlay_spec("appversions", runs)["datasets"].values()))
+    # storage + index per event; the published appV6R4 has no index bytes: not drawn (not as 9 + 0)
+    assert {(v["run"], v["x"], v["y"]) for v in values} == {
+        (runs[0].label, "appV1", 15.0), (runs[0].label, "appV6R4", 15.0), (runs[1].label, "appV1", 30.0),
+        (runs[1].label, "appV6R4", 30.0), ("published", "appV1", 13.0)}
+    spec = engine_overlay_spec("docsize", runs)
+    values = next(iter(spec["datasets"].values()))
+    assert {(v["run"], v["y"]) for v in values if v["run"] != "published"} == {(runs[0].label, 1000.0),
+                                                                             (runs[1].label, 2000.0)}
+    published = {(v["facet"], v["x"]) for v in values if v["run"] == "published"}
+    assert ("projection", "64") in published and all(x in {"1", "4", "16", "64"} for _, x in published)
+    assert "the runs' engine settings are the same" in " ".join(spec["title"]["subtitle"])
+    assert engine_overlay_spec("docsize", runs[:1]) is None   # one run: nothing to compare

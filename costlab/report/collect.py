@@ -17,7 +17,8 @@ import polars as pl
 from costlab.digests import edited_reason, without_edited_verdicts
 from costlab.inputs import InputError, rebuild_command
 from costlab.report.charts import STAND_IN_LABEL
-from costlab.report.compare import VERDICT_TABLES, load_runs, merged_published, notes, overlay_spec
+from costlab.report.compare import (VERDICT_TABLES, engine_overlay_spec, load_runs, merged_published, notes,
+                                    overlay_spec)
 from costlab.report.studies import STUDIES, StudyInfo
 from costlab.server.provenance import is_stand_in, read_provenance
 
@@ -324,6 +325,12 @@ def add_comparison(sections: list[StudySection], results_dir: Path, compare_with
                        "run's own tables; the legend names each run's server version and host.</p>")
             section.figures.insert(0, FigureItem("compare_runs", caption, spec=spec,
                                                  stand_in=any(r.stand_in for r in runs)))
+        engine_spec = engine_overlay_spec(study, runs)
+        if engine_spec is not None:
+            caption = ("<p>The study's engine-lab results in every run that has them (WiredTiger driven as mongod "
+                       "drives it, no server), one colour per run, the published values in black; the subtitle names "
+                       "the settings that differ between the runs.</p>")
+            section.figures.insert(0, FigureItem("engine_compare_runs", caption, spec=engine_spec, stand_in=False))
 
 
 def collect_sections(results_dir: Path, config: dict, study_targets: dict[str, list[str]] | None,

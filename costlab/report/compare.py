@@ -238,44 +238,142 @@ def merged_published(study: str, runs: list[Run], this_frame: pl.DataFrame | Non
     return merged.sort("_order").drop("_order")
 
 
+def _selected(path: Path, x: str, ys: tuple[str, ...], x_type: str, facet: str | None,
+              filters: tuple[tuple[str, str], ...], series: str) -> pl.DataFrame | None:
+    """(x, y, series[, facet]) from one CSV: rows kept by `filters`, y the sum of `ys`; None when the file is
+    absent, unreadable (the run's notes say what is wrong with its tree) or lacks a column."""
+    if not path.exists():
+        return None
+    try:
+        frame = pl.read_csv(path, infer_schema_length=10000)
+    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError):
+        return None
+    if any(c not in frame.columns for c in (x, *ys, *(filter(None, [facet])), *(k for k, _ in filters))):
+        return None
+    for column, value in filters:
+        frame = frame.filter(pl.col(column).cast(pl.Utf8) == value)
+    cols = [pl.col(x).cast(pl.Utf8 if x_type == "O" else pl.Float64).alias("x"),
+            pl.sum_horizontal(pl.col(y).cast(pl.Float64, strict=False) for y in ys).alias("y"),
+            pl.lit(series).alias("run")]
+    if facet:
+        cols.append(pl.col(facet).cast(pl.Utf8).alias("facet"))
+    # a row missing any part of y is not drawn (sum_horizontal would count it as 0)
+    present = pl.all_horizontal(pl.col(y).is_not_null() for y in ys)
+    return frame.filter(present).select(cols).drop_nulls(["x", "y"])
+
+
+# Vega's category10, one per run in order; the published values, where drawn, in black.
+RUN_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+              "#17becf")
+
+
+def _runs_chart(data: pl.DataFrame, labels: list[str], x_type: str, x_title: str, y_title: str, facet: str | None,
+                log: bool = False, published: str | None = None) -> alt.TopLevelMixin:
+    """One line with hollow points per run (colour = run, the legend naming each run); the `published` series'
+    rows as black hollow diamonds. log: both axes log (a quantitative x)."""
+    domain = labels + ([published] if published else [])
+    colors = [RUN_COLORS[i % len(RUN_COLORS)] for i in range(len(labels))] + (["#000000"] if published else [])
+    log_scale = {"scale": alt.Scale(type="log")} if log else {}
+    base = alt.Chart(data).encode(
+        x=alt.X(f"x:{x_type}", title=x_title, **(log_scale if x_type == "Q" else {})),
+        y=alt.Y("y:Q", title=y_title, **log_scale),
+        color=alt.Color("run:N", title="run", scale=alt.Scale(domain=domain, range=colors),
+                        legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
+        tooltip=["run:N", "x", alt.Tooltip("y:Q", format=",.4g")])
+    runs = base.transform_filter(alt.datum.run != (published or ""))
+    layers = [runs.mark_line(), runs.mark_point(filled=False, size=60, strokeWidth=2)]
+    if published:
+        layers.append(base.transform_filter(alt.datum.run == published).mark_point(
+            shape="diamond", filled=False, size=130, strokeWidth=2))
+    chart = alt.layer(*layers).properties(width=260 if facet else 420, height=240)
+    return chart.facet(column=alt.Column("facet:N", title=facet)) if facet else chart
+
+
 def overlay_spec(study: str, runs: list[Run]) -> dict | None:
     """Vega-Lite spec of the study's main measurement with one colour per run (None: nothing to draw)."""
     overlay = OVERLAYS.get(study)
     if overlay is None:
         return None
-    parts = []
-    for run in runs:
-        path = run.folder / study / "tables" / f"{overlay.table}.csv"
-        if not path.exists():
-            continue
-        try:
-            frame = pl.read_csv(path, infer_schema_length=10000)
-        except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError):
-            continue   # an unreadable table of one run: the run's notes say what is wrong with its tree
-        if any(c not in frame.columns for c in (overlay.x, overlay.y, *(filter(None, [overlay.facet])),
-                                                 *(k for k, _ in overlay.filters))):
-            continue
-        for column, value in overlay.filters:
-            frame = frame.filter(pl.col(column).cast(pl.Utf8) == value)
-        cols = [pl.col(overlay.x).cast(pl.Utf8 if overlay.x_type == "O" else pl.Float64).alias("x"),
-                pl.col(overlay.y).cast(pl.Float64, strict=False).alias("y"), pl.lit(run.label).alias("run")]
-        if overlay.facet:
-            cols.append(pl.col(overlay.facet).cast(pl.Utf8).alias("facet"))
-        parts.append(frame.select(cols).drop_nulls(["x", "y"]))
-    data = pl.concat(parts) if parts else pl.DataFrame()
+    parts = [_selected(run.folder / study / "tables" / f"{overlay.table}.csv", overlay.x, (overlay.y,),
+                       overlay.x_type, overlay.facet, overlay.filters, run.label) for run in runs]
+    data = pl.concat([p for p in parts if p is not None]) if any(p is not None for p in parts) else pl.DataFrame()
     if data.is_empty():
         return None
-    labels = [r.label for r in runs]
-    base = alt.Chart(data).encode(
-        x=alt.X(f"x:{overlay.x_type}", title=overlay.x),
-        y=alt.Y("y:Q", title=overlay.y_title),
-        color=alt.Color("run:N", title="run", scale=alt.Scale(domain=labels, scheme="category10"),
-                        legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
-        tooltip=["run:N", "x", alt.Tooltip("y:Q", format=",.4g")])
-    chart = base.mark_line(point=True).properties(width=260 if overlay.facet else 420, height=240)
-    if overlay.facet:
-        chart = chart.facet(column=alt.Column("facet:N", title=overlay.facet))
+    chart = _runs_chart(data, [r.label for r in runs], overlay.x_type, overlay.x, overlay.y_title, overlay.facet)
     stand_in = any(r.stand_in for r in runs)
     return titled(chart, overlay.title, stand_in=stand_in,
                   subtitle=f"one colour per run; tables/{overlay.table}.csv of each").to_dict()
 
+
+@dataclass(frozen=True)
+class EngineOverlay:
+    """A study's engine-lab measurement (results/<study>/engine/<table>.csv) drawn for every run that has it,
+    with the published values (from resources/published/<published>, or columns of the run's own table)."""
+    table: str
+    x: str
+    y: tuple[str, ...]              # summed
+    x_type: str
+    title: str
+    y_title: str
+    facet: str | None = None
+    filters: tuple[tuple[str, str], ...] = ()
+    log: bool = False               # both axes
+    published: str | None = None                  # a CSV in resources/published/
+    published_y: tuple[str, ...] = ()             # its y column(s); or, with published=None, this run's table's
+    published_filters: tuple[tuple[str, str], ...] = ()
+
+
+ENGINE_OVERLAYS: dict[str, EngineOverlay] = {
+    "arraygrowth": EngineOverlay("log_bytes", "n", ("log_bytes",), "Q", "Journal bytes of N $push on the engine lab, "
+                                 "runs overlaid", "journal bytes written (bytes, log)", facet="profile",
+                                 filters=(("workload", "push"),), log=True, published="arraygrowth_log_bytes.csv",
+                                 published_y=("log_bytes",), published_filters=(("workload", "push"),)),
+    "docsize": EngineOverlay("cache_reads", "size_kb", ("bytes_read_into_cache_median",), "O",
+                             "Bytes read into the cache per query on the engine lab, small cache, runs overlaid",
+                             "bytes read into cache per query (median)", facet="shape",
+                             filters=(("run", "small_cache"),), published="docsize_query_tables.csv",
+                             published_y=("value",),
+                             published_filters=(("run", "small_cache"), ("metric", "bytes_read_into_cache"))),
+    "appversions": EngineOverlay("storage", "version", ("storage_bytes_per_event", "index_bytes_per_event"), "O",
+                                 "Storage per event by app version on the engine lab, runs overlaid",
+                                 "storage + index bytes per event",
+                                 published_y=("published_storage_bytes_per_event", "published_index_bytes_per_event")),
+}
+PUBLISHED_SERIES = "published"
+
+
+def engine_overlay_spec(study: str, runs: list[Run], published_dir: Path | None = None) -> dict | None:
+    """Vega-Lite spec of the study's engine-lab results in every run that has them (at least two), one colour
+    per run, the published values as black diamonds; the subtitle names the settings that differ between
+    the runs (another N, cache or compressor answers the same question on other data). None: nothing to
+    overlay."""
+    from costlab.published import PUBLISHED_DIR
+    from costlab.report.charts import ENGINE_LABEL
+
+    overlay = ENGINE_OVERLAYS.get(study)
+    if overlay is None:
+        return None
+    parts = [_selected(run.folder / study / "engine" / f"{overlay.table}.csv", overlay.x, overlay.y,
+                       overlay.x_type, overlay.facet, overlay.filters, run.label) for run in runs]
+    drawn = [p for p in parts if p is not None and not p.is_empty()]
+    if len(drawn) < 2:
+        return None
+    if overlay.published:
+        published = _selected(Path(published_dir or PUBLISHED_DIR) / overlay.published, overlay.x, overlay.published_y,
+                              overlay.x_type, overlay.facet, overlay.published_filters, PUBLISHED_SERIES)
+    else:
+        published = _selected(runs[0].folder / study / "engine" / f"{overlay.table}.csv", overlay.x,
+                              overlay.published_y, overlay.x_type, overlay.facet, overlay.filters, PUBLISHED_SERIES)
+    if published is not None and not published.is_empty():
+        drawn.append(published)
+    else:
+        published = None
+    chart = _runs_chart(pl.concat(drawn, how="vertical_relaxed"), [r.label for r in runs], overlay.x_type, overlay.x,
+                        overlay.y_title, overlay.facet, overlay.log, PUBLISHED_SERIES if published is not None else None)
+    differing = [f"{other.name}: " + "; ".join(diffs) for other in runs[1:]
+                 if (diffs := [d for d in differences(study, runs[0], other) if not d.startswith("server.")])]
+    subtitle = (f"{ENGINE_LABEL}; one colour per run, engine/{overlay.table}.csv of each"
+                + ("; black diamonds: published" if published is not None else "")
+                + ("; settings that differ: " + " | ".join(differing) if differing
+                   else "; the runs' engine settings are the same"))
+    return titled(chart, overlay.title, subtitle=subtitle).to_dict()
