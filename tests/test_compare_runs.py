@@ -220,6 +220,13 @@ def test_engine_overlay_of_appversions_and_docsize_draws_each_run_and_the_publis
     assert {(v["run"], v["y"]) for v in values if v["run"] != "published"} == {(runs[0].label, 1000.0),
                                                                              (runs[1].label, 2000.0)}
     published = {(v["facet"], v["x"]) for v in values if v["run"] == "published"}
-    assert ("projection", "64") in published and all(x in {"1", "4", "16", "64"} for _, x in published)
-    assert "the runs' engine settings are the same" in " ".join(spec["title"]["subtitle"])
+    assert ("projection", 64.0) in published and all(x in {1.0, 4.0, 16.0, 64.0} for _, x in published)
+    subtitle = " ".join(spec["title"]["subtitle"])
+    assert "the runs' engine settings are the same" in subtitle and "overlap" not in subtitle
+    # the same engine values in two runs: the line drawn last hides the other, so the subtitle says so
+    import shutil
+    shutil.copytree(trees[0].parent, tmp_path / "copy")
+    same = load_runs(trees[0], [tmp_path / "copy"])
+    subtitle = " ".join(engine_overlay_spec("docsize", same)["title"]["subtitle"])
+    assert f"{same[1].name} and this run overlap at 64 (projection)" in subtitle
     assert engine_overlay_spec("docsize", runs[:1]) is None   # one run: nothing to compare

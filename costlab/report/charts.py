@@ -151,17 +151,19 @@ def coincident_series(frame: pl.DataFrame, series: str, x: str, y: str, panel: s
     else:
         groups = (together.sort(x).group_by("_group", maintain_order=True).agg(pl.col(x))
                   .with_columns(pl.lit(points[x].n_unique()).alias("_xs")))
-    sentences = []
+    found: dict[tuple[str, str], list[str]] = {}   # (who, where) -> panels, so one sentence names them all
     for row in groups.sort(*keys, "_group").iter_rows(named=True):   # a few rows: one per panel and group
         names, xs = row["_group"].split("\x1f"), row[x]
-        if any("," in name for name in names):   # 'projection, two fields' and 'whole documents'
-            names = [f"'{name}'" for name in names]
         if len(xs) < min_share * row["_xs"]:
             continue
+        if any("," in name for name in names):   # 'projection, two fields' and 'whole documents'
+            names = [f"'{name}'" for name in names]
         where = ("at every point" if len(xs) == row["_xs"] and len(xs) > 1 else
                  "at " + ", ".join(x_text.format(_number_text(v)) for v in xs[:6]) + (", …" if len(xs) > 6 else ""))
-        sentences.append(f"{', '.join(names[:-1])} and {names[-1]} overlap {where}" + (f" ({row[panel]})" if panel else ""))
-    return sentences
+        found.setdefault((f"{', '.join(names[:-1])} and {names[-1]}", where), []).append(
+            str(row[panel]) if panel else "")
+    return [f"{who} overlap {where}" + (f" ({'; '.join(panels)})" if panel else "")
+            for (who, where), panels in found.items()]
 
 
 def coincidence_note(sentences: list[str], what: str = "") -> str | None:

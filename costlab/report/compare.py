@@ -15,7 +15,7 @@ import altair as alt
 import polars as pl
 
 from costlab.digests import EDITED_TEXT, edited_reason
-from costlab.report.charts import titled
+from costlab.report.charts import coincidence_note, coincident_series, titled
 from costlab.report.runs import check_tree, read_manifest, results_dir
 from costlab.report.settings import concerns, flatten
 from costlab.server.provenance import is_stand_in
@@ -267,16 +267,23 @@ RUN_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", 
               "#17becf")
 
 
+# Axis scales an overlay may ask for: Vega-Lite scale properties by name.
+SCALES = {"linear": {}, "log": {"type": "log"}, "log2": {"type": "log", "base": 2},
+          "symlog": {"type": "symlog", "constant": 1000}}   # bytes: 0 B on a log-like axis above 1 kB
+
+
 def _runs_chart(data: pl.DataFrame, labels: list[str], x_type: str, x_title: str, y_title: str, facet: str | None,
-                log: bool = False, published: str | None = None) -> alt.TopLevelMixin:
+                scales: tuple[str, str] = ("linear", "linear"), published: str | None = None) -> alt.TopLevelMixin:
     """One line with hollow points per run (colour = run, the legend naming each run); the `published` series'
-    rows as black hollow diamonds. log: both axes log (a quantitative x)."""
+    rows as black hollow diamonds. scales: the x and y axes' (SCALES); an ordinal x keeps the data's order."""
     domain = labels + ([published] if published else [])
     colors = [RUN_COLORS[i % len(RUN_COLORS)] for i in range(len(labels))] + (["#000000"] if published else [])
-    log_scale = {"scale": alt.Scale(type="log")} if log else {}
+    x_values = sorted(set(data["x"].to_list())) if x_type == "Q" and scales[0] != "linear" else alt.Undefined
     base = alt.Chart(data).encode(
-        x=alt.X(f"x:{x_type}", title=x_title, **(log_scale if x_type == "Q" else {})),
-        y=alt.Y("y:Q", title=y_title, **log_scale),
+        x=alt.X(f"x:{x_type}", title=x_title, sort=None if x_type == "O" else alt.Undefined,
+                scale=alt.Scale(**SCALES[scales[0]]), axis=alt.Axis(values=x_values)),
+        y=alt.Y("y:Q", title=y_title, scale=alt.Scale(**SCALES[scales[1]]),
+                axis=alt.Axis(format="~s") if scales[1] != "linear" else alt.Axis()),
         color=alt.Color("run:N", title="run", scale=alt.Scale(domain=domain, range=colors),
                         legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
         tooltip=["run:N", "x", alt.Tooltip("y:Q", format=",.4g")])
@@ -317,7 +324,7 @@ class EngineOverlay:
     y_title: str
     facet: str | None = None
     filters: tuple[tuple[str, str], ...] = ()
-    log: bool = False               # both axes
+    scales: tuple[str, str] = ("linear", "linear")   # x and y: SCALES
     published: str | None = None                  # a CSV in resources/published/
     published_y: tuple[str, ...] = ()             # its y column(s); or, with published=None, this run's table's
     published_filters: tuple[tuple[str, str], ...] = ()
@@ -326,11 +333,11 @@ class EngineOverlay:
 ENGINE_OVERLAYS: dict[str, EngineOverlay] = {
     "arraygrowth": EngineOverlay("log_bytes", "n", ("log_bytes",), "Q", "Journal bytes of N $push on the engine lab, "
                                  "runs overlaid", "journal bytes written (bytes, log)", facet="profile",
-                                 filters=(("workload", "push"),), log=True, published="arraygrowth_log_bytes.csv",
+                                 filters=(("workload", "push"),), scales=("log", "log"), published="arraygrowth_log_bytes.csv",
                                  published_y=("log_bytes",), published_filters=(("workload", "push"),)),
-    "docsize": EngineOverlay("cache_reads", "size_kb", ("bytes_read_into_cache_median",), "O",
+    "docsize": EngineOverlay("cache_reads", "size_kb", ("bytes_read_into_cache_median",), "Q",
                              "Bytes read into the cache per query on the engine lab, small cache, runs overlaid",
-                             "bytes read into cache per query (median)", facet="shape",
+                             "bytes read into cache per query (median, symlog)", facet="shape", scales=("log2", "symlog"),
                              filters=(("run", "small_cache"),), published="docsize_query_tables.csv",
                              published_y=("value",),
                              published_filters=(("run", "small_cache"), ("metric", "bytes_read_into_cache"))),
@@ -369,11 +376,17 @@ def engine_overlay_spec(study: str, runs: list[Run], published_dir: Path | None 
     else:
         published = None
     chart = _runs_chart(pl.concat(drawn, how="vertical_relaxed"), [r.label for r in runs], overlay.x_type, overlay.x,
-                        overlay.y_title, overlay.facet, overlay.log, PUBLISHED_SERIES if published is not None else None)
+                        overlay.y_title, overlay.facet, overlay.scales,
+                        PUBLISHED_SERIES if published is not None else None)
     differing = [f"{other.name}: " + "; ".join(diffs) for other in runs[1:]
                  if (diffs := [d for d in differences(study, runs[0], other) if not d.startswith("server.")])]
+    names = {r.label: r.name for r in runs}   # the note names runs by name; the legend has their labels
+    mine = pl.concat(drawn[:len(drawn) - (published is not None)], how="vertical_relaxed").with_columns(
+        pl.col("run").replace_strict(names, default=pl.col("run")))
+    overlap = coincidence_note(coincident_series(mine, "run", "x", "y", "facet" if overlay.facet else None))
     subtitle = (f"{ENGINE_LABEL}; one colour per run, engine/{overlay.table}.csv of each"
                 + ("; black diamonds: published" if published is not None else "")
+                + (f"; {overlap}" if overlap else "")
                 + ("; settings that differ: " + " | ".join(differing) if differing
                    else "; the runs' engine settings are the same"))
     return titled(chart, overlay.title, subtitle=subtitle).to_dict()
