@@ -86,8 +86,8 @@ def plan(config: dict, argv: list[str], root: str | Path = "matrix") -> list[Mat
     if len(set(slugs)) != len(slugs):
         raise ConfigError(f"invalid config key matrix.images: {images} name the same directory twice")
     files, entries, other = split_args(argv)
-    if "--profile" not in other:
-        other = ["--profile", str(ROOT / "profiles" / "default"), *other]
+    # No --profile profiles/default: each run's directory links profiles/, so Snakemake loads it as the
+    # workflow-specific profile (passing it as well loaded it twice and printed both on one line).
     root = Path(root).resolve()
     runs = []
     for image, name in zip(images, slugs):

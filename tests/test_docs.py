@@ -81,3 +81,12 @@ def test_no_reference_to_files_outside_the_repository(md: Path):
     # Paths written in code spans count too: a reader cannot open ../shared/... from a clone.
     outside = re.findall(r"\.\./shared/\S*|/work/\S*", md.read_text())
     assert not outside, f"{md.relative_to(ROOT)} names files outside the repository: {outside}"
+
+
+def test_no_documented_command_passes_the_workflow_profile_again():
+    """profiles/default is Snakemake's workflow-specific profile, loaded on every run from the checkout: a
+    command with --profile profiles/default loads it twice and prints "Using profiles profiles/default and
+    workflow specific profile profiles/default" (the docs used to show that form)."""
+    for path in markdown_files():
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            assert not re.search(r"--profile[ =]\S*profiles/default\b", line), f"{path.relative_to(ROOT)}:{number}: {line}"

@@ -74,6 +74,9 @@ def test_each_run_plans_the_server_setup_and_every_measurement(tmp_path):
                      "flatnested_measure", "uniqueidx_conformance", "report"):
             assert rule in text, (run.image, rule)
         assert "mongod_not_run" not in text  # an explicit docker backend is never "no server"
+        # profiles/default is the workflow-specific profile: loaded once, announced at most once
+        profile_lines = [line for line in text.splitlines() if line.startswith("Using ") and "profile" in line]
+        assert len(profile_lines) <= 1 and "profiles/default and workflow specific" not in text, profile_lines
 
 
 def test_dry_run_prints_one_command_per_image(tmp_path):
