@@ -335,9 +335,12 @@ def run_version_job(config: dict, name: str, row_path: str | Path) -> dict:
         events = write_engine_events(int(settings["events_per_year"]), int(study["seed"]),
                                      study.get("event_window", "calendar"), events_path)
         cache_mb = engine_cache_mb(events, settings.get("cache_mb"))
-        row = measure_version(name, events_path, home / "wt", cache_mb=cache_mb, grown_by=settings["grown_by"],
-                              checkpoint_every=int(settings["checkpoint_every_events"]),
-                              batch_size=int(study["batch_size"]), workers=int(study["load_workers"]))
+        # a version job runs 6-21 s at the default: its bar counts the upserts applied (one per event)
+        with progress(total=events, desc=f"engine {name}", unit="event") as bar:
+            row = measure_version(name, events_path, home / "wt", cache_mb=cache_mb, grown_by=settings["grown_by"],
+                                  checkpoint_every=int(settings["checkpoint_every_events"]),
+                                  batch_size=int(study["batch_size"]), workers=int(study["load_workers"]),
+                                  on_batch=lambda worker, statements: bar.update(len(statements)))
     row["cache_mb"] = cache_mb
     ended = datetime.now(timezone.utc)
     record = {"row": row, "provenance": engine_provenance(
