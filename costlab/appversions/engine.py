@@ -301,7 +301,7 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.Da
     return _frame(rows)
 
 
-# The article's WiredTiger cache (1.5 GB on its 4 GB database machine, Part 2's load-test notes) against
+# The article's WiredTiger cache (1.5 GB on its 4 GB database machine, Part 3's appV6R0 notes) against
 # its 500 M events: the engine's cache is scaled by events / 500 M so the collection outgrows it as
 # the article's did (a checkpoint then writes only the pages dirtied since the last one, and eviction
 # writes pages between checkpoints), at least WiredTiger's 1 MB minimum cache_size.
