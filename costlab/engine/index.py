@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from costlab.engine.cursors import check_formats, key_bytes, set_key_bytes, set_value_bytes, value_bytes
 from costlab.engine.keys import (decode_fields, decode_record_id_at_start, encode_key, id_index_entry, index_entry,
                                  split_entry)
 
@@ -39,18 +40,19 @@ class IndexTable:
         self._entry = id_index_entry if id_index else index_entry
         if create:
             engine.session.create(self.uri, index_config(logged))
-        self.cursor = engine.session.open_cursor(self.uri)
+        self.reopen_cursor()
 
     def reopen_cursor(self) -> None:
         self.cursor = self.engine.session.open_cursor(self.uri)
+        check_formats(self.cursor, ("u",))
 
     def key_values(self, document: dict) -> tuple:
         return tuple(document[f] for f in self.fields)
 
     def insert(self, document: dict, record_id: int) -> None:
         key, value = self._entry(self.key_values(document), record_id)
-        self.cursor.set_key(key)
-        self.cursor.set_value(value)
+        set_key_bytes(self.cursor, key)
+        set_value_bytes(self.cursor, value)
         self.cursor.insert()
 
     def find(self, values: tuple) -> int | None:
@@ -59,16 +61,16 @@ class IndexTable:
         KeyString (its keys are the KeyString + the record id), as an equality IXSCAN of it."""
         cursor = self.cursor
         key = encode_key(values)
-        cursor.set_key(key)
+        set_key_bytes(cursor, key)
         try:
             if self.id_index:
                 if cursor.search() != 0:
                     return None
-                return decode_record_id_at_start(cursor.get_value())
+                return decode_record_id_at_start(value_bytes(cursor))
             found = cursor.search_near()
             if found == self.engine.wt.WT_NOTFOUND or (found < 0 and cursor.next() != 0):
                 return None
-            entry = cursor.get_key()
+            entry = key_bytes(cursor)
             if not entry.startswith(key):
                 return None
             return split_entry(entry)[1]
@@ -79,7 +81,7 @@ class IndexTable:
         """(key part, record id) for lower <= key < upper, in key order (an IXSCAN)."""
         low, high = encode_key(lower)[:-1], encode_key(upper)[:-1]  # prefixes without kEnd
         cursor = self.cursor
-        cursor.set_key(low)
+        set_key_bytes(cursor, low)
         found = cursor.search_near()
         if found == self.engine.wt.WT_NOTFOUND:
             cursor.reset()
@@ -89,11 +91,11 @@ class IndexTable:
             return
         try:
             while True:
-                entry = cursor.get_key()
+                entry = key_bytes(cursor)
                 if entry[:len(high)] >= high:
                     break
                 if self.id_index:
-                    yield entry, decode_record_id_at_start(cursor.get_value())
+                    yield entry, decode_record_id_at_start(value_bytes(cursor))
                 else:
                     yield split_entry(entry)
                 if cursor.next() != 0:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from costlab.engine.cursors import check_formats, set_key_int, set_value_bytes, value_bytes
 from costlab.engine.wt import NO_COMPRESSOR, check_compressor
 
 MIN_LENGTH_FOR_DIFF = 1024   # kMinLengthForDiff
@@ -64,12 +65,13 @@ class RecordStore:
         self.block_compressor = check_compressor(block_compressor, f"block compressor of {name}")
         if create:
             engine.session.create(self.uri, record_store_config(self.block_compressor, logged))
-        self.cursor = engine.session.open_cursor(self.uri)
+        self.reopen_cursor()
         self.next_id = 1
         self.counts = UpdateCounts()
 
     def reopen_cursor(self) -> None:
         self.cursor = self.engine.session.open_cursor(self.uri)
+        check_formats(self.cursor, ("q",))
 
     def insert(self, document: bytes, record_id: int | None = None) -> int:
         """Insert BSON bytes under the next record id (mongod: a monotonically increasing int64),
@@ -77,16 +79,16 @@ class RecordStore:
         if record_id is None:
             record_id = self.next_id
             self.next_id += 1
-        self.cursor.set_key(record_id)
-        self.cursor.set_value(document)
+        set_key_int(self.cursor, record_id)
+        set_value_bytes(self.cursor, document)
         self.cursor.insert()
         return record_id
 
     def read(self, record_id: int) -> bytes:
-        self.cursor.set_key(record_id)
+        set_key_int(self.cursor, record_id)
         if self.cursor.search() != 0:
             raise KeyError(f"record {record_id} not in {self.uri}")
-        value = self.cursor.get_value()
+        value = value_bytes(self.cursor)
         self.cursor.reset()
         return value
 
@@ -111,11 +113,11 @@ class RecordStore:
         (the whole document, written with insert()). `old`, when the caller has it, saves copying
         the stored value out; the search is made either way, as mongod makes it."""
         wt, cursor = self.engine.wt, self.cursor
-        cursor.set_key(record_id)
+        set_key_int(cursor, record_id)
         if cursor.search() != 0:
             raise KeyError(f"record {record_id} not in {self.uri}")
         if old is None:
-            old = cursor.get_value()
+            old = value_bytes(cursor)
         length = len(new)
         path = "update"
         if modify_allowed(self.logged, len(old), length):
@@ -137,7 +139,7 @@ class RecordStore:
             self.counts.note("logged table" if self.logged else
                              "1 KB or less" if length <= MIN_LENGTH_FOR_DIFF else "grew over a tenth")
         if path == "update":
-            cursor.set_value(new)
+            set_value_bytes(cursor, new)
             cursor.insert()
         setattr(self.counts, path, getattr(self.counts, path) + 1)
         cursor.reset()
