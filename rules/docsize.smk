@@ -24,6 +24,7 @@ DS_DATA_PARAMS = {k: DS[k] for k in ("docs_per_collection", "seed", "customers")
 rule docsize_model:
     input:
         published="resources/published/docsize_collections.csv",
+        facts="resources/published/docsize_facts.csv",
     output:
         collections="results/docsize/model/collections.csv",
         datasets="results/docsize/model/datasets.csv",
@@ -97,6 +98,7 @@ rule docsize_tables:
         model="results/docsize/model/datasets.csv",
         published_collections="resources/published/docsize_collections.csv",
         published_queries="resources/published/docsize_query_tables.csv",
+        tolerances="resources/published/docsize_tolerances.csv",
     output:
         **DS_TABLES,
     params:

@@ -31,6 +31,7 @@ rule flatnested_model:
     input:
         values="results/flatnested/model/values.parquet",
         published_sizes="resources/published/flatnested_sample_sizes.csv",
+        tolerances="resources/published/flatnested_tolerances.csv",
     output:
         sizes="results/flatnested/model/bson_sizes.csv",
         published_vs_model="results/flatnested/model/published_vs_model.csv",  # the model's verdicts
@@ -97,6 +98,7 @@ rule flatnested_tables:
         sizes="results/flatnested/model/bson_sizes.csv",
         published_timings="resources/published/flatnested_timings.csv",
         published_sizes="resources/published/flatnested_sample_sizes.csv",
+        tolerances="resources/published/flatnested_tolerances.csv",
         provenance=expand("results/flatnested/provenance/measure_{shape}.json", shape=FN_SHAPES),
     output:
         **FN_TABLES,

@@ -58,6 +58,11 @@ def test_non_positive_and_degenerate_inputs_are_refused():
         fit_power_law([1, 2], [1.0, 2.0, 3.0])
 
 
+# the article's tables per write (arraygrowth_cursor_calls.csv at N=10000: 20000, 10006, 50012, 30082)
+INSERTS_PER_WRITE = {("standalone", "insert"): 2, ("standalone", "push"): 1, ("replset-1", "insert"): 5,
+                     ("replset-1", "push"): 3}
+
+
 def _raw(log_bytes, kind="mongod", modify=None, ns=NS):
     """Synthetic raw rows: log_bytes(profile, workload, n) -> value or None."""
     rows = []
@@ -68,7 +73,7 @@ def _raw(log_bytes, kind="mongod", modify=None, ns=NS):
                 mod = modify(profile, workload, n) if modify else None
                 rows.append({"job": f"{profile}_{workload}", "profile": profile, "workload": workload, "n": n,
                              "operations": n, "wall_s": 0.5, "log_bytes": value,
-                             "cursor_insert_calls": None if value is None else n,
+                             "cursor_insert_calls": None if value is None else INSERTS_PER_WRITE[(profile, workload)] * n,
                              "cursor_modify_calls": mod, "cursor_update_calls": None, "cursor_remove_calls": None,
                              "documents_after": 1, "elements_after": n, "max_doc_bytes_after": 100,
                              "topology": "standalone", "server_kind": kind, "backend": "docker",
@@ -125,7 +130,14 @@ def test_published_vs_reproduced_verdicts_follow_the_finding():
     tolerance = dict(zip(table["finding"], table["tolerance"]))
     assert tolerance["standalone $push: journal bytes grow quadratically with N"].startswith("k in [")
     assert all(tolerance.values()), tolerance
-    assert (table["verdict"] == "reproduced").all(), table.select("finding", "reproduced", "verdict").to_dicts()
+    verdicts = dict(zip(table["finding"], table["verdict"]))
+    # the article's N=40000 bytes per $push: this run has no such N, and says so (N=20000 is judged)
+    finding = next(f for f in verdicts if f.startswith("standalone $push journal bytes per update at N=40000 "))
+    assert verdicts.pop(finding) == "not comparable at this scale (published N=40000; this run N=" \
+        + ", ".join(map(str, NS)) + ")"
+    assert any(f.startswith("standalone $push journal bytes per update at N=20000 ") for f in verdicts)
+    assert set(verdicts.values()) == {"reproduced"}, table.select("finding", "reproduced", "verdict").to_dicts()
+    assert sum("WiredTiger insert calls per write" in f for f in verdicts) == 4
 
     # a standalone that grows only linearly does not reproduce the quadratic finding
     linear = _raw(lambda p, w, n: 512 * n, modify=_article_modify)

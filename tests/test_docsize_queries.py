@@ -229,7 +229,9 @@ ROWS_LIKE_ARTICLE = [
 
 def test_verdicts_reproduced_when_the_findings_hold():
     pvr = published_vs_reproduced(_summary(ROWS_LIKE_ARTICLE, "mongod"), _model(), PUBLISHED_QUERIES, 1000)
-    assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
+    assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
+                           "server_kind"]
+    assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     verdicts = dict(zip(pvr["metric"], pvr["verdict"]))
     assert set(verdicts.values()) == {"reproduced"}, verdicts
     reads = pvr.filter(pl.col("finding") == "projection reads whole document at small cache")

@@ -25,7 +25,9 @@ def test_smoke_study_end_to_end(smoke_all, real_mongod):
     if not real_mongod:
         assert raw["bytes_read_into_cache"].null_count() == raw.height  # missing, not 0
     pvr = pl.read_csv(out / "tables" / "published_vs_reproduced.csv")
-    assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
+    assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
+                           "server_kind"]
+    assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     provenance = json.loads((out / "provenance" / "small_cache__orders_4k.json").read_text())
     assert provenance["profile"] == "standalone-small-cache"
     if not real_mongod:

@@ -119,7 +119,8 @@ def test_findings_csv_round_trips_and_the_page_opens_with_it(tree):
     assert re.search(r'data-verdict="reproduced">16 reproduced<', block)
     assert re.search(r'data-verdict="not reproduced">2 not reproduced<', block)
     assert "within ±2 %" in block and "saving &gt; 0 %" in block
-    assert "not stated" in block  # a verdict table without a tolerance says so
+    assert "not stated" not in block
+    assert "missing from its verdict table" in block  # a verdict table without a tolerance says so
     # the header says what ran: a mongod, the engine lab and the models
     ran = re.search(r'<p class="what-ran" id="what-ran">(.*?)</p>', page, re.S).group(1)
     assert "MongoDB 8.0.4" in ran and "engine lab" in ran and "models" in ran
@@ -177,13 +178,22 @@ def test_model_checks_are_judged_by_the_published_tolerance(tmp_path):
     published = ROOT / "resources" / "published" / "docsize_collections.csv"
     datasets = pl.DataFrame({"variant": ["base", "base", "spread"], "collection": ["orders_1k", "orders_4k", "x"],
                              "size_kb": [1, 4, 1], "documents": [10, 10, 10],
-                             "avg_doc_bytes": [1024.0, 4096.0, 1.0], "published_avg_doc_bytes": [1037, 4105, 1037]})
+                             "avg_doc_bytes": [1024.0, 4096.0, 1.0], "published_avg_doc_bytes": [1037, 4105, 1037],
+                             "data_bytes": [10000, 40960, 10]})
+    sizes = pl.col("finding").str.contains("mean BSON size")
     rows = published_vs_model(datasets, published)
-    assert rows["verdict"].to_list() == ["reproduced", "reproduced"]  # 1.25 % and 0.22 % off, within ±2 %
-    assert rows["tolerance"].to_list() == ["within ±2 %", "within ±2 %"]
+    assert rows.filter(sizes)["verdict"].to_list() == ["reproduced", "reproduced"]  # 1.25 %, 0.22 % off: within ±2 %
+    assert rows["tolerance"].to_list() == ["within ±2 %"] * 4
+    # the data size (the article's MB at its 50,000 orders) is judged only at the article's count
+    data = rows.filter(~sizes)
+    assert data["published"].to_list() == [52e6, 205e6] and data["verdict"].str.starts_with(
+        "not comparable at this scale (10 documents here").all()
+    at_count = published_vs_model(datasets.with_columns(pl.col("data_bytes") * 5000, pl.lit(50_000).alias("documents")),
+                                  published, 50_000).filter(~sizes)
+    assert at_count["verdict"].to_list() == ["not reproduced", "reproduced"]  # 50 MB vs 52 (3.8 % off), 204.8 vs 205
     tight = tmp_path / "collections.csv"
     tight.write_text(published.read_text().replace(",1037,52,22,2,", ",1037,52,22,1,"))
-    assert published_vs_model(datasets, tight)["verdict"].to_list() == ["not reproduced", "reproduced"]
+    assert published_vs_model(datasets, tight).filter(sizes)["verdict"].to_list() == ["not reproduced", "reproduced"]
 
 
 def test_flatnested_model_judges_the_direction_of_the_saving():
@@ -197,7 +207,7 @@ def test_flatnested_model_judges_the_direction_of_the_saving():
     assert rows["reproduced"].to_list() == [10.0, -10.0]
     assert rows["verdict"].to_list() == ["reproduced", "not reproduced"]
     assert rows["published"].to_list() == [24.0, 24.0]
-    assert rows["tolerance"][0].startswith("saving > 0 %")
+    assert rows["tolerance"].to_list() == ["saving % > 0"] * 2   # flatnested_tolerances.csv, size_saving
 
 
 def test_smoke_tree_findings_hold_every_studys_verdict_rows(smoke_all):
@@ -215,3 +225,25 @@ def test_smoke_tree_findings_hold_every_studys_verdict_rows(smoke_all):
     page = (results / "report.html").read_text()
     block = page[page.index('id="findings"'):]
     assert len(re.findall(r"<tr><td><a href=\"#study-", block)) == findings.height
+
+
+def test_smoke_tree_every_judged_finding_states_its_tolerance(smoke_all):
+    """Every row of results/findings.csv with a verdict (reproduced / not reproduced) carries the tolerance it
+    was judged by, from every evidence kind the smoke run has (stand-in, engine lab, model); the page never says
+    "not stated", and a rule's row with no single published number shows the rule as its published side."""
+    from costlab.verdicts import verdict_class
+
+    results = smoke_all.results()
+    findings = read_findings(results / "findings.csv")
+    judged = findings.filter(pl.col("verdict").map_elements(verdict_class, return_dtype=pl.Utf8)
+                             .is_in(["reproduced", "not reproduced"]))
+    assert judged.height > 50 and judged["tolerance"].null_count() == 0
+    assert (judged["tolerance"].str.len_chars() > 3).all()
+    everything = findings.filter(~pl.col("verdict").str.starts_with("not run"))
+    assert everything["tolerance"].null_count() == 0, everything.filter(pl.col("tolerance").is_null())["finding"]
+    assert set(everything["study"]) == {"docsize", "appversions", "arraygrowth", "flatnested", "uniqueidx"}
+    page = (results / "report.html").read_text()
+    block = page[page.index('id="findings"'):page.index("</section>", page.index('id="findings"'))]
+    assert "not stated" not in block and "missing from its verdict table" not in block
+    if judged["published"].null_count():
+        assert "no single published number; the rule:" in block

@@ -166,7 +166,9 @@ def test_tables_improvement_and_verdict(flat_ms, structured_ms, kind, verdict):
     assert row["size_saving_pct"] == pytest.approx(20.0)
     assert row["server_flat_ms"] is None and row["server_improvement_pct"] is None
     pvr = published_vs_reproduced(comparison, pl.read_csv(SAMPLE_SIZES))
-    assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
+    assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
+                           "server_kind"]
+    assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     speed = pvr.filter(pl.col("finding").str.starts_with("structured is faster"))
     assert speed.filter(pl.col("unit") == "%")["verdict"].to_list() == [verdict]
     times = speed.filter(pl.col("unit") == "ms")

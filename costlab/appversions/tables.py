@@ -239,8 +239,8 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
     cross_version_ratio (or `tolerances`).
     """
     tol = _tolerances(tolerances)
-    count, server_model, sizes = (relative_fraction(tol, f) for f in ("documents_per_event", "server_vs_model",
-                                                                        "sizes_per_event"))
+    count, server_model, sizes, index_count = (relative_fraction(tol, f) for f in (
+        "documents_per_event", "server_vs_model", "sizes_per_event", "index_count"))
     direction = tol["cross_version_ratio"].holds()
     rows = []
     model = _per_event(model_here) if model_here is not None else {}
@@ -275,11 +275,15 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
                          rec["published_documents_per_event"], rec["documents_per_event"],
                          against_published(version, rec["published_documents_per_event"], rec["documents_per_event"],
                                            count), kind, relative_text(count)))
+        if rec.get("published_indexes") is not None and "indexes" in rec:   # its own indexes: exact on any server
+            rows.append(_row(f"{version}: indexes on the collection", "indexes", "indexes", rec["published_indexes"],
+                             rec["indexes"], _verdict(rec["published_indexes"], rec["indexes"], index_count), kind,
+                             relative_text(index_count)))
         for metric, unit in (("avg_doc_bytes", "B"), ("data_bytes_per_event", "B/event"),
                              ("index_bytes_per_event", "B/event"), ("total_bytes_per_event", "B/event"),
-                             ("storage_bytes_per_event", "B/event")):
-            published = rec[f"published_{metric}"]
-            if published is None:
+                             ("storage_bytes_per_event", "B/event"), ("total_storage_bytes_per_event", "B/event")):
+            published = rec.get(f"published_{metric}")
+            if published is None or metric not in rec:
                 continue
             verdict = STAND_IN_VERDICT if stand_in else against_published(version, published, rec[metric], sizes)
             rows.append(_row(f"{version}: {metric.replace('_', ' ')}", metric, unit, published, rec[metric],
@@ -413,7 +417,25 @@ def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame, tolerances: Tole
             rows.append(_row(f"{version}: {fact['statement']}", "get_reports first-step rate / target", "share",
                              float(fact["value"]) / 25.0, share, in_regime(verdict, version), kind,
                              str(short_of_target)))
+        else:   # a published number no rule judges here: a row that says why
+            rows.append(_row(f"{version}: {fact['statement']}", _fact_metric(fact), fact["unit"],
+                             float(fact["value"]), None, _unjudged_fact(fact, tested), kind,
+                             "none: not judged (see the verdict)"))
     return rows
+
+
+def _fact_metric(fact: dict) -> str:
+    phase = f", phase {int(fact['phase'])}" if fact.get("phase") is not None else ""
+    return f"{fact['operation']} {fact['metric'].replace('_', ' ')}{phase}"
+
+
+def _unjudged_fact(fact: dict, tested: set[str]) -> str:
+    """Why a load-test fact has no verdict: the version it is relative to did not run, or it is an absolute
+    time/rate of the article's machine and scale (resources/published/appversions_loadtest_method.csv)."""
+    if fact["metric"] == "peak_latency_reduction":
+        return f"not comparable: {fact['compared_with']} was not load-tested in this run"
+    return ("not comparable: an absolute figure of the article's 200-minute load test (AWS c7a.large, "
+            "500 million events); only its relative findings are judged")
 
 
 def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame, facts: pl.DataFrame,

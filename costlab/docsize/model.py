@@ -71,12 +71,49 @@ MODEL_VERDICT_COLUMNS = ["finding", "metric", "unit", "published", "reproduced",
                          "server_kind"]
 
 
-def published_vs_model(datasets_table: pl.DataFrame, published_collections: str | Path) -> pl.DataFrame:
-    """Per base collection: the generated mean BSON document size vs the article's collection table.
+def published_vs_model(datasets_table: pl.DataFrame, published_collections: str | Path,
+                       published_documents: int | None = None) -> pl.DataFrame:
+    """Per base collection: the generated mean BSON document size, then the data size, vs the article's
+    collection table.
 
     Judged within the `tolerance_pct` beside each published size (resources/published/docsize_collections.csv);
-    only the published layout (the order with its history) is compared.
+    only the published layout (the order with its history) is compared. The data size (MB) is judged only
+    when the collection holds the article's `published_documents` (docsize_facts.csv docs_per_collection);
+    at another count the row says so.
     """
+    return pl.concat([_mean_size_rows(datasets_table, published_collections),
+                      _data_size_rows(datasets_table, published_collections, published_documents)])
+
+
+def _data_size_rows(datasets_table: pl.DataFrame, published_collections: str | Path,
+                    published_documents: int | None) -> pl.DataFrame:
+    published = pl.read_csv(published_collections, comment_prefix="#").select(
+        pl.col("size_kb").cast(pl.Int64), (pl.col("data_mb") * 1e6).alias("published_data_bytes"),
+        pl.col("tolerance_pct").cast(pl.Float64), pl.col("tolerance_pct").cast(pl.Utf8).alias("tolerance_text"))
+    base = (datasets_table.filter((pl.col("variant") == "base") & pl.col("published_avg_doc_bytes").is_not_null())
+            .with_columns(pl.col("size_kb").cast(pl.Int64)).join(published, on="size_kb", how="inner")
+            .sort("size_kb"))
+    ratio = pl.col("data_bytes") / pl.col("published_data_bytes")
+    same_count = pl.lit(published_documents is not None) & (pl.col("documents") == (published_documents or 0))
+    return base.select(
+        pl.format("a {} KB collection's data size is the article's", pl.col("size_kb")).alias("finding"),
+        pl.format("data bytes (collStats size), {} ({} generated documents; published {} MB, MB = 10^6 B)",
+                  pl.col("collection"), pl.col("documents"), (pl.col("published_data_bytes") / 1e6)).alias("metric"),
+        pl.lit("B").alias("unit"),
+        pl.col("published_data_bytes").cast(pl.Float64).alias("published"),
+        pl.col("data_bytes").cast(pl.Float64).alias("reproduced"),
+        ratio.round_sig_figs(4).alias("ratio"),
+        pl.format("within ±{} %", pl.col("tolerance_text")).alias("tolerance"),
+        pl.when(pl.col("tolerance_pct").is_null()).then(pl.lit("not comparable (no tolerance published)"))
+        .when(~same_count).then(pl.format("not comparable at this scale ({} documents here, the article's {})",
+                                          pl.col("documents"), pl.lit(published_documents)))
+        .when((ratio - 1).abs() * 100 <= pl.col("tolerance_pct")).then(pl.lit("reproduced"))
+        .otherwise(pl.lit("not reproduced")).alias("verdict"),
+        pl.lit("model (no server)").alias("server_kind"),
+    ).select(MODEL_VERDICT_COLUMNS)
+
+
+def _mean_size_rows(datasets_table: pl.DataFrame, published_collections: str | Path) -> pl.DataFrame:
     tolerances = pl.read_csv(published_collections, comment_prefix="#").select(
         pl.col("size_kb").cast(pl.Int64), pl.col("tolerance_pct").cast(pl.Float64),
         pl.col("tolerance_pct").cast(pl.Utf8).alias("tolerance_text"))

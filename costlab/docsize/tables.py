@@ -15,11 +15,13 @@ from costlab.inputs import read_csv, read_parquet
 from costlab.docsize.names import QUERY_TABLES, RUNS, table_names
 from costlab.docsize.run import SHAPES
 from costlab.measure import summarize
+from costlab.published import Tolerances, study_tolerances
+from costlab.verdicts import Rule, at_least, relative_within, tolerance_text
 
 MEASURES = ("client_ms", "server_ms", "bytes_read_into_cache", "keys_examined", "docs_examined", "bytes_returned")
 GROUP = ["run", "run_label", "profile", "dataset", "variant", "size_kb", "family", "shape"]
 STAND_IN_VERDICT = "not comparable (stand-in)"
-PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind"]
+PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict", "server_kind"]
 CASES = {  # (variant, family) -> how the variants table names it
     ("base", "window"): "published layout, one window",
     ("tail", "window"): "fields after history, one window",
@@ -152,8 +154,28 @@ def _verdict(kind: str, reproduced, holds) -> str:
     return "reproduced" if holds(reproduced) else "not reproduced"
 
 
+def _collection_tolerances(published_collections: str | Path | None) -> dict[int, float]:
+    """{size_kb: tolerance_pct} beside each published mean size (docsize_collections.csv)."""
+    from costlab.published import PUBLISHED_DIR
+
+    published_collections = published_collections or PUBLISHED_DIR / "docsize_collections.csv"
+    frame = read_csv(published_collections, columns=("size_kb", "tolerance_pct"), numeric=("size_kb", "tolerance_pct"))
+    return {int(r["size_kb"]): float(r["tolerance_pct"]) for r in frame.iter_rows(named=True)}
+
+
+def _with_plan(rule: Rule, plan_of, operator: str) -> Rule:
+    """rule, and the explain plan shows `operator`."""
+    return Rule(lambda r: rule(r) and operator in (plan_of() or ""), f"{rule}, and the plan shows {operator}")
+
+
 def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, published_queries: str | Path,
-                            window_minutes: int, small_cache: bool | None = None) -> pl.DataFrame:
+                            window_minutes: int, small_cache: bool | None = None,
+                            published_collections: str | Path | None = None,
+                            tolerances: Tolerances | None = None) -> pl.DataFrame:
+    """The report's findings table; every rule from docsize_tolerances.csv (or `tolerances`), the mean document
+    size within the `tolerance_pct` beside it in docsize_collections.csv."""
+    tol = tolerances if tolerances is not None else study_tolerances("docsize")
+    size_pct = _collection_tolerances(published_collections)
     pub = _published_queries(published_queries)
     kind = summary["server_kind"][0] if len(summary) else "unknown"
     sizes = sorted(set(summary.filter(pl.col("variant") == "base")["size_kb"].to_list()))
@@ -165,14 +187,15 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
             verdict = NO_SMALL_CACHE_VERDICT
         rows.append({"finding": finding, "metric": metric, "unit": unit, "published": published,
                      "reproduced": reproduced, "ratio": _div(reproduced, published),
-                     "verdict": verdict, "server_kind": server_kind})
+                     "tolerance": tolerance_text(holds), "verdict": verdict, "server_kind": server_kind})
 
     # Sizes come from the generator (server-free), so they are comparable even on the stand-in.
     for row in model.filter(pl.col("variant") == "base").iter_rows(named=True):
+        pct = size_pct.get(int(row["size_kb"]))
+        holds = (relative_within(row.get("published_avg_doc_bytes"), pct / 100) if pct is not None
+                 else Rule(lambda r: False, "no tolerance published for this size"))
         add("the generated orders have the published mean size", f"mean document, {row['size_kb']} KB", "bytes",
-            row.get("published_avg_doc_bytes"), row["avg_doc_bytes"],
-            lambda r, p=row.get("published_avg_doc_bytes"): p is not None and abs(r / p - 1) <= 0.02,
-            server_kind="generator (no server)")
+            row.get("published_avg_doc_bytes"), row["avg_doc_bytes"], holds, server_kind="generator (no server)")
     if not sizes:
         return pl.DataFrame(rows, schema=dict.fromkeys(PVR_COLUMNS, pl.Utf8) | {
             "published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64})
@@ -194,24 +217,25 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
     mine, theirs = ratio_of("same_window", "projection", "client_ms_p50", "client_ms")
     add("with everything in the cache, projection time does not grow with document size",
         f"projection median client time {span}, default cache, same window", "ratio", theirs, mine,
-        lambda r: r <= 1.5)
+        tol["projection_time_flat"].holds())
     mine, theirs = ratio_of("same_window", "whole", "client_ms_p50", "client_ms")
     add("whole-document time grows with document size",
         f"whole-document median client time {span}, default cache, same window", "ratio", theirs, mine,
-        lambda r: r >= math.sqrt(growth))
+        at_least(growth ** tol["whole_time_growth"].low, f"ratio ({span} = {growth:g} to the power "
+                                                          f"{tol['whole_time_growth'].low:g})"))
     add("the server's own time is a small part of a large whole-document query",
         f"whole-document server time / client time, {large} KB, default cache, same window", "ratio",
         *large_ratio(("same_window", "whole", "server_ms"), ("same_window", "whole", "client_ms")),
-        lambda r: r <= 0.25)
+        tol["server_time_share"].holds())
     mine, theirs = ratio_of("small_cache", "covered", "client_ms_p50", "client_ms")
     add("a covered query stays flat at every size, even with the small cache",
         f"covered median client time {span}, 256 MB cache, random windows", "ratio", theirs, mine,
-        lambda r: r <= 1.5)
+        tol["covered_time_flat"].holds())
     add("projection reads whole document at small cache",
         f"bytes read into cache, projection / whole documents, {large} KB, 256 MB cache", "ratio",
         *large_ratio(("small_cache", "projection", "bytes_read_into_cache"),
                      ("small_cache", "whole", "bytes_read_into_cache")),
-        lambda r: r >= 0.5)
+        tol["projection_over_whole_bytes"].holds())
     large_model = model.filter((pl.col("variant") == "base") & (pl.col("size_kb") == large))
     doc_bytes, published_doc = large_model["avg_doc_bytes"], large_model["published_avg_doc_bytes"]
     published_window_bytes = _published(pub, "small_cache", large, "projection", "bytes_read_into_cache")
@@ -220,12 +244,12 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
         _div(published_window_bytes, 1000 * published_doc[0]) if len(published_doc) and published_doc[0] else None,
         _div(_value(summary, "small_cache", large, "projection", "bytes_read_into_cache_p50"),
              window_minutes * doc_bytes[0]) if len(doc_bytes) else None,
-        lambda r: r >= 0.5)
+        tol["projection_over_window_bytes"].holds())
     add("a covered query reads next to nothing into the cache",
         f"covered bytes read into cache / projection bytes read, {large} KB, 256 MB cache", "ratio",
         *large_ratio(("small_cache", "covered", "bytes_read_into_cache"),
                      ("small_cache", "projection", "bytes_read_into_cache")),
-        lambda r: r <= 0.05)
+        tol["covered_over_projection_bytes"].holds())
     # Published against its same-window run; ours against random windows, like the small-cache run.
     add("the projection slows down when the documents no longer fit in the cache",
         f"projection median client time, 256 MB cache / default cache, {large} KB", "ratio",
@@ -233,23 +257,27 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
              _published(pub, "same_window", large, "projection", "client_ms")),
         _div(_value(summary, "small_cache", large, "projection", "client_ms_p50"),
              _value(summary, "random_windows", large, "projection", "client_ms_p50")),
-        lambda r: r >= 2)
+        tol["projection_slowdown_small_cache"].holds())
     add("the projected query fetches every document (IXSCAN > FETCH > PROJECTION_SIMPLE)",
         f"projection documents examined per returned order, {large} KB (explain)", "ratio", 1.0,
         _div(_value(summary, "same_window", large, "projection", "plan_docs_examined"), window_minutes),
-        lambda r: r == 1.0 and "FETCH" in (_value(summary, "same_window", large, "projection", "plan") or ""))
+        _with_plan(tol["projection_docs_examined"].holds(),
+                   lambda: _value(summary, "same_window", large, "projection", "plan"), "FETCH"))
     add("the covered query examines no documents (PROJECTION_COVERED, no FETCH)",
         f"covered documents examined, {large} KB (explain)", "documents", 0.0,
         _value(summary, "same_window", large, "covered", "plan_docs_examined"),
-        lambda r: r == 0 and "PROJECTION_COVERED" in (_value(summary, "same_window", large, "covered", "plan") or ""))
+        _with_plan(tol["covered_docs_examined"].holds(),
+                   lambda: _value(summary, "same_window", large, "covered", "plan"), "PROJECTION_COVERED"))
     return pl.DataFrame(rows, schema={"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8, "published": pl.Float64,
-                                      "reproduced": pl.Float64, "ratio": pl.Float64, "verdict": pl.Utf8,
-                                      "server_kind": pl.Utf8}).select(PVR_COLUMNS)
+                                      "reproduced": pl.Float64, "ratio": pl.Float64, "tolerance": pl.Utf8,
+                                      "verdict": pl.Utf8, "server_kind": pl.Utf8}).select(PVR_COLUMNS)
 
 
 def build_tables(raw_paths: Iterable[str | Path], collection_paths: Iterable[str | Path], model_path: str | Path,
                  published_collections: str | Path, published_queries: str | Path,
-                 window_minutes: int) -> dict[str, pl.DataFrame]:
+                 window_minutes: int, tolerances_path: str | Path | None = None) -> dict[str, pl.DataFrame]:
+    from costlab.published import read_tolerances
+
     raw = read_frames(raw_paths)
     summary = summary_table(raw)
     published = _published_queries(published_queries)
@@ -259,7 +287,10 @@ def build_tables(raw_paths: Iterable[str | Path], collection_paths: Iterable[str
               "variants": variants_table(summary),
               "published_vs_reproduced": published_vs_reproduced(summary, read_csv(model_path),
                                                                   published_queries, window_minutes,
-                                                                  small_cache_applied(collections))}
+                                                                  small_cache_applied(collections),
+                                                                  published_collections,
+                                                                  read_tolerances(tolerances_path)
+                                                                  if tolerances_path else None)}
     for stem, run, measure, metric in QUERY_TABLES:
         tables[stem] = query_table(summary, published, run, measure, metric)
     assert set(tables) == set(table_names())

@@ -4,6 +4,8 @@ from __future__ import annotations
 import bson
 import polars as pl
 
+from costlab.published import Tolerances, study_tolerances
+
 from costlab.flatnested.generate import documents_for
 from costlab.flatnested.shapes import Shape
 
@@ -31,12 +33,15 @@ MODEL_VERDICT_COLUMNS = ["finding", "metric", "unit", "published", "reproduced",
                          "server_kind"]
 
 
-def published_vs_model(sizes: pl.DataFrame, sample_sizes: pl.DataFrame) -> pl.DataFrame:
+def published_vs_model(sizes: pl.DataFrame, sample_sizes: pl.DataFrame,
+                       tolerances: Tolerances | None = None) -> pl.DataFrame:
     """Per flat/structured pair: the structured layout's BSON saving over flat vs the article's example.
 
-    The article's figure is one example user document (resources/published/flatnested_sample_sizes.csv,
-    its `judged_by` column): only the direction (a saving above 0) is judged, as on a server run.
+    The article's figure is one example user document (resources/published/flatnested_sample_sizes.csv):
+    it is judged by flatnested_tolerances.csv's size_saving (the direction: a saving above 0), as on a
+    server run.
     """
+    smaller = (tolerances if tolerances is not None else study_tolerances("flatnested"))["size_saving"].holds()
     structured = sample_sizes.filter(pl.col("layout") == "structured").row(0, named=True)
     flat = sizes.filter(pl.col("layout") == "flat").select("fields", pl.col("shape").alias("flat_shape"),
                                                           pl.col("data_bytes").alias("flat_bytes"))
@@ -45,7 +50,7 @@ def published_vs_model(sizes: pl.DataFrame, sample_sizes: pl.DataFrame) -> pl.Da
         "documents").join(flat, on="fields", how="inner").sort("fields")
     saving = (pl.col("flat_bytes") - pl.col("structured_bytes")) / pl.col("flat_bytes") * 100
     published = float(structured["saving_pct"])
-    return pairs.select(
+    frame = pairs.select(
         pl.format("structured is smaller ({} vs {})", pl.col("flat_shape"), pl.col("structured_shape")).alias("finding"),
         pl.format("BSON data size saving of structured over flat, {} generated documents (published: the "
                   "article's example document)", pl.col("documents")).alias("metric"),
@@ -53,7 +58,8 @@ def published_vs_model(sizes: pl.DataFrame, sample_sizes: pl.DataFrame) -> pl.Da
         pl.lit(published).alias("published"),
         saving.round_sig_figs(4).alias("reproduced"),
         (saving / published).round_sig_figs(3).alias("ratio"),
-        pl.lit(str(structured["judged_by"])).alias("tolerance"),
-        pl.when(saving > 0).then(pl.lit("reproduced")).otherwise(pl.lit("not reproduced")).alias("verdict"),
+        pl.lit(str(smaller)).alias("tolerance"),
         pl.lit("model (no server)").alias("server_kind"),
-    ).select(MODEL_VERDICT_COLUMNS)
+    )
+    verdicts = ["reproduced" if v is not None and smaller(v) else "not reproduced" for v in frame["reproduced"]]
+    return frame.with_columns(pl.Series("verdict", verdicts, dtype=pl.String)).select(MODEL_VERDICT_COLUMNS)

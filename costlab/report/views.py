@@ -346,15 +346,33 @@ def _number_text(value: float | None, unit: str | None) -> str:
     return f"{text} {unit}" if unit and unit not in ("1", "ratio") else text
 
 
+def _published_text(row: dict) -> str:
+    """The published value; for a row judged by a rule with no single published number, what the rule
+    compares with (its bound), so both sides show."""
+    if row["published"] is None and row["tolerance"] and verdict_class(row["verdict"]) in ("reproduced",
+                                                                                          "not reproduced"):
+        return f"no single published number; the rule: {row['tolerance']}"
+    return _number_text(row["published"], row["unit"])
+
+
+MISSING_TOLERANCE = "missing from its verdict table"
+
+
+def _no_tolerance(verdict: str | None) -> str:
+    """A judged row must carry its tolerance (every study's tables do): a table without one says so."""
+    return MISSING_TOLERANCE if verdict_class(verdict) in ("reproduced", "not reproduced") else "—"
+
+
 def findings_view(findings: pl.DataFrame) -> dict[str, Any]:
     """The page's first table: one row per finding with its evidence, tolerance and verdict, then the counts."""
     rows = []
     for row in findings.iter_rows(named=True):
         rows.append({"study": row["study"], "anchor": f"study-{row['study']}", "finding": row["finding"] or "—",
-                     "metric": row["metric"], "published": _number_text(row["published"], row["unit"]),
+                     "metric": row["metric"], "published": _published_text(row),
                      "this_run": _number_text(row["this_run"], row["unit"]), "evidence": row["evidence"] or "—",
                      "ratio": format_cell(row["ratio"]).text if row["ratio"] is not None else "—",
-                     "tolerance": row["tolerance"] or "not stated", "verdict": row["verdict"] or "no verdict",
+                     "tolerance": row["tolerance"] or _no_tolerance(row["verdict"]),
+                     "verdict": row["verdict"] or "no verdict",
                      "verdict_css": verdict_css(row["verdict"] or ""), "note": row["note"]})
     counts = verdict_counts(findings)
     by_evidence = []
