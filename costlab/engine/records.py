@@ -98,11 +98,11 @@ class RecordStore:
         cursor's page; only save() resets it). A FETCH over many records keeps each page pinned
         until the next search, so eviction cannot take a page between two of its documents; the
         caller resets the cursor when its batch ends (`end_seeks`)."""
-        self.cursor.set_key(record_id)
+        set_key_int(self.cursor, record_id)
         if self.cursor.search() != 0:
             self.cursor.reset()
             raise KeyError(f"record {record_id} not in {self.uri}")
-        return self.cursor.get_value()
+        return value_bytes(self.cursor)
 
     def end_seeks(self) -> None:
         """mongod's save(): release the page the last seek_exact left pinned."""
