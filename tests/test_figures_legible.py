@@ -13,7 +13,7 @@ import altair as alt
 import polars as pl
 import pytest
 
-from costlab.report.charts import FONT_SIZES, coincident_series, save_chart, titled
+from costlab.report.charts import FONT_SIZES, SUBTITLE_CHARS, coincident_series, save_chart, titled
 
 
 def _units(spec: dict):
@@ -127,6 +127,10 @@ def test_a_long_subtitle_does_not_widen_the_figure(tmp_path):
     assert _svg_width(tmp_path / "long.svg") == _svg_width(tmp_path / "bare.svg")
     lines = json.loads((tmp_path / "long.vl.json").read_text())["title"]["subtitle"]
     assert lines[0] == "stand-in server — not a MongoDB measurement" and len(lines) > 4
+    # a figure wider than a narrow page: its subtitle lines still read without a sideways scroll at 800 px
+    save_chart(titled(plot.properties(width=1600), "t", subtitle="word " * 200), tmp_path / "wide.vl.json")
+    lines = json.loads((tmp_path / "wide.vl.json").read_text())["title"]["subtitle"]
+    assert max(map(len, lines)) <= SUBTITLE_CHARS and max(map(len, lines)) > SUBTITLE_CHARS - 10
 
 
 def _smallest_text(spec: dict) -> float:

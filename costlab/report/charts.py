@@ -40,9 +40,10 @@ def source_shape_scale(reproduced: str = "reproduced", published: str = "publish
     return color_scale({reproduced: REPRODUCED_SHAPE, published: PUBLISHED_SHAPE})
 
 
-# Subtitle lines are first wrapped at this many characters; save_chart() then rewraps them to the width the
-# figure has without its subtitle, so a long subtitle never sets the figure's width (appversions' PNG was
-# 2,458 px wide with the plot half of it).
+# Subtitle lines are at most this many characters (~600 px at 12 px: readable without a sideways scroll in an
+# 800 px page, even on a wide figure); save_chart() narrows them to the width the figure has without its
+# subtitle, so a long subtitle never sets the figure's width (appversions' PNG was 2,458 px wide with the plot
+# half of it).
 SUBTITLE_CHARS = 90
 # Text sizes (px in the spec) of every figure: the page never draws a figure below its spec size (it scrolls in
 # its frame), so this is the smallest text a reader sees at any page width (Vega's defaults went down to 10 px).
@@ -88,8 +89,8 @@ def _svg_width(spec: dict) -> float:
 
 
 def fit_subtitle(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
-    """The chart with its subtitle rewrapped to the width the figure has without it (never narrower than
-    40 characters), so the plot, not the subtitle, sets the figure's width."""
+    """The chart with its subtitle rewrapped to the width the figure has without it (SUBTITLE_CHARS at most,
+    never narrower than 40 characters), so the plot, not the subtitle, sets the figure's width."""
     meta = chart.usermeta if chart.usermeta is not alt.Undefined else {}
     paragraphs = (meta or {}).get(_PARAGRAPHS)
     if not paragraphs:
@@ -97,7 +98,7 @@ def fit_subtitle(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     spec = chart.to_dict()
     spec["title"] = {k: v for k, v in spec["title"].items() if k != "subtitle"}
     width = _svg_width(spec)
-    chars = max(40, int(width / (FONT_SIZES["subtitle"] * _CHAR_EM)))
+    chars = min(SUBTITLE_CHARS, max(40, int(width / (FONT_SIZES["subtitle"] * _CHAR_EM))))
     for _ in range(4):   # the estimate per character can be short for a line of capitals: check, narrow
         lines = [line for s in paragraphs for line in wrap_subtitle(s, chars)]
         spec["title"]["subtitle"] = lines
