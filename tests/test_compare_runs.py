@@ -209,8 +209,12 @@ def test_engine_overlay_of_appversions_and_docsize_draws_each_run_and_the_publis
         _engine_table(results, "docsize", "cache_reads", [
             {"run": run, "size_kb": 64, "shape": "projection", "bytes_read_into_cache_median": 1000.0 * scale}
             for run in ("small_cache", "random_windows")])
+    from test_figures_legible import legend_mismatches
+
     runs = load_runs(trees[0], [trees[1]])
-    values = next(iter(engine_overlay_spec("appversions", runs)["datasets"].values()))
+    spec = engine_overlay_spec("appversions", runs)
+    assert legend_mismatches(spec) == []   # runs' hollow circles and the published hollow diamonds, one legend
+    values = next(iter(spec["datasets"].values()))
     # storage + index per event; the published appV6R4 has no index bytes: not drawn (not as 9 + 0)
     assert {(v["run"], v["x"], v["y"]) for v in values} == {
         (runs[0].label, "appV1", 15.0), (runs[0].label, "appV6R4", 15.0), (runs[1].label, "appV1", 30.0),

@@ -28,11 +28,12 @@ def _units(spec: dict):
 
 
 def _filled(unit: dict) -> bool | None:
-    """Whether a unit's points are drawn filled (Vega-Lite: a point mark is hollow unless filled; the points
-    a line overlays with point=true are filled); None for a line without points (it draws no shape)."""
+    """Whether a unit's points are drawn filled (Vega-Lite: a point mark is hollow unless filled; a line
+    overlays filled points with point=true, and with a shape encoding — seen rendered: the flatnested figure's
+    hollow circles came out filled, legend too); None for a plain line (it draws no shape)."""
     mark = unit["mark"] if isinstance(unit["mark"], dict) else {"type": unit["mark"]}
     if mark["type"] == "line":
-        return True if mark.get("point") else None
+        return True if mark.get("point") or "shape" in (unit.get("encoding") or {}) else None
     return bool(mark.get("filled", mark["type"] in ("circle", "square")))
 
 
@@ -52,6 +53,7 @@ def test_the_mismatch_check_sees_a_filled_circle_beside_hollow_diamonds():
     base = alt.Chart(frame).encode(x="x:Q", y="y:Q", shape="source:N")
     assert legend_mismatches(alt.layer(base.mark_point(filled=True), base.mark_point(filled=False)).to_dict()) == ["source"]
     assert legend_mismatches(alt.layer(base.mark_point(), base.mark_point(filled=False)).to_dict()) == []
+    assert legend_mismatches(alt.layer(base.mark_line(), base.mark_point(filled=False)).to_dict()) == ["source"]
 
 
 def _growth_points(standalone: list[float], replset: list[float]) -> pl.DataFrame:

@@ -27,14 +27,15 @@ def time_chart(comparison: pl.DataFrame, stand_in: bool) -> alt.LayerChart:
                 axis=alt.Axis(values=comparison["fields"].to_list())),
         y=alt.Y("ms:Q", title="time of 100 queries (ms, log)", scale=alt.Scale(type="log")),
         color=alt.Color("layout:N", title="schema", scale=color_scale(LAYOUT_COLORS)),
-        shape=alt.Shape("source:N", title="", scale=source_shape_scale(published=PUBLISHED_SOURCE)),
         tooltip=["layout:N", "source:N", "fields:Q", alt.Tooltip("ms:Q", format=".1f")])
+    # shape on the point layers only: a line with a shape encoding draws filled points and legend symbols
+    shape = alt.Shape("source:N", title="", scale=source_shape_scale(published=PUBLISHED_SOURCE))
     reproduced = base.transform_filter(alt.datum.source == "reproduced")
     chart = alt.layer(
         reproduced.mark_line(),
-        reproduced.mark_point(size=60, filled=False, strokeWidth=2),
+        reproduced.mark_point(size=60, filled=False, strokeWidth=2).encode(shape=shape),
         base.transform_filter(alt.datum.source == PUBLISHED_SOURCE).mark_point(size=110, filled=False,
-                                                                              strokeWidth=2),
+                                                                              strokeWidth=2).encode(shape=shape),
     ).properties(width=420, height=300)
     subtitle = f"lines: reproduced on {engine}, cache warmed; diamonds: published, in-memory engine"
     if "documents" in comparison.columns and comparison.height:

@@ -287,11 +287,14 @@ def _runs_chart(data: pl.DataFrame, labels: list[str], x_type: str, x_title: str
         color=alt.Color("run:N", title="run", scale=alt.Scale(domain=domain, range=colors),
                         legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
         tooltip=["run:N", "x", alt.Tooltip("y:Q", format=",.4g")])
+    # the same field and title as the colour: one legend, each entry drawn as its points are (hollow)
+    shape = alt.Shape("run:N", title="run", scale=alt.Scale(
+        domain=domain, range=["circle"] * len(labels) + (["diamond"] if published else [])))
     runs = base.transform_filter(alt.datum.run != (published or ""))
-    layers = [runs.mark_line(), runs.mark_point(filled=False, size=60, strokeWidth=2)]
+    layers = [runs.mark_line(), runs.mark_point(filled=False, size=60, strokeWidth=2).encode(shape=shape)]
     if published:
         layers.append(base.transform_filter(alt.datum.run == published).mark_point(
-            shape="diamond", filled=False, size=130, strokeWidth=2))
+            filled=False, size=130, strokeWidth=2).encode(shape=shape))
     chart = alt.layer(*layers).properties(width=260 if facet else 420, height=240)
     return chart.facet(column=alt.Column("facet:N", title=facet)) if facet else chart
 
