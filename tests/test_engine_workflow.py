@@ -55,8 +55,12 @@ def test_engine_targets_build_without_a_server(tmp_path):
         verdicts = pl.read_csv(tmp_path / "results" / study / "engine" / "published_vs_engine.csv")
         assert set(verdicts["server_kind"]) == {"engine"}
         # real verdicts; at smoke N a count compared at the published N=10000 is "not measured"
-        assert set(verdicts["verdict"].str.replace(r" \(published for 64 KB.*", "")) <= {
-            "reproduced", "not reproduced", "not comparable (not measured)", "not comparable at this scale"}
+        # (a docsize cell whose miss is within a 30-query mean's sampling error says so, with its numbers)
+        assert set(verdicts["verdict"].str.replace(r" \(published (for 64 KB|N=).*", "")
+                   .str.replace(r"^not comparable: .* within the sampling error of two \d+-query means .*$",
+                                "not comparable: sampling error")) <= {
+            "reproduced", "not reproduced", "not comparable (not measured)", "not comparable at this scale",
+            "not comparable: sampling error"}
         assert not verdicts["verdict"].str.contains("stand-in").any()
     quadratic = pl.read_csv(tmp_path / "results" / "arraygrowth" / "engine" / "published_vs_engine.csv").filter(
         pl.col("finding").str.starts_with("standalone $push: journal bytes grow quadratically"))
