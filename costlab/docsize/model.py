@@ -81,57 +81,44 @@ def published_vs_model(datasets_table: pl.DataFrame, published_collections: str 
     when the collection holds the article's `published_documents` (docsize_facts.csv docs_per_collection);
     at another count the row says so.
     """
-    return pl.concat([_mean_size_rows(datasets_table, published_collections),
-                      _data_size_rows(datasets_table, published_collections, published_documents)])
+    base = _published_base(datasets_table, published_collections)
+    same_count = pl.lit(published_documents is not None) & (pl.col("documents") == (published_documents or 0))
+    mean_size = _judged_rows(
+        base, pl.format("a {} KB order's mean BSON size is the article's", pl.col("size_kb")),
+        pl.format("mean document bytes, {} ({} generated documents)", pl.col("collection"), pl.col("documents")),
+        "published_avg_doc_bytes", "avg_doc_bytes")
+    data_size = _judged_rows(
+        base, pl.format("a {} KB collection's data size is the article's", pl.col("size_kb")),
+        pl.format("data bytes (collStats size), {} ({} generated documents; published {} MB, MB = 10^6 B)",
+                  pl.col("collection"), pl.col("documents"), (pl.col("published_data_bytes") / 1e6)),
+        "published_data_bytes", "data_bytes",
+        pl.when(~same_count).then(pl.format("not comparable at this scale ({} documents here, the article's {})",
+                                            pl.col("documents"), pl.lit(str(published_documents or "not given")))))
+    return pl.concat([mean_size, data_size])
 
 
-def _data_size_rows(datasets_table: pl.DataFrame, published_collections: str | Path,
-                    published_documents: int | None) -> pl.DataFrame:
+def _published_base(datasets_table: pl.DataFrame, published_collections: str | Path) -> pl.DataFrame:
+    """The base collections of the published layout beside their published data size and tolerance_pct."""
     published = pl.read_csv(published_collections, comment_prefix="#").select(
         pl.col("size_kb").cast(pl.Int64), (pl.col("data_mb") * 1e6).alias("published_data_bytes"),
         pl.col("tolerance_pct").cast(pl.Float64), pl.col("tolerance_pct").cast(pl.Utf8).alias("tolerance_text"))
-    base = (datasets_table.filter((pl.col("variant") == "base") & pl.col("published_avg_doc_bytes").is_not_null())
-            .with_columns(pl.col("size_kb").cast(pl.Int64)).join(published, on="size_kb", how="inner")
+    return (datasets_table.filter((pl.col("variant") == "base") & pl.col("published_avg_doc_bytes").is_not_null())
+            .with_columns(pl.col("size_kb").cast(pl.Int64)).join(published, on="size_kb", how="left")
             .sort("size_kb"))
-    ratio = pl.col("data_bytes") / pl.col("published_data_bytes")
-    same_count = pl.lit(published_documents is not None) & (pl.col("documents") == (published_documents or 0))
-    return base.select(
-        pl.format("a {} KB collection's data size is the article's", pl.col("size_kb")).alias("finding"),
-        pl.format("data bytes (collStats size), {} ({} generated documents; published {} MB, MB = 10^6 B)",
-                  pl.col("collection"), pl.col("documents"), (pl.col("published_data_bytes") / 1e6)).alias("metric"),
-        pl.lit("B").alias("unit"),
-        pl.col("published_data_bytes").cast(pl.Float64).alias("published"),
-        pl.col("data_bytes").cast(pl.Float64).alias("reproduced"),
-        ratio.round_sig_figs(4).alias("ratio"),
-        pl.format("within ±{} %", pl.col("tolerance_text")).alias("tolerance"),
-        pl.when(pl.col("tolerance_pct").is_null()).then(pl.lit("not comparable (no tolerance published)"))
-        .when(~same_count).then(pl.format("not comparable at this scale ({} documents here, the article's {})",
-                                          pl.col("documents"), pl.lit(published_documents)))
-        .when((ratio - 1).abs() * 100 <= pl.col("tolerance_pct")).then(pl.lit("reproduced"))
-        .otherwise(pl.lit("not reproduced")).alias("verdict"),
-        pl.lit("model (no server)").alias("server_kind"),
-    ).select(MODEL_VERDICT_COLUMNS)
 
 
-def _mean_size_rows(datasets_table: pl.DataFrame, published_collections: str | Path) -> pl.DataFrame:
-    tolerances = pl.read_csv(published_collections, comment_prefix="#").select(
-        pl.col("size_kb").cast(pl.Int64), pl.col("tolerance_pct").cast(pl.Float64),
-        pl.col("tolerance_pct").cast(pl.Utf8).alias("tolerance_text"))
-    base = (datasets_table.filter((pl.col("variant") == "base") & pl.col("published_avg_doc_bytes").is_not_null())
-            .with_columns(pl.col("size_kb").cast(pl.Int64)).join(tolerances, on="size_kb", how="left")
-            .sort("size_kb"))
-    ratio = pl.col("avg_doc_bytes") / pl.col("published_avg_doc_bytes")
-    within = ((ratio - 1).abs() * 100 <= pl.col("tolerance_pct"))
+def _judged_rows(base: pl.DataFrame, finding: pl.Expr, metric: pl.Expr, published: str, reproduced: str,
+                 not_comparable: pl.Expr | None = None) -> pl.DataFrame:
+    """reproduced vs published within each row's tolerance_pct; not_comparable: a when-then verdict first."""
+    ratio = pl.col(reproduced) / pl.col(published)
+    verdict = pl.when(pl.col("tolerance_pct").is_null()).then(pl.lit("not comparable (no tolerance published)"))
+    if not_comparable is not None:
+        verdict = pl.coalesce(pl.when(pl.col("tolerance_pct").is_not_null()).then(not_comparable), verdict)
+    within = (ratio - 1).abs() * 100 <= pl.col("tolerance_pct")
+    judged = pl.when(within).then(pl.lit("reproduced")).otherwise(pl.lit("not reproduced"))
     return base.select(
-        pl.format("a {} KB order's mean BSON size is the article's", pl.col("size_kb")).alias("finding"),
-        pl.format("mean document bytes, {} ({} generated documents)", pl.col("collection"),
-                  pl.col("documents")).alias("metric"),
-        pl.lit("B").alias("unit"),
-        pl.col("published_avg_doc_bytes").cast(pl.Float64).alias("published"),
-        pl.col("avg_doc_bytes").cast(pl.Float64).alias("reproduced"),
-        ratio.round_sig_figs(4).alias("ratio"),
-        pl.format("within ±{} %", pl.col("tolerance_text")).alias("tolerance"),
-        pl.when(pl.col("tolerance_pct").is_null()).then(pl.lit("not comparable (no tolerance published)"))
-        .when(within).then(pl.lit("reproduced")).otherwise(pl.lit("not reproduced")).alias("verdict"),
-        pl.lit("model (no server)").alias("server_kind"),
+        finding.alias("finding"), metric.alias("metric"), pl.lit("B").alias("unit"),
+        pl.col(published).cast(pl.Float64).alias("published"), pl.col(reproduced).cast(pl.Float64).alias("reproduced"),
+        ratio.round_sig_figs(4).alias("ratio"), pl.format("within ±{} %", pl.col("tolerance_text")).alias("tolerance"),
+        pl.coalesce(verdict, judged).alias("verdict"), pl.lit("model (no server)").alias("server_kind"),
     ).select(MODEL_VERDICT_COLUMNS)
