@@ -232,8 +232,16 @@ def test_verdicts_reproduced_when_the_findings_hold():
     assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
                            "server_kind"]
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
-    verdicts = dict(zip(pvr["metric"], pvr["verdict"]))
+    cell = pl.col("finding").str.ends_with(": bytes read into cache per query")
+    verdicts = dict(zip(pvr.filter(~cell)["metric"], pvr.filter(~cell)["verdict"]))
     assert set(verdicts.values()) == {"reproduced"}, verdicts
+    # every published small-cache cell (4 sizes x 3 shapes): judged where this run measured it, else says why
+    cells = dict(zip(pvr.filter(cell)["finding"].str.split(":").list.first(), pvr.filter(cell)["verdict"]))
+    assert len(cells) == 12
+    assert {cells[f"64 KB, small cache, {shape}"] for shape in ("whole", "projection", "covered")} == {"reproduced"}
+    assert cells["1 KB, small cache, covered"] == "reproduced"
+    assert cells["4 KB, small cache, whole"] == "not comparable at this scale (published for 4 KB orders; this run: " \
+        "1 KB, 64 KB)"
     reads = pvr.filter(pl.col("finding") == "projection reads whole document at small cache")
     assert reads["reproduced"][0] == pytest.approx(61 / 60)
 
@@ -339,5 +347,5 @@ def test_small_cache_findings_not_comparable_when_the_cache_was_not_applied():
     pvr = published_vs_reproduced(_summary(ROWS_LIKE_ARTICLE, "mongod"), _model(), PUBLISHED_QUERIES, 1000,
                                   small_cache=False)
     small = pvr.filter(pl.col("metric").str.contains("256 MB cache"))
-    assert small.height == 5 and set(small["verdict"]) == {NO_SMALL_CACHE_VERDICT}
+    assert small.height == 5 + 12 and set(small["verdict"]) == {NO_SMALL_CACHE_VERDICT}  # findings, then cells
     assert set(pvr.filter(~pl.col("metric").str.contains("256 MB cache"))["verdict"]) == {"reproduced"}

@@ -21,6 +21,7 @@ from costlab.verdicts import Rule, at_least, relative_within, tolerance_text
 MEASURES = ("client_ms", "server_ms", "bytes_read_into_cache", "keys_examined", "docs_examined", "bytes_returned")
 GROUP = ["run", "run_label", "profile", "dataset", "variant", "size_kb", "family", "shape"]
 STAND_IN_VERDICT = "not comparable (stand-in)"
+SCALE_VERDICT = "not comparable at this scale"
 PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict", "server_kind"]
 CASES = {  # (variant, family) -> how the variants table names it
     ("base", "window"): "published layout, one window",
@@ -263,6 +264,22 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
         _div(_value(summary, "same_window", large, "projection", "plan_docs_examined"), window_minutes),
         _with_plan(tol["projection_docs_examined"].holds(),
                    lambda: _value(summary, "same_window", large, "projection", "plan"), "FETCH"))
+    # Every published cell of the small-cache bytes-read table, at every size this run measured (the same
+    # rules as the engine lab's cells); a published size this run did not measure says so.
+    from costlab.engine.verdicts import bytes_read_rule
+
+    scale = 1000 / window_minutes
+    for cell in pub.filter((pl.col("run") == "small_cache") & (pl.col("metric") == "bytes_read_into_cache")) \
+            .sort("size_kb", "shape").iter_rows(named=True):
+        size, shape, expected = int(cell["size_kb"]), cell["shape"], float(cell["value"])
+        value = _value(summary, "small_cache", size, shape, "bytes_read_into_cache_p50") if size in sizes else None
+        add(f"{size} KB, small cache, {shape}: bytes read into cache per query",
+            f"median bytes read into cache per query, {size} KB, 256 MB cache, random windows, {shape} "
+            f"(window {window_minutes} orders scaled to 1,000)", "bytes", expected,
+            value * scale if value is not None else None, bytes_read_rule(expected, tol))
+        if size not in sizes and rows[-1]["verdict"] not in (STAND_IN_VERDICT, NO_SMALL_CACHE_VERDICT):
+            rows[-1]["verdict"] = (f"{SCALE_VERDICT} (published for {size} KB orders; this run: "
+                                   f"{', '.join(f'{s} KB' for s in sizes)})")
     add("the covered query examines no documents (PROJECTION_COVERED, no FETCH)",
         f"covered documents examined, {large} KB (explain)", "documents", 0.0,
         _value(summary, "same_window", large, "covered", "plan_docs_examined"),

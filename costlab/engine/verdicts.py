@@ -181,7 +181,6 @@ def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, wi
     often bimodal distribution (many queries read 0, some a whole window), and 30 queries cannot
     tell the two apart."""
     tol = tolerances if tolerances is not None else study_tolerances("docsize")
-    ratio_from = tol["engine_bytes_read_ratio_from"].holds()
     sampling_z = tol["engine_bytes_read_sampling"].bound
     published = published_queries.filter((pl.col("run") == "small_cache")
                                          & (pl.col("metric") == "bytes_read_into_cache"))
@@ -197,12 +196,7 @@ def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, wi
         expected = pub.get((int(r["size_kb"]), r["shape"])) if small_run else None
         if small_run and expected is None:
             continue
-        if not small_run:
-            holds = tol["engine_bytes_in_cache"].holds()
-        elif ratio_from(expected):
-            holds = tol["engine_bytes_read"].holds(expected)
-        else:
-            holds = tol["engine_bytes_read_small"].holds(expected)
+        holds = bytes_read_rule(expected, tol) if small_run else tol["engine_bytes_in_cache"].holds()
         spread = f"median {median:,.0f} B, sd {std:,.0f} B over {queries} queries"
         if r.get("zero_read_share") is not None:
             spread += f", {r['zero_read_share']:.0%} of them read 0"
@@ -220,6 +214,14 @@ def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, wi
                                   f"({sampling_z:g} x {error:,.0f} B; {spread})")
         rows.append(row)
     return _frame(rows)
+
+
+def bytes_read_rule(published: float, tolerances: Tolerances):
+    """The rule for one published bytes-read-per-query cell (docsize_tolerances.csv): a ratio from
+    `engine_bytes_read_ratio_from` (100 KB) up, an absolute distance below it (where a ratio says nothing)."""
+    if tolerances["engine_bytes_read_ratio_from"].holds()(published):
+        return tolerances["engine_bytes_read"].holds(published)
+    return tolerances["engine_bytes_read_small"].holds(published)
 
 
 def write(frame: pl.DataFrame, path: str | Path) -> None:
