@@ -99,6 +99,7 @@ rule docsize_tables:
         published_collections="resources/published/docsize_collections.csv",
         published_queries="resources/published/docsize_query_tables.csv",
         tolerances="resources/published/docsize_tolerances.csv",
+        facts="resources/published/docsize_facts.csv",
     output:
         **DS_TABLES,
     params:

@@ -6,7 +6,7 @@ from costlab.io import write_csv
 
 tables = build_tables(snakemake.input.raw, snakemake.input.collections, snakemake.input.model,
                       snakemake.input.published_collections, snakemake.input.published_queries,
-                      snakemake.params.window_minutes, snakemake.input.tolerances)
+                      snakemake.params.window_minutes, snakemake.input.tolerances, snakemake.input.facts)
 for name, frame in tables.items():
     write_csv(frame, Path(snakemake.output.summary).parent / f"{name}.csv")
 Path(snakemake.log[0]).write_text(tables["published_vs_reproduced"].write_csv())

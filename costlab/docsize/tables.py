@@ -164,6 +164,15 @@ def _collection_tolerances(published_collections: str | Path | None) -> dict[int
     return {int(r["size_kb"]): float(r["tolerance_pct"]) for r in frame.iter_rows(named=True)}
 
 
+def _facts(published_facts: str | Path | None) -> dict[str, float]:
+    """{fact: value} of docsize_facts.csv."""
+    from costlab.published import PUBLISHED_DIR
+
+    frame = read_csv(published_facts or PUBLISHED_DIR / "docsize_facts.csv", columns=("fact", "value"),
+                     numeric=("value",))
+    return {r["fact"]: float(r["value"]) for r in frame.iter_rows(named=True)}
+
+
 def _with_plan(rule: Rule, plan_of, operator: str) -> Rule:
     """rule, and the explain plan shows `operator`."""
     return Rule(lambda r: rule(r) and operator in (plan_of() or ""), f"{rule}, and the plan shows {operator}")
@@ -172,7 +181,8 @@ def _with_plan(rule: Rule, plan_of, operator: str) -> Rule:
 def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, published_queries: str | Path,
                             window_minutes: int, small_cache: bool | None = None,
                             published_collections: str | Path | None = None,
-                            tolerances: Tolerances | None = None) -> pl.DataFrame:
+                            tolerances: Tolerances | None = None,
+                            published_facts: str | Path | None = None) -> pl.DataFrame:
     """The report's findings table; every rule from docsize_tolerances.csv (or `tolerances`), the mean document
     size within the `tolerance_pct` beside it in docsize_collections.csv."""
     tol = tolerances if tolerances is not None else study_tolerances("docsize")
@@ -280,6 +290,23 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
         if size not in sizes and rows[-1]["verdict"] not in (STAND_IN_VERDICT, NO_SMALL_CACHE_VERDICT):
             rows[-1]["verdict"] = (f"{SCALE_VERDICT} (published for {size} KB orders; this run: "
                                    f"{', '.join(f'{s} KB' for s in sizes)})")
+    # What the queries return (the BSON of the returned documents): the article's 48 KB projection at every
+    # size and 66 MB of whole 64 KB documents, per 1,000-order window.
+    facts = _facts(published_facts)
+    for size in sizes:
+        value = _value(summary, "same_window", size, "projection", "bytes_returned_p50")
+        add("the projection returns the same 48 KB at every size",
+            f"projection bytes returned per query, {size} KB (window {window_minutes} orders scaled to 1,000)",
+            "bytes", facts.get("projection_bytes_returned"), value * scale if value is not None else None,
+            tol["bytes_returned"].holds(facts.get("projection_bytes_returned")))
+    value = _value(summary, "same_window", 64, "whole", "bytes_returned_p50") if 64 in sizes else None
+    add("whole 64 KB documents return 66 MB per query",
+        f"whole-document bytes returned per query, 64 KB (window {window_minutes} orders scaled to 1,000)", "bytes",
+        facts.get("whole_64k_bytes_returned"), value * scale if value is not None else None,
+        tol["bytes_returned"].holds(facts.get("whole_64k_bytes_returned")))
+    if 64 not in sizes and rows[-1]["verdict"] != STAND_IN_VERDICT:
+        rows[-1]["verdict"] = f"{SCALE_VERDICT} (published for 64 KB orders; this run: " \
+                              f"{', '.join(f'{s} KB' for s in sizes)})"
     add("the covered query examines no documents (PROJECTION_COVERED, no FETCH)",
         f"covered documents examined, {large} KB (explain)", "documents", 0.0,
         _value(summary, "same_window", large, "covered", "plan_docs_examined"),
@@ -292,7 +319,8 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
 
 def build_tables(raw_paths: Iterable[str | Path], collection_paths: Iterable[str | Path], model_path: str | Path,
                  published_collections: str | Path, published_queries: str | Path,
-                 window_minutes: int, tolerances_path: str | Path | None = None) -> dict[str, pl.DataFrame]:
+                 window_minutes: int, tolerances_path: str | Path | None = None,
+                 published_facts: str | Path | None = None) -> dict[str, pl.DataFrame]:
     from costlab.published import read_tolerances
 
     raw = read_frames(raw_paths)
@@ -307,7 +335,7 @@ def build_tables(raw_paths: Iterable[str | Path], collection_paths: Iterable[str
                                                                   small_cache_applied(collections),
                                                                   published_collections,
                                                                   read_tolerances(tolerances_path)
-                                                                  if tolerances_path else None)}
+                                                                  if tolerances_path else None, published_facts)}
     for stem, run, measure, metric in QUERY_TABLES:
         tables[stem] = query_table(summary, published, run, measure, metric)
     assert set(tables) == set(table_names())
