@@ -71,8 +71,9 @@ def storage_per_event_chart(stats: pl.DataFrame, stand_in: bool, parts: tuple[st
         y=alt.Y("sum(bytes_per_event):Q", title=f"bytes per event ({' + '.join(parts)})"),
         color=alt.Color("component:N", scale=color_scale(dict(zip(parts, ("#4c78a8", "#f58518")))),
                         title="part"),
+        # no legend: its black squares looked like no bar drawn; the subtitle says which bar is which
         opacity=alt.Opacity("source:N", scale=alt.Scale(domain=[ours, "published"], range=[1.0, 0.45]),
-                            title="source"),
+                            legend=None),
         tooltip=["version", "source", "component", alt.Tooltip("bytes_per_event:Q", format=".1f")],
     )
     if missing.height:
