@@ -54,3 +54,13 @@ def test_save_chart_writes_png_svg_and_spec(tmp_path):
     assert "<svg" in paths[1].read_text() and STAND_IN_LABEL in paths[1].read_text()
     assert json.loads(paths[2].read_text())["title"]["text"] == "saved"
     assert not list(tmp_path.glob(".*.tmp"))  # no temporary files left behind
+
+
+def test_a_narrow_figure_keeps_the_stand_in_label_on_one_line(tmp_path):
+    # a 60-px plot rewraps its subtitle to the narrowest width (40 characters): the 42-character label
+    # must still be one line, as the page and the tests look for it whole
+    narrow = chart().properties(width=60, height=60)
+    path = tmp_path / "f.vl.json"
+    save_chart(titled(narrow, "narrow", stand_in=True, subtitle="a long detail " * 8), path)
+    subtitle = json.loads(path.read_text())["title"]["subtitle"]
+    assert subtitle[0] == STAND_IN_LABEL and len(subtitle) > 2

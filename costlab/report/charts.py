@@ -56,7 +56,10 @@ _PARAGRAPHS = "costlab_subtitle"   # usermeta key: the subtitle's paragraphs, un
 
 
 def wrap_subtitle(text: str, width: int = SUBTITLE_CHARS) -> list[str]:
-    """One subtitle as lines of at most `width` characters, broken at spaces (a longer word stays whole)."""
+    """One subtitle as lines of at most `width` characters, broken at spaces (a longer word stays whole).
+    The stand-in label is never broken: it is read as one line, on the figure and by whoever checks it."""
+    if text == STAND_IN_LABEL:
+        return [text]
     return textwrap.wrap(text, width=width, break_long_words=False, break_on_hyphens=False) or [text]
 
 
