@@ -136,6 +136,7 @@ def test_published_vs_reproduced_verdicts_follow_the_finding():
     assert verdicts.pop(finding) == "not comparable at this scale (published N=40000; this run N=" \
         + ", ".join(map(str, NS)) + ")"
     assert any(f.startswith("standalone $push journal bytes per update at N=20000 ") for f in verdicts)
+    assert verdicts.pop("the article's wall times per run (7 published)").startswith("not comparable: times of")
     assert set(verdicts.values()) == {"reproduced"}, table.select("finding", "reproduced", "verdict").to_dicts()
     assert sum("WiredTiger insert calls per write" in f for f in verdicts) == 4
 
@@ -153,4 +154,5 @@ def test_published_vs_reproduced_on_stand_in_is_not_comparable():
     table = published_vs_reproduced(raw, fits_by_pair(raw), read_published_log_bytes(), read_published_cursor_calls())
     assert (table["verdict"] == "not comparable (stand-in)").all()
     assert (table["reproduced"] == "not reported by this server").all()
-    assert table["published"].null_count() == 0
+    # every published number beside its row, but the wall times' row (the article's machine: not judged)
+    assert table.filter(~pl.col("finding").str.starts_with("the article's wall times"))["published"].null_count() == 0

@@ -235,8 +235,15 @@ def test_verdicts_reproduced_when_the_findings_hold():
                            "server_kind"]
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     cell = pl.col("finding").str.ends_with(": bytes read into cache per query")
-    verdicts = dict(zip(pvr.filter(~cell)["metric"], pvr.filter(~cell)["verdict"]))
+    times = pl.col("finding").str.ends_with("published times)")
+    verdicts = dict(zip(pvr.filter(~cell & ~times)["metric"], pvr.filter(~cell & ~times)["verdict"]))
     assert set(verdicts.values()) == {"reproduced"}, verdicts
+    # the published time tables (same-window client and server, small-cache client): a row each saying why
+    assert pvr.filter(times)["finding"].to_list() == [
+        "the article's client ms per size and shape, same_window (12 published times)",
+        "the article's server ms per size and shape, same_window (12 published times)",
+        "the article's client ms per size and shape, small_cache (12 published times)"]
+    assert pvr.filter(times)["verdict"].str.starts_with("not comparable: absolute times").all()
     # every published small-cache cell (4 sizes x 3 shapes): judged where this run measured it, else says why
     cells = dict(zip(pvr.filter(cell)["finding"].str.split(":").list.first(), pvr.filter(cell)["verdict"]))
     assert len(cells) == 12
@@ -350,4 +357,5 @@ def test_small_cache_findings_not_comparable_when_the_cache_was_not_applied():
                                   small_cache=False)
     small = pvr.filter(pl.col("metric").str.contains("256 MB cache"))
     assert small.height == 5 + 12 and set(small["verdict"]) == {NO_SMALL_CACHE_VERDICT}  # findings, then cells
-    assert set(pvr.filter(~pl.col("metric").str.contains("256 MB cache"))["verdict"]) == {"reproduced"}
+    others = pvr.filter(~pl.col("metric").str.contains("256 MB cache") & ~pl.col("finding").str.contains("published times"))
+    assert set(others["verdict"]) == {"reproduced"}

@@ -290,6 +290,15 @@ def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], Power
             f"cursor insert calls per write ({profile}, {workload}, N={n_pub})", "calls/op", pub, rep,
             tol["insert_calls_per_write"].holds(pub), at_other_n(profile, workload, n_pub))
 
+    # the article's wall times (its program's output): a row that says why they are not judged
+    walls = published.filter(pl.col("wall_s").is_not_null())
+    if walls.height:
+        rows.append({"finding": f"the article's wall times per run ({walls.height} published)",
+                     "metric": "wall_s of the article's program runs", "unit": "s", "published": None,
+                     "reproduced": None, "ratio": None, "tolerance": "none: not judged (see the verdict)",
+                     "verdict": "not comparable (stand-in)" if stand_in else
+                     "not comparable: times of the article's machine (the journal's bytes are judged)",
+                     "server_kind": kind})
     frame = pl.DataFrame(rows, schema={"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8,
                                        "published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64,
                                        "tolerance": pl.Utf8, "verdict": pl.Utf8, "server_kind": pl.Utf8})

@@ -307,6 +307,20 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
     if 64 not in sizes and rows[-1]["verdict"] != STAND_IN_VERDICT:
         rows[-1]["verdict"] = f"{SCALE_VERDICT} (published for 64 KB orders; this run: " \
                               f"{', '.join(f'{s} KB' for s in sizes)})"
+    # The published times no rule judges one by one: a row per table that says why (and where they stand).
+    for stem, run, measure, metric in QUERY_TABLES:
+        times = pub.filter((pl.col("run") == run) & (pl.col("metric") == metric)) if metric and "_ms" in metric \
+            else pub.clear()
+        if times.height:
+            rows.append({"finding": f"the article's {measure.replace('_', ' ')} per size and shape, {run} "
+                                    f"({times.height} published times)",
+                         "metric": f"{measure} at {', '.join(f'{s} KB' for s in sorted(set(times['size_kb'])))}",
+                         "unit": "ms", "published": None, "reproduced": None, "ratio": None,
+                         "tolerance": "none: not judged (see the verdict)",
+                         "verdict": STAND_IN_VERDICT if kind == "stand-in" else
+                         f"not comparable: absolute times of the article's machine; the ratios above judge them, and "
+                         f"tables/{stem}.csv shows them beside this run's",
+                         "server_kind": kind})
     add("the covered query examines no documents (PROJECTION_COVERED, no FETCH)",
         f"covered documents examined, {large} KB (explain)", "documents", 0.0,
         _value(summary, "same_window", large, "covered", "plan_docs_examined"),

@@ -62,4 +62,18 @@ def published_vs_model(sizes: pl.DataFrame, sample_sizes: pl.DataFrame,
         pl.lit("model (no server)").alias("server_kind"),
     )
     verdicts = ["reproduced" if v is not None and smaller(v) else "not reproduced" for v in frame["reproduced"]]
-    return frame.with_columns(pl.Series("verdict", verdicts, dtype=pl.String)).select(MODEL_VERDICT_COLUMNS)
+    judged = frame.with_columns(pl.Series("verdict", verdicts, dtype=pl.String)).select(MODEL_VERDICT_COLUMNS)
+    return pl.concat([judged, example_document_row(sample_sizes, "model (no server)")])
+
+
+def example_document_row(sample_sizes: pl.DataFrame, server_kind: str) -> pl.DataFrame:
+    """The article's example document sizes (403 / 307 B): a row that says why they are not judged."""
+    sizes = dict(zip(sample_sizes["layout"], sample_sizes["document_bytes"]))
+    return pl.DataFrame([{
+        "finding": "the article's example user document: "
+                   + ", ".join(f"{bytes_} B {layout}" for layout, bytes_ in sizes.items()),
+        "metric": "BSON bytes of one example document", "unit": "B", "published": None, "reproduced": None,
+        "ratio": None, "tolerance": "none: not judged (see the verdict)",
+        "verdict": "not comparable: that document is not generated here; its saving's direction is judged per pair",
+        "server_kind": server_kind}], schema={c: pl.String for c in MODEL_VERDICT_COLUMNS}
+        | {"published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64})

@@ -154,7 +154,10 @@ def published_vs_reproduced(comparison: pl.DataFrame, sample_sizes: pl.DataFrame
     frame = pl.DataFrame(rows, schema={"finding": pl.String, "metric": pl.String, "unit": pl.String,
                                        "published": pl.Float64, "reproduced": pl.Float64, "tolerance": pl.String,
                                        "verdict": pl.String, "server_kind": pl.String})
-    return frame.with_columns((pl.col("reproduced") / pl.col("published")).alias("ratio")).select(PVR_COLUMNS)
+    from costlab.flatnested.model import example_document_row
+
+    frame = frame.with_columns((pl.col("reproduced") / pl.col("published")).alias("ratio")).select(PVR_COLUMNS)
+    return pl.concat([frame, example_document_row(sample_sizes, "server-free (BSON model)").select(PVR_COLUMNS)])
 
 
 def build_tables(raw_paths: list[str | Path], sizes_path: str | Path, published_timings_path: str | Path,
