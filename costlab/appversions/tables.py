@@ -419,7 +419,8 @@ def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame, tolerances: Tole
                              str(short_of_target)))
         else:   # a published number no rule judges here: a row that says why
             rows.append(_row(f"{version}: {fact['statement']}", _fact_metric(fact), fact["unit"],
-                             float(fact["value"]), None, _unjudged_fact(fact, tested), kind,
+                             float(fact["value"]), None,
+                             STAND_IN_VERDICT if kind == "stand-in" else _unjudged_fact(fact, tested), kind,
                              "none: not judged (see the verdict)"))
     return rows
 
