@@ -56,6 +56,10 @@ def test_engine_targets_build_without_a_server(tmp_path):
         assert set(verdicts["server_kind"]) == {"engine"}
         # real verdicts; at smoke N a count compared at the published N=10000 is "not measured"
         # (a docsize cell whose miss is within a 30-query mean's sampling error says so, with its numbers)
+        # a published number no rule judges (the article's wall times) has its own row saying why
+        not_judged = verdicts["tolerance"].str.starts_with("none: not judged")
+        assert verdicts.filter(not_judged)["verdict"].str.starts_with("not comparable: ").all()
+        verdicts = verdicts.filter(~not_judged)
         assert set(verdicts["verdict"].str.replace(r" \(published (for 64 KB|N=).*", "")
                    .str.replace(r"^not comparable: .* within the sampling error of two \d+-query means .*$",
                                 "not comparable: sampling error")) <= {
