@@ -346,11 +346,16 @@ def _number_text(value: float | None, unit: str | None) -> str:
     return f"{text} {unit}" if unit and unit not in ("1", "ratio") else text
 
 
+def _judged_by_rule_alone(row: dict) -> bool:
+    """A judged row with no single published number: its rule is what it was compared with."""
+    return row["published"] is None and bool(row["tolerance"]) and verdict_class(row["verdict"]) in (
+        "reproduced", "not reproduced")
+
+
 def _published_text(row: dict) -> str:
     """The published value; for a row judged by a rule with no single published number, what the rule
     compares with (its bound), so both sides show."""
-    if row["published"] is None and row["tolerance"] and verdict_class(row["verdict"]) in ("reproduced",
-                                                                                          "not reproduced"):
+    if _judged_by_rule_alone(row):
         return f"no single published number; the rule: {row['tolerance']}"
     return _number_text(row["published"], row["unit"])
 
@@ -369,6 +374,7 @@ def findings_view(findings: pl.DataFrame) -> dict[str, Any]:
     for row in findings.iter_rows(named=True):
         rows.append({"study": row["study"], "anchor": f"study-{row['study']}", "finding": row["finding"] or "—",
                      "metric": row["metric"], "published": _published_text(row),
+                     "published_is_rule": _judged_by_rule_alone(row),
                      "this_run": _number_text(row["this_run"], row["unit"]), "evidence": row["evidence"] or "—",
                      "ratio": format_cell(row["ratio"]).text if row["ratio"] is not None else "—",
                      "tolerance": row["tolerance"] or _no_tolerance(row["verdict"]),
@@ -446,7 +452,7 @@ table.data th:first-child,table.data td:first-child{position:sticky;left:0;z-ind
 table.data th:first-child{background:#f0f0f0}
 table.findings td{vertical-align:top;overflow-wrap:break-word}table.findings td.finding{min-width:14em}
 table.findings td.num,table.findings td:first-child{white-space:nowrap}
-table.findings td.verdict{min-width:8em}
+table.findings td.verdict{min-width:8em}table.findings td.rule{min-width:9em;max-width:16em}
 table.findings .metric{display:block;color:#555;font-size:12px}
 .counts{display:flex;flex-wrap:wrap;gap:8px;margin:8px 0;padding:0;list-style:none}
 .counts li{padding:4px 10px;border-radius:12px;font-weight:600}
