@@ -171,5 +171,10 @@ def study_tolerances(study: str, directory: str | Path = PUBLISHED_DIR) -> Toler
     return read_tolerances(tolerances_path(study, directory))
 
 
+def tolerances_or_published(tolerances: Tolerances | None, study: str) -> Tolerances:
+    """The tolerances a caller passed (a step reads its file from its input), else the study's own file."""
+    return tolerances if tolerances is not None else study_tolerances(study)
+
+
 __all__ = ["PUBLISHED_DIR", "RULE_KINDS", "Tolerance", "ToleranceError", "Tolerances", "read_tolerances",
-           "study_tolerances", "tolerances_path"]
+           "study_tolerances", "tolerances_or_published", "tolerances_path"]

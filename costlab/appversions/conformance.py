@@ -19,7 +19,7 @@ import polars as pl
 
 from costlab.appversions.events import STATUSES
 from costlab.appversions.tables import _row as table_row
-from costlab.published import Tolerances, study_tolerances
+from costlab.published import Tolerances, tolerances_or_published
 
 RULE_NAMES = {"dates": "dates: (start day, end day]", "day_ids": "day ids or item names: [start day, end day)"}
 _SAMPLE = ["key", "end"]
@@ -51,7 +51,7 @@ def midday_findings(midday: pl.DataFrame, tolerances: Tolerances | None = None) 
     appversions_tolerances.csv's midday_as_day_rule and midday_disagree (or `tolerances`)."""
     if midday.height == 0:
         return []
-    tol = tolerances if tolerances is not None else study_tolerances("appversions")
+    tol = tolerances_or_published(tolerances, "appversions")
     as_rule, disagree = tol["midday_as_day_rule"].holds(), tol["midday_disagree"].holds()
     rows = []
     for (version,), mine in midday.group_by("version", maintain_order=True):

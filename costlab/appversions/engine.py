@@ -40,7 +40,7 @@ from costlab.engine.provenance import SERVER_KIND
 from costlab.engine.wt import compressor_or_nearest
 from costlab.inputs import read_csv
 from costlab.progress import progress
-from costlab.published import Tolerances, read_tolerances, study_tolerances
+from costlab.published import Tolerances, read_tolerances, tolerances_or_published
 
 NEAREST = {"snappy": ("lz4", "zlib", "none"), "zstd": ("zlib", "lz4", "none")}
 BATCH = 250   # documents per transaction while loading
@@ -268,7 +268,7 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.Da
     appversions_tolerances.csv's engine_compression and engine_zstd_over_snappy (or `tolerances`)."""
     from costlab.engine.verdicts import _frame, _row
 
-    tol = tolerances if tolerances is not None else study_tolerances("appversions")
+    tol = tolerances_or_published(tolerances, "appversions")
     zstd_rule = tol["engine_zstd_over_snappy"].holds()
     rows = []
     for r in table.iter_rows(named=True):

@@ -14,7 +14,7 @@ from costlab.appversions.load import COLLECTION_STATS_COLUMNS
 from costlab.appversions.loadtest import LoadTestPlan, summarize_bins, summarize_phases
 from costlab.appversions.regime import FITS, NOT_COMPARABLE_FITS
 from costlab.appversions.regime import UNKNOWN as UNKNOWN_REGIME
-from costlab.published import Tolerances, read_tolerances, study_tolerances
+from costlab.published import Tolerances, read_tolerances, tolerances_or_published
 from costlab.server.provenance import read_provenance
 from costlab.verdicts import relative_within
 
@@ -157,15 +157,13 @@ def _row(finding: str, metric: str, unit: str, published, reproduced, verdict: s
             "server_kind": server_kind}
 
 
-def _tolerances(tolerances: Tolerances | None) -> Tolerances:
-    return tolerances if tolerances is not None else study_tolerances(STUDY)
 
 
 def relative_fraction(tolerances: Tolerances | None, finding_id: str) -> float:
     """A relative tolerance's fraction (|this run / published - 1| <= it) from appversions_tolerances.csv."""
     from costlab.published import ToleranceError
 
-    tolerance = _tolerances(tolerances)[finding_id]
+    tolerance = tolerances_or_published(tolerances, STUDY)[finding_id]
     if tolerance.rule != "relative":
         raise ToleranceError(f"costlab: {tolerance.source} ({finding_id}): rule {tolerance.rule!r} is not allowed "
                              "here (allowed: relative, a distance from the published value)")
@@ -238,7 +236,7 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
     Tolerances: appversions_tolerances.csv's documents_per_event, server_vs_model, sizes_per_event and
     cross_version_ratio (or `tolerances`).
     """
-    tol = _tolerances(tolerances)
+    tol = tolerances_or_published(tolerances, STUDY)
     count, server_model, sizes, index_count = (relative_fraction(tol, f) for f in (
         "documents_per_event", "server_vs_model", "sizes_per_event", "index_count"))
     direction = tol["cross_version_ratio"].holds()
@@ -367,7 +365,7 @@ def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame, tolerances: Tole
     involved ran with its working set in cache (steps' `regime`), the verdict is
     "not comparable: working set fits in cache" instead.
     """
-    tol = _tolerances(tolerances)
+    tol = tolerances_or_published(tolerances, STUDY)
     all_met, reduced, short_of_target = (tol[f].holds() for f in (
         "loadtest_all_targets_met", "loadtest_peak_latency_reduction", "loadtest_first_step_rate"))
     rows = []
@@ -455,7 +453,7 @@ def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame,
     model_tolerance: the appversions.model_tolerance override of its `model` row (None: the published one)."""
     from costlab.appversions.conformance import midday_findings
 
-    tol = _tolerances(tolerances)
+    tol = tolerances_or_published(tolerances, STUDY)
     explained = scale_explained(model_stats, model_reference, published, model_fraction(tol, model_tolerance)[0])
     rows = collection_findings(collection_stats, model_stats, explained, tol) + loadtest_findings(steps, facts, tol)
     if model_stats is not None:

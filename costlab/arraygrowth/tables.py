@@ -15,7 +15,7 @@ from costlab.inputs import read_csv, read_parquet
 from costlab.arraygrowth.fit import FitError, PowerLawFit, fit_power_law
 from costlab.arraygrowth.run import COUNTERS, NOT_REPORTED
 from costlab.server.provenance import read_provenance
-from costlab.published import Tolerances, study_tolerances
+from costlab.published import Tolerances, tolerances_or_published
 from costlab.verdicts import tolerance_text
 
 FIT_LABEL = "wiredTiger.log"   # what the fit step names when log bytes are missing
@@ -199,7 +199,7 @@ def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], Power
                             tolerances: Tolerances | None = None) -> pl.DataFrame:
     """One row per finding of the article; verdicts judge the finding's shape, not absolute times, by the
     tolerances of resources/published/arraygrowth_tolerances.csv (or `tolerances`)."""
-    tol = tolerances if tolerances is not None else study_tolerances(STUDY)
+    tol = tolerances_or_published(tolerances, STUDY)
     kind = kind_of(raw)
     stand_in = "stand-in" in kind
     measured = per_op(raw)

@@ -15,7 +15,7 @@ from costlab.inputs import read_csv, read_parquet
 from costlab.docsize.names import QUERY_TABLES, RUNS, table_names
 from costlab.docsize.run import SHAPES
 from costlab.measure import summarize
-from costlab.published import Tolerances, study_tolerances
+from costlab.published import Tolerances, tolerances_or_published
 from costlab.verdicts import Rule, at_least, relative_within, tolerance_text
 
 MEASURES = ("client_ms", "server_ms", "bytes_read_into_cache", "keys_examined", "docs_examined", "bytes_returned")
@@ -185,7 +185,7 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
                             published_facts: str | Path | None = None) -> pl.DataFrame:
     """The report's findings table; every rule from docsize_tolerances.csv (or `tolerances`), the mean document
     size within the `tolerance_pct` beside it in docsize_collections.csv."""
-    tol = tolerances if tolerances is not None else study_tolerances("docsize")
+    tol = tolerances_or_published(tolerances, "docsize")
     size_pct = _collection_tolerances(published_collections)
     pub = _published_queries(published_queries)
     kind = summary["server_kind"][0] if len(summary) else "unknown"

@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 
 from costlab.engine.provenance import SERVER_KIND
-from costlab.published import Tolerances, study_tolerances
+from costlab.published import Tolerances, tolerances_or_published
 from costlab.verdicts import tolerance_text
 
 COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict", "server_kind",
@@ -51,7 +51,7 @@ def arraygrowth_verdicts(log_bytes: pl.DataFrame, published: pl.DataFrame,
     tolerances: arraygrowth_tolerances.csv's rows (read from resources/published when None)."""
     from costlab.arraygrowth.tables import fits_by_pair, published_vs_reproduced
 
-    tol = tolerances if tolerances is not None else study_tolerances("arraygrowth")
+    tol = tolerances_or_published(tolerances, "arraygrowth")
 
     raw = log_bytes.with_columns(
         pl.col("n").alias("operations"), pl.col("modify_calls").alias("cursor_modify_calls"),
@@ -106,7 +106,7 @@ def docsize_verdicts(cache_reads: pl.DataFrame, published_queries: pl.DataFrame,
                      doc_bytes: dict[int, int], tolerances: Tolerances | None = None) -> pl.DataFrame:
     """Bytes-read findings of the small-cache run at the largest size (timings and plans are not
     engine findings); tolerances: docsize_tolerances.csv's rows (read from resources/published when None)."""
-    tol = tolerances if tolerances is not None else study_tolerances("docsize")
+    tol = tolerances_or_published(tolerances, "docsize")
     rows: list[dict] = []
     small = cache_reads.filter(pl.col("run") == "small_cache")
     if small.height == 0:
@@ -180,7 +180,7 @@ def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, wi
     errors of the published mean is "not comparable": both are means of 30 queries of a skewed,
     often bimodal distribution (many queries read 0, some a whole window), and 30 queries cannot
     tell the two apart."""
-    tol = tolerances if tolerances is not None else study_tolerances("docsize")
+    tol = tolerances_or_published(tolerances, "docsize")
     sampling_z = tol["engine_bytes_read_sampling"].bound
     published = published_queries.filter((pl.col("run") == "small_cache")
                                          & (pl.col("metric") == "bytes_read_into_cache"))

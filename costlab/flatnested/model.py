@@ -4,7 +4,7 @@ from __future__ import annotations
 import bson
 import polars as pl
 
-from costlab.published import Tolerances, study_tolerances
+from costlab.published import Tolerances, tolerances_or_published
 
 from costlab.flatnested.generate import documents_for
 from costlab.flatnested.shapes import Shape
@@ -41,7 +41,7 @@ def published_vs_model(sizes: pl.DataFrame, sample_sizes: pl.DataFrame,
     it is judged by flatnested_tolerances.csv's size_saving (the direction: a saving above 0), as on a
     server run.
     """
-    smaller = (tolerances if tolerances is not None else study_tolerances("flatnested"))["size_saving"].holds()
+    smaller = tolerances_or_published(tolerances, "flatnested")["size_saving"].holds()
     structured = sample_sizes.filter(pl.col("layout") == "structured").row(0, named=True)
     flat = sizes.filter(pl.col("layout") == "flat").select("fields", pl.col("shape").alias("flat_shape"),
                                                           pl.col("data_bytes").alias("flat_bytes"))

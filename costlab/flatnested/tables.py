@@ -12,7 +12,7 @@ import polars as pl
 from costlab.inputs import read_csv, read_parquet
 
 from costlab.measure import summarize
-from costlab.published import Tolerances, read_tolerances, study_tolerances
+from costlab.published import Tolerances, read_tolerances, study_tolerances, tolerances_or_published
 from costlab.server.provenance import is_stand_in, read_provenance
 from costlab.verdicts import Rule
 
@@ -116,7 +116,7 @@ def published_vs_reproduced(comparison: pl.DataFrame, sample_sizes: pl.DataFrame
                             tolerances: Tolerances | None = None) -> pl.DataFrame:
     """The report's contract table: per pair the flat time, structured time, improvement and size saving,
     judged by flatnested_tolerances.csv (or `tolerances`)."""
-    tol = tolerances if tolerances is not None else study_tolerances("flatnested")
+    tol = tolerances_or_published(tolerances, "flatnested")
     improved, smaller = tol["improvement"].holds(), tol["size_saving"].holds()
     speed_words = f"{improved}, and the structured median below flat's"
     published_saving = float(sample_sizes.filter(pl.col("layout") == "structured")["saving_pct"][0])
