@@ -386,19 +386,5 @@ def merge_engine_job(config: dict, version_paths: list[str | Path], storage_path
     return table
 
 
-def run_engine_job(config: dict, storage_path, verdicts_path, provenance_path, published_path) -> pl.DataFrame:
-    """Every version in one process, one after the other (what the workflow's per-version jobs and
-    their merge do, in one call): the version files go beside `storage_path`."""
-    rows_dir = Path(storage_path).parent / "versions"
-    names = config["appversions"]["versions"]
-    with progress(total=len(names), desc="appversions engine lab", unit="version") as bar:
-        for name in names:   # one step of the bar per app version
-            bar.set_postfix_str(name)
-            run_version_job(config, name, rows_dir / f"{name}.json")
-            bar.update()
-    return merge_engine_job(config, [rows_dir / f"{name}.json" for name in names], storage_path, verdicts_path,
-                            provenance_path, published_path)
-
-
 __all__ = ["version_documents", "measure_version", "write_engine_events", "storage_table", "verdicts",
-           "engine_cache_mb", "run_version_job", "merge_engine_job", "run_engine_job"]
+           "engine_cache_mb", "run_version_job", "merge_engine_job"]
