@@ -1,0 +1,154 @@
+"""Intervals and the verdicts they allow (costlab/intervals.py, issue #36).
+
+Expected values are worked out by hand: the coverage of [min, max] for the median of n draws is
+1 - 2 * 0.5**n; order statistics of 1..n; the repeats-to-decide formula k > n * (half / distance)**2.
+The simulation tests draw from seeded, known distributions and check the error rates the module
+promises against binomial error over 1,000 trials.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from costlab.intervals import (
+    Interval,
+    judge,
+    min_max_coverage,
+    over_repeats,
+    over_samples,
+    repeats_to_decide,
+    runs_differ,
+    runs_differ_many,
+)
+
+TRIALS = 1000
+ALPHA = 0.05
+# three binomial standard errors of a 5 % rate over 1,000 trials: sqrt(0.05 * 0.95 / 1000) = 0.00689
+BINOMIAL_SLACK = 3 * math.sqrt(ALPHA * (1 - ALPHA) / TRIALS)
+
+
+def test_min_max_coverage_literals():
+    assert min_max_coverage(3) == pytest.approx(0.75)      # 1 - 2/8
+    assert min_max_coverage(5) == pytest.approx(0.9375)    # 1 - 2/32
+
+
+def test_one_repeat_has_no_interval():
+    interval = over_repeats([4.2])
+    assert not interval.has_interval
+    assert interval.describe() == "one run: no interval"
+    assert judge(interval, 4.0, 5.0).outcome == "point"
+
+
+def test_three_repeats_say_the_confidence_they_have():
+    interval = over_repeats([3.0, 1.0, 2.0])
+    assert (interval.estimate, interval.low, interval.high) == (2.0, 1.0, 3.0)
+    assert interval.confidence == pytest.approx(0.75)   # not the 95 % asked for
+    assert "75.0%" in interval.describe() and "median of 3 repeats" in interval.describe()
+
+
+def test_ten_repeats_use_the_order_statistics_at_95_percent():
+    # for n = 10 the distribution-free 95 % interval of the median is (x(2), x(9)):
+    # P(Binomial(10, 0.5) in [2, 8]) = 1 - 2 * (1 + 10) / 1024 = 0.9785 >= 0.95, while (x(3), x(8)) gives 0.891
+    interval = over_repeats([float(v) for v in range(10, 0, -1)])
+    assert (interval.low, interval.high) == (2.0, 9.0)
+    assert interval.confidence == 0.95
+
+
+def test_nan_is_refused_by_name():
+    with pytest.raises(ValueError, match="finite"):
+        over_repeats([1.0, float("nan")])
+
+
+def test_judge_inside_outside_straddles():
+    def interval(low, est, high, n=3):
+        return Interval(est, low, high, 0.75, n, "repeats", "median")
+    assert judge(interval(0.95, 1.0, 1.05), 0.9, 1.1).outcome == "inside"
+    assert judge(interval(1.2, 1.3, 1.4), 0.9, 1.1).outcome == "outside"
+    straddle = judge(interval(0.9, 1.0, 1.2), 0.8, 1.1)
+    assert straddle.outcome == "straddles" and straddle.holds is None
+    # crosses the upper edge 1.1: half-width 0.2 on that side, distance 0.1 -> k > 3 * (0.2 / 0.1)**2 = 12
+    assert straddle.repeats_to_decide == 13
+    # one-sided rule (value >= 2): an interval [1.5, 3] around 2.5 crosses 2 at half 1.0, distance 0.5 -> k > 12
+    assert repeats_to_decide(interval(1.5, 2.5, 3.0), 2.0, math.inf) == 13
+    # the estimate on the edge: no number of repeats decides it
+    assert repeats_to_decide(interval(0.9, 1.1, 1.2), 0.8, 1.1) is None
+
+
+def test_bootstrap_over_queries_brackets_the_mean_and_is_seeded():
+    rng = np.random.default_rng(7)
+    # bimodal like docsize's 1 KB small-cache queries: half read nothing, half about 512 KB
+    queries = np.where(rng.random(30) < 0.5, 0.0, rng.normal(512e3, 40e3, 30))
+    first, again = over_samples(queries, seed=3), over_samples(queries, seed=3)
+    assert first == again
+    assert first.low < queries.mean() < first.high
+    assert first.statistic == "mean" and first.samples == 30
+
+
+def _simulate(draw, true_value, band, repeats, seed):
+    """Verdict outcomes of TRIALS simulated runs of `repeats` draws each around true_value."""
+    rng = np.random.default_rng(seed)
+    outcomes = []
+    for _ in range(TRIALS):
+        outcomes.append(judge(over_repeats(draw(rng, true_value, repeats)), *band).outcome)
+    return outcomes
+
+
+def _normal(rng, centre, n):          # noise a third of a 10 % tolerance
+    return rng.normal(centre, 0.1 / 3 * centre, n)
+
+
+def _lognormal(rng, centre, n):       # skewed: median `centre`
+    return centre * rng.lognormal(0.0, 0.03, n)
+
+
+def _bimodal(rng, centre, n):         # two modes 4 % either side of the centre
+    return centre * (1 + np.where(rng.random(n) < 0.5, -0.04, 0.04) + rng.normal(0, 0.005, n))
+
+
+
+@pytest.mark.parametrize("draw", [_normal, _lognormal, _bimodal])
+def test_identical_inputs_are_rarely_called_not_reproduced(draw):
+    # the run's true median equals the published value (band: published +- 10 %), 5 repeats
+    outcomes = _simulate(draw, 1.0, (0.9, 1.1), 5, seed=11)
+    assert outcomes.count("outside") / TRIALS <= ALPHA + BINOMIAL_SLACK
+
+
+@pytest.mark.parametrize("draw", [_normal, _lognormal, _bimodal])
+def test_a_shift_of_twice_the_tolerance_is_detected_at_five_repeats(draw):
+    # true value 1.2 against a band of 1.0 +- 10 %: twice the tolerance away
+    outcomes = _simulate(draw, 1.2, (0.9, 1.1), 5, seed=12)
+    assert outcomes.count("outside") / TRIALS >= 0.90
+
+
+def test_intervals_cover_the_true_median_at_their_stated_confidence():
+    rng = np.random.default_rng(13)
+    missed = 0
+    stated = None
+    for _ in range(TRIALS):
+        interval = over_repeats(_lognormal(rng, 1.0, 5))   # true median 1.0
+        stated = interval.confidence
+        missed += not (interval.low <= 1.0 <= interval.high)
+    assert stated == pytest.approx(0.9375)
+    assert missed / TRIALS <= (1 - stated) + 3 * math.sqrt(stated * (1 - stated) / TRIALS)
+
+
+@pytest.mark.parametrize("draw", [_normal, _lognormal, _bimodal])
+def test_identical_runs_are_rarely_called_different(draw):
+    rng = np.random.default_rng(14)
+    first, second = draw(rng, 1.0, (TRIALS, 5)), draw(rng, 1.0, (TRIALS, 5))   # 1,000 pairs of runs
+    assert runs_differ_many(first, second).mean() <= ALPHA + BINOMIAL_SLACK
+
+
+def test_runs_twice_the_tolerance_apart_are_called_different():
+    rng = np.random.default_rng(15)
+    assert runs_differ_many(_normal(rng, 1.0, (TRIALS, 5)), _normal(rng, 1.2, (TRIALS, 5))).mean() >= 0.90
+
+
+def test_one_repeat_each_cannot_differ():
+    assert runs_differ([1.0], [2.0]) is None
+    # 3 repeats each: the exact test's smallest two-sided p is 2 / C(6, 3) = 0.1, never below 5 %
+    assert runs_differ([1.0, 1.1, 1.2], [5.0, 5.1, 5.2]) is False
+    # 5 each, wholly separated: p = 2 / C(10, 5) = 0.0079
+    assert runs_differ([1, 2, 3, 4, 5], [11, 12, 13, 14, 15]) is True
