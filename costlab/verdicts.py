@@ -6,6 +6,8 @@ them by what they say about the finding.
 """
 from __future__ import annotations
 
+import math
+
 VERDICT_CLASSES = ("reproduced", "not reproduced", "not comparable", "not run", "other")
 
 
@@ -25,10 +27,15 @@ def verdict_class(verdict: str | None) -> str:
 
 class Rule:
     """A verdict's test on the reproduced value that also says itself: str(rule) is the tolerance shown beside
-    the verdict (results/findings.csv, the report)."""
+    the verdict (results/findings.csv, the report).
 
-    def __init__(self, test, text: str) -> None:
-        self.test, self.text = test, text
+    `band` is the same test as the closed interval of values that pass, [low, high] (±inf for a one-sided
+    rule), so an interval around the value can be judged against it (costlab.intervals.judge); None
+    where no band exists (a ratio to a published 0 or a missing published value).
+    """
+
+    def __init__(self, test, text: str, band: tuple[float, float] | None = None) -> None:
+        self.test, self.text, self.band = test, text, band
 
     def __call__(self, value: float) -> bool:
         return bool(self.test(value))
@@ -42,23 +49,24 @@ def _g(value: float) -> str:
 
 
 def between(low: float, high: float, what: str = "value") -> Rule:
-    return Rule(lambda v: low <= v <= high, f"{what} in [{_g(low)}, {_g(high)}]")
+    return Rule(lambda v: low <= v <= high, f"{what} in [{_g(low)}, {_g(high)}]", (low, high))
 
 
 def at_least(low: float, what: str = "value") -> Rule:
-    return Rule(lambda v: v >= low, f"{what} ≥ {_g(low)}")
+    return Rule(lambda v: v >= low, f"{what} ≥ {_g(low)}", (low, math.inf))
 
 
 def at_most(high: float, what: str = "value") -> Rule:
-    return Rule(lambda v: v <= high, f"{what} ≤ {_g(high)}")
+    return Rule(lambda v: v <= high, f"{what} ≤ {_g(high)}", (-math.inf, high))
 
 
 def above(low: float, what: str = "value") -> Rule:
-    return Rule(lambda v: v > low, f"{what} > {_g(low)}")
+    # a strict bound's band is the next float up: an interval reaching exactly `low` does not pass
+    return Rule(lambda v: v > low, f"{what} > {_g(low)}", (math.nextafter(low, math.inf), math.inf))
 
 
 def below(high: float, what: str = "value") -> Rule:
-    return Rule(lambda v: v < high, f"{what} < {_g(high)}")
+    return Rule(lambda v: v < high, f"{what} < {_g(high)}", (-math.inf, math.nextafter(high, -math.inf)))
 
 
 def relative_within(published: float | None, fraction: float) -> Rule:
@@ -67,19 +75,23 @@ def relative_within(published: float | None, fraction: float) -> Rule:
         if published is None:
             return False
         return v == published if published == 0 else abs(v / published - 1) <= fraction
-    return Rule(test, f"within ±{_g(fraction * 100)} % of published")
+    band = None if published is None else (
+        (0.0, 0.0) if published == 0 else tuple(sorted((published * (1 - fraction), published * (1 + fraction)))))
+    return Rule(test, f"within ±{_g(fraction * 100)} % of published", band)
 
 
 def absolute_within(published: float | None, distance: float, unit: str = "") -> Rule:
     """|this run - published| <= distance (for values near 0, where a ratio says nothing)."""
     return Rule(lambda v: published is not None and abs(v - published) <= distance,
-                f"|this run - published| ≤ {_g(distance)}{' ' + unit if unit else ''}")
+                f"|this run - published| ≤ {_g(distance)}{' ' + unit if unit else ''}",
+                None if published is None else (published - distance, published + distance))
 
 
 def ratio_within(published: float | None, low: float, high: float) -> Rule:
     """this run / published in [low, high] (an absolute count)."""
+    band = None if published in (None, 0) else tuple(sorted((published * low, published * high)))
     return Rule(lambda v: published not in (None, 0) and low <= v / published <= high,
-                f"this run / published in [{_g(low)}, {_g(high)}]")
+                f"this run / published in [{_g(low)}, {_g(high)}]", band)
 
 
 def tolerance_text(rule) -> str | None:
