@@ -54,6 +54,7 @@ matrix: $(VENV)/.installed wt-extensions
 # PYTEST_WORKERS=0 runs in one process; PYTEST_ARGS adds pytest options.
 PYTEST_WORKERS ?= $(if $(COSTLAB_TEST_URI),0,3)
 test: $(VENV)/.installed-test wt-extensions
+	$(BIN)/ruff check --quiet .
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # Opt-in (docs/slurm.md): the smoke workflow through Snakemake's Slurm executor on a single-node
@@ -89,7 +90,9 @@ dryrun: $(VENV)/.installed wt-extensions
 	@$(BIN)/python -m costlab.server.check all $(RUN_ARGS)
 	$(BIN)/snakemake -n all $(RUN_ARGS)
 
-lint: $(VENV)/.installed
+# Python (ruff, [tool.ruff] in pyproject.toml; make test runs it first) and the workflow (snakemake --lint).
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
 	$(BIN)/snakemake --lint
 
 clean-venv:

@@ -17,8 +17,6 @@ The stated error rate is 5 %: a false-difference rate at or below it (plus binom
 """
 from __future__ import annotations
 
-import common  # noqa: F401  (puts the repository on sys.path)
-
 import json  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
@@ -26,6 +24,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import common  # noqa: F401  (puts the repository on sys.path)
 import numpy as np  # noqa: E402
 
 from costlab.intervals import judge, over_repeats, runs_differ_many  # noqa: E402
@@ -34,7 +33,9 @@ TRIALS = 10_000
 DISTRIBUTIONS = {
     "normal": lambda rng, size: rng.normal(1.0, 0.1 / 3, size),
     "lognormal": lambda rng, size: rng.lognormal(0.0, 0.03, size),
-    "bimodal": lambda rng, size: 1 + np.where(rng.random(size) < 0.5, -0.04, 0.04) + rng.normal(0, 0.005, size),
+    "bimodal": lambda rng, size: (
+        1 + np.where(rng.random(size) < 0.5, -0.04, 0.04) + rng.normal(0, 0.005, size)
+    ),
 }
 
 
@@ -60,7 +61,9 @@ def engine(repeats: int, version: str, events_per_year: int, k: int, seed: int =
             started = time.process_time()
             events_path = scratch / f"events_{rep}.parquet"
             events = write_engine_events(events_per_year, 1000 + rep, "authors", events_path)
-            row = measure_version(version, events_path, scratch / f"wt{rep}", cache_mb=engine_cache_mb(events, None))
+            row = measure_version(
+                version, events_path, scratch / f"wt{rep}", cache_mb=engine_cache_mb(events, None)
+            )
             ratios.append(row["storage_bytes"] / row["data_bytes"])
             cpu += time.process_time() - started
             shutil.rmtree(scratch / f"wt{rep}", ignore_errors=True)

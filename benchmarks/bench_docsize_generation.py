@@ -85,8 +85,14 @@ def main(documents: int = 5_000, size_kb: int = 64) -> None:
     common.result("dicts one by one + bson.encode (MB/s per core)", base_rate, "MB/s", None,
                   note=f"{BASELINE_DOCUMENTS} docs, {base.cpu_s:.2f} s CPU", command=cmd)
     common.result("speed-up over dicts", rate / base_rate, "x", 3, command=cmd)
-    common.result(f"projected: {PUBLISHED_DOCUMENTS:,} x {size_kb} KB collection (s, one core)", full_s, "s", None,
-                  note=f"{PUBLISHED_DOCUMENTS * gen.target_doc_bytes(size_kb) / 1e9:.2f} GB", command=cmd)
+    common.result(
+        f"projected: {PUBLISHED_DOCUMENTS:,} x {size_kb} KB collection (s, one core)",
+        full_s,
+        "s",
+        None,
+        note=f"{PUBLISHED_DOCUMENTS * gen.target_doc_bytes(size_kb) / 1e9:.2f} GB",
+        command=cmd,
+    )
 
 
 if __name__ == "__main__":

@@ -10,17 +10,16 @@ before it is timed.
 """
 from __future__ import annotations
 
-import common
-
 import shutil  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import bson  # noqa: E402
+import common
 
 from costlab.arraygrowth.engine import NAMESPACE, run_workload  # noqa: E402
-from costlab.arraygrowth.workloads import ARRAY_FIELD, timestamp  # noqa: E402
+from costlab.arraygrowth.workloads import timestamp  # noqa: E402
 from costlab.docsize.engine import EPOCH, load_collection  # noqa: E402
 from costlab.docsize.generate import EPOCH_MS, generate_bson_batches, order_fields  # noqa: E402
 from costlab.engine import stats  # noqa: E402
@@ -71,8 +70,9 @@ def bare_push(n: int, home: Path) -> int:
 
 def bare_docsize_load(size_kb: int, orders: int, home: Path) -> int:
     """docsize's load as direct calls: records and both index entries, 64 documents a transaction."""
-    from costlab.engine.keys import encode_key_and_type_bits
     from datetime import timedelta
+
+    from costlab.engine.keys import encode_key_and_type_bits
     engine = Engine(home, EngineSettings(cache_mb=1024, journal_compressor=SNAPPY, block_compressor=SNAPPY,
                                          journal=False))
     try:
@@ -138,7 +138,8 @@ def main(pushes: int = 4000, orders: int = 2000) -> None:
     try:
         harness_log = run_workload("standalone", "push", pushes, SETTINGS, scratch)["log_bytes"]
         bare_log = bare_push(pushes, scratch / "bare")
-        # the same calls leave the same journal, to a log record or two: two runs of either side already differ
+        # the same calls leave the same journal, to a log record or two: two runs of either side already
+        # differ
         # by 128-256 B (WiredTiger's own log-flush records), so "same" is within 1 KB
         assert abs(harness_log - bare_log) <= 1024, (harness_log, bare_log)
         harness = common.best_of_cpu(lambda: run_workload("standalone", "push", pushes, SETTINGS, scratch), 2)
@@ -149,9 +150,14 @@ def main(pushes: int = 4000, orders: int = 2000) -> None:
         harness_load = common.best_of_cpu(lambda: harness_docsize_load(16, orders, scratch / "h"), 2)
         bare_load = common.best_of_cpu(lambda: bare_docsize_load(16, orders, scratch / "b"), 2)
         same = _table_contents(scratch / "h") == _table_contents(scratch / "b")
-        common.result(f"docsize load, {orders} x 16 KB orders: harness / bare CPU", harness_load.cpu_s / bare_load.cpu_s,
-                      "x", 1.1, at_least=False,
-                      note=f"harness {harness_load.cpu_s:.2f} s, bare {bare_load.cpu_s:.2f} s CPU; same keys: {same}")
+        common.result(
+            f"docsize load, {orders} x 16 KB orders: harness / bare CPU",
+            harness_load.cpu_s / bare_load.cpu_s,
+            "x",
+            1.1,
+            at_least=False,
+            note=f"harness {harness_load.cpu_s:.2f} s, bare {bare_load.cpu_s:.2f} s CPU; same keys: {same}",
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -67,8 +67,14 @@ def main(events_per_year: int = 500_000) -> None:
     base_rate = BASELINE_EVENTS / base.cpu_s
 
     cmd = "python benchmarks/bench_events.py"
-    common.result("generate_events (events/s per core)", rate, "events/s", 10e6,
-                  note=f"{n_events:,} events, {timing.cpu_s:.2f} s CPU, {timing.wall_s:.2f} s wall", command=cmd)
+    common.result(
+        "generate_events (events/s per core)",
+        rate,
+        "events/s",
+        10e6,
+        note=f"{n_events:,} events, {timing.cpu_s:.2f} s CPU, {timing.wall_s:.2f} s wall",
+        command=cmd,
+    )
     common.result("per-event Python loop (events/s per core)", base_rate, "events/s", None,
                   note=f"{BASELINE_EVENTS:,} events, {base.cpu_s:.2f} s CPU", command=cmd)
     common.result("speed-up over the per-event loop", rate / base_rate, "x", 10, command=cmd)

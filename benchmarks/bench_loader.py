@@ -2,7 +2,8 @@
 
 Target (issue 8): N workers give more throughput than 1 until the server saturates, and the
 client's CPU share is reported. Runs costlab.appversions.load.load_events (the workflow's load
-step: spawned workers, each owning a disjoint set of keys, one unordered `update` command of 250 raw statements per batch, replies checked)
+step: spawned workers, each owning a disjoint set of keys, one unordered `update` command of 250 raw
+statements per batch, replies checked)
 on a fresh collection per run. CPU accounting, from getrusage:
 - client = the worker processes (RUSAGE_CHILDREN, after they are joined);
 - server = this process (the in-process stand-in's threads; the parent only polls a counter).
@@ -15,14 +16,13 @@ it that busy (>= SATURATED_CORES), the N-vs-1 comparison is printed without a ta
 """
 from __future__ import annotations
 
-import common
-
 import resource  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import common
 from pymongo import MongoClient  # noqa: E402
 
 from costlab.appversions.events import generate_events  # noqa: E402
@@ -58,7 +58,9 @@ def run(uri: str, version_name: str, events_path: Path, workers: int) -> dict:
 
 
 def main(n_events: int = 40_000, version_name: str = "appV4") -> None:
-    common.header(f"Loader, {version_name}, unordered bulk writes of {PUBLISHED_BATCH_SIZE} ({common.machine()})")
+    common.header(
+        f"Loader, {version_name}, unordered bulk writes of {PUBLISHED_BATCH_SIZE} ({common.machine()})"
+    )
     cmd = "python benchmarks/bench_loader.py"
     with tempfile.TemporaryDirectory(prefix="costlab-bench-loader-") as scratch, common.bench_server() as uri:
         events = generate_events(max(1, n_events // 10), seed=1)
@@ -73,21 +75,47 @@ def main(n_events: int = 40_000, version_name: str = "appV4") -> None:
     saturated_at_one = one["server_cpu_s"] / one["wall_s"] >= SATURATED_CORES
     for r in results:
         share = r["client_cpu_s"] / max(1e-9, r["client_cpu_s"] + r["server_cpu_s"])
-        common.result(f"{r['workers']} worker(s): events/s", r["events_per_s"], "events/s", None,
-                      note=f"{r['events']:,} events -> {r['documents']:,} docs in {r['wall_s']:.1f} s", command=cmd)
-        common.result(f"{r['workers']} worker(s): client CPU share", 100 * share, "%", None,
-                      note=f"client {r['client_cpu_s']:.1f} s CPU ({r['client_cpu_s'] / r['wall_s']:.2f} cores), "
-                           f"server {r['server_cpu_s']:.1f} s CPU ({r['server_cpu_s'] / r['wall_s']:.2f} cores)",
-                      command=cmd)
+        common.result(
+            f"{r['workers']} worker(s): events/s",
+            r["events_per_s"],
+            "events/s",
+            None,
+            note=f"{r['events']:,} events -> {r['documents']:,} docs in {r['wall_s']:.1f} s",
+            command=cmd,
+        )
+        common.result(
+            f"{r['workers']} worker(s): client CPU share",
+            100 * share,
+            "%",
+            None,
+            note=f"client {r['client_cpu_s']:.1f} s CPU ({r['client_cpu_s'] / r['wall_s']:.2f} cores), "
+            f"server {r['server_cpu_s']:.1f} s CPU ({r['server_cpu_s'] / r['wall_s']:.2f} cores)",
+            command=cmd,
+        )
         if r is not one:
-            common.result(f"{r['workers']} workers vs 1: throughput ratio", r["events_per_s"] / one["events_per_s"],
-                          "x", None if saturated_at_one else 1.0,
-                          note=(f"n/a: server saturated with 1 worker ({one['server_cpu_s'] / one['wall_s']:.2f} "
-                                f"cores busy)") if saturated_at_one else "", command=cmd)
+            common.result(
+                f"{r['workers']} workers vs 1: throughput ratio",
+                r["events_per_s"] / one["events_per_s"],
+                "x",
+                None if saturated_at_one else 1.0,
+                note=(
+                    f"n/a: server saturated with 1 worker ({one['server_cpu_s'] / one['wall_s']:.2f} "
+                    f"cores busy)"
+                )
+                if saturated_at_one
+                else "",
+                command=cmd,
+            )
     # What one client core could feed: events per worker CPU second (spawn, imports and parquet included).
     capacity = one["events"] / max(1e-9, one["client_cpu_s"])
-    common.result("client capacity: events/s per worker CPU second", capacity, "events/s", None,
-                  note=f"{capacity / one['events_per_s']:.0f}x what the server absorbed with 1 worker", command=cmd)
+    common.result(
+        "client capacity: events/s per worker CPU second",
+        capacity,
+        "events/s",
+        None,
+        note=f"{capacity / one['events_per_s']:.0f}x what the server absorbed with 1 worker",
+        command=cmd,
+    )
 
 if __name__ == "__main__":
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 40_000, sys.argv[2] if len(sys.argv) > 2 else "appV4")

@@ -14,8 +14,6 @@ for); the workflow's default `authors` window differs by 0.08 % in count and not
 """
 from __future__ import annotations
 
-import common
-
 import math  # noqa: E402
 import os  # noqa: E402
 import subprocess  # noqa: E402
@@ -24,6 +22,8 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+import common
 
 RSS_TARGET_MB = 2000
 SLOPE_TARGET = 1.05
@@ -68,7 +68,9 @@ def slope(small: tuple[int, float], large: tuple[int, float]) -> float:
 
 def main(millions: list[int] | None = None) -> None:
     millions = sorted(millions or [2, 32, 128])
-    common.header(f"appversions events + model at {', '.join(f'{m} M' for m in millions)} events ({common.machine()})")
+    common.header(
+        f"appversions events + model at {', '.join(f'{m} M' for m in millions)} events ({common.machine()})"
+    )
     cmd = f"python benchmarks/bench_model_scale.py {' '.join(map(str, millions))}"
     measured: dict[int, dict[str, Step]] = {}
     with tempfile.TemporaryDirectory(prefix="costlab-bench-scale-") as scratch:
@@ -81,12 +83,21 @@ def main(millions: list[int] | None = None) -> None:
             path.unlink()
             measured[m] = steps
             for name, step in steps.items():
-                common.result(f"{name} step, {m} M events: peak RSS (MB)", step.peak_rss_mb, "MB", RSS_TARGET_MB,
-                              at_least=False, note=f"{step.cpu_s:.1f} CPU s, {step.wall_s:.1f} s wall, "
-                                                   f"{step.cpu_s / m * 1000:.0f} CPU ms per M events"
-                                                   + (f"; file {file_mb:,.0f} MB" if name == "events" else ""),
-                              command=cmd)
-    print(f"\n{'events':>10} {'events CPU s':>13} {'events RSS MB':>14} {'model CPU s':>12} {'model RSS MB':>13}")
+                common.result(
+                    f"{name} step, {m} M events: peak RSS (MB)",
+                    step.peak_rss_mb,
+                    "MB",
+                    RSS_TARGET_MB,
+                    at_least=False,
+                    note=f"{step.cpu_s:.1f} CPU s, {step.wall_s:.1f} s wall, "
+                    f"{step.cpu_s / m * 1000:.0f} CPU ms per M events"
+                    + (f"; file {file_mb:,.0f} MB" if name == "events" else ""),
+                    command=cmd,
+                )
+    print(
+        f"\n{'events':>10} {'events CPU s':>13} {'events RSS MB':>14} {'model CPU s':>12} "
+        f"{'model RSS MB':>13}"
+    )
     for m, steps in measured.items():
         print(f"{m:>8} M {steps['events'].cpu_s:>13.1f} {steps['events'].peak_rss_mb:>14.0f} "
               f"{steps['model'].cpu_s:>12.1f} {steps['model'].peak_rss_mb:>13.0f}")
@@ -97,8 +108,15 @@ def main(millions: list[int] | None = None) -> None:
         for name in ("events", "model"):
             fit = slope((small, measured[small][name].cpu_s), (large, measured[large][name].cpu_s))
             growth = measured[large][name].peak_rss_mb / measured[small][name].peak_rss_mb
-            common.result(f"{name} step: CPU slope {small} M -> {large} M (log-log)", fit, "", SLOPE_TARGET,
-                          at_least=False, note=f"peak RSS x{growth:.2f} for x{large / small:.0f} events", command=cmd)
+            common.result(
+                f"{name} step: CPU slope {small} M -> {large} M (log-log)",
+                fit,
+                "",
+                SLOPE_TARGET,
+                at_least=False,
+                note=f"peak RSS x{growth:.2f} for x{large / small:.0f} events",
+                command=cmd,
+            )
 
 if __name__ == "__main__":
     main([int(arg) for arg in sys.argv[1:]] or None)

@@ -12,11 +12,10 @@ printed beside, not part of `snakemake all`.
 """
 from __future__ import annotations
 
-import common
-
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import common
 import yaml  # noqa: E402
 
 from costlab.appversions.phases import empty_phase_problem  # noqa: E402
@@ -32,11 +31,15 @@ COMMAND = "python benchmarks/bench_reliability_checks.py"
 
 def main() -> None:
     common.header(f"Reliability checks in a no-op snakemake all ({common.machine()})")
-    config = load_config(ROOT / "config" / "smoke.yaml", overrides={"server": {"backend": "external", "uri": URI}})
+    config = load_config(
+        ROOT / "config" / "smoke.yaml", overrides={"server": {"backend": "external", "uri": URI}}
+    )
     pieces = {
         "interpreter path (shell_safe_python)": shell_safe_python,
         "config size count (check_size)": lambda: check_size(config),
-        "load-test phases (empty_phase_problem)": lambda: empty_phase_problem(config["appversions"]["loadtest"]),
+        "load-test phases (empty_phase_problem)": lambda: empty_phase_problem(
+            config["appversions"]["loadtest"]
+        ),
         "engine limits (engine_problem)": lambda: engine_problem(config),
         "URI options, pymongo's parser (uri_problem)": lambda: uri_problem(URI),
     }
@@ -55,7 +58,9 @@ def main() -> None:
             seconds, _ = common.best_of(fn, repeat=5)
             total += seconds
             cold_total += cold
-            common.result(name, seconds * 1000, "ms", note=f"first call {cold * 1000:.1f} ms", command=COMMAND)
+            common.result(
+                name, seconds * 1000, "ms", note=f"first call {cold * 1000:.1f} ms", command=COMMAND
+            )
     common.result("added to a no-op snakemake all (first calls)", cold_total, "s", target=0.3, at_least=False,
                   note=f"warm {total * 1000:.2f} ms", command=COMMAND)
     text = (ROOT / "config" / "smoke.yaml").read_text()

@@ -23,6 +23,7 @@ import common
 common.one_core()
 
 import sys  # noqa: E402
+from functools import partial  # noqa: E402
 
 import bson  # noqa: E402
 import polars as pl  # noqa: E402
@@ -70,9 +71,13 @@ def baseline_ops(version: v.AppVersion, events: pl.DataFrame) -> list[UpdateOne]
             if layout == "id_day":
                 op = UpdateOne({"_id": _id}, {"$inc": {status_field: 1}}, upsert=True)
             elif layout == "push":
-                op = UpdateOne({"_id": _id}, {"$push": {"items": {"date": day, status_field: 1}}}, upsert=True)
+                op = UpdateOne(
+                    {"_id": _id}, {"$push": {"items": {"date": day, status_field: 1}}}, upsert=True
+                )
             elif layout == "array_daily":
-                op = UpdateOne({"_id": _id}, v.array_daily_update(day, status_field, version.totals), upsert=True)
+                op = UpdateOne(
+                    {"_id": _id}, v.array_daily_update(day, status_field, version.totals), upsert=True
+                )
             else:
                 name = v.item_name(day, version.item_name_format)
                 inc = {f"items.{name}.{status_field}": 1}
@@ -88,7 +93,8 @@ def baseline(version: v.AppVersion, events: pl.DataFrame) -> int:
 
 
 def same_statements(version: v.AppVersion, events: pl.DataFrame) -> tuple[bool, bool]:
-    """(product == reference, baseline == reference) statement bytes: the comparison means nothing otherwise."""
+    """(product == reference, baseline == reference) statement bytes: the comparison means nothing
+    otherwise."""
     reference = [driver_statement(op) for op in version.bulk_upsert_ops(events)]
     return ([bytes(doc.raw) for doc in update_statements(version, events)] == reference,
             [driver_statement(op) for op in baseline_ops(version, events)] == reference)
@@ -108,18 +114,23 @@ def main(n_events: int = 50_000, n_baseline: int = 10_000) -> None:
         # (rates are per event).
         mine = events if version.layout != "array_daily" else events.head(events.height // 5)
         theirs = base_events if version.layout != "array_daily" else base_events.head(base_events.height // 5)
-        fast = common.best_of_cpu(lambda: product(version, mine), repeat=3)
-        slow = common.best_of_cpu(lambda: baseline(version, theirs), repeat=2)
-        reference = common.best_of_cpu(lambda: update_one_path(version, mine), repeat=2)
+        fast = common.best_of_cpu(partial(product, version, mine), repeat=3)
+        slow = common.best_of_cpu(partial(baseline, version, theirs), repeat=2)
+        reference = common.best_of_cpu(partial(update_one_path, version, mine), repeat=2)
         rate, base_rate = mine.height / fast.cpu_s, theirs.height / slow.cpu_s
         reference_rate = mine.height / reference.cpu_s
         kind = "$inc" if is_inc else ("$push" if version.layout == "push" else "pipeline")
         bytes_per_statement = reference.result / mine.height
         checks = ("" if product_same else "; PRODUCT STATEMENTS DIFFER") + \
                  ("" if baseline_same else "; BASELINE DIFFERS")
-        ok_rate = common.result(f"{name} ({kind}) events/s per core", rate, "events/s", 200e3 if is_inc else None,
-                                note=f"{bytes_per_statement:,.0f} B/statement; baseline {base_rate:,.0f}/s" + checks,
-                                command=cmd)
+        ok_rate = common.result(
+            f"{name} ({kind}) events/s per core",
+            rate,
+            "events/s",
+            200e3 if is_inc else None,
+            note=f"{bytes_per_statement:,.0f} B/statement; baseline {base_rate:,.0f}/s" + checks,
+            command=cmd,
+        )
         ok_ratio = common.result(f"{name} ({kind}) speed-up over per-row baseline", rate / base_rate, "x",
                                  2 if is_inc else None, command=cmd)
         if ok_rate is False or ok_ratio is False or not is_inc:
@@ -127,7 +138,10 @@ def main(n_events: int = 50_000, n_baseline: int = 10_000) -> None:
                          f"{rate / base_rate:.1f}x)")
         secondary.append((name, kind, reference_rate, reference_rate / base_rate, rate / reference_rate))
     print("\nbelow target or without one: " + ("; ".join(short) if short else "none"))
-    print("\nSecondary: the UpdateOne path (AppVersion.bulk_upsert_ops, the readable reference), same statements:")
+    print(
+        "\nSecondary: the UpdateOne path (AppVersion.bulk_upsert_ops, the readable reference), same "
+        "statements:"
+    )
     for name, kind, reference_rate, over_baseline, product_over in secondary:
         common.result(f"UpdateOne path {name} ({kind}) events/s per core", reference_rate, "events/s", None,
                       note=f"{over_baseline:.2f}x the baseline; the product is {product_over:.1f}x faster",

@@ -15,8 +15,6 @@ best of 3; the CPU seconds of the snakemake process are printed beside them.
 """
 from __future__ import annotations
 
-import common
-
 import os  # noqa: E402
 import resource  # noqa: E402
 import shutil  # noqa: E402
@@ -25,6 +23,8 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+import common
 
 from tests.conftest import run_snakemake  # noqa: E402  (the tests' way to run the workflow into a scratch dir)
 
@@ -37,7 +37,9 @@ def timed_run(workdir: Path, uri: str, extra: tuple[str, ...] = ()) -> tuple[flo
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
-        raise RuntimeError(f"snakemake {' '.join(extra)} all failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        raise RuntimeError(
+            f"snakemake {' '.join(extra)} all failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, proc.stdout + proc.stderr
 
@@ -80,7 +82,10 @@ def main(fresh: bool = False) -> None:
     common.header(f"Workflow overhead, every study enabled, config/smoke.yaml ({common.machine()})")
     cmd = "python benchmarks/bench_workflow.py"
     base = workflow_dir(fresh)
-    with tempfile.TemporaryDirectory(prefix="costlab-bench-dryrun-") as empty, stand_in(base / "stand-in") as uri:
+    with (
+        tempfile.TemporaryDirectory(prefix="costlab-bench-dryrun-") as empty,
+        stand_in(base / "stand-in") as uri,
+    ):
         dry_wall, dry_cpu, dry_text = best(Path(empty), uri, ("-n",))
         planned = next((ln for ln in dry_text.splitlines() if ln.strip().startswith("total")), "")
         common.result("snakemake -n all, nothing built yet (s wall)", dry_wall, "s", 3, at_least=False,
@@ -90,7 +95,9 @@ def main(fresh: bool = False) -> None:
         built = base / "built"
         start = time.perf_counter()
         timed_run(built, uri)
-        print(f"  (brought {built} up to date in {time.perf_counter() - start:.0f} s; not part of any figure)")
+        print(
+            f"  (brought {built} up to date in {time.perf_counter() - start:.0f} s; not part of any figure)"
+        )
         noop_wall, noop_cpu, noop_text = best(built, uri)
         nothing = "Nothing to be done" in noop_text
         common.result("snakemake all, everything built: no-op (s wall)", noop_wall, "s", 2, at_least=False,

@@ -115,8 +115,10 @@ def machine() -> str:
 
     host = host_info()
     load = ", load average {:.1f}".format(os.getloadavg()[0]) if hasattr(os, "getloadavg") else ""
-    return (f"{host['cpu_model']}, {host['cpu_cores_logical']} cores, {host['memory_bytes'] / 2**30:.0f} GiB, "
-            f"Python {host['python']}{load}")
+    return (
+        f"{host['cpu_model']}, {host['cpu_cores_logical']} cores, {host['memory_bytes'] / 2**30:.0f} GiB, "
+        f"Python {host['python']}{load}"
+    )
 
 
 @contextmanager

@@ -15,11 +15,10 @@ Protocols:
     warmups_once     one start, the warm-ups once (whole-document queries), then the three shapes'
                      measured queries back to back (costlab's `small_cache` run since issue 23)
 
-    nice -n 10 .venv/bin/python benchmarks/docsize_engine_protocols.py 1,4,16 50000 one_start,cold_per_shape,warmups_once 5,50,200 0,1,2
+    nice -n 10 .venv/bin/python benchmarks/docsize_engine_protocols.py 1,4,16 50000 \\
+        one_start,cold_per_shape,warmups_once 5,50,200 0,1,2
 """
 from __future__ import annotations
-
-import common  # noqa: F401  (puts the repository on sys.path)
 
 import json  # noqa: E402
 import shutil  # noqa: E402
@@ -28,6 +27,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import common  # noqa: F401  (puts the repository on sys.path)
 import numpy as np  # noqa: E402
 
 from costlab.docsize.engine import PUBLISHED_SMALL_CACHE_MB, load_collection, run_shape  # noqa: E402
@@ -50,8 +50,16 @@ def _schedule(protocol: str, documents: int, warmups: int, seed: int) -> list[tu
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; allowed: {', '.join(PROTOCOLS)}")
     cold = protocol == "cold_per_shape"
-    plan = plan_blocks(documents=documents, window=WINDOW, windows="random", warmups=warmups, queries=QUERIES,
-                       seed=[seed, 2, 0], cold_cache=cold, warmups_in="first" if protocol == "warmups_once" else "each")
+    plan = plan_blocks(
+        documents=documents,
+        window=WINDOW,
+        windows="random",
+        warmups=warmups,
+        queries=QUERIES,
+        seed=[seed, 2, 0],
+        cold_cache=cold,
+        warmups_in="first" if protocol == "warmups_once" else "each",
+    )
     return [((cold or block.index == 0) and q.query == 0, q.shape, q.phase, q.window_start)
             for block in plan.blocks for q in block.queries]
 
@@ -61,17 +69,26 @@ def _named(session, names) -> dict[str, int]:
     return {n: values[n] for n in names}
 
 
-def run(size_kb: int, documents: int, protocols: list[str], warmup_counts: list[int], seeds: list[int]) -> list[dict]:
+def run(
+    size_kb: int, documents: int, protocols: list[str], warmup_counts: list[int], seeds: list[int]
+) -> list[dict]:
     compressor = "snappy" if "snappy" in available_compressors() else "lz4"
     scratch = Path(tempfile.mkdtemp(prefix=f"costlab-docsize-protocols-{size_kb}k-"))
     cache_mb = max(1, round(PUBLISHED_SMALL_CACHE_MB * documents / 50_000))
     lines = []
     try:
-        engine = Engine(scratch / "wt", EngineSettings(cache_mb=4096, journal=False, block_compressor=compressor,
-                                                       journal_compressor=compressor))
+        engine = Engine(
+            scratch / "wt",
+            EngineSettings(
+                cache_mb=4096, journal=False, block_compressor=compressor, journal_compressor=compressor
+            ),
+        )
         started = time.process_time()
         collection = load_collection(engine, size_kb, documents, 42, 50, compressor)
-        print(json.dumps({"size_kb": size_kb, "load_cpu_s": round(time.process_time() - started, 1)}), flush=True)
+        print(
+            json.dumps({"size_kb": size_kb, "load_cpu_s": round(time.process_time() - started, 1)}),
+            flush=True,
+        )
         small = EngineSettings(cache_mb=cache_mb, journal_compressor=compressor, block_compressor=compressor)
         for protocol in protocols:
             for warmups in warmup_counts:
@@ -92,16 +109,24 @@ def run(size_kb: int, documents: int, protocols: list[str], warmup_counts: list[
                     evicted = _named(engine.session, EVICTION_STATS)
                     for shape, values in per_shape.items():
                         v = np.asarray(values, dtype=float)
-                        line = {"size_kb": size_kb, "protocol": protocol, "warmups": warmups, "seed": seed,
-                                "shape": shape, "cache_mb": cache_mb, "mean": round(v.mean()),
-                                "median": round(float(np.median(v))), "p90": round(float(np.percentile(v, 90))),
-                                "zero_share": round(float((v == 0).mean()), 2),
-                                "cache_bytes_at_start": at_start[START_STATS[0]],
-                                "pages_read_at_start": at_start[START_STATS[1]],
-                                "bytes_read_at_start": at_start[START_STATS[2]],
-                                "app_evictions_end": evicted[EVICTION_STATS[0]],
-                                "evictions_end": evicted[EVICTION_STATS[1]],
-                                "cache_bytes_end": evicted[EVICTION_STATS[2]]}
+                        line = {
+                            "size_kb": size_kb,
+                            "protocol": protocol,
+                            "warmups": warmups,
+                            "seed": seed,
+                            "shape": shape,
+                            "cache_mb": cache_mb,
+                            "mean": round(v.mean()),
+                            "median": round(float(np.median(v))),
+                            "p90": round(float(np.percentile(v, 90))),
+                            "zero_share": round(float((v == 0).mean()), 2),
+                            "cache_bytes_at_start": at_start[START_STATS[0]],
+                            "pages_read_at_start": at_start[START_STATS[1]],
+                            "bytes_read_at_start": at_start[START_STATS[2]],
+                            "app_evictions_end": evicted[EVICTION_STATS[0]],
+                            "evictions_end": evicted[EVICTION_STATS[1]],
+                            "cache_bytes_end": evicted[EVICTION_STATS[2]],
+                        }
                         lines.append(line)
                         print(json.dumps(line), flush=True)
         engine.close()
@@ -111,12 +136,18 @@ def run(size_kb: int, documents: int, protocols: list[str], warmup_counts: list[
 
 
 def summary(lines: list[dict]) -> str:
-    """Per (size, protocol, warm-ups, shape): the mean over seeds of the per-run mean, its range, the median."""
+    """Per (size, protocol, warm-ups, shape): the mean over seeds of the per-run mean, its range, the
+    median."""
     groups: dict[tuple, list[dict]] = {}
     for line in lines:
-        groups.setdefault((line["size_kb"], line["protocol"], line["warmups"], line["shape"]), []).append(line)
-    out = ["| size | protocol | warm-ups | shape | mean of runs (KB) | run means min-max (KB) | median of runs (KB) | zero share |",
-           "|---:|---|---:|---|---:|---:|---:|---:|"]
+        groups.setdefault((line["size_kb"], line["protocol"], line["warmups"], line["shape"]), []).append(
+            line
+        )
+    out = [
+        "| size | protocol | warm-ups | shape | mean of runs (KB) | run means min-max (KB) | median of runs "
+        "(KB) | zero share |",
+        "|---:|---|---:|---|---:|---:|---:|---:|",
+    ]
     for (size, protocol, warmups, shape), rows in groups.items():
         means = [r["mean"] / 1000 for r in rows]
         medians = [r["median"] / 1000 for r in rows]
@@ -126,8 +157,13 @@ def summary(lines: list[dict]) -> str:
     return "\n".join(out)
 
 
-def main(sizes: str = "1,4,16", documents: str = "50000", protocols: str = "one_start,cold_per_shape,warmups_once",
-         warmups: str = "50", seeds: str = "0,1,2") -> None:
+def main(
+    sizes: str = "1,4,16",
+    documents: str = "50000",
+    protocols: str = "one_start,cold_per_shape,warmups_once",
+    warmups: str = "50",
+    seeds: str = "0,1,2",
+) -> None:
     lines = []
     for size_kb in (int(x) for x in sizes.split(",")):
         lines += run(size_kb, int(documents), protocols.split(","), [int(x) for x in warmups.split(",")],

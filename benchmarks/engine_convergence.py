@@ -10,14 +10,14 @@ default, the article's 1.5 GB x events / 500 M with WiredTiger's 1 MB minimum (e
 """
 from __future__ import annotations
 
-import common  # noqa: F401  (puts the repository on sys.path)
-
 import json  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+import common  # noqa: F401  (puts the repository on sys.path)
 
 from costlab.appversions.engine import engine_cache_mb, measure_version, write_engine_events  # noqa: E402
 
@@ -38,12 +38,22 @@ def main(per_year: str = "5000,20000", versions: str = "appV1,appV5R3,appV6R3,ap
                                           checkpoint_every=every)
                 finally:
                     shutil.rmtree(scratch, ignore_errors=True)
-                print(json.dumps({"events": events, "version": name, "checkpoint_every": every, "cache_mb": cache_mb,
-                                  "checkpoints": row["checkpoints"],
-                                  "storage_bytes_per_event": round(row["storage_bytes"] / events, 2),
-                                  "index_bytes_per_event": round(row["index_bytes"] / events, 2),
-                                  "storage_over_data": round(row["storage_bytes"] / row["data_bytes"], 3),
-                                  "cpu_s": round(time.process_time() - started, 1)}), flush=True)
+                print(
+                    json.dumps(
+                        {
+                            "events": events,
+                            "version": name,
+                            "checkpoint_every": every,
+                            "cache_mb": cache_mb,
+                            "checkpoints": row["checkpoints"],
+                            "storage_bytes_per_event": round(row["storage_bytes"] / events, 2),
+                            "index_bytes_per_event": round(row["index_bytes"] / events, 2),
+                            "storage_over_data": round(row["storage_bytes"] / row["data_bytes"], 3),
+                            "cpu_s": round(time.process_time() - started, 1),
+                        }
+                    ),
+                    flush=True,
+                )
     shutil.rmtree(events_dir, ignore_errors=True)
 
 

@@ -10,8 +10,6 @@ checks both leave the same data bytes and documents.
 """
 from __future__ import annotations
 
-import common  # noqa: F401  (puts the repository on sys.path)
-
 import json  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
@@ -21,13 +19,16 @@ from contextlib import contextmanager  # noqa: E402
 from pathlib import Path  # noqa: E402
 from unittest import mock  # noqa: E402
 
+import common  # noqa: F401  (puts the repository on sys.path)
+
 from costlab.appversions.engine import measure_version, write_engine_events  # noqa: E402
 from costlab.engine import index, records  # noqa: E402
 
 
 @contextmanager
 def bindings_packer():
-    """costlab.engine.cursors' helpers replaced, where index.py and records.py call them, by the bindings' own calls."""
+    """costlab.engine.cursors' helpers replaced, where index.py and records.py call them, by the bindings'
+    own calls."""
     calls = {"set_key_bytes": lambda c, k: c.set_key(k), "set_key_int": lambda c, k: c.set_key(k),
              "set_value_bytes": lambda c, v: c.set_value(v), "key_bytes": lambda c: c.get_key(),
              "value_bytes": lambda c: c.get_value()}

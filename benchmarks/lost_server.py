@@ -29,8 +29,13 @@ def main() -> None:
         server.start()
         overrides = scenario._overrides(server.uri)
         overrides["server"]["operation_timeout_s"] = timeout_s
-        job = subprocess.Popen([sys.executable, "-c", scenario.JOB, json.dumps(overrides), str(work)], cwd=ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        job = subprocess.Popen(
+            [sys.executable, "-c", scenario.JOB, json.dumps(overrides), str(work)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert job.stdout.readline().strip() == "loaded", job.stderr.read()[-2000:]
             scenario._wait_for_workers(job, 4)

@@ -73,10 +73,16 @@ class MeasuredStream:
 # events: 0.128 / 0.120 / 0.117 CPU s per M, peak 417 / 435 / 448 MB; model: 0.494 / 0.463 /
 # 0.573 CPU s per M, peak 526 / 594 / 707 MB (the model's peak grows a little with the users).
 MEASURED_STREAMS = {
-    "appversions_events": MeasuredStream(cpu_s_per_million=0.13, peak_mb=450,
-                                         measured="bench_model_scale.py 2 32 128 and the full.yaml run, 2026-12-02"),
-    "appversions_model": MeasuredStream(cpu_s_per_million=0.58, peak_mb=710,
-                                        measured="bench_model_scale.py 2 32 128 and the full.yaml run, 2026-12-02"),
+    "appversions_events": MeasuredStream(
+        cpu_s_per_million=0.13,
+        peak_mb=450,
+        measured="bench_model_scale.py 2 32 128 and the full.yaml run, 2026-12-02",
+    ),
+    "appversions_model": MeasuredStream(
+        cpu_s_per_million=0.58,
+        peak_mb=710,
+        measured="bench_model_scale.py 2 32 128 and the full.yaml run, 2026-12-02",
+    ),
 }
 STREAM_MEMORY_SAFETY = 1.5     # memory asked = 1.5 x the measured peak (at least SERVER_FREE_MB)
 # Rules that still read the whole event table into memory (the key strings built for every event).
@@ -187,7 +193,9 @@ def _client_mb(rule: str, config: dict) -> int:
         # each worker holds one chunk of a million events
         return int(config["appversions"]["load_workers"]) * math.ceil(1_000_000 * EVENT_ROW_BYTES / 2**20)
     if rule in LOADTEST_RULES:
-        return max(SERVER_FREE_MB, math.ceil(_events(config, LOADTEST_NEW_EVENTS_YEARS) * EVENT_ROW_BYTES / 2**20))
+        return max(
+            SERVER_FREE_MB, math.ceil(_events(config, LOADTEST_NEW_EVENTS_YEARS) * EVENT_ROW_BYTES / 2**20)
+        )
     if rule == "docsize_engine":
         # the engine's WiredTiger cache lives in the job's process
         from costlab.engine.limits import large_cache_mb
@@ -207,8 +215,15 @@ def job_ask(rule: str, config: dict) -> JobAsk:
     mem_mb = _client_mb(rule, config) + (SERVER_MB if measuring else 0)
     expected = _work_s(rule, config) + (JOB_OVERHEAD_S if measuring else 60)
     shared = int(measuring and config.get("server", {}).get("backend") == "external")
-    return JobAsk(rule=rule, threads=threads, cpus=cpus, mem_mb=mem_mb, expected_s=expected, exclusive=measuring,
-                  external_server=shared)
+    return JobAsk(
+        rule=rule,
+        threads=threads,
+        cpus=cpus,
+        mem_mb=mem_mb,
+        expected_s=expected,
+        exclusive=measuring,
+        external_server=shared,
+    )
 
 
 def measuring_job_counts(config: dict) -> dict[str, int]:
@@ -280,7 +295,8 @@ class SharedFilesystemError(RuntimeError):
 
 
 def mark_submit_host(workdir: str | Path = ".") -> str:
-    """Write SUBMIT_MARK under workdir with a fresh token; export the token to the jobs (sbatch --export=ALL)."""
+    """Write SUBMIT_MARK under workdir with a fresh token; export the token to the jobs (sbatch
+    --export=ALL)."""
     token = uuid.uuid4().hex
     path = Path(workdir) / SUBMIT_MARK
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -325,8 +341,12 @@ def _main(argv: list[str] | None = None) -> int:
 
     from costlab.config import load_config
 
-    parser = argparse.ArgumentParser(description="What the measuring jobs ask a cluster for, and the node-hours.")
-    parser.add_argument("--configfile", nargs="*", default=[], help="config files on top of config/config.yaml")
+    parser = argparse.ArgumentParser(
+        description="What the measuring jobs ask a cluster for, and the node-hours."
+    )
+    parser.add_argument(
+        "--configfile", nargs="*", default=[], help="config files on top of config/config.yaml"
+    )
     args = parser.parse_args(argv)
     config = load_config(*args.configfile)
     hours = node_hours(config)
@@ -337,7 +357,9 @@ def _main(argv: list[str] | None = None) -> int:
               f"{r['runtime_min']:>9} {r['expected_node_h']:>8.1f} {r['limit_node_h']:>12.1f}")
     print(f"{'total':24} {sum(r['jobs'] for r in hours.rows):>4} {'':>7} {'':>7} {'':>10} {'':>9} "
           f"{hours.expected:>8.1f} {hours.limit:>12.1f}")
-    print("\nserver-free event steps (1 CPU each; from measurements of the streamed steps, MEASURED_STREAMS):")
+    print(
+        "\nserver-free event steps (1 CPU each; from measurements of the streamed steps, MEASURED_STREAMS):"
+    )
     for rule, stream in MEASURED_STREAMS.items():
         ask = job_ask(rule, config)
         print(f"{rule:24} {ask.mem_mb:>7} MB ({STREAM_MEMORY_SAFETY} x {stream.peak_mb} MB peak)  "

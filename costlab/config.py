@@ -55,7 +55,9 @@ def _typed(value: Any, node: dict) -> Any:
     if isinstance(value, dict):
         props = node.get("properties") or {}
         extra = node.get("additionalProperties")
-        return {k: _typed(v, props.get(k, extra if isinstance(extra, dict) else {})) for k, v in value.items()}
+        return {
+            k: _typed(v, props.get(k, extra if isinstance(extra, dict) else {})) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_typed(v, node.get("items") or {}) for v in value]
     if isinstance(value, str) and not _takes_text(node):
@@ -102,10 +104,14 @@ def check_size(config: Any, source: str = "the config") -> None:
         value, key, depth = stack.pop()
         seen += 1
         if seen > MAX_CONFIG_VALUES:
-            raise ConfigError(f"{source} holds more than {MAX_CONFIG_VALUES:,} values (at key {key or '(top level)'}; "
-                              "YAML aliases count once per use): not a costlab config")
+            raise ConfigError(
+                f"{source} holds more than {MAX_CONFIG_VALUES:,} values (at key {key or '(top level)'}; "
+                "YAML aliases count once per use): not a costlab config"
+            )
         if depth > MAX_CONFIG_DEPTH:
-            raise ConfigError(f"{source} nests deeper than {MAX_CONFIG_DEPTH} levels at key {key}: not a costlab config")
+            raise ConfigError(
+                f"{source} nests deeper than {MAX_CONFIG_DEPTH} levels at key {key}: not a costlab config"
+            )
         if isinstance(value, dict):
             stack.extend((v, f"{key}.{k}" if key else str(k), depth + 1) for k, v in value.items())
         elif isinstance(value, list):
@@ -120,8 +126,8 @@ def _short(text: str) -> str:
 
 def validate(config: dict) -> dict:
     """Validate in place against config/schema.yaml, fill defaults, raise ConfigError naming the key."""
-    from snakemake.utils import validate as sm_validate
     from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate as sm_validate
 
     check_size(config)
     try:
@@ -144,7 +150,9 @@ def explain_validation_error(err: Exception) -> str:
     if hasattr(cause, "absolute_path"):
         key = ".".join(str(p) for p in cause.absolute_path) or "(top level)"
         allowed = _allowed(cause)
-        return f"invalid config key {_short(key)}: {_short(cause.message)}" + (f" (allowed: {allowed})" if allowed else "")
+        return f"invalid config key {_short(key)}: {_short(cause.message)}" + (
+            f" (allowed: {allowed})" if allowed else ""
+        )
     return f"invalid config: {_short(str(err))}"
 
 
@@ -215,8 +223,10 @@ class _LimitedLoader(yaml.SafeLoader):
             self._aliases += 1
             if self._aliases > MAX_YAML_ALIASES:
                 mark = self.peek_event().start_mark
-                raise _YamlLimit(f"more than {MAX_YAML_ALIASES} YAML aliases (line {mark.line + 1}): refused, "
-                                 "aliases can expand without bound")
+                raise _YamlLimit(
+                    f"more than {MAX_YAML_ALIASES} YAML aliases (line {mark.line + 1}): refused, "
+                    "aliases can expand without bound"
+                )
         self._depth += 1
         try:
             if self._depth > MAX_CONFIG_DEPTH:
@@ -237,21 +247,27 @@ def read_yaml(path: str | Path) -> dict:
                               "not a costlab config")
         text = path.read_text()
         if not text.strip():
-            raise ConfigError(f"config file {path} is empty: give it config keys (e.g. docsize: {{sizes_kb: [1, 64]}}) "
-                              "or leave it out (Snakemake refuses an empty config file without naming it)")
+            raise ConfigError(
+                f"config file {path} is empty: give it config keys (e.g. docsize: {{sizes_kb: [1, 64]}}) "
+                "or leave it out (Snakemake refuses an empty config file without naming it)"
+            )
         data = yaml.load(text, Loader=_LimitedLoader)
     except _YamlLimit as err:
         raise ConfigError(f"config file {path}: {err}") from None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
-        raise ConfigError(f"config file {path}: YAML error at {where}: {err.problem or err.context}") from None
+        raise ConfigError(
+            f"config file {path}: YAML error at {where}: {err.problem or err.context}"
+        ) from None
     except yaml.YAMLError as err:
         raise ConfigError(f"config file {path}: YAML error: {err}") from None
     except OSError as err:
         raise ConfigError(f"config file {path} cannot be read: {err.strerror or err}") from None
     if data is None:
-        raise ConfigError(f"config file {path} holds no config keys (only comments or null): give it keys or leave it out")
+        raise ConfigError(
+            f"config file {path} holds no config keys (only comments or null): give it keys or leave it out"
+        )
     check_size(data, f"config file {path}")
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path}: expected a mapping of config keys at the top level, "

@@ -190,12 +190,15 @@ def _print_summary(workflow: Any) -> None:
 
 
 def quiet_console(workflow: Any = None) -> OneLinePerJob | None:
-    """Install the one-line-per-job filter on Snakemake's console handler (idempotent); None if not installed."""
+    """Install the one-line-per-job filter on Snakemake's console handler (idempotent); None if not
+    installed."""
     if os.environ.get(CONSOLE_ENV, "").lower() == "full":
         return None
     if workflow is not None:
         output = getattr(workflow, "output_settings", None)
-        if output is not None and (getattr(output, "verbose", False) or getattr(output, "printshellcmds", False)):
+        if output is not None and (
+            getattr(output, "verbose", False) or getattr(output, "printshellcmds", False)
+        ):
             return None
     for handler in logging.getLogger(SNAKEMAKE_LOGGER).handlers:
         if getattr(handler, "name", None) != STREAM_HANDLER:

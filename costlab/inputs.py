@@ -54,8 +54,11 @@ def _require_types(frame: pl.DataFrame, numeric: Sequence[str], minimum: Mapping
         nulls = frame[column].null_count()
         if nulls:
             rows = frame.with_row_index("_row").filter(pl.col(column).is_null())["_row"].to_list()
-            raise _fail(path, f"column {column} is empty in {nulls} row(s) (data rows {[r + 1 for r in rows[:5]]}): "
-                              "a cut or garbled row")
+            raise _fail(
+                path,
+                f"column {column} is empty in {nulls} row(s) (data rows {[r + 1 for r in rows[:5]]}): "
+                "a cut or garbled row",
+            )
     for column, bound in minimum.items():
         below = frame.filter(pl.col(column) < bound)
         if below.height:
@@ -89,7 +92,9 @@ def read_parquet(path: str | Path, columns: Sequence[str] = (), numeric: Sequenc
     except FileNotFoundError:
         raise _fail(path, "is missing") from None
     except (pl.exceptions.PolarsError, OSError) as err:
-        raise _fail(path, f"cannot be read as parquet ({type(err).__name__}: {str(err).splitlines()[0][:160]})") from None
+        raise _fail(
+            path, f"cannot be read as parquet ({type(err).__name__}: {str(err).splitlines()[0][:160]})"
+        ) from None
     return _require_types(_require_columns(frame, columns, path), numeric, minimum or {}, path)
 
 
@@ -105,7 +110,9 @@ def read_csv(path: str | Path, columns: Sequence[str] = (), numeric: Sequence[st
     except FileNotFoundError:
         raise _fail(path, "is missing") from None
     except (pl.exceptions.PolarsError, OSError) as err:
-        raise _fail(path, f"cannot be read as CSV ({type(err).__name__}: {str(err).splitlines()[0][:160]})") from None
+        raise _fail(
+            path, f"cannot be read as CSV ({type(err).__name__}: {str(err).splitlines()[0][:160]})"
+        ) from None
     return _require_types(_require_columns(frame, columns, path), numeric, minimum or {}, path)
 
 

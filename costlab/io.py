@@ -29,8 +29,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         record_digest(path)
     except Exception as err:
         if is_disk_full(err, path.parent):
-            raise DiskFull(f"costlab: disk full writing {path} ({_free(path.parent)} free on its file system); "
-                           "nothing was written there: free space and rerun") from err
+            raise DiskFull(
+                f"costlab: disk full writing {path} ({_free(path.parent)} free on its file system); "
+                "nothing was written there: free space and rerun"
+            ) from err
         raise
     finally:
         Path(tmp).unlink(missing_ok=True)

@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from costlab.config import ROOT, ConfigError, load_config
+from costlab.config import ROOT, ConfigError
 
 WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "resources", "profiles", "environment.yml")
 
@@ -35,7 +35,8 @@ class MatrixRun:
 
 
 def slug(image: str) -> str:
-    """A directory name for an image: mongo:8.0 -> mongo-8.0, registry:5000/mongo:7 -> registry-5000-mongo-7."""
+    """A directory name for an image: mongo:8.0 -> mongo-8.0, registry:5000/mongo:7 ->
+    registry-5000-mongo-7."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", image).strip("-.") or "image"
 
 
@@ -54,7 +55,8 @@ def server_override(image: str) -> str:
 
 
 def split_args(argv: list[str]) -> tuple[list[str], list[str], list[str]]:
-    """(config files, --config entries, other Snakemake arguments but the target `all`) of an argument list."""
+    """(config files, --config entries, other Snakemake arguments but the target `all`) of an argument
+    list."""
     files: list[str] = []
     entries: list[str] = []
     other: list[str] = []

@@ -18,8 +18,10 @@ from pathlib import Path
 
 # What bash takes as part of a word unquoted (no space, quote, glob, $, ;, & …); non-ASCII is fine.
 PLAIN = re.compile(r"[\w@%+=:,./-]+")
-SNAKEMAKE_CAUSE = ("Snakemake runs script: jobs as `{py_exec} {fname:q}` with the interpreter's path unquoted "
-                   "(snakemake/script/__init__.py, PythonScript.execute_script)")
+SNAKEMAKE_CAUSE = (
+    "Snakemake runs script: jobs as `{py_exec} {fname:q}` with the interpreter's path unquoted "
+    "(snakemake/script/__init__.py, PythonScript.execute_script)"
+)
 
 
 class PathProblem(RuntimeError):
@@ -46,9 +48,11 @@ def shell_safe_python() -> str | None:
     try:
         inside = Path(executable).relative_to(prefix)
     except ValueError:
-        raise PathProblem(f"costlab: the Python at {executable!r} has a space or shell character in its path and "
-                          f"is not inside its environment {sys.prefix!r}; {SNAKEMAKE_CAUSE}: make the venv at a "
-                          "plain path (no spaces)") from None
+        raise PathProblem(
+            f"costlab: the Python at {executable!r} has a space or shell character in its path and "
+            f"is not inside its environment {sys.prefix!r}; {SNAKEMAKE_CAUSE}: make the venv at a "
+            "plain path (no spaces)"
+        ) from None
     link = _venv_link(prefix)
     try:
         if not link.is_symlink() or Path(os.readlink(link)) != prefix:
@@ -57,13 +61,17 @@ def shell_safe_python() -> str | None:
             tmp.symlink_to(prefix, target_is_directory=True)
             os.replace(tmp, link)
     except OSError as err:
-        raise PathProblem(f"costlab: {SNAKEMAKE_CAUSE}, so a checkout path with spaces ({str(prefix)!r}) needs a "
-                          f"plain link to the venv, and {link} could not be made ({err.strerror or err}); move the "
-                          "checkout to a path without spaces") from None
+        raise PathProblem(
+            f"costlab: {SNAKEMAKE_CAUSE}, so a checkout path with spaces ({str(prefix)!r}) needs a "
+            f"plain link to the venv, and {link} could not be made ({err.strerror or err}); move the "
+            "checkout to a path without spaces"
+        ) from None
     safe = str(link / inside)
     if needs_quoting(safe):
-        raise PathProblem(f"costlab: {SNAKEMAKE_CAUSE}; the temporary directory {link.parent} has a space too: "
-                          "set TMPDIR to a plain path, or move the checkout to a path without spaces")
+        raise PathProblem(
+            f"costlab: {SNAKEMAKE_CAUSE}; the temporary directory {link.parent} has a space too: "
+            "set TMPDIR to a plain path, or move the checkout to a path without spaces"
+        )
     sys.executable = safe
     return safe
 
@@ -78,10 +86,15 @@ def workdir_problem(checkout: str | Path, workdir: str | Path | None = None) -> 
     """
     checkout, workdir = Path(checkout).resolve(), Path(workdir or Path.cwd()).resolve()
     if not os.access(workdir, os.W_OK):
-        return (f"costlab: the working directory {workdir} cannot be written (Snakemake writes .snakemake/ and "
-                "results/ there); run elsewhere: snakemake --directory DIR (make all SNAKEMAKE_ARGS='--directory DIR'), "
-                f"with a link to the checkout's published numbers: ln -s {checkout / 'resources'} DIR/resources")
+        return (
+            f"costlab: the working directory {workdir} cannot be written (Snakemake writes .snakemake/ and "
+            "results/ there); run elsewhere: snakemake --directory DIR (make all SNAKEMAKE_ARGS='--directory "
+            "DIR'), "
+            f"with a link to the checkout's published numbers: ln -s {checkout / 'resources'} DIR/resources"
+        )
     if workdir != checkout and not (workdir / "resources").is_dir():
-        return (f"costlab: the working directory {workdir} has no resources/ (the published numbers the rules "
-                f"read by relative path): link them: ln -s {checkout / 'resources'} {workdir / 'resources'}")
+        return (
+            f"costlab: the working directory {workdir} has no resources/ (the published numbers the rules "
+            f"read by relative path): link them: ln -s {checkout / 'resources'} {workdir / 'resources'}"
+        )
     return None

@@ -20,7 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from costlab.verdicts import Rule, above, absolute_within, at_least, at_most, below, between, ratio_within, relative_within
+from costlab.verdicts import (
+    Rule,
+    above,
+    absolute_within,
+    at_least,
+    at_most,
+    below,
+    between,
+    ratio_within,
+    relative_within,
+)
 
 PUBLISHED_DIR = Path(__file__).resolve().parents[1] / "resources" / "published"
 TOLERANCE_COLUMNS = ("finding_id", "rule", "low", "high", "what", "rationale")
@@ -75,7 +85,8 @@ class Tolerance:
 
     @property
     def bound(self) -> float | None:
-        """The number a rule with no published value compares with (at_least/above: low; at_most/below: high)."""
+        """The number a rule with no published value compares with (at_least/above: low; at_most/below:
+        high)."""
         if self.rule in ("at_least", "above"):
             return self.low
         if self.rule in ("at_most", "below"):
@@ -133,8 +144,10 @@ class Tolerances(Mapping[str, Tolerance]):
         try:
             return self._rows[finding_id]
         except KeyError:
-            raise ToleranceError(f"costlab: {self.path} has no tolerance for finding {finding_id!r} "
-                                 f"(it has {', '.join(self._rows)}); add a row, see docs/published.md") from None
+            raise ToleranceError(
+                f"costlab: {self.path} has no tolerance for finding {finding_id!r} "
+                f"(it has {', '.join(self._rows)}); add a row, see docs/published.md"
+            ) from None
 
     def __iter__(self):
         return iter(self._rows)
@@ -161,7 +174,9 @@ def read_tolerances(path: str | Path) -> Tolerances:
     for number, record in enumerate(reader, start=1):
         tolerance = _tolerance(record, f"costlab: {path} row {number}", str(path))
         if tolerance.finding_id in rows:
-            raise ToleranceError(f"costlab: {path} row {number}: finding_id {tolerance.finding_id!r} appears twice")
+            raise ToleranceError(
+                f"costlab: {path} row {number}: finding_id {tolerance.finding_id!r} appears twice"
+            )
         rows[tolerance.finding_id] = tolerance
     return Tolerances(rows, path)
 

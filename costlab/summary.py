@@ -25,7 +25,9 @@ ENGINE_LABEL = "engine lab (WiredTiger, not a mongod run)"
 NOT_RUN_FILE = "not_run.json"
 REPORT = "report.html"
 FINDINGS = "findings.csv"
-NOT_RUN_EVIDENCE = "none (not run)"   # costlab.report.findings: a part that could not run (not_run.json says why)
+NOT_RUN_EVIDENCE = (
+    "none (not run)"  # costlab.report.findings: a part that could not run (not_run.json says why)
+)   # costlab.report.findings: a part that could not run (not_run.json says why)
 
 
 def verdict_counts(table: Path) -> tuple[Counter, bool]:

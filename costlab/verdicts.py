@@ -75,8 +75,15 @@ def relative_within(published: float | None, fraction: float) -> Rule:
         if published is None:
             return False
         return v == published if published == 0 else abs(v / published - 1) <= fraction
-    band = None if published is None else (
-        (0.0, 0.0) if published == 0 else tuple(sorted((published * (1 - fraction), published * (1 + fraction)))))
+    band = (
+        None
+        if published is None
+        else (
+            (0.0, 0.0)
+            if published == 0
+            else tuple(sorted((published * (1 - fraction), published * (1 + fraction))))
+        )
+    )
     return Rule(test, f"within ±{_g(fraction * 100)} % of published", band)
 
 

@@ -1,4 +1,6 @@
-"""Snakemake: the authors'-driver load-test figures (PNG, SVG, Vega-Lite JSON), stand-in labelled from provenance."""
+"""Snakemake: the authors'-driver load-test figures (PNG, SVG, Vega-Lite JSON), stand-in labelled from
+provenance."""
+
 from pathlib import Path
 
 from costlab.appversions.figures import build_authors_figures

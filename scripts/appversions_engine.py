@@ -1,4 +1,6 @@
-"""Snakemake entry: appversions storage sizes on the WiredTiger engine lab (no server), the versions' runs merged."""
+"""Snakemake entry: appversions storage sizes on the WiredTiger engine lab (no server), the versions' runs
+merged."""
+
 from pathlib import Path
 
 from costlab.appversions.engine import merge_engine_job

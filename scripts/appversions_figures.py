@@ -5,7 +5,14 @@ from costlab.appversions.figures import build_figures
 from costlab.server.provenance import is_stand_in, read_provenance
 
 stand_in = any(is_stand_in(read_provenance(p)) for p in snakemake.input.provenance)
-written = build_figures(snakemake.input.collection_stats, snakemake.input.loadtest_bins, snakemake.input.facts,
-                        snakemake.params.loadtest_versions, stand_in, Path(snakemake.output[0]).parent,
-                        snakemake.params.loadtest, snakemake.input.metrics)
+written = build_figures(
+    snakemake.input.collection_stats,
+    snakemake.input.loadtest_bins,
+    snakemake.input.facts,
+    snakemake.params.loadtest_versions,
+    stand_in,
+    Path(snakemake.output[0]).parent,
+    snakemake.params.loadtest,
+    snakemake.input.metrics,
+)
 Path(snakemake.log[0]).write_text("".join(f"{path}\n" for path in written))

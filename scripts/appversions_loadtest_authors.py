@@ -9,6 +9,13 @@ if __name__ == "__main__":
     facts = closed_loop_job(snakemake.config, snakemake.wildcards.version, snakemake.input.data,  # noqa: F821
                             snakemake.output.raw, snakemake.output.provenance,  # noqa: F821
                             snakemake.output.metrics)  # noqa: F821
-    Path(snakemake.log[0]).write_text(json.dumps(  # noqa: F821
-        {k: facts[k] for k in ("driver", "concurrent_reports", "write_concern", "update_commands_by_write_concern")},
-        indent=1) + "\n")
+    Path(snakemake.log[0]).write_text(
+        json.dumps(  # noqa: F821
+            {
+                k: facts[k]
+                for k in ("driver", "concurrent_reports", "write_concern", "update_commands_by_write_concern")
+            },
+            indent=1,
+        )
+        + "\n"
+    )

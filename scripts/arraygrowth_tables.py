@@ -4,10 +4,15 @@ from pathlib import Path
 from costlab.arraygrowth.tables import build_tables
 
 inputs, outputs = snakemake.input, snakemake.output  # noqa: F821
-build_tables(inputs.raw, inputs.provenance, dict(outputs.items()),
-             fallback_raw_paths=getattr(inputs, "fallback_raw", ()),
-             fallback_provenance_paths=getattr(inputs, "fallback_provenance", ()),
-             model_path=getattr(inputs, "model", None),
-             published_log_bytes=inputs.published_log_bytes, published_cursor_calls=inputs.published_cursor_calls,
-             tolerances_path=inputs.tolerances)
+build_tables(
+    inputs.raw,
+    inputs.provenance,
+    dict(outputs.items()),
+    fallback_raw_paths=getattr(inputs, "fallback_raw", ()),
+    fallback_provenance_paths=getattr(inputs, "fallback_provenance", ()),
+    model_path=getattr(inputs, "model", None),
+    published_log_bytes=inputs.published_log_bytes,
+    published_cursor_calls=inputs.published_cursor_calls,
+    tolerances_path=inputs.tolerances,
+)
 Path(snakemake.log[0]).write_text(Path(outputs.fit).read_text())  # noqa: F821

@@ -1,4 +1,6 @@
-"""Snakemake entry: the docsize engine-lab figure (bytes read into cache per query) as PNG, SVG and Vega-Lite JSON."""
+"""Snakemake entry: the docsize engine-lab figure (bytes read into cache per query) as PNG, SVG and Vega-Lite
+JSON."""
+
 from pathlib import Path
 
 from costlab.docsize.figures import build_engine_figure

@@ -4,5 +4,7 @@ from pathlib import Path
 
 from costlab.docsize.load import load_job
 
-record = load_job(snakemake.config, snakemake.wildcards.dataset, snakemake.output.data, snakemake.output.provenance)
+record = load_job(
+    snakemake.config, snakemake.wildcards.dataset, snakemake.output.data, snakemake.output.provenance
+)
 Path(snakemake.log[0]).write_text(json.dumps(record, indent=2, default=str) + "\n")

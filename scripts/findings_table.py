@@ -1,4 +1,6 @@
-"""Snakemake entry point: results/findings.csv, every verdict row of every enabled study (costlab.report.findings)."""
+"""Snakemake entry point: results/findings.csv, every verdict row of every enabled study
+(costlab.report.findings)."""
+
 from pathlib import Path
 
 from costlab.report.collect import collect_sections

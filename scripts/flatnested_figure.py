@@ -1,7 +1,6 @@
 """Snakemake: time of 100 queries by field count, flat vs structured, published points marked."""
 from pathlib import Path
 
-
 from costlab.flatnested.figures import time_chart
 from costlab.inputs import read_csv
 from costlab.report.charts import save_chart

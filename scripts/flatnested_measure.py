@@ -8,4 +8,6 @@ raw = measure_dataset(snakemake.config, snakemake.input.data, snakemake.wildcard
                       snakemake.params.runs, snakemake.params.warmup_runs, snakemake.output.provenance)  # noqa: F821
 write_parquet(raw, snakemake.output.raw)  # noqa: F821
 Path(snakemake.log[0]).write_text(  # noqa: F821
-    f"{raw.height} runs, client median {raw['client_ms'].median():.3f} ms, server kind {raw['server_kind'][0]}\n")
+    f"{raw.height} runs, client median {raw['client_ms'].median():.3f} ms, server kind "
+    f"{raw['server_kind'][0]}\n"
+)

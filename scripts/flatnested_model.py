@@ -1,7 +1,6 @@
 """Snakemake: BSON data size of every shape, computed without a server."""
 from pathlib import Path
 
-
 from costlab.flatnested.generate import MAX_FIELDS
 from costlab.flatnested.model import published_vs_model, size_table
 from costlab.flatnested.shapes import parse_shape

@@ -10,7 +10,9 @@ summary = build_report("results", snakemake.output[0], dict(snakemake.config),  
                        findings_path=snakemake.input.findings)  # noqa: F821
 with open(snakemake.log[0], "w") as log:  # noqa: F821
     states = ", ".join(f"{study}: {state}" for study, state in summary.studies.items())
-    log.write(f"wrote {summary.path} in {summary.seconds:.2f} s; stand-in results: {summary.stand_in}; {states}\n")
+    log.write(
+        f"wrote {summary.path} in {summary.seconds:.2f} s; stand-in results: {summary.stand_in}; {states}\n"
+    )
     for path in stale:
         log.write(f"removed {path}: this run measured the study on a server\n")
     for problem in summary.problems:

@@ -7,4 +7,6 @@ from costlab.server.provenance import write_json_atomic
 
 record = manifest(dict(snakemake.config), snakemake.params.server_backend)  # noqa: F821
 write_json_atomic(Path(snakemake.output[0]), record)  # noqa: F821
-Path(snakemake.log[0]).write_text(json.dumps({k: record[k] for k in ("config_hash", "server_backend")}) + "\n")  # noqa: F821
+Path(snakemake.log[0]).write_text(
+    json.dumps({k: record[k] for k in ("config_hash", "server_backend")}) + "\n"
+)  # noqa: F821

@@ -1,4 +1,6 @@
-"""Snakemake: run the article's unique-index steps against the configured server; a failing step is a result."""
+"""Snakemake: run the article's unique-index steps against the configured server; a failing step is a
+result."""
+
 from pathlib import Path
 
 from costlab.io import write_csv

@@ -8,16 +8,29 @@ from __future__ import annotations
 import polars as pl
 
 from costlab.appversions.events import STATUSES
-from costlab.appversions.model import (BUCKET_CODE_BYTES, DATE_BYTES, INT32_BYTES, ITEM_NAME_CHARS, KEY_BYTES, KEY_HEX,
-                                       OBJECTID_BYTES, array_index_name_bytes, binary_value, document, element,
-                                       string_value)
+from costlab.appversions.model import (
+    BUCKET_CODE_BYTES,
+    DATE_BYTES,
+    INT32_BYTES,
+    ITEM_NAME_CHARS,
+    KEY_BYTES,
+    KEY_HEX,
+    OBJECTID_BYTES,
+    array_index_name_bytes,
+    binary_value,
+    document,
+    element,
+    string_value,
+)
 from costlab.appversions.versions import VERSIONS, AppVersion, Bucket
 
 
 def _status_fields_bytes(version: AppVersion, prefix: str = "has_") -> pl.Expr:
     """Sum of the int32 status elements that are present (one flag column per status)."""
     return pl.sum_horizontal(
-        pl.col(f"{prefix}{s}").cast(pl.Int64) * element(version.status_field(s), INT32_BYTES) for s in STATUSES)
+        pl.col(f"{prefix}{s}").cast(pl.Int64) * element(version.status_field(s), INT32_BYTES)
+        for s in STATUSES
+    )
 
 
 def _with_buckets(events: pl.DataFrame) -> pl.DataFrame:
@@ -57,7 +70,9 @@ class SharedFrames:
         """Per (key, bucket): n days, and per status the days that hold it (day_<status>)."""
         if bucket not in self._buckets:
             self._buckets[bucket] = self.days.group_by("key", bucket).agg(
-                n=pl.len().cast(pl.Int64), **{f"day_{s}": pl.col(f"has_{s}").sum().cast(pl.Int64) for s in STATUSES})
+                n=pl.len().cast(pl.Int64),
+                **{f"day_{s}": pl.col(f"has_{s}").sum().cast(pl.Int64) for s in STATUSES},
+            )
         return self._buckets[bucket]
 
 
@@ -80,7 +95,9 @@ def _totals_bytes(version: AppVersion) -> int | pl.Expr:
     return element("totals", document(present))
 
 
-def document_sizes(version: AppVersion, events: pl.DataFrame, shared: SharedFrames | None = None) -> pl.Series:
+def document_sizes(
+    version: AppVersion, events: pl.DataFrame, shared: SharedFrames | None = None
+) -> pl.Series:
     """BSON size of every document `version` holds after upserting `events` (one value per document).
 
     shared: SharedFrames(events), when several versions are sized from the same events.
@@ -91,11 +108,21 @@ def document_sizes(version: AppVersion, events: pl.DataFrame, shared: SharedFram
     if layout in ("embedded_id", "key_string", "key_binary", "id_day"):
         days = shared.days
         if layout == "embedded_id":  # _id: {date, key}
-            fixed = element("_id", document(element("date", DATE_BYTES) + element("key", string_value(KEY_HEX))))
+            fixed = element(
+                "_id", document(element("date", DATE_BYTES) + element("key", string_value(KEY_HEX)))
+            )
         elif layout == "key_string":
-            fixed = element("_id", OBJECTID_BYTES) + element("key", string_value(KEY_HEX)) + element("date", DATE_BYTES)
+            fixed = (
+                element("_id", OBJECTID_BYTES)
+                + element("key", string_value(KEY_HEX))
+                + element("date", DATE_BYTES)
+            )
         elif layout == "key_binary":
-            fixed = element("_id", OBJECTID_BYTES) + element("key", binary_value(KEY_BYTES)) + element("date", DATE_BYTES)
+            fixed = (
+                element("_id", OBJECTID_BYTES)
+                + element("key", binary_value(KEY_BYTES))
+                + element("date", DATE_BYTES)
+            )
         else:
             fixed = element("_id", binary_value(KEY_BYTES + BUCKET_CODE_BYTES["day"]))
         return days.select(size=document(fixed + _status_fields_bytes(version)))["size"]
@@ -137,7 +164,14 @@ def collection_stats(events: pl.DataFrame, versions: list[str] | None = None) ->
     for name in names:
         sizes = document_sizes(VERSIONS[name], events, shared)
         data_bytes = int(sizes.sum()) if len(sizes) else 0
-        rows.append({"version": name, "events": events.height, "documents": len(sizes),
-                     "avg_doc_bytes": data_bytes / len(sizes) if len(sizes) else 0.0, "data_bytes": data_bytes})
+        rows.append(
+            {
+                "version": name,
+                "events": events.height,
+                "documents": len(sizes),
+                "avg_doc_bytes": data_bytes / len(sizes) if len(sizes) else 0.0,
+                "data_bytes": data_bytes,
+            }
+        )
     return pl.DataFrame(rows, schema={"version": pl.Utf8, "events": pl.Int64, "documents": pl.Int64,
                                       "avg_doc_bytes": pl.Float64, "data_bytes": pl.Int64})

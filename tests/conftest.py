@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from workflow import NO_SERVER, external, run_workflow, standin, workflow
 from workflow import dry_runs as plan
 
@@ -83,8 +82,13 @@ def mongod_shim() -> str:
     return str(SHIMS / "mongod")
 
 
-def run_snakemake(workdir: Path, targets: list[str], server_uri: str, configfiles: tuple[str, ...] = ("config/smoke.yaml",),
-                  extra_args: tuple[str, ...] = ()):
+def run_snakemake(
+    workdir: Path,
+    targets: list[str],
+    server_uri: str,
+    configfiles: tuple[str, ...] = ("config/smoke.yaml",),
+    extra_args: tuple[str, ...] = (),
+):
     """Run the workflow from the repo into a scratch results dir against the test server.
 
     Uses --directory so results land in workdir, not the repo; returns CompletedProcess.
@@ -98,8 +102,10 @@ class SmokeRun:
     """The session's smoke tree (config/smoke.yaml), built as a new user builds theirs: `all` on a
     machine with no server, then `all` again once a server is configured (the test server)."""
     workdir: Path
-    result: subprocess.CompletedProcess            # the second `all`, against the test server
-    no_server: subprocess.CompletedProcess | None  # the first `all`; None when this machine has a mongod on PATH
+    result: subprocess.CompletedProcess  # the second `all`, against the test server
+    no_server: (
+        subprocess.CompletedProcess | None
+    )  # the first `all`; None when this machine has a mongod on PATH
     no_server_results: Path | None                 # a copy of results/ as the first `all` left it
     dry_runs: dict[str, subprocess.CompletedProcess]  # plans taken between the steps (test_servers_workflow)
 

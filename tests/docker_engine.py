@@ -71,9 +71,10 @@ if os.environ.get("COSTLAB_STANDIN_HOG_MB"):  # ... or one that needs more memor
 exe = "/opt/standin/bin/secantusd-py"
 os.execv(exe, [exe, "--host", host, "--port", args.port,
                "--storage-path", os.path.join(args.dbpath, "secantus"), "--log-level", "WARNING"])
-'''
+'''  # noqa: E501 (code in a string, kept as it runs)
 
-# Like the official image's docker-entrypoint.sh in the one way the backend relies on: options alone run mongod.
+# Like the official image's docker-entrypoint.sh in the one way the backend relies on: options alone run
+# mongod.
 ENTRYPOINT = """#!/bin/sh
 case "$1" in -*) set -- mongod "$@" ;; esac
 exec "$@"
@@ -186,7 +187,9 @@ def debian_mirror(sources: tuple[Path, ...] = (Path("/etc/apt/sources.list.d/deb
         if not path.exists():
             continue
         text = path.read_text()
-        found = re.findall(r"^URIs:\s*(\S+)", text, re.M) + re.findall(r"^deb\s+(?:\[[^]]*\]\s+)?(\S+)", text, re.M)
+        found = re.findall(r"^URIs:\s*(\S+)", text, re.M) + re.findall(
+            r"^deb\s+(?:\[[^]]*\]\s+)?(\S+)", text, re.M
+        )
         for uri in found:
             if "security" not in uri:
                 return uri
@@ -199,7 +202,8 @@ def cache_dir() -> Path:
 
 
 def download_wheels(dest: Path) -> list[Path]:
-    """The stand-in and its dependencies as wheels for this Python (the image's python3 is Debian's 3.11 too)."""
+    """The stand-in and its dependencies as wheels for this Python (the image's python3 is Debian's 3.11
+    too)."""
     dest.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--only-binary", ":all:",
                     "--python-version", "3.11", "--platform", "manylinux2014_x86_64",
@@ -220,24 +224,42 @@ def image_key(mirror: str, wheels: list[Path]) -> str:
 
 # The build's commands run with this environment only: the host's pip settings (its find-links, index and
 # certificate paths) mean nothing inside the rootfs.
-BUILD_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8"}
+BUILD_ENV = {
+    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "HOME": "/root",
+    "LANG": "C.UTF-8",
+}
 
 
 def _run(cmd: list[str], log: Path) -> None:
     with open(log, "ab") as out:
         out.write(("$ " + " ".join(cmd) + "\n").encode())
         out.flush()
-        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=BUILD_ENV)
+        proc = subprocess.run(
+            cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=BUILD_ENV
+        )
     if proc.returncode != 0:
         tail = log.read_text(errors="replace").splitlines()[-8:]
-        raise RuntimeError(f"{cmd[0]} exited {proc.returncode} building the stand-in image: " + " | ".join(tail))
+        raise RuntimeError(
+            f"{cmd[0]} exited {proc.returncode} building the stand-in image: " + " | ".join(tail)
+        )
 
 
 def build_rootfs_tar(tar_path: Path, mirror: str, wheels: list[Path], work: Path) -> None:
     """debootstrap minbase + venv with the stand-in + the look-alike, as a tar (written atomically)."""
     rootfs = work / "rootfs"
     log = work / "build.log"
-    _run([_tool("debootstrap"), "--variant=minbase", f"--include={','.join(INCLUDE)}", SUITE, str(rootfs), mirror], log)
+    _run(
+        [
+            _tool("debootstrap"),
+            "--variant=minbase",
+            f"--include={','.join(INCLUDE)}",
+            SUITE,
+            str(rootfs),
+            mirror,
+        ],
+        log,
+    )
     wheel_dir = rootfs / "tmp" / "wheels"
     wheel_dir.mkdir(parents=True)
     for wheel in wheels:
@@ -248,7 +270,10 @@ def build_rootfs_tar(tar_path: Path, mirror: str, wheels: list[Path], work: Path
     shutil.rmtree(wheel_dir)
     for bulky in ("usr/share/doc", "usr/share/man", "usr/share/locale", "var/cache/apt", "var/lib/apt/lists"):
         shutil.rmtree(rootfs / bulky, ignore_errors=True)
-    for name, text in (("usr/local/bin/mongod", MONGOD_LOOKALIKE), ("usr/local/bin/docker-entrypoint.sh", ENTRYPOINT)):
+    for name, text in (
+        ("usr/local/bin/mongod", MONGOD_LOOKALIKE),
+        ("usr/local/bin/docker-entrypoint.sh", ENTRYPOINT),
+    ):
         path = rootfs / name
         path.write_text(text)
         path.chmod(0o755)
@@ -260,7 +285,8 @@ def build_rootfs_tar(tar_path: Path, mirror: str, wheels: list[Path], work: Path
 
 
 def standin_image(engine: Engine, log=print) -> str:
-    """The test image's name on `engine`: imported from the cached rootfs tar, built first if there is none."""
+    """The test image's name on `engine`: imported from the cached rootfs tar, built first if there is
+    none."""
     with tempfile.TemporaryDirectory(prefix="cl-img-") as tmp:
         work = Path(tmp)
         mirror = debian_mirror()
@@ -297,4 +323,6 @@ def _refuse_to_tag_over(client, name: str) -> None:
     except ImageNotFound:
         return
     if TEST_AID_LABEL not in (existing.labels or {}):
-        raise RuntimeError(f"{name} exists on this engine and is not a costlab test image; not tagging over it")
+        raise RuntimeError(
+            f"{name} exists on this engine and is not a costlab test image; not tagging over it"
+        )

@@ -34,10 +34,21 @@ PODMAN_COMPAT_ROOTLESS_SELINUX = {"ServerVersion": "5.2.2", "OSType": "linux", "
                                   "SecurityOptions": ["name=seccomp,profile=default", "name=rootless",
                                                       "name=selinux"],
                                   "BuildahVersion": "1.37.2", "Rootless": True, "CgroupVersion": "2"}
-PODMAN_LIBPOD = {"host": {"arch": "amd64", "buildahVersion": "1.37.2",
-                          "security": {"apparmorEnabled": False, "capabilities": "CAP_CHOWN", "rootless": True,
-                                       "seccompEnabled": True, "seccompProfilePath": "", "selinuxEnabled": True}},
-                 "version": {"APIVersion": "5.2.2", "Version": "5.2.2"}}
+PODMAN_LIBPOD = {
+    "host": {
+        "arch": "amd64",
+        "buildahVersion": "1.37.2",
+        "security": {
+            "apparmorEnabled": False,
+            "capabilities": "CAP_CHOWN",
+            "rootless": True,
+            "seccompEnabled": True,
+            "seccompProfilePath": "",
+            "selinuxEnabled": True,
+        },
+    },
+    "version": {"APIVersion": "5.2.2", "Version": "5.2.2"},
+}
 
 
 @dataclass
@@ -94,7 +105,11 @@ class FakeEngineAPI:
         if self.behaviour.host_port is not None:
             c.status = "running"
         else:
-            c.status, c.exit_code, c.oom_killed = "exited", self.behaviour.exit_code, self.behaviour.oom_killed
+            c.status, c.exit_code, c.oom_killed = (
+                "exited",
+                self.behaviour.exit_code,
+                self.behaviour.oom_killed,
+            )
 
     def inspect_container(self, container):
         c = self._get(container)
@@ -140,7 +155,8 @@ class FakeEngineAPI:
 
 
 class FakeDockerClient:
-    """docker.DockerClient's surface the backend uses: containers (the SDK's real collection), info, ping, close."""
+    """docker.DockerClient's surface the backend uses: containers (the SDK's real collection), info, ping,
+    close."""
 
     def __init__(self, info: dict, behaviour: Behaviour, timeline: list | None = None):
         self.timeline = timeline if timeline is not None else []

@@ -33,7 +33,13 @@ STARTUP = [
 ]
 
 SHUTDOWN = [
-    _line("I", "REPL", 4784900, "Stepping down the ReplicationCoordinator for shutdown", {"waitTimeMillis": 15000}),
+    _line(
+        "I",
+        "REPL",
+        4784900,
+        "Stepping down the ReplicationCoordinator for shutdown",
+        {"waitTimeMillis": 15000},
+    ),
     _line("I", "REPL", 4794602, "Attempting to enter quiesce mode"),
     _line("I", "-", 6371601, "Shutting down the FLE Crud thread pool"),
     _line("I", "COMMAND", 4784901, "Shutting down the MirrorMaestro"),
@@ -52,30 +58,75 @@ SHUTDOWN = [
     _line("I", "-", 4784931, "Dropping the scope cache for shutdown"),
     _line("I", "FTDC", 20626, "Shutting down full-time diagnostic data capture"),
     _line("I", "CONTROL", 20565, "Now exiting"),
-    _line("I", "CONTROL", 8423404, "mongod shutdown complete", {"Summary of time elapsed": {"Statistics": {}}}),
+    _line(
+        "I", "CONTROL", 8423404, "mongod shutdown complete", {"Summary of time elapsed": {"Statistics": {}}}
+    ),
     _line("I", "CONTROL", 23138, "Shutting down", {"exitCode": 100}),
 ]
 
-DBPATH_IN_USE_ERROR = ("DBPathInUse: Unable to lock the lock file: /data/db/mongod.lock (Resource temporarily "
-                       "unavailable). Another mongod instance is already running on the /data/db directory")
+DBPATH_IN_USE_ERROR = (
+    "DBPathInUse: Unable to lock the lock file: /data/db/mongod.lock (Resource temporarily "
+    "unavailable). Another mongod instance is already running on the /data/db directory"
+)
 DBPATH_IN_USE = "\n".join([
     *STARTUP,
     _line("E", "CONTROL", 20557, "DBException in initAndListen, terminating", {"error": DBPATH_IN_USE_ERROR}),
     *SHUTDOWN,
 ]) + "\n"
 
-PERMISSION_DENIED = "\n".join([
-    *STARTUP,
-    _line("I", "STORAGE", 22315, "Opening WiredTiger", {"config": "create,cache_size=7480M,session_max=33000"}),
-    _line("E", "WT", 22435, "WiredTiger error message", {"error": 13, "message": {
-        "ts_sec": 1796140800, "thread": "1:0x7f3c2a1b2c80", "session_name": "wiredtiger_open",
-        "category": "WT_VERB_DEFAULT", "category_id": 12, "verbose_level": "ERROR", "verbose_level_id": -3,
-        "msg": "__posix_open_file:815:/data/db/WiredTiger.wt: handle-open: open", "error_str": "Permission denied",
-        "error_code": 13}}),
-    _line("W", "STORAGE", 22347, "Failed to start up WiredTiger under any compatibility version. This may be due "
-          "to an unsupported upgrade or downgrade."),
-    _line("F", "STORAGE", 28595, "Terminating.", {"reason": "13: Permission denied"}),
-    _line("F", "ASSERT", 23091, "Fatal assertion", {"msgid": 28595, "file":
-          "src/mongo/db/storage/wiredtiger/wiredtiger_kv_engine.cpp", "line": 708}),
-    _line("F", "ASSERT", 23092, "\n\n***aborting after fassert() failure\n\n"),
-]) + "\n"
+PERMISSION_DENIED = (
+    "\n".join(
+        [
+            *STARTUP,
+            _line(
+                "I",
+                "STORAGE",
+                22315,
+                "Opening WiredTiger",
+                {"config": "create,cache_size=7480M,session_max=33000"},
+            ),
+            _line(
+                "E",
+                "WT",
+                22435,
+                "WiredTiger error message",
+                {
+                    "error": 13,
+                    "message": {
+                        "ts_sec": 1796140800,
+                        "thread": "1:0x7f3c2a1b2c80",
+                        "session_name": "wiredtiger_open",
+                        "category": "WT_VERB_DEFAULT",
+                        "category_id": 12,
+                        "verbose_level": "ERROR",
+                        "verbose_level_id": -3,
+                        "msg": "__posix_open_file:815:/data/db/WiredTiger.wt: handle-open: open",
+                        "error_str": "Permission denied",
+                        "error_code": 13,
+                    },
+                },
+            ),
+            _line(
+                "W",
+                "STORAGE",
+                22347,
+                "Failed to start up WiredTiger under any compatibility version. This may be due "
+                "to an unsupported upgrade or downgrade.",
+            ),
+            _line("F", "STORAGE", 28595, "Terminating.", {"reason": "13: Permission denied"}),
+            _line(
+                "F",
+                "ASSERT",
+                23091,
+                "Fatal assertion",
+                {
+                    "msgid": 28595,
+                    "file": "src/mongo/db/storage/wiredtiger/wiredtiger_kv_engine.cpp",
+                    "line": 708,
+                },
+            ),
+            _line("F", "ASSERT", 23092, "\n\n***aborting after fassert() failure\n\n"),
+        ]
+    )
+    + "\n"
+)

@@ -64,15 +64,29 @@ def _handler(engine: SlowEngine):
             if call == "ping":
                 return self._send(200, b"OK", "text/plain")
             if call == "version":
-                return self._send(200, {"ApiVersion": API_VERSION, "Version": "20.10.24", "MinAPIVersion": "1.12"})
+                return self._send(
+                    200, {"ApiVersion": API_VERSION, "Version": "20.10.24", "MinAPIVersion": "1.12"}
+                )
             if call == "create":
                 return self._send(201, {"Id": CONTAINER_ID, "Warnings": []})
             if call == "inspect":
-                return self._send(200, {"Id": CONTAINER_ID, "Name": "/" + engine.name, "Image": "sha256:" + "ab" * 32,
-                                        "State": {"Status": "created", "Running": False, "ExitCode": 0,
-                                                  "OOMKilled": False, "Error": ""},
-                                        "Config": {"Labels": {}, "Image": (body or {}).get("Image", "")},
-                                        "NetworkSettings": {"Ports": {}}})
+                return self._send(
+                    200,
+                    {
+                        "Id": CONTAINER_ID,
+                        "Name": "/" + engine.name,
+                        "Image": "sha256:" + "ab" * 32,
+                        "State": {
+                            "Status": "created",
+                            "Running": False,
+                            "ExitCode": 0,
+                            "OOMKilled": False,
+                            "Error": "",
+                        },
+                        "Config": {"Labels": {}, "Image": (body or {}).get("Image", "")},
+                        "NetworkSettings": {"Ports": {}},
+                    },
+                )
             if call == "logs":
                 return self._send(200, b"", "application/octet-stream")
             if call in ("start", "stop", "remove"):

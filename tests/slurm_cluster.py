@@ -124,7 +124,9 @@ def single_node_cluster(startup_timeout_s: float = 60) -> Iterator[dict]:
                 if proc.poll() is not None:
                     raise RuntimeError(f"{daemon} exited with {proc.returncode}: "
                                        f"{(base / f'{daemon}.out').read_text()[-2000:]}")
-            result = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], env=env, capture_output=True, text=True)
+            result = subprocess.run(
+                ["sinfo", "-h", "-N", "-o", "%T"], env=env, capture_output=True, text=True
+            )
             state = result.stdout.strip()
             if result.returncode == 0 and state == "idle":
                 break

@@ -10,7 +10,13 @@ import polars as pl
 import pytest
 
 from costlab.appversions.closedloop import (
-    AUTHORS_WRITE_CONCERN, closed_loop_bins, expected_share, mean_interval_s, pacing_sleep_s, run_closed_loop)
+    AUTHORS_WRITE_CONCERN,
+    closed_loop_bins,
+    expected_share,
+    mean_interval_s,
+    pacing_sleep_s,
+    run_closed_loop,
+)
 from costlab.appversions.loadtest import LoadTestPlan
 
 
@@ -52,9 +58,10 @@ def test_bins_count_rates_by_start_time_and_show_the_median_as_the_mean():
     first = bins.row(0, named=True)
     assert first["call_ms_p50"] == first["mean_as_published_ms"] == 20.0
     assert first["call_ms_p90"] == pytest.approx(np.quantile([10.0, 20.0, 30.0], 0.9))
-    assert bins.row(2, named=True)["call_ms_max"] == 25.0                     # the failed call is not a latency
-    assert closed_loop_bins(raw, plan, bin_seconds=None).filter(pl.col("kind") == "report")["ops_started"].to_list() \
-        == [4, 4]
+    assert bins.row(2, named=True)["call_ms_max"] == 25.0  # the failed call is not a latency
+    assert closed_loop_bins(raw, plan, bin_seconds=None).filter(pl.col("kind") == "report")[
+        "ops_started"
+    ].to_list() == [4, 4]
 
 
 # --- opt-in: the driver against the test server (make test-loaddriver) ----------------------------
@@ -94,9 +101,18 @@ def test_closed_loop_against_a_slow_server(test_db, server_uri):
     plan = LoadTestPlan(phase_seconds=10.0, warmup_seconds=1.0, upsert_rates=(10.0,), report_rates=(rate,),
                         batch_size=10)
     with delayed(server_uri, DELAY_S) as slow_uri:
-        raw, facts = run_closed_loop(slow_uri, test_db.name, version.collection_name, version.name, plan, events,
-                                     events["key"].unique().to_list(), upsert_workers=1, report_workers=workers,
-                                     seed=5)
+        raw, facts = run_closed_loop(
+            slow_uri,
+            test_db.name,
+            version.collection_name,
+            version.name,
+            plan,
+            events,
+            events["key"].unique().to_list(),
+            upsert_workers=1,
+            report_workers=workers,
+            seed=5,
+        )
     reports = raw.filter((pl.col("kind") == "report") & (pl.col("phase") == 1))
     assert set(reports["status"]) == {"ok"}
     latencies = reports["call_ms"].to_numpy() / 1000
@@ -129,11 +145,23 @@ def test_one_pipeline_versions_send_one_aggregation(test_db, server_uri):
     plan = LoadTestPlan(phase_seconds=2.0, warmup_seconds=0.5, upsert_rates=(10.0,), report_rates=(10.0,),
                         batch_size=10)
     with delayed(server_uri, DELAY_S) as slow_uri:
-        raw, facts = run_closed_loop(slow_uri, test_db.name, version.collection_name, version.name, plan, events,
-                                     events["key"].unique().to_list(), upsert_workers=1, report_workers=1, seed=5,
-                                     write_concern=None)
+        raw, facts = run_closed_loop(
+            slow_uri,
+            test_db.name,
+            version.collection_name,
+            version.name,
+            plan,
+            events,
+            events["key"].unique().to_list(),
+            upsert_workers=1,
+            report_workers=1,
+            seed=5,
+            write_concern=None,
+        )
     assert facts["concurrent_reports"] is False
-    assert facts["update_commands_by_write_concern"] == {"null": raw.filter(pl.col("kind") == "upsert").height}
+    assert facts["update_commands_by_write_concern"] == {
+        "null": raw.filter(pl.col("kind") == "upsert").height
+    }
 
 
 def test_the_published_load_test_findings_are_judged_on_the_authors_driver_too():
@@ -142,10 +170,27 @@ def test_the_published_load_test_findings_are_judged_on_the_authors_driver_too()
 
     plan = LoadTestPlan(phase_seconds=2.0, upsert_rates=(250.0,), report_rates=(25.0,), batch_size=250)
     # appV6R3 upserts every second (its target: 1 batch/s), from start times 0.0, 1.0
-    raw = pl.DataFrame({"version": "appV6R3", "kind": "upsert", "worker": 0, "op_index": [0, 1], "phase": 1,
-                        "step": 1, "events": 250, "start_s": [0.0, 1.0], "end_s": [0.2, 1.2], "call_ms": 200.0,
-                        "sleep_ms": 800.0, "target_ops_per_s": 1.0, "status": "ok", "error": None})
-    steps = closed_loop_bins(raw, plan, None).with_columns(server_kind=pl.lit("mongod"), regime=pl.lit("unknown"))
+    raw = pl.DataFrame(
+        {
+            "version": "appV6R3",
+            "kind": "upsert",
+            "worker": 0,
+            "op_index": [0, 1],
+            "phase": 1,
+            "step": 1,
+            "events": 250,
+            "start_s": [0.0, 1.0],
+            "end_s": [0.2, 1.2],
+            "call_ms": 200.0,
+            "sleep_ms": 800.0,
+            "target_ops_per_s": 1.0,
+            "status": "ok",
+            "error": None,
+        }
+    )
+    steps = closed_loop_bins(raw, plan, None).with_columns(
+        server_kind=pl.lit("mongod"), regime=pl.lit("unknown")
+    )
     facts = pl.read_csv(ROOT / "resources/published/appversions_loadtest_facts.csv")
     rows = loadtest_findings(steps, facts)
     met = [r for r in rows if r["metric"] == "bulk_upsert share of steps at target"]
@@ -159,10 +204,24 @@ def test_the_authors_figure_shows_rates_by_start_time_and_the_median_as_the_mean
     from costlab.appversions.figures import authors_loadtest_chart
 
     plan = LoadTestPlan(phase_seconds=2.0, upsert_rates=(250.0,), report_rates=(25.0,), batch_size=250)
-    raw = pl.DataFrame({"version": "appV6R3", "kind": ["upsert", "report"], "worker": 0, "op_index": 0, "phase": 1,
-                        "step": 1, "events": [250, 1], "start_s": [0.0, 0.5], "end_s": [0.2, 0.6],
-                        "call_ms": [200.0, 100.0], "sleep_ms": 0.0, "target_ops_per_s": 1.0, "status": "ok",
-                        "error": None})
+    raw = pl.DataFrame(
+        {
+            "version": "appV6R3",
+            "kind": ["upsert", "report"],
+            "worker": 0,
+            "op_index": 0,
+            "phase": 1,
+            "step": 1,
+            "events": [250, 1],
+            "start_s": [0.0, 0.5],
+            "end_s": [0.2, 0.6],
+            "call_ms": [200.0, 100.0],
+            "sleep_ms": 0.0,
+            "target_ops_per_s": 1.0,
+            "status": "ok",
+            "error": None,
+        }
+    )
     steps = closed_loop_bins(raw, plan, None)
     chart = authors_loadtest_chart(steps, ("appV6R3",), "t", True, plan)
     spec = chart.to_dict()

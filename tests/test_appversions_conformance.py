@@ -14,8 +14,10 @@ from costlab.appversions.model import expected_reports
 UTC = timezone.utc
 K1 = "0" * 63 + "1"
 D5, D16 = datetime(2022, 6, 5, tzinfo=UTC), datetime(2022, 6, 16, tzinfo=UTC)
-EVENTS = pl.DataFrame({"key": [K1] * 4, "date": [D5, D5, D5, D16], "status": ["approved", "approved", "pending", "rejected"]},
-                      schema={"key": pl.Utf8, "date": pl.Datetime("ms", "UTC"), "status": STATUS_DTYPE})
+EVENTS = pl.DataFrame(
+    {"key": [K1] * 4, "date": [D5, D5, D5, D16], "status": ["approved", "approved", "pending", "rejected"]},
+    schema={"key": pl.Utf8, "date": pl.Datetime("ms", "UTC"), "status": STATUS_DTYPE},
+)
 
 
 def test_day_rules_count_other_days_at_a_time_of_day():
@@ -39,7 +41,9 @@ def test_midday_samples_have_a_time_of_day_and_part_the_rules():
     events = generate_events(3_650, 4)
     samples = sample_midday_requests(events, 8, seed=2)
     assert len(samples) == 8 and all(end.timestamp() % 86_400 != 0 for _, end in samples)
-    assert all(datetime(2011, 1, 1, tzinfo=UTC) <= end < datetime(2020, 1, 1, tzinfo=UTC) for _, end in samples)
+    assert all(
+        datetime(2011, 1, 1, tzinfo=UTC) <= end < datetime(2020, 1, 1, tzinfo=UTC) for _, end in samples
+    )
     # the even samples end on a day holding one of the key's events: there the two rules part
     parted = [expected_reports(events, key, end, "dates") != expected_reports(events, key, end, "day_ids")
               for key, end in samples[::2]]
@@ -65,8 +69,12 @@ def test_cross_version_finding_records_where_the_rules_part():
     rows = midday_findings(_frame(_rows("appV1", "dates", dates), _rows("appV5R3", "dates", dates),
                                   _rows("appV4", "day_ids", day_ids), _rows("appV6R3", "day_ids", day_ids)))
     cross = rows[-1]
-    assert cross["finding"].startswith("the versions disagree at end times with a time of day: appV4, appV6R3 (")
-    assert cross["reproduced"] == pytest.approx(0.5) and cross["verdict"] == "reproduced"  # key A parts, B not
+    assert cross["finding"].startswith(
+        "the versions disagree at end times with a time of day: appV4, appV6R3 ("
+    )
+    assert (
+        cross["reproduced"] == pytest.approx(0.5) and cross["verdict"] == "reproduced"
+    )  # key A parts, B not
     assert [r["verdict"] for r in rows[:-1]] == ["reproduced"] * 4
 
 

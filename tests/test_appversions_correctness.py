@@ -14,8 +14,15 @@ from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 
 from costlab.appversions.correctness import (
-    FIXED_END_DATES, ReportMismatch, check_reports, edge_end_dates, load_events, midday_reports,
-    sample_midday_requests, sample_report_requests)
+    FIXED_END_DATES,
+    ReportMismatch,
+    check_reports,
+    edge_end_dates,
+    load_events,
+    midday_reports,
+    sample_midday_requests,
+    sample_report_requests,
+)
 from costlab.appversions.events import STATUSES, generate_events, users_for
 from costlab.appversions.model import document_sizes, expected_reports
 from costlab.appversions.versions import VERSIONS, get_version
@@ -116,12 +123,14 @@ def test_smoke_config_samples_every_kind_of_edge(events):
     samples = sample_report_requests(events, settings["correctness_samples"], settings["correctness_seed"])
     ends = [end.date() for _, end in samples]
     assert set(FIXED_END_DATES) <= set(ends)
-    assert any(end.day == 1 and end.month not in (1, 4, 7, 10) for end in ends)   # a month, not quarter, start
-    assert any((end + timedelta(days=1)).day == 1 for end in ends)                 # the day before a month start
-    assert any(end.day == 2 for end in ends)                                       # the day after a month start
+    assert any(end.day == 1 and end.month not in (1, 4, 7, 10) for end in ends)  # a month, not quarter, start
+    assert any((end + timedelta(days=1)).day == 1 for end in ends)  # the day before a month start
+    assert any(end.day == 2 for end in ends)  # the day after a month start
     counts = dict(events.group_by("key").len().iter_rows())
     keys = [key for key, _ in samples]
-    assert keys[-1] not in counts and max(counts[k] for k in keys[:-1]) > 10 * min(counts[k] for k in keys[:-1])
+    assert keys[-1] not in counts and max(counts[k] for k in keys[:-1]) > 10 * min(
+        counts[k] for k in keys[:-1]
+    )
 
 
 def test_edge_end_dates():
@@ -132,8 +141,13 @@ def test_edge_end_dates():
 
 def _job_config(external_server_config) -> dict:
     from costlab.config import load_config
-    return load_config("config/config.yaml", overrides={
-        "server": external_server_config, "appversions": {"correctness_samples": 6, "midday_samples": 2, "correctness_seed": 3}})
+    return load_config(
+        "config/config.yaml",
+        overrides={
+            "server": external_server_config,
+            "appversions": {"correctness_samples": 6, "midday_samples": 2, "correctness_seed": 3},
+        },
+    )
 
 
 def _run_db(mongo_client, external_server_config):
@@ -152,7 +166,9 @@ def _loaded_data_dir(tmp_path, mongo_client, events, name, external_server_confi
     write_server_marker(db, name, "test-load", "test", {})
     data_dir = tmp_path / "data" / name
     data_dir.mkdir(parents=True)
-    write_marker(data_dir, {"database": db.name, "load_id": "test-load", "version": name, "events": events.height})
+    write_marker(
+        data_dir, {"database": db.name, "load_id": "test-load", "version": name, "events": events.height}
+    )
     events_path = tmp_path / "events.parquet"
     events.write_parquet(events_path)
     return data_dir, events_path
@@ -178,7 +194,9 @@ def test_correctness_job_writes_checked_reports(tmp_path, mongo_client, external
         s: expected[s] for s in ("approved", "noFunds", "pending", "rejected")}
 
 
-def test_correctness_job_fails_without_output_on_a_mismatch(tmp_path, mongo_client, external_server_config, events):
+def test_correctness_job_fails_without_output_on_a_mismatch(
+    tmp_path, mongo_client, external_server_config, events
+):
     from costlab.appversions.correctness import correctness_job
     small = events.filter(pl.col("date") >= datetime(2019, 10, 1, tzinfo=timezone.utc))
     data_dir, events_path = _loaded_data_dir(tmp_path, mongo_client, small, "appV6R1", external_server_config)
@@ -191,9 +209,11 @@ def test_correctness_job_fails_without_output_on_a_mismatch(tmp_path, mongo_clie
     assert not out.exists() and not provenance.exists()
 
 
-def test_correctness_job_sends_get_reports_once_per_sample(tmp_path, mongo_client, external_server_config, events,
-                                                           monkeypatch):
-    """Each sample's Get Reports goes to the server once: compared with the model and written from that reply."""
+def test_correctness_job_sends_get_reports_once_per_sample(
+    tmp_path, mongo_client, external_server_config, events, monkeypatch
+):
+    """Each sample's Get Reports goes to the server once: compared with the model and written from that
+    reply."""
     from pymongo import monitoring
 
     from costlab.appversions.correctness import correctness_job

@@ -6,13 +6,26 @@ import re
 from datetime import date, datetime, timedelta, timezone
 
 import numpy as np
-
 import polars as pl
 import pytest
 
-from costlab.appversions.events import (EVENT_CODES_SCHEMA, STATUS_DTYPE, STATUSES, event_days, event_file_rows,
-                                        generate_events, iter_event_chunks, iter_event_file, key_for, keys_for_users,
-                                        read_events, span_in_years, users_for, with_keys, write_events)
+from costlab.appversions.events import (
+    EVENT_CODES_SCHEMA,
+    STATUS_DTYPE,
+    STATUSES,
+    event_days,
+    event_file_rows,
+    generate_events,
+    iter_event_chunks,
+    iter_event_file,
+    key_for,
+    keys_for_users,
+    read_events,
+    span_in_years,
+    users_for,
+    with_keys,
+    write_events,
+)
 
 EVENTS_PER_YEAR = 60_000  # 600,000 events over ten years, 1,000 users
 
@@ -137,7 +150,9 @@ def test_chunks_are_the_same_events_whatever_the_chunk_size():
 
 
 def test_generator_draws_what_the_whole_array_method_draws():
-    assert generate_events(2_000, seed=4).equals(_whole_array_method(2_000, 4).cast({"date": pl.Datetime("ms", "UTC")}))
+    assert generate_events(2_000, seed=4).equals(
+        _whole_array_method(2_000, 4).cast({"date": pl.Datetime("ms", "UTC")})
+    )
 
 
 def test_dates_of_the_published_scale_stay_exact():
@@ -146,7 +161,9 @@ def test_dates_of_the_published_scale_stay_exact():
     days = event_days(n - 3, 3, n, date(2010, 1, 1), date(2020, 1, 1))
     last = (date(2019, 12, 31) - date(1970, 1, 1)).days
     assert days.tolist() == [last] * 3
-    assert event_days(0, 1, n, date(2010, 1, 1), date(2020, 1, 1)).tolist() == [(date(2010, 1, 1) - date(1970, 1, 1)).days]
+    assert event_days(0, 1, n, date(2010, 1, 1), date(2020, 1, 1)).tolist() == [
+        (date(2010, 1, 1) - date(1970, 1, 1)).days
+    ]
     # the day each event falls on, exactly: event i at i * 3652 / n days
     middle = n // 2
     assert event_days(middle, 1, n, date(2010, 1, 1), date(2020, 1, 1)).tolist() == [

@@ -6,8 +6,16 @@ import polars as pl
 import pytest
 
 from costlab.appversions.events import generate_events
-from costlab.appversions.load import (batches, collection_stats, load_events, per_event_figures, read_marker,
-                                      stats_row, worker_of_user, write_marker)
+from costlab.appversions.load import (
+    batches,
+    collection_stats,
+    load_events,
+    per_event_figures,
+    read_marker,
+    stats_row,
+    worker_of_user,
+    write_marker,
+)
 from costlab.appversions.versions import get_version
 
 
@@ -15,9 +23,14 @@ def test_per_event_figures_divide_by_events():
     stats = {"documents": 50, "data_bytes": 2_000, "avg_doc_bytes": 40.0, "storage_bytes": 500,
              "indexes": 1, "index_bytes": 300}
     figures = per_event_figures(stats, events=100)
-    assert figures == {"data_bytes_per_event": 20.0, "index_bytes_per_event": 3.0, "total_bytes_per_event": 23.0,
-                       "storage_bytes_per_event": 5.0, "total_storage_bytes_per_event": 8.0,
-                       "documents_per_event": 0.5}
+    assert figures == {
+        "data_bytes_per_event": 20.0,
+        "index_bytes_per_event": 3.0,
+        "total_bytes_per_event": 23.0,
+        "storage_bytes_per_event": 5.0,
+        "total_storage_bytes_per_event": 8.0,
+        "documents_per_event": 0.5,
+    }
 
 
 def test_per_event_figures_published_appv1_example():

@@ -5,8 +5,8 @@ import polars as pl
 import pytest
 import yaml
 
-from costlab.appversions.figures import figure_names
 from costlab.appversions.loadtest import RAW_COLUMNS
+from costlab.appversions.names import figure_names
 from costlab.appversions.tables import PVR_COLUMNS
 from costlab.config import ROOT
 
@@ -21,7 +21,11 @@ def smoke_run(smoke_all, server_uri):
     """The session's one smoke run; every table and figure of the study is among what it built."""
     out = smoke_all.results("appversions")
     targets = [out / "tables" / f"{t}.csv" for t in TABLES]
-    targets += [out / "figures" / f"{name}.{ext}" for name in figure_names(TESTED) for ext in ("png", "svg", "vl.json")]
+    targets += [
+        out / "figures" / f"{name}.{ext}"
+        for name in figure_names(TESTED)
+        for ext in ("png", "svg", "vl.json")
+    ]
     assert [p for p in targets if not p.exists()] == []
     return out, server_uri
 
@@ -68,7 +72,9 @@ def test_loadtest_raw_and_summaries(smoke_run, real_mongod):
         assert set(raw.filter(pl.col("kind") == "report")["phase"]) >= {0, 1}   # warm-up, then phases
     steps = pl.read_csv(results / "tables" / "loadtest_steps.csv")
     # 4 phases x 10 steps of upserts, plus the same for reports and one warm-up step, per version
-    assert steps.group_by("version", "kind").len().sort("version", "kind")["len"].to_list() == [41, 40] * len(TESTED)
+    assert steps.group_by("version", "kind").len().sort("version", "kind")["len"].to_list() == [41, 40] * len(
+        TESTED
+    )
     assert set(steps["behind"]) <= {"none", "server", "client"}
     assert ((steps["behind"] == "none") == steps["met"]).all()
     bins = pl.read_csv(results / "tables" / "loadtest_bins.csv")
@@ -96,7 +102,9 @@ def test_published_vs_reproduced_contract(smoke_run, real_mongod):
     # the stand-in counts); the smoke versions all compare day ids, so the cross-version finding
     # cannot part them and says so.
     midday = pvr.filter(pl.col("finding").str.contains("end times with a time of day"))
-    assert midday.filter(pl.col("finding").str.starts_with("appV"))["verdict"].to_list() == ["reproduced"] * len(LOADED)
+    assert midday.filter(pl.col("finding").str.starts_with("appV"))["verdict"].to_list() == [
+        "reproduced"
+    ] * len(LOADED)
     assert midday.filter(pl.col("finding").str.starts_with("the versions disagree"))["verdict"].to_list() == [
         f"not comparable: only {', '.join(sorted(LOADED))} loaded, all of one day rule"]
     not_judged = pl.col("tolerance").str.starts_with("none: not judged")

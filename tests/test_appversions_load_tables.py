@@ -2,8 +2,14 @@
 import polars as pl
 import pytest
 
-from costlab.appversions.tables import (GIB, PVR_COLUMNS, collection_findings, loadtest_findings,
-                                        published_collection_stats, published_vs_reproduced)
+from costlab.appversions.tables import (
+    GIB,
+    PVR_COLUMNS,
+    collection_findings,
+    loadtest_findings,
+    published_collection_stats,
+    published_vs_reproduced,
+)
 from costlab.config import ROOT
 
 PUBLISHED = ROOT / "resources" / "published"
@@ -69,12 +75,16 @@ def test_loadtest_findings_peak_latency_reduction_and_targets():
         steps_frame("appV6R4", "upsert", "mongod", [True, True, True, False], [50.0, 100.0, 330.0, 200.0]),
     ])
     rows = loadtest_findings(steps, facts)
-    reductions = {r["metric"]: r for r in rows if r["metric"].startswith("bulk_upsert peak latency reduction")}
+    reductions = {
+        r["metric"]: r for r in rows if r["metric"].startswith("bulk_upsert peak latency reduction")
+    }
     assert reductions["bulk_upsert peak latency reduction, phase 1"]["reproduced"] == pytest.approx(50.0)
     assert reductions["bulk_upsert peak latency reduction, phase 1"]["verdict"] == "reproduced"
     assert reductions["bulk_upsert peak latency reduction, phase 3"]["reproduced"] == pytest.approx(-10.0)
     assert reductions["bulk_upsert peak latency reduction, phase 3"]["verdict"] == "not reproduced"
-    targets = {r["finding"].split(":")[0]: r for r in rows if r["metric"] == "bulk_upsert share of steps at target"}
+    targets = {
+        r["finding"].split(":")[0]: r for r in rows if r["metric"] == "bulk_upsert share of steps at target"
+    }
     assert targets["appV6R3"]["reproduced"] == 1.0 and targets["appV6R3"]["verdict"] == "reproduced"
     assert targets["appV6R4"]["reproduced"] == 0.75 and targets["appV6R4"]["verdict"] == "not reproduced"
 
@@ -91,7 +101,9 @@ def test_published_vs_reproduced_has_contract_columns(published):
                                                                       "avg_doc_bytes": "not reproduced"}
 
 
-# --- the scale (issue #12): measured vs model at the same scale, model at the reference scale vs published ---
+# --- the scale (issue #12): measured vs model at the same scale, model at the reference scale vs published
+# ---
+
 
 @pytest.fixture(scope="module")
 def models():
@@ -107,7 +119,8 @@ def models():
 
 
 def measured_as_model(published, model, server_kind="mongod", docs_factor=1.0):
-    """A server that holds exactly what the model says at its scale (sizes per event from the published ones)."""
+    """A server that holds exactly what the model says at its scale (sizes per event from the published
+    ones)."""
     per_event = model.select("version", (pl.col("documents") / pl.col("events") * docs_factor).alias("dpe"),
                              pl.col("avg_doc_bytes").alias("size"))
     return stats_rows(published, server_kind, 1.0).join(per_event, on="version").with_columns(

@@ -3,8 +3,17 @@ import numpy as np
 import polars as pl
 import pytest
 
-from costlab.appversions.loadtest import (LoadTestPlan, assign_workers, intended_starts, lateness, schedule,
-                                          segments, step_bins, summarize_bins, summarize_phases)
+from costlab.appversions.loadtest import (
+    LoadTestPlan,
+    assign_workers,
+    intended_starts,
+    lateness,
+    schedule,
+    segments,
+    step_bins,
+    summarize_bins,
+    summarize_phases,
+)
 
 
 def published_plan(**overrides):
@@ -18,7 +27,11 @@ def test_published_targets_per_phase_and_step():
     upserts = segs.filter(pl.col("kind") == "upsert")
     # Four phases of ten steps; 250/500/750/1000 events/s = 1/2/3/4 batches of 250 per second.
     assert upserts.height == 40
-    per_phase = upserts.group_by("phase").agg(pl.col("events_per_s").unique(), pl.col("ops_per_s").unique()).sort("phase")
+    per_phase = (
+        upserts.group_by("phase")
+        .agg(pl.col("events_per_s").unique(), pl.col("ops_per_s").unique())
+        .sort("phase")
+    )
     assert per_phase["events_per_s"].to_list() == [[250.0], [500.0], [750.0], [1000.0]]
     assert per_phase["ops_per_s"].to_list() == [[1.0], [2.0], [3.0], [4.0]]
     reports = segs.filter(pl.col("kind") == "report")
@@ -103,10 +116,13 @@ def raw_rows(rows):
         "kind": pl.Utf8, "intended_s": pl.Float64, "start_s": pl.Float64, "end_s": pl.Float64,
         "status": pl.Utf8, "queue_wait_ms": pl.Float64, "client_lag_ms": pl.Float64})
     return frame.with_columns(
-        pl.lit("appVX").alias("version"), pl.lit(1, pl.Int32).alias("phase"), pl.lit(1, pl.Int32).alias("step"),
+        pl.lit("appVX").alias("version"),
+        pl.lit(1, pl.Int32).alias("phase"),
+        pl.lit(1, pl.Int32).alias("step"),
         pl.when(pl.col("kind") == "upsert").then(10).otherwise(1).cast(pl.Int64).alias("events"),
         ((pl.col("end_s") - pl.col("start_s")) * 1000).alias("call_ms"),
-        ((pl.col("end_s") - pl.col("intended_s")) * 1000).alias("from_intended_ms"))
+        ((pl.col("end_s") - pl.col("intended_s")) * 1000).alias("from_intended_ms"),
+    )
 
 
 # One 2 s step per kind: 4 reports/s, 20 upsert events/s in batches of 10; two 1 s bins per step.
@@ -215,15 +231,27 @@ def test_summarize_phases_marks_unmet_steps():
 
 def test_summarize_phases_lists_steps_without_operations():
     # 0.5 upsert batches per step: every other step has no operation, yet every step is listed.
-    plan = LoadTestPlan(phase_seconds=2.0, warmup_seconds=0, upsert_rates=(25.0,), report_rates=(1.0, 2.0, 3.0, 4.0),
-                        batch_size=25)
+    plan = LoadTestPlan(
+        phase_seconds=2.0,
+        warmup_seconds=0,
+        upsert_rates=(25.0,),
+        report_rates=(1.0, 2.0, 3.0, 4.0),
+        batch_size=25,
+    )
     sched = schedule(plan)
     assert sched["upsert"].height == 2
     raw = sched["upsert"].with_columns(
-        pl.lit("upsert").alias("kind"), pl.lit("appVX").alias("version"), pl.lit(25, pl.Int64).alias("events"),
-        pl.lit("ok").alias("status"), pl.col("intended_s").alias("start_s"), (pl.col("intended_s") + 0.005).alias("end_s"),
-        pl.lit(5.0).alias("call_ms"), pl.lit(5.0).alias("from_intended_ms"), pl.lit(0.0).alias("queue_wait_ms"),
-        pl.lit(0.0).alias("client_lag_ms"))
+        pl.lit("upsert").alias("kind"),
+        pl.lit("appVX").alias("version"),
+        pl.lit(25, pl.Int64).alias("events"),
+        pl.lit("ok").alias("status"),
+        pl.col("intended_s").alias("start_s"),
+        (pl.col("intended_s") + 0.005).alias("end_s"),
+        pl.lit(5.0).alias("call_ms"),
+        pl.lit(5.0).alias("from_intended_ms"),
+        pl.lit(0.0).alias("queue_wait_ms"),
+        pl.lit(0.0).alias("client_lag_ms"),
+    )
     upserts = summarize_phases(raw, plan).filter(pl.col("kind") == "upsert").sort("step")
     assert upserts["step"].to_list() == [1, 2, 3, 4]
     # 1 batch/s: operations at 0.5 s and 1.5 s, the starts of steps 2 and 4 (half-open steps)
@@ -260,15 +288,32 @@ def test_new_events_continue_into_2020_with_the_same_key_space():
 def test_describe_shortfalls_names_missed_steps_and_side():
     from costlab.appversions.loadtest import describe_shortfalls
 
-    steps = pl.DataFrame({"version": ["appVX"] * 3, "kind": ["report", "upsert", "report"], "phase": [1, 1, 2],
-                          "step": [1, 1, 3], "target_rate": [25.0, 250.0, 75.0], "achieved_rate": [25.0, 125.0, None],
-                          "met": [True, False, False], "behind": ["none", "server", "client"],
-                          "ops_ok": [25, 1, 0], "ops_planned": [25, 2, 3], "ops_error": [0, 0, 0],
-                          "ops_skipped": [0, 1, 3]})
+    steps = pl.DataFrame(
+        {
+            "version": ["appVX"] * 3,
+            "kind": ["report", "upsert", "report"],
+            "phase": [1, 1, 2],
+            "step": [1, 1, 3],
+            "target_rate": [25.0, 250.0, 75.0],
+            "achieved_rate": [25.0, 125.0, None],
+            "met": [True, False, False],
+            "behind": ["none", "server", "client"],
+            "ops_ok": [25, 1, 0],
+            "ops_planned": [25, 2, 3],
+            "ops_error": [0, 0, 0],
+            "ops_skipped": [0, 1, 3],
+        }
+    )
     text = describe_shortfalls(steps)
     assert text.splitlines()[0] == "appVX: 1 of 3 steps at target"
-    assert "upsert phase 1 step 1: target 250.0 events/s, achieved 125.0" in text and "the server fell behind" in text
-    assert "report phase 2 step 3: target 75.0 requests/s, achieved none" in text and "the client fell behind" in text
+    assert (
+        "upsert phase 1 step 1: target 250.0 events/s, achieved 125.0" in text
+        and "the server fell behind" in text
+    )
+    assert (
+        "report phase 2 step 3: target 75.0 requests/s, achieved none" in text
+        and "the client fell behind" in text
+    )
     assert "phase 1 step 1: target 25.0" not in text
 
 
@@ -325,14 +370,19 @@ def test_load_test_figure_shows_skipped_operations_and_call_durations():
     spec = json.dumps(chart)
     assert "not started (skipped) per bin" in spec
     assert '"skipped": 1' in spec.replace('"skipped":1', '"skipped": 1')
-    assert "each call's own duration" in " ".join(chart["title"]["subtitle"])   # the subtitle is wrapped in lines
+    assert "each call's own duration" in " ".join(
+        chart["title"]["subtitle"]
+    )  # the subtitle is wrapped in lines
 
 
 def test_a_load_test_whose_phases_round_to_no_operation_is_refused_naming_the_key():
     from costlab.appversions.loadtest import schedule as plan_schedule
     from costlab.config import ROOT, ConfigError, load_config
 
-    with pytest.raises(ConfigError, match=r"appversions\.loadtest\.rate_scale: the warm-up Get Reports would plan 0\.075 operations"):
+    with pytest.raises(
+        ConfigError,
+        match=r"appversions\.loadtest\.rate_scale: the warm-up Get Reports would plan 0\.075 operations",
+    ):
         load_config(overrides={"appversions": {"loadtest": {"rate_scale": 0.0001}}})
     # the smoke config's phases plan operations (some of its steps none): accepted
     smoke = load_config(ROOT / "config" / "smoke.yaml")["appversions"]["loadtest"]
@@ -351,13 +401,22 @@ def test_a_step_that_planned_no_operation_is_never_met():
     plan = LoadTestPlan(phase_seconds=1.0, warmup_seconds=0, upsert_rates=(10.0,), report_rates=(1.0, 1.0),
                         batch_size=10)
     sched = schedule(plan)
-    raw = pl.concat([sched["report"].with_columns(pl.lit("report").alias("kind")),
-                     sched["upsert"].with_columns(pl.lit("upsert").alias("kind"))]).with_columns(
+    raw = pl.concat(
+        [
+            sched["report"].with_columns(pl.lit("report").alias("kind")),
+            sched["upsert"].with_columns(pl.lit("upsert").alias("kind")),
+        ]
+    ).with_columns(
         pl.lit("appVX").alias("version"),
         pl.when(pl.col("kind") == "upsert").then(10).otherwise(1).cast(pl.Int64).alias("events"),
-        pl.lit("ok").alias("status"), pl.col("intended_s").alias("start_s"),
-        (pl.col("intended_s") + 0.005).alias("end_s"), pl.lit(5.0).alias("call_ms"),
-        pl.lit(5.0).alias("from_intended_ms"), pl.lit(1.0).alias("queue_wait_ms"), pl.lit(0.0).alias("client_lag_ms"))
+        pl.lit("ok").alias("status"),
+        pl.col("intended_s").alias("start_s"),
+        (pl.col("intended_s") + 0.005).alias("end_s"),
+        pl.lit(5.0).alias("call_ms"),
+        pl.lit(5.0).alias("from_intended_ms"),
+        pl.lit(1.0).alias("queue_wait_ms"),
+        pl.lit(0.0).alias("client_lag_ms"),
+    )
     steps = summarize_phases(raw, plan)
     reports = steps.filter(pl.col("kind") == "report").sort("step")
     assert reports["ops_planned"].to_list() == [0, 1]

@@ -9,7 +9,13 @@ import pytest
 from bson import ObjectId
 
 from costlab.appversions.events import STATUS_DTYPE, read_events
-from costlab.appversions.model import STATS_COLUMNS, collection_stats, compare_with_published, document_sizes, expected_reports
+from costlab.appversions.model import (
+    STATS_COLUMNS,
+    collection_stats,
+    compare_with_published,
+    document_sizes,
+    expected_reports,
+)
 from costlab.appversions.versions import VERSIONS
 
 UTC = timezone.utc
@@ -17,7 +23,11 @@ K1 = "0" * 63 + "1"
 K2 = "0" * 62 + "2A"
 B1 = bytes.fromhex(K1)
 B2 = bytes.fromhex(K2)
-D5, D16, D701 = (datetime(2022, 6, 5, tzinfo=UTC), datetime(2022, 6, 16, tzinfo=UTC), datetime(2022, 7, 1, tzinfo=UTC))
+D5, D16, D701 = (
+    datetime(2022, 6, 5, tzinfo=UTC),
+    datetime(2022, 6, 16, tzinfo=UTC),
+    datetime(2022, 7, 1, tzinfo=UTC),
+)
 EVENTS = pl.DataFrame(
     {"key": [K1, K1, K1, K1, K2], "date": [D5, D5, D5, D16, D701],
      "status": ["approved", "approved", "pending", "rejected", "noFunds"]},
@@ -30,37 +40,83 @@ def _hex(text: str) -> bytes:
 
 # The documents each version must hold after the five EVENTS, written out by hand.
 EXPECTED_DOCS = {
-    "appV1": [{"_id": {"date": D5, "key": K1}, "approved": 2, "pending": 1},
-              {"_id": {"date": D16, "key": K1}, "rejected": 1}, {"_id": {"date": D701, "key": K2}, "noFunds": 1}],
-    "appV2": [{"_id": ObjectId(), "key": K1, "date": D5, "approved": 2, "pending": 1},
-              {"_id": ObjectId(), "key": K1, "date": D16, "rejected": 1},
-              {"_id": ObjectId(), "key": K2, "date": D701, "noFunds": 1}],
-    "appV3": [{"_id": ObjectId(), "key": B1, "date": D5, "a": 2, "p": 1},
-              {"_id": ObjectId(), "key": B1, "date": D16, "r": 1}, {"_id": ObjectId(), "key": B2, "date": D701, "n": 1}],
-    "appV4": [{"_id": B1 + _hex("20220605"), "a": 2, "p": 1}, {"_id": B1 + _hex("20220616"), "r": 1},
-              {"_id": B2 + _hex("20220701"), "n": 1}],
-    "appV5R0": [{"_id": B1 + _hex("202206"), "items": [{"date": D5, "a": 1}, {"date": D5, "a": 1},
-                                                       {"date": D5, "p": 1}, {"date": D16, "r": 1}]},
-                {"_id": B2 + _hex("202207"), "items": [{"date": D701, "n": 1}]}],
-    "appV5R1": [{"_id": B1 + _hex("202202"), "items": [{"date": D5, "a": 1}, {"date": D5, "a": 1},
-                                                       {"date": D5, "p": 1}, {"date": D16, "r": 1}]},
-                {"_id": B2 + _hex("202203"), "items": [{"date": D701, "n": 1}]}],
-    "appV5R2": [{"_id": B1 + _hex("202202"), "items": [{"date": D5, "a": 2, "p": 1}, {"date": D16, "r": 1}]},
-                {"_id": B2 + _hex("202203"), "items": [{"date": D701, "n": 1}]}],
+    "appV1": [
+        {"_id": {"date": D5, "key": K1}, "approved": 2, "pending": 1},
+        {"_id": {"date": D16, "key": K1}, "rejected": 1},
+        {"_id": {"date": D701, "key": K2}, "noFunds": 1},
+    ],
+    "appV2": [
+        {"_id": ObjectId(), "key": K1, "date": D5, "approved": 2, "pending": 1},
+        {"_id": ObjectId(), "key": K1, "date": D16, "rejected": 1},
+        {"_id": ObjectId(), "key": K2, "date": D701, "noFunds": 1},
+    ],
+    "appV3": [
+        {"_id": ObjectId(), "key": B1, "date": D5, "a": 2, "p": 1},
+        {"_id": ObjectId(), "key": B1, "date": D16, "r": 1},
+        {"_id": ObjectId(), "key": B2, "date": D701, "n": 1},
+    ],
+    "appV4": [
+        {"_id": B1 + _hex("20220605"), "a": 2, "p": 1},
+        {"_id": B1 + _hex("20220616"), "r": 1},
+        {"_id": B2 + _hex("20220701"), "n": 1},
+    ],
+    "appV5R0": [
+        {
+            "_id": B1 + _hex("202206"),
+            "items": [
+                {"date": D5, "a": 1},
+                {"date": D5, "a": 1},
+                {"date": D5, "p": 1},
+                {"date": D16, "r": 1},
+            ],
+        },
+        {"_id": B2 + _hex("202207"), "items": [{"date": D701, "n": 1}]},
+    ],
+    "appV5R1": [
+        {
+            "_id": B1 + _hex("202202"),
+            "items": [
+                {"date": D5, "a": 1},
+                {"date": D5, "a": 1},
+                {"date": D5, "p": 1},
+                {"date": D16, "r": 1},
+            ],
+        },
+        {"_id": B2 + _hex("202203"), "items": [{"date": D701, "n": 1}]},
+    ],
+    "appV5R2": [
+        {"_id": B1 + _hex("202202"), "items": [{"date": D5, "a": 2, "p": 1}, {"date": D16, "r": 1}]},
+        {"_id": B2 + _hex("202203"), "items": [{"date": D701, "n": 1}]},
+    ],
     # appV5R4's totals hold only the statuses that occurred (the authors' Bulk Upsert; 413.7 B published).
-    "appV5R4": [{"_id": B1 + _hex("202202"), "totals": {"a": 2, "p": 1, "r": 1},
-                 "items": [{"date": D5, "a": 2, "p": 1}, {"date": D16, "r": 1}]},
-                {"_id": B2 + _hex("202203"), "totals": {"n": 1},
-                 "items": [{"date": D701, "n": 1}]}],
-    "appV6R0": [{"_id": B1 + _hex("202206"), "items": {"05": {"a": 2, "p": 1}, "16": {"r": 1}}},
-                {"_id": B2 + _hex("202207"), "items": {"01": {"n": 1}}}],
-    "appV6R1": [{"_id": B1 + _hex("202202"), "items": {"0605": {"a": 2, "p": 1}, "0616": {"r": 1}}},
-                {"_id": B2 + _hex("202203"), "items": {"0701": {"n": 1}}}],
-    "appV6R2": [{"_id": B1 + _hex("202202"), "items": {"0605": {"a": 2, "p": 1}, "0616": {"r": 1}},
-                 "totals": {"a": 2, "p": 1, "r": 1}},
-                {"_id": B2 + _hex("202203"), "items": {"0701": {"n": 1}}, "totals": {"n": 1}}],
-    "appV6R3": [{"_id": B1 + _hex("202202"), "items": {"20220605": {"a": 2, "p": 1}, "20220616": {"r": 1}}},
-                {"_id": B2 + _hex("202203"), "items": {"20220701": {"n": 1}}}],
+    "appV5R4": [
+        {
+            "_id": B1 + _hex("202202"),
+            "totals": {"a": 2, "p": 1, "r": 1},
+            "items": [{"date": D5, "a": 2, "p": 1}, {"date": D16, "r": 1}],
+        },
+        {"_id": B2 + _hex("202203"), "totals": {"n": 1}, "items": [{"date": D701, "n": 1}]},
+    ],
+    "appV6R0": [
+        {"_id": B1 + _hex("202206"), "items": {"05": {"a": 2, "p": 1}, "16": {"r": 1}}},
+        {"_id": B2 + _hex("202207"), "items": {"01": {"n": 1}}},
+    ],
+    "appV6R1": [
+        {"_id": B1 + _hex("202202"), "items": {"0605": {"a": 2, "p": 1}, "0616": {"r": 1}}},
+        {"_id": B2 + _hex("202203"), "items": {"0701": {"n": 1}}},
+    ],
+    "appV6R2": [
+        {
+            "_id": B1 + _hex("202202"),
+            "items": {"0605": {"a": 2, "p": 1}, "0616": {"r": 1}},
+            "totals": {"a": 2, "p": 1, "r": 1},
+        },
+        {"_id": B2 + _hex("202203"), "items": {"0701": {"n": 1}}, "totals": {"n": 1}},
+    ],
+    "appV6R3": [
+        {"_id": B1 + _hex("202202"), "items": {"20220605": {"a": 2, "p": 1}, "20220616": {"r": 1}}},
+        {"_id": B2 + _hex("202203"), "items": {"20220701": {"n": 1}}},
+    ],
 }
 EXPECTED_DOCS["appV5R3"] = EXPECTED_DOCS["appV5R2"]
 EXPECTED_DOCS["appV6R4"] = EXPECTED_DOCS["appV6R3"]
@@ -117,7 +173,9 @@ def test_compare_with_published_flags_the_tolerance():
 
 
 def test_workflow_writes_model_stats_without_a_server_job(snakemake_run):
-    result = snakemake_run(["results/appversions/model/stats.csv", "results/appversions/model/vs_published.csv"])
+    result = snakemake_run(
+        ["results/appversions/model/stats.csv", "results/appversions/model/vs_published.csv"]
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert not (snakemake_run.workdir / "results/appversions/provenance").exists()  # no server job ran
     stats = pl.read_csv(snakemake_run.workdir / "results/appversions/model/stats.csv")

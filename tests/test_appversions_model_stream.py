@@ -3,11 +3,17 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import appversions_model_reference as reference
 import polars as pl
 import pytest
 
-import appversions_model_reference as reference
-from costlab.appversions.events import STATUS_DTYPE, generate_events, iter_event_chunks, iter_event_file, write_events
+from costlab.appversions.events import (
+    STATUS_DTYPE,
+    generate_events,
+    iter_event_chunks,
+    iter_event_file,
+    write_events,
+)
 from costlab.appversions.model import ModelStream, collection_stats, document_sizes
 from costlab.appversions.versions import VERSIONS
 
@@ -27,12 +33,21 @@ def _reference(events_per_year: int, window: str = "calendar") -> tuple[pl.DataF
 
 # Two scales, two chunk sizes each (6,000 in one chunk too). Chunks of 499 and 33,331 events cut
 # days, months and quarters at their edges; test_a_quarter_split_over_chunks_is_one_document by hand.
-@pytest.mark.parametrize("events_per_year, chunk_events, window", [
-    (600, 499, "calendar"), (600, 6_000, "calendar"), (20_000, 33_331, "calendar"), (20_000, 65_536, "calendar"),
-    (600, 499, "authors")])
+@pytest.mark.parametrize(
+    "events_per_year, chunk_events, window",
+    [
+        (600, 499, "calendar"),
+        (600, 6_000, "calendar"),
+        (20_000, 33_331, "calendar"),
+        (20_000, 65_536, "calendar"),
+        (600, 499, "authors"),
+    ],
+)
 def test_chunked_model_equals_the_whole_table_model(events_per_year, chunk_events, window):
     _, expected = _reference(events_per_year, window)
-    streamed = collection_stats(iter_event_chunks(events_per_year, seed=42, chunk_events=chunk_events, window=window))
+    streamed = collection_stats(
+        iter_event_chunks(events_per_year, seed=42, chunk_events=chunk_events, window=window)
+    )
     assert streamed.equals(expected)
 
 
@@ -48,20 +63,34 @@ def test_model_of_the_event_file_equals_the_whole_table_model(events_per_year, t
 @pytest.mark.parametrize("name", list(VERSIONS))
 def test_document_sizes_equal_the_whole_table_model(name):
     # events of two spans, not in date order as one frame: document_sizes takes any order
-    events = pl.concat([generate_events(300, seed=5), generate_events(3_000, seed=6, start=datetime(2019, 10, 1),
-                                                                       end=datetime(2020, 1, 1))])
+    events = pl.concat(
+        [
+            generate_events(300, seed=5),
+            generate_events(3_000, seed=6, start=datetime(2019, 10, 1), end=datetime(2020, 1, 1)),
+        ]
+    )
     expected = sorted(reference.document_sizes(VERSIONS[name], events).to_list())
     assert sorted(document_sizes(VERSIONS[name], events).to_list()) == expected
 
 
 def _frame(rows):
-    return pl.DataFrame(rows, schema={"user": pl.UInt32, "date": pl.Datetime("ms", "UTC"), "status": STATUS_DTYPE},
-                        orient="row")
+    return pl.DataFrame(
+        rows,
+        schema={"user": pl.UInt32, "date": pl.Datetime("ms", "UTC"), "status": STATUS_DTYPE},
+        orient="row",
+    )
 
 
 def test_a_quarter_split_over_chunks_is_one_document():
-    first = _frame([(1, datetime(2022, 1, 5, tzinfo=UTC), "approved"), (1, datetime(2022, 2, 7, tzinfo=UTC), "pending")])
-    second = _frame([(1, datetime(2022, 2, 7, tzinfo=UTC), "approved"), (1, datetime(2022, 3, 30, tzinfo=UTC), "rejected")])
+    first = _frame(
+        [(1, datetime(2022, 1, 5, tzinfo=UTC), "approved"), (1, datetime(2022, 2, 7, tzinfo=UTC), "pending")]
+    )
+    second = _frame(
+        [
+            (1, datetime(2022, 2, 7, tzinfo=UTC), "approved"),
+            (1, datetime(2022, 3, 30, tzinfo=UTC), "rejected"),
+        ]
+    )
     stream = ModelStream(["appV4", "appV5R0", "appV6R3"])
     stream.add(first)
     stream.add(second)
@@ -72,8 +101,17 @@ def test_a_quarter_split_over_chunks_is_one_document():
 
 def test_chunks_going_back_in_time_are_refused():
     stream = ModelStream(["appV4"])
-    stream.add(_frame([(1, datetime(2022, 1, 5, tzinfo=UTC), "approved"), (2, datetime(2022, 1, 9, tzinfo=UTC), "approved")]))
-    with pytest.raises(ValueError, match="not in date order: a chunk holds 2022-01-08 after events of 2022-01-09"):
+    stream.add(
+        _frame(
+            [
+                (1, datetime(2022, 1, 5, tzinfo=UTC), "approved"),
+                (2, datetime(2022, 1, 9, tzinfo=UTC), "approved"),
+            ]
+        )
+    )
+    with pytest.raises(
+        ValueError, match="not in date order: a chunk holds 2022-01-08 after events of 2022-01-09"
+    ):
         stream.add(_frame([(1, datetime(2022, 1, 8, tzinfo=UTC), "approved")]))
 
 

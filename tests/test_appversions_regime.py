@@ -6,8 +6,14 @@ import json
 import polars as pl
 import pytest
 
-from costlab.appversions.regime import (EXCEEDS, FITS, NOT_COMPARABLE_FITS, UNKNOWN, measure_regime,
-                                        working_set_regime)
+from costlab.appversions.regime import (
+    EXCEEDS,
+    FITS,
+    NOT_COMPARABLE_FITS,
+    UNKNOWN,
+    measure_regime,
+    working_set_regime,
+)
 from costlab.appversions.tables import loadtest_findings, loadtest_regimes
 from costlab.config import ROOT
 
@@ -32,9 +38,20 @@ def test_measure_regime_on_the_test_server(test_db, real_mongod):
 
 
 def steps_frame(version, regime, met=True):
-    return pl.DataFrame({"version": [version] * 4, "kind": ["upsert"] * 4, "phase": [1, 2, 3, 4], "step": [1] * 4,
-                         "met": [met] * 4, "call_ms_max": [100.0, 200.0, 300.0, 400.0], "achieved_rate": [1.0] * 4,
-                         "target_rate": [1.0] * 4, "server_kind": ["mongod"] * 4, "regime": [regime] * 4})
+    return pl.DataFrame(
+        {
+            "version": [version] * 4,
+            "kind": ["upsert"] * 4,
+            "phase": [1, 2, 3, 4],
+            "step": [1] * 4,
+            "met": [met] * 4,
+            "call_ms_max": [100.0, 200.0, 300.0, 400.0],
+            "achieved_rate": [1.0] * 4,
+            "target_rate": [1.0] * 4,
+            "server_kind": ["mongod"] * 4,
+            "regime": [regime] * 4,
+        }
+    )
 
 
 def test_findings_that_rest_on_the_regime_are_not_comparable_when_the_working_set_fits():
@@ -46,11 +63,15 @@ def test_findings_that_rest_on_the_regime_are_not_comparable_when_the_working_se
     fits = judged(every)
     assert fits and {r["verdict"] for r in fits} == {NOT_COMPARABLE_FITS}
     assert all(r["verdict"].startswith("not comparable: ") for r in every if r not in fits)
-    beyond = loadtest_findings(pl.concat([steps_frame("appV6R3", EXCEEDS), steps_frame("appV6R4", EXCEEDS)]), facts)
+    beyond = loadtest_findings(
+        pl.concat([steps_frame("appV6R3", EXCEEDS), steps_frame("appV6R4", EXCEEDS)]), facts
+    )
     assert NOT_COMPARABLE_FITS not in {r["verdict"] for r in beyond}
     assert "reproduced" in {r["verdict"] for r in beyond}
     # one version of a compared pair in cache is enough to make the comparison not comparable
-    mixed = loadtest_findings(pl.concat([steps_frame("appV6R3", FITS), steps_frame("appV6R4", EXCEEDS)]), facts)
+    mixed = loadtest_findings(
+        pl.concat([steps_frame("appV6R3", FITS), steps_frame("appV6R4", EXCEEDS)]), facts
+    )
     pairs = [r for r in mixed if " vs " in r["finding"]]
     assert pairs and {r["verdict"] for r in pairs} == {NOT_COMPARABLE_FITS}
 
@@ -64,7 +85,8 @@ def test_regime_read_from_the_load_test_provenance(tmp_path):
 
 
 def published_working_set_bytes_per_event(version: str) -> float:
-    """Published data + index bytes per event; appV6R4 holds appV6R3's documents (its data size is not published)."""
+    """Published data + index bytes per event; appV6R4 holds appV6R3's documents (its data size is not
+    published)."""
     stats = pl.read_csv(ROOT / "resources" / "published" / "appversions_event_stats.csv")
     per = {r["version"]: r for r in stats.iter_rows(named=True)}
     data = per[version]["data_bytes_per_event"] or per["appV6R3"]["data_bytes_per_event"]
@@ -93,10 +115,24 @@ def test_beyond_cache_config_puts_every_tested_working_set_beyond_the_profile_ca
                               1.5 * GIB)["regime"] == FITS
     for name in ("Snakefile", "rules", "scripts", "config", "resources", "profiles", "environment.yml"):
         (tmp_path / name).symlink_to(ROOT / name)
-    plan = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--configfile", "config/beyond-cache.yaml",
-                           # the config is meant for the docker backend; named explicitly, the plan does not
-                           # depend on whether this machine has an engine (with no server it plans no load test)
-                           "--config", "server={backend: docker}"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    plan = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "all",
+            "--configfile",
+            "config/beyond-cache.yaml",
+            # the config is meant for the docker backend; named explicitly, the plan does not
+            # depend on whether this machine has an engine (with no server it plans no load test)
+            "--config",
+            "server={backend: docker}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert plan.returncode == 0, plan.stderr[-2000:]
     assert "appversions_loadtest" in plan.stdout

@@ -13,7 +13,6 @@ from costlab.appversions import statements as st
 from costlab.appversions.events import generate_events
 from costlab.appversions.versions import VERSIONS, get_version
 
-
 # The stand-in answers appV1's upserts with a collection scan each; its first 200 events keep it
 # fast and still update existing documents (17 (key, day) pairs repeat; the test asserts it).
 APPV1_EVENTS = 200
@@ -111,7 +110,9 @@ def test_reply_counts_and_silent_shortfall():
         st.check_update_reply({"n": 2, "nModified": 2, "ok": 1.0}, "appV4", 3)
     errors = {"n": 1, "ok": 1.0, "writeErrors": [{"index": 2, "code": 2, "errmsg": "late"},
                                                  {"index": 1, "code": 11000, "errmsg": "dup"}]}
-    with pytest.raises(st.BulkUpsertError, match="2 of 3 upsert statements failed; first: statement 1, code 11000: dup"):
+    with pytest.raises(
+        st.BulkUpsertError, match="2 of 3 upsert statements failed; first: statement 1, code 11000: dup"
+    ):
         st.check_update_reply(errors, "appV6R1", 3)
 
 

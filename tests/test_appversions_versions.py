@@ -9,7 +9,14 @@ from pymongo import UpdateOne
 
 from costlab.appversions.events import STATUS_DTYPE
 from costlab.appversions.versions import (
-    VERSIONS, as_report_end, build_id, bucket_code, full_bucket_bounds, get_version, report_windows)
+    VERSIONS,
+    as_report_end,
+    bucket_code,
+    build_id,
+    full_bucket_bounds,
+    get_version,
+    report_windows,
+)
 
 PUBLISHED_ORDER = ["appV1", "appV2", "appV3", "appV4", "appV5R0", "appV5R1", "appV5R2", "appV5R3", "appV5R4",
                    "appV6R0", "appV6R1", "appV6R2", "appV6R3", "appV6R4"]
@@ -85,11 +92,20 @@ def test_array_daily_update_pipelines():
 
 
 def test_ops_keep_row_order_and_count():
-    events = pl.DataFrame({"key": [KEY, "0" * 63 + "1", KEY], "date": [D, D, datetime(2010, 1, 1, tzinfo=timezone.utc)],
-                           "status": ["approved", "noFunds", "rejected"]},
-                          schema={"key": pl.Utf8, "date": pl.Datetime("ms", "UTC"), "status": STATUS_DTYPE})
+    events = pl.DataFrame(
+        {
+            "key": [KEY, "0" * 63 + "1", KEY],
+            "date": [D, D, datetime(2010, 1, 1, tzinfo=timezone.utc)],
+            "status": ["approved", "noFunds", "rejected"],
+        },
+        schema={"key": pl.Utf8, "date": pl.Datetime("ms", "UTC"), "status": STATUS_DTYPE},
+    )
     ops = get_version("appV4").bulk_upsert_ops(events)
-    assert [op._filter["_id"][-4:] for op in ops] == [b"\x20\x22\x06\x05", b"\x20\x22\x06\x05", b"\x20\x10\x01\x01"]
+    assert [op._filter["_id"][-4:] for op in ops] == [
+        b"\x20\x22\x06\x05",
+        b"\x20\x22\x06\x05",
+        b"\x20\x10\x01\x01",
+    ]
     assert [op._doc for op in ops] == [{"$inc": {"a": 1}}, {"$inc": {"n": 1}}, {"$inc": {"r": 1}}]
     batches = list(get_version("appV6R1").iter_op_batches(events, batch_size=2, chunk_rows=2))
     assert [len(b) for b in batches] == [2, 1]
@@ -133,19 +149,30 @@ def test_match_group_pipelines():
     end = date(2022, 6, 15)
     v1 = get_version("appV1").get_reports_pipelines(KEY, end)
     assert len(v1) == 5
-    assert v1[0][0] == {"$match": {"_id.key": KEY, "_id.date": {"$gte": datetime(2021, 6, 15, tzinfo=timezone.utc),
-                                                                  "$lt": datetime(2022, 6, 15, tzinfo=timezone.utc)}}}
+    assert v1[0][0] == {
+        "$match": {
+            "_id.key": KEY,
+            "_id.date": {
+                "$gte": datetime(2021, 6, 15, tzinfo=timezone.utc),
+                "$lt": datetime(2022, 6, 15, tzinfo=timezone.utc),
+            },
+        }
+    }
     assert v1[0][1]["$group"]["approved"] == {"$sum": "$approved"}
     v3 = get_version("appV3").get_reports_pipelines(KEY, end)
     assert v3[2][0]["$match"]["key"] == KEY_BYTES and v3[2][1]["$group"]["pending"] == {"$sum": "$p"}
     v4 = get_version("appV4").get_reports_pipelines(KEY, end)
-    assert v4[0][0] == {"$match": {"_id": {"$gte": KEY_BYTES + b"\x20\x21\x06\x15", "$lt": KEY_BYTES + b"\x20\x22\x06\x15"}}}
+    assert v4[0][0] == {
+        "$match": {"_id": {"$gte": KEY_BYTES + b"\x20\x21\x06\x15", "$lt": KEY_BYTES + b"\x20\x22\x06\x15"}}
+    }
 
 
 def test_bucket_pipelines():
     end = date(2022, 6, 15)
     r0 = get_version("appV5R0").get_reports_pipelines(KEY, end)[0]
-    assert r0[0] == {"$match": {"_id": {"$gte": KEY_BYTES + b"\x20\x21\x06", "$lte": KEY_BYTES + b"\x20\x22\x06"}}}
+    assert r0[0] == {
+        "$match": {"_id": {"$gte": KEY_BYTES + b"\x20\x21\x06", "$lte": KEY_BYTES + b"\x20\x22\x06"}}
+    }
     assert r0[1] == {"$unwind": {"path": "$items"}}
     assert list(r0[2]["$match"]) == ["items.date"]
     assert r0[3]["$group"]["rejected"] == {"$sum": "$items.r"} and r0[4] == {"$project": {"_id": 0}}
@@ -156,7 +183,12 @@ def test_bucket_pipelines():
     r4 = get_version("appV5R4").get_reports_pipelines(KEY, end)[0]
     inside, stored, _ = r4[1]["$addFields"]["totals"]["$cond"]
     assert stored == "$totals"
-    assert inside == {"$and": [{"$gte": ["$_id", KEY_BYTES + b"\x20\x21\x03"]}, {"$lte": ["$_id", KEY_BYTES + b"\x20\x22\x01"]}]}
+    assert inside == {
+        "$and": [
+            {"$gte": ["$_id", KEY_BYTES + b"\x20\x21\x03"]},
+            {"$lte": ["$_id", KEY_BYTES + b"\x20\x22\x01"]},
+        ]
+    }
     v6r0 = get_version("appV6R0").get_reports_pipelines(KEY, end)[0]
     bounds = v6r0[1]["$addFields"]["totals"]["$let"]["vars"]
     assert bounds["lo"]["$cond"] == [{"$eq": ["$_id", KEY_BYTES + b"\x20\x21\x06"]}, "15", ""]
@@ -170,10 +202,14 @@ def test_single_pipeline_versions():
         pipelines = get_version(name).get_reports_pipelines(KEY, date(2022, 1, 1))
         assert len(pipelines) == 1
         match, add_fields, group, project = pipelines[0]
-        assert match == {"$match": {"_id": {"$gte": KEY_BYTES + b"\x20\x12\x01", "$lte": KEY_BYTES + b"\x20\x22\x01"}}}
+        assert match == {
+            "$match": {"_id": {"$gte": KEY_BYTES + b"\x20\x12\x01", "$lte": KEY_BYTES + b"\x20\x22\x01"}}
+        }
         initial = add_fields["$addFields"]["totals"]["$reduce"]["initialValue"]
         assert list(initial) == ["oneYear", "threeYears", "fiveYears", "sevenYears", "tenYears"]
-        branches = add_fields["$addFields"]["totals"]["$reduce"]["in"]["$let"]["vars"]["level"]["$switch"]["branches"]
+        branches = add_fields["$addFields"]["totals"]["$reduce"]["in"]["$let"]["vars"]["level"]["$switch"][
+            "branches"
+        ]
         assert branches[0]["case"]["$and"][0] == {"$gte": ["$$this.k", "20210101"]}
         assert branches[4]["case"]["$and"][0] == {"$gte": ["$$this.k", "20120101"]}
         assert group["$group"]["tenYears_noFunds"] == {"$sum": "$totals.tenYears.n"}
@@ -182,9 +218,13 @@ def test_single_pipeline_versions():
 
 def test_full_bucket_bounds():
     utc = timezone.utc
-    first, last = full_bucket_bounds(KEY, datetime(2021, 7, 1, tzinfo=utc), datetime(2022, 7, 1, tzinfo=utc), "quarter")
+    first, last = full_bucket_bounds(
+        KEY, datetime(2021, 7, 1, tzinfo=utc), datetime(2022, 7, 1, tzinfo=utc), "quarter"
+    )
     assert (first[-3:], last[-3:]) == (b"\x20\x21\x03", b"\x20\x22\x02")
-    first, last = full_bucket_bounds(KEY, datetime(2021, 12, 31, tzinfo=utc), datetime(2022, 1, 2, tzinfo=utc), "quarter")
+    first, last = full_bucket_bounds(
+        KEY, datetime(2021, 12, 31, tzinfo=utc), datetime(2022, 1, 2, tzinfo=utc), "quarter"
+    )
     assert first > last  # no quarter fits in three days
 
 
@@ -209,5 +249,7 @@ def test_prepare_collection(test_db):
         assert collection.estimated_document_count() == 0
         index_keys = sorted(list(ix["key"]) for ix in collection.list_indexes())
         assert index_keys == ([["_id"], ["_id.key", "_id.date"]] if name == "appV1" else [["_id"]])
-    options = test_db.command("listCollections", filter={"name": "appV6R4"})["cursor"]["firstBatch"][0]["options"]
+    options = test_db.command("listCollections", filter={"name": "appV6R4"})["cursor"]["firstBatch"][0][
+        "options"
+    ]
     assert options["storageEngine"]["wiredTiger"]["configString"] == "block_compressor=zstd"

@@ -68,7 +68,9 @@ def test_calendar_window_is_exactly_the_span():
     window = calendar_window(600, date(2010, 1, 1), date(2020, 1, 1))
     assert window.events == 6000
     days = window.days(0, window.events)
-    assert days.min() * MS_PER_DAY == _ms(date(2010, 1, 1)) and days.max() * MS_PER_DAY == _ms(date(2019, 12, 31))
+    assert days.min() * MS_PER_DAY == _ms(date(2010, 1, 1)) and days.max() * MS_PER_DAY == _ms(
+        date(2019, 12, 31)
+    )
 
 
 def test_generate_events_with_the_authors_window():
@@ -104,8 +106,10 @@ def test_the_model_check_names_its_window():
     published = published_collection_stats(ROOT / "resources/published/appversions_collection_stats.csv",
                                            ROOT / "resources/published/appversions_event_stats.csv")
     rows = model_findings(here, published, model_reference=reference)
-    assert any(r["finding"].endswith("(model at the reference scale, 50,000 events/year, authors event window)")
-               for r in rows)
+    assert any(
+        r["finding"].endswith("(model at the reference scale, 50,000 events/year, authors event window)")
+        for r in rows
+    )
 
 
 def test_authors_window_events_are_the_same_whatever_the_chunk_size():

@@ -1,4 +1,6 @@
-"""arraygrowth analysis: the power-law fit, the fit table's refusal, and the published-vs-reproduced verdicts."""
+"""arraygrowth analysis: the power-law fit, the fit table's refusal, and the published-vs-reproduced
+verdicts."""
+
 import numpy as np
 import polars as pl
 import pytest
@@ -71,15 +73,43 @@ def _raw(log_bytes, kind="mongod", modify=None, ns=NS):
             for n in ns:
                 value = log_bytes(profile, workload, n)
                 mod = modify(profile, workload, n) if modify else None
-                rows.append({"job": f"{profile}_{workload}", "profile": profile, "workload": workload, "n": n,
-                             "operations": n, "wall_s": 0.5, "log_bytes": value,
-                             "cursor_insert_calls": None if value is None else INSERTS_PER_WRITE[(profile, workload)] * n,
-                             "cursor_modify_calls": mod, "cursor_update_calls": None, "cursor_remove_calls": None,
-                             "documents_after": 1, "elements_after": n, "max_doc_bytes_after": 100,
-                             "topology": "standalone", "server_kind": kind, "backend": "docker",
-                             "profile_applied": "{}"})
-    return pl.DataFrame(rows, schema_overrides={c: pl.Int64 for c in (
-        "log_bytes", "cursor_insert_calls", "cursor_modify_calls", "cursor_update_calls", "cursor_remove_calls")})
+                rows.append(
+                    {
+                        "job": f"{profile}_{workload}",
+                        "profile": profile,
+                        "workload": workload,
+                        "n": n,
+                        "operations": n,
+                        "wall_s": 0.5,
+                        "log_bytes": value,
+                        "cursor_insert_calls": None
+                        if value is None
+                        else INSERTS_PER_WRITE[(profile, workload)] * n,
+                        "cursor_modify_calls": mod,
+                        "cursor_update_calls": None,
+                        "cursor_remove_calls": None,
+                        "documents_after": 1,
+                        "elements_after": n,
+                        "max_doc_bytes_after": 100,
+                        "topology": "standalone",
+                        "server_kind": kind,
+                        "backend": "docker",
+                        "profile_applied": "{}",
+                    }
+                )
+    return pl.DataFrame(
+        rows,
+        schema_overrides={
+            c: pl.Int64
+            for c in (
+                "log_bytes",
+                "cursor_insert_calls",
+                "cursor_modify_calls",
+                "cursor_update_calls",
+                "cursor_remove_calls",
+            )
+        },
+    )
 
 
 def _article_like(profile, workload, n):
@@ -123,21 +153,38 @@ def test_runs_table_writes_not_reported_never_zero():
 
 def test_published_vs_reproduced_verdicts_follow_the_finding():
     raw = _raw(_article_like, modify=_article_modify)
-    table = published_vs_reproduced(raw, fits_by_pair(raw), read_published_log_bytes(), read_published_cursor_calls())
-    assert table.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
-                             "server_kind"]
+    table = published_vs_reproduced(
+        raw, fits_by_pair(raw), read_published_log_bytes(), read_published_cursor_calls()
+    )
+    assert table.columns == [
+        "finding",
+        "metric",
+        "unit",
+        "published",
+        "reproduced",
+        "ratio",
+        "tolerance",
+        "verdict",
+        "server_kind",
+    ]
     # every verdict says what it held the value to
     tolerance = dict(zip(table["finding"], table["tolerance"]))
     assert tolerance["standalone $push: journal bytes grow quadratically with N"].startswith("k in [")
     assert all(tolerance.values()), tolerance
     verdicts = dict(zip(table["finding"], table["verdict"]))
     # the article's N=40000 bytes per $push: this run has no such N, and says so (N=20000 is judged)
-    finding = next(f for f in verdicts if f.startswith("standalone $push journal bytes per update at N=40000 "))
+    finding = next(
+        f for f in verdicts if f.startswith("standalone $push journal bytes per update at N=40000 ")
+    )
     assert verdicts.pop(finding) == "not comparable at this scale (published N=40000; this run N=" \
         + ", ".join(map(str, NS)) + ")"
     assert any(f.startswith("standalone $push journal bytes per update at N=20000 ") for f in verdicts)
-    assert verdicts.pop("the article's wall times per run (7 published)").startswith("not comparable: times of")
-    assert set(verdicts.values()) == {"reproduced"}, table.select("finding", "reproduced", "verdict").to_dicts()
+    assert verdicts.pop("the article's wall times per run (7 published)").startswith(
+        "not comparable: times of"
+    )
+    assert set(verdicts.values()) == {"reproduced"}, table.select(
+        "finding", "reproduced", "verdict"
+    ).to_dicts()
     assert sum("WiredTiger insert calls per write" in f for f in verdicts) == 4
 
     # a standalone that grows only linearly does not reproduce the quadratic finding
@@ -151,8 +198,13 @@ def test_published_vs_reproduced_verdicts_follow_the_finding():
 
 def test_published_vs_reproduced_on_stand_in_is_not_comparable():
     raw = _raw(lambda *a: None, kind="stand-in")
-    table = published_vs_reproduced(raw, fits_by_pair(raw), read_published_log_bytes(), read_published_cursor_calls())
+    table = published_vs_reproduced(
+        raw, fits_by_pair(raw), read_published_log_bytes(), read_published_cursor_calls()
+    )
     assert (table["verdict"] == "not comparable (stand-in)").all()
     assert (table["reproduced"] == "not reported by this server").all()
     # every published number beside its row, but the wall times' row (the article's machine: not judged)
-    assert table.filter(~pl.col("finding").str.starts_with("the article's wall times"))["published"].null_count() == 0
+    assert (
+        table.filter(~pl.col("finding").str.starts_with("the article's wall times"))["published"].null_count()
+        == 0
+    )

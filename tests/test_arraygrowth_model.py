@@ -4,10 +4,22 @@ import numpy as np
 import pytest
 from bson import Int64, ObjectId
 
-from costlab.arraygrowth.model import (base_document_bytes, element_bytes, fallback_conditions, modify_eligible,
-                                       update_sizes)
-from costlab.arraygrowth.workloads import (ARRAY_FIELD, JOB_FIELDS, FallbackParams, big_element, fallback_settings,
-                                           job_name, timestamp)
+from costlab.arraygrowth.model import (
+    base_document_bytes,
+    element_bytes,
+    fallback_conditions,
+    modify_eligible,
+    update_sizes,
+)
+from costlab.arraygrowth.workloads import (
+    ARRAY_FIELD,
+    JOB_FIELDS,
+    FallbackParams,
+    big_element,
+    fallback_settings,
+    job_name,
+    timestamp,
+)
 
 
 def _encoded(array):

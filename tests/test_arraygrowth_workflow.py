@@ -9,7 +9,9 @@ FIGURES = ["log_bytes_vs_n", "bytes_per_op_vs_n"]
 
 def test_smoke_run_builds_tables_and_figures(smoke_all, real_mongod):
     targets = [f"results/arraygrowth/tables/{t}.csv" for t in TABLES]
-    targets += [f"results/arraygrowth/figures/{f}.{ext}" for f in FIGURES for ext in ("png", "svg", "vl.json")]
+    targets += [
+        f"results/arraygrowth/figures/{f}.{ext}" for f in FIGURES for ext in ("png", "svg", "vl.json")
+    ]
     assert [t for t in targets if not (smoke_all.workdir / t).exists()] == []
     out = smoke_all.results("arraygrowth")
 
@@ -28,8 +30,17 @@ def test_smoke_run_builds_tables_and_figures(smoke_all, real_mongod):
 
     fit = pl.read_csv(out / "tables" / "fit.csv")
     pvr = pl.read_csv(out / "tables" / "published_vs_reproduced.csv")
-    assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
-                           "server_kind"]
+    assert pvr.columns == [
+        "finding",
+        "metric",
+        "unit",
+        "published",
+        "reproduced",
+        "ratio",
+        "tolerance",
+        "verdict",
+        "server_kind",
+    ]
     if not real_mongod:
         assert raw["log_bytes"].null_count() == raw.height
         assert fit["status"].str.starts_with("not fitted: wiredTiger.log not reported by this server").all()
@@ -37,7 +48,9 @@ def test_smoke_run_builds_tables_and_figures(smoke_all, real_mongod):
         runs = pl.read_csv(out / "tables" / "runs.csv", infer_schema=False)
         assert (runs["log_bytes"] == "not reported by this server").all()
         spec = json.loads((out / "figures" / "log_bytes_vs_n.vl.json").read_text())
-        assert "stand-in server" in json.dumps(spec["title"]) and "not reported by this server" in json.dumps(spec["title"])
+        assert "stand-in server" in json.dumps(spec["title"]) and "not reported by this server" in json.dumps(
+            spec["title"]
+        )
         # only the article's points are drawn: nothing measured is plotted as zero
         values = spec["data"]["values"] if "data" in spec else next(iter(spec["datasets"].values()))
         assert {v["source"] for v in values} == {"published (article)"}

@@ -6,10 +6,24 @@ import pytest
 from bson import Int64
 
 from costlab.arraygrowth.model import fallback_conditions
-from costlab.arraygrowth.run import (COUNTERS, fallback_rows, fresh_collection, growth_rows, measure,
-                                     run_fallback_job, run_growth_job)
-from costlab.arraygrowth.workloads import (ARRAY_FIELD, BASE_TIMESTAMP, FallbackParams, WorkloadResult,
-                                           insert_timestamps, prepare_push, push_timestamps)
+from costlab.arraygrowth.run import (
+    COUNTERS,
+    fallback_rows,
+    fresh_collection,
+    growth_rows,
+    measure,
+    run_fallback_job,
+    run_growth_job,
+)
+from costlab.arraygrowth.workloads import (
+    ARRAY_FIELD,
+    BASE_TIMESTAMP,
+    FallbackParams,
+    WorkloadResult,
+    insert_timestamps,
+    prepare_push,
+    push_timestamps,
+)
 from costlab.server.provenance import read_provenance
 
 
@@ -44,7 +58,9 @@ def test_bad_n_is_refused(test_db):
 
 
 def test_growth_rows_record_missing_counters_as_null_not_zero(mongo_client, real_mongod, tmp_path):
-    frame = growth_rows(mongo_client, "standalone", "push", [40, 20], backend="external", job="standalone_push")
+    frame = growth_rows(
+        mongo_client, "standalone", "push", [40, 20], backend="external", job="standalone_push"
+    )
     assert frame["n"].to_list() == [20, 40]
     assert frame["operations"].to_list() == [20, 40]
     assert frame["elements_after"].to_list() == [20, 40] and frame["documents_after"].to_list() == [1, 1]
@@ -69,7 +85,9 @@ def test_measure_refuses_a_run_that_did_not_store_what_it_claims(mongo_client):
         coll.insert_one({"x": 1})
         return WorkloadResult(operations=2, documents=2, elements=0)
 
-    with pytest.raises(RuntimeError, match="expected 2 documents with 0 array elements after the run, found 1"):
+    with pytest.raises(
+        RuntimeError, match="expected 2 documents with 0 array elements after the run, found 1"
+    ):
         measure(mongo_client, collection, lambda coll: None, run)
     collection.drop()
 
@@ -89,7 +107,9 @@ def test_fallback_rows_store_what_the_model_says(mongo_client):
         assert by_variant[row["variant"]]["max_doc_bytes_after"] == row["final_doc_bytes"], row["variant"]
 
 
-def test_jobs_write_raw_and_provenance_with_the_backend_recorded(external_server_config, tmp_path, real_mongod):
+def test_jobs_write_raw_and_provenance_with_the_backend_recorded(
+    external_server_config, tmp_path, real_mongod
+):
     config = {"server": external_server_config}
     raw, prov = tmp_path / "raw" / "replset-1_insert.parquet", tmp_path / "prov" / "replset-1_insert.json"
     frame = run_growth_job(config, "replset-1", "insert", [10, 20], raw, prov)
@@ -103,6 +123,11 @@ def test_jobs_write_raw_and_provenance_with_the_backend_recorded(external_server
     if not real_mongod:
         assert record["server_kind"] == "stand-in"
 
-    fb_raw, fb_prov = tmp_path / "raw" / "fallback_standalone.parquet", tmp_path / "prov" / "fallback_standalone.json"
-    fb = run_fallback_job(config, "standalone", {"updates": 12, "variants": ["push_one", "set_array"]}, fb_raw, fb_prov)
+    fb_raw, fb_prov = (
+        tmp_path / "raw" / "fallback_standalone.parquet",
+        tmp_path / "prov" / "fallback_standalone.json",
+    )
+    fb = run_fallback_job(
+        config, "standalone", {"updates": 12, "variants": ["push_one", "set_array"]}, fb_raw, fb_prov
+    )
     assert fb["variant"].to_list() == ["push_one", "set_array"] and fb_prov.exists()

@@ -10,9 +10,17 @@ import pytest
 import yaml
 
 from costlab import cluster
-from costlab.cluster import (MEASURING_RULES, SUBMIT_MARK, TOKEN_ENV, SharedFilesystemError,
-                             check_submit_host_visible, job_ask, mark_submit_host, measuring_job_counts,
-                             node_hours)
+from costlab.cluster import (
+    MEASURING_RULES,
+    SUBMIT_MARK,
+    TOKEN_ENV,
+    SharedFilesystemError,
+    check_submit_host_visible,
+    job_ask,
+    mark_submit_host,
+    measuring_job_counts,
+    node_hours,
+)
 from costlab.config import ROOT, load_config
 
 
@@ -54,14 +62,20 @@ def test_time_limits_and_memory_scale_with_the_config(smoke, full):
     # 500 M events (50 M a year, 10 years) at the assumed 10,000 events/s: 50,000 s of work
     assert job_ask("appversions_load", full).expected_s == pytest.approx(50_000 + cluster.JOB_OVERHEAD_S)
     # the correctness check still holds every event: its memory follows events_per_year
-    assert job_ask("appversions_correctness", full).mem_mb > 5 * job_ask("appversions_correctness", smoke).mem_mb
+    assert (
+        job_ask("appversions_correctness", full).mem_mb > 5 * job_ask("appversions_correctness", smoke).mem_mb
+    )
 
 
 def test_streamed_event_steps_ask_from_their_measurements(smoke, full):
     for rule, stream in cluster.MEASURED_STREAMS.items():
         assert stream.peak_mb > 0 and stream.cpu_s_per_million > 0, rule
         # memory does not grow with the events: the same ask at 6,000 and at 500 M events, above the peak
-        assert job_ask(rule, full).mem_mb == job_ask(rule, smoke).mem_mb >= stream.peak_mb * cluster.STREAM_MEMORY_SAFETY
+        assert (
+            job_ask(rule, full).mem_mb
+            == job_ask(rule, smoke).mem_mb
+            >= stream.peak_mb * cluster.STREAM_MEMORY_SAFETY
+        )
         # time is linear in the events: 500 M events x the measured CPU seconds per million, + 60 s
         assert job_ask(rule, full).expected_s == pytest.approx(500 * stream.cpu_s_per_million + 60)
         assert job_ask(rule, full).runtime >= job_ask(rule, full).expected_s * cluster.SAFETY / 60
@@ -101,11 +115,27 @@ def test_job_counts_match_the_workflow_plan(smoke, tmp_path):
     for name in ("Snakefile", "rules", "scripts", "config", "resources", "profiles", "environment.yml"):
         (tmp_path / name).symlink_to(ROOT / name)
     # A configured server (a dry run connects to nothing): without one no measuring job is planned.
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--configfile", "config/smoke.yaml",
-                             "--config", "server={backend: external, uri: 'mongodb://127.0.0.1:1/'}"],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "all",
+            "--configfile",
+            "config/smoke.yaml",
+            "--config",
+            "server={backend: external, uri: 'mongodb://127.0.0.1:1/'}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
-    planned = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", result.stdout, re.MULTILINE)}
+    planned = {
+        m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", result.stdout, re.MULTILINE)
+    }
     counts = measuring_job_counts(smoke)
     assert counts == {rule: n for rule, n in planned.items() if rule in MEASURING_RULES}
 
@@ -114,7 +144,9 @@ def test_node_hours_are_jobs_times_hours(full):
     hours = node_hours(full)
     loadtest = next(r for r in hours.rows if r["rule"] == "appversions_loadtest")
     assert loadtest["jobs"] == 14
-    assert loadtest["expected_node_h"] == pytest.approx(14 * job_ask("appversions_loadtest", full).expected_s / 3600)
+    assert loadtest["expected_node_h"] == pytest.approx(
+        14 * job_ask("appversions_loadtest", full).expected_s / 3600
+    )
     assert hours.expected == pytest.approx(sum(r["expected_node_h"] for r in hours.rows))
     assert hours.limit > hours.expected
 
@@ -161,7 +193,9 @@ def test_a_remote_job_of_the_workflow_stops_before_its_inputs(tmp_path):
 
 
 def test_the_engine_labs_cache_is_in_its_memory_ask(smoke):
-    bigger = smoke | {"engine": smoke["engine"] | {"docsize": smoke["engine"]["docsize"] | {"default_cache_mb": 8192}}}
+    bigger = smoke | {
+        "engine": smoke["engine"] | {"docsize": smoke["engine"]["docsize"] | {"default_cache_mb": 8192}}
+    }
     assert job_ask("docsize_engine", bigger).mem_mb == cluster.SERVER_FREE_MB + 8192
     assert "slurm_extra" not in job_ask("docsize_engine", bigger).resources
 
@@ -193,7 +227,14 @@ def test_the_server_matrix_passes_the_slurm_profile_to_every_image(smoke, tmp_pa
     from costlab.matrix import plan
 
     config = smoke | {"matrix": {"images": ["mongo:7.0", "mongo:8.0"]}}
-    args = ["--profile", "profiles/slurm", "--default-resources", "slurm_partition=p", "mem_mb=2000", "runtime=15"]
+    args = [
+        "--profile",
+        "profiles/slurm",
+        "--default-resources",
+        "slurm_partition=p",
+        "mem_mb=2000",
+        "runtime=15",
+    ]
     runs = plan(config, args, tmp_path)
     assert len({run.workdir for run in runs}) == 2  # each image its own results/ (and submit mark)
     for run in runs:
@@ -203,14 +244,18 @@ def test_the_server_matrix_passes_the_slurm_profile_to_every_image(smoke, tmp_pa
 
 
 def test_the_authors_driver_asks_for_a_node_covering_its_idle_period_and_is_counted(full):
-    """Its jobs hold a server like the scheduled load test's, plus the authors' idle period after each version."""
+    """Its jobs hold a server like the scheduled load test's, plus the authors' idle period after each
+    version."""
     lt = full["appversions"]["loadtest"]
     authors = job_ask("appversions_loadtest_authors", full)
     scheduled = job_ask("appversions_loadtest", full)
     assert authors.exclusive and authors.threads == scheduled.threads
     assert authors.expected_s == pytest.approx(scheduled.expected_s + float(lt.get("idle_seconds") or 0))
     without = {**full, "appversions": {**full["appversions"], "loadtest": {**lt, "authors_driver": False}}}
-    with_authors = {**full, "appversions": {**full["appversions"], "loadtest": {**lt, "authors_driver": True}}}
+    with_authors = {
+        **full,
+        "appversions": {**full["appversions"], "loadtest": {**lt, "authors_driver": True}},
+    }
     assert "appversions_loadtest_authors" not in measuring_job_counts(without)
     assert (measuring_job_counts(with_authors)["appversions_loadtest_authors"]
             == measuring_job_counts(with_authors)["appversions_loadtest"])

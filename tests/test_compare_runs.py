@@ -27,13 +27,20 @@ def make_tree(root: Path, version: str, host: str, rows: list[tuple], docs: int 
     pl.DataFrame([dict(zip(PVR_COLUMNS, (*r, kind))) for r in rows]).write_csv(
         results / "flatnested" / "tables" / "published_vs_reproduced.csv")
     process = "secantus" if kind == "stand-in" else "mongod"
-    record = {"job": "measure_flat_10", "server": {"version": version, "process": process}, "server_kind": kind,
-              "backend": "docker", "profile": "standalone", "host": {"hostname": host, "cpu_model": "cpu"},
-              "config_hash": "x"}
+    record = {
+        "job": "measure_flat_10",
+        "server": {"version": version, "process": process},
+        "server_kind": kind,
+        "backend": "docker",
+        "profile": "standalone",
+        "host": {"hostname": host, "cpu_model": "cpu"},
+        "config_hash": "x",
+    }
     (results / "flatnested" / "provenance" / "measure_flat_10.json").write_text(json.dumps(record))
     if comparison:
-        pl.DataFrame([{"fields": f, "reproduced_improvement_pct": v, "server_kind": kind} for f, v in comparison]
-                     ).write_csv(results / "flatnested" / "tables" / "comparison.csv")
+        pl.DataFrame(
+            [{"fields": f, "reproduced_improvement_pct": v, "server_kind": kind} for f, v in comparison]
+        ).write_csv(results / "flatnested" / "tables" / "comparison.csv")
     if with_manifest:
         config = {"server": {"backend": "docker", "image": f"mongo:{version[:3]}", "uri": None},
                   "flatnested": {"documents": docs, "runs": 3}, "studies": ["flatnested"]}
@@ -72,7 +79,11 @@ def test_manifest_stores_no_password():
 
 
 def test_label_from_provenance():
-    records = {"flatnested": [{"server": {"version": "8.0.4"}, "host": {"hostname": "lab-1"}, "server_kind": "mongod"}]}
+    records = {
+        "flatnested": [
+            {"server": {"version": "8.0.4"}, "host": {"hostname": "lab-1"}, "server_kind": "mongod"}
+        ]
+    }
     assert run_label("machine-a", records) == "machine-a: 8.0.4 on lab-1"
     records["flatnested"][0]["server_kind"] = "stand-in"
     assert run_label("x", records) == "x: 8.0.4 (stand-in) on lab-1"
@@ -84,14 +95,29 @@ def test_every_row_gets_a_column_per_run(tmp_path):
     runs = load_runs(this, [other.parent])
     assert [r.label for r in runs] == ["this run: 8.0.4 on host-a", "machine-b: 7.0.14 on host-b"]
     merged = merged_published("flatnested", runs)
-    assert merged.columns == ["finding", "metric", "unit", "published",
-                              "reproduced: this run: 8.0.4 on host-a", "verdict: this run: 8.0.4 on host-a",
-                              "reproduced: machine-b: 7.0.14 on host-b", "verdict: machine-b: 7.0.14 on host-b",
-                              "server_kind"]
-    assert merged["metric"].to_list() == ["time flat", "improvement", "x"]  # this run's order, then the others'
+    assert merged.columns == [
+        "finding",
+        "metric",
+        "unit",
+        "published",
+        "reproduced: this run: 8.0.4 on host-a",
+        "verdict: this run: 8.0.4 on host-a",
+        "reproduced: machine-b: 7.0.14 on host-b",
+        "verdict: machine-b: 7.0.14 on host-b",
+        "server_kind",
+    ]
+    assert merged["metric"].to_list() == [
+        "time flat",
+        "improvement",
+        "x",
+    ]  # this run's order, then the others'
     assert merged["reproduced: this run: 8.0.4 on host-a"].to_list() == [100.0, 20.0, None]
     assert merged["reproduced: machine-b: 7.0.14 on host-b"].to_list() == [150.0, -5.0, 2.0]
-    assert merged["verdict: machine-b: 7.0.14 on host-b"].to_list() == ["reproduced", "not reproduced", "reproduced"]
+    assert merged["verdict: machine-b: 7.0.14 on host-b"].to_list() == [
+        "reproduced",
+        "not reproduced",
+        "reproduced",
+    ]
 
 
 def test_another_scale_and_server_are_named(tmp_path):
@@ -117,7 +143,11 @@ def test_overlay_has_one_colour_per_run(tmp_path):
     assert color["field"] == "run" and color["scale"]["domain"] == [r.label for r in runs]
     values = next(iter(spec["datasets"].values()))
     assert {(v["run"], v["x"], v["y"]) for v in values} == {
-        (runs[0].label, 10.0, 20.0), (runs[0].label, 25.0, 30.0), (runs[1].label, 10.0, 15.0), (runs[1].label, 25.0, 5.0)}
+        (runs[0].label, 10.0, 20.0),
+        (runs[0].label, 25.0, 30.0),
+        (runs[1].label, 10.0, 15.0),
+        (runs[1].label, 25.0, 5.0),
+    }
     assert overlay_spec("uniqueidx", runs) is None  # no figure: its table is the comparison
 
 
@@ -143,14 +173,28 @@ def no_server_tree(root: Path, ns: list[int], verdicts: list[str]) -> Path:
                   for i, v in enumerate(verdicts)]).write_csv(engine / "published_vs_engine.csv")
     (engine / "provenance.json").write_text(json.dumps({"server_kind": "engine",
                                                         "server": {"wiredtiger_version": "11.2.0"}}))
-    pl.DataFrame([{"profile": profile, "workload": workload, "n": n, "log_bytes": n * per_op, "server_kind": "engine"}
-                  for profile, per_op in (("standalone", 128), ("replset-1", 512)) for workload in ("insert", "push")
-                  for n in ns]).write_csv(engine / "log_bytes.csv")
+    pl.DataFrame(
+        [
+            {
+                "profile": profile,
+                "workload": workload,
+                "n": n,
+                "log_bytes": n * per_op,
+                "server_kind": "engine",
+            }
+            for profile, per_op in (("standalone", 128), ("replset-1", 512))
+            for workload in ("insert", "push")
+            for n in ns
+        ]
+    ).write_csv(engine / "log_bytes.csv")
     (results / "arraygrowth" / "not_run.json").write_text(json.dumps(
         {"part": "mongod", "reason": "no MongoDB server", "fix": "start a Docker engine"}))
-    config = {"server": {"backend": "none", "uri": None}, "studies": ["arraygrowth"],
-              "arraygrowth": {"ns": [50, 100]}, "engine": {"journal_compressor": "snappy", "arraygrowth": {"ns": ns},
-                                                           "docsize": {"queries": 10}}}
+    config = {
+        "server": {"backend": "none", "uri": None},
+        "studies": ["arraygrowth"],
+        "arraygrowth": {"ns": [50, 100]},
+        "engine": {"journal_compressor": "snappy", "arraygrowth": {"ns": ns}, "docsize": {"queries": 10}},
+    }
     (results / "run.json").write_text(json.dumps(manifest(config, None)))
     return results
 
@@ -166,7 +210,10 @@ def test_compare_with_a_no_server_tree_shows_its_engine_results_and_the_settings
     page = (here / "report.html").read_text()
     section = page[page.index('id="study-arraygrowth"'):]
     assert "has no results for this study" not in section
-    assert "lab-b has no server measurement for this study; its engine-lab results are beside this run" in section
+    assert (
+        "lab-b has no server measurement for this study; its engine-lab results are beside this run"
+        in section
+    )
     assert "engine.arraygrowth.ns = [800, 1600] (this run: [200, 400])" in section
     assert "engine.docsize" not in section   # another study's engine keys are not this study's settings
     engine = section[section.index("Published vs engine lab"):]
@@ -176,17 +223,31 @@ def test_compare_with_a_no_server_tree_shows_its_engine_results_and_the_settings
     row = re.search(r"<tr><td>finding 1</td>.*?</tr>", engine, re.S).group(0)
     assert "not reproduced" in row and ">reproduced<" in row   # this run's verdict beside lab-b's
     # and both runs' engine-lab journal bytes in one figure, against the article's, the differing N named
-    found = re.search(r'<script type="application/json" data-figure="fig-arraygrowth-engine_compare_runs">(.*?)</script>',
-                      section, re.S)
+    found = re.search(
+        r'<script type="application/json" data-figure="fig-arraygrowth-engine_compare_runs">(.*?)</script>',
+        section,
+        re.S,
+    )
     assert found, "no engine-lab comparison figure"
     spec = json.loads(found.group(1))
     values = next(iter(spec["datasets"].values()))
     drawn = {(v["run"], v["facet"], v["x"]) for v in values}
-    this_label, other_label = "this run: no server (engine lab and models)", "lab-b: no server (engine lab and models)"
-    assert {(this_label, "standalone", 400.0), (other_label, "standalone", 1600.0), (other_label, "replset-1", 800.0),
-            ("published", "standalone", 40000.0), ("published", "replset-1", 10000.0)} <= drawn
+    this_label, other_label = (
+        "this run: no server (engine lab and models)",
+        "lab-b: no server (engine lab and models)",
+    )
+    assert {
+        (this_label, "standalone", 400.0),
+        (other_label, "standalone", 1600.0),
+        (other_label, "replset-1", 800.0),
+        ("published", "standalone", 40000.0),
+        ("published", "replset-1", 10000.0),
+    } <= drawn
     assert not {(this_label, "standalone", 800.0), (other_label, "standalone", 200.0)} & drawn
-    assert {v["y"] for v in values if v["run"] == other_label and v["facet"] == "replset-1"} == {800 * 512, 1600 * 512}
+    assert {v["y"] for v in values if v["run"] == other_label and v["facet"] == "replset-1"} == {
+        800 * 512,
+        1600 * 512,
+    }
     subtitle = " ".join(spec["title"]["subtitle"])
     assert "lab-b: engine.arraygrowth.ns = [800, 1600] (this run: [200, 400])" in subtitle
     assert "WiredTiger engine lab" in subtitle and "engine.docsize" not in subtitle
@@ -213,7 +274,7 @@ def test_engine_overlay_of_appversions_and_docsize_draws_each_run_and_the_publis
 
     runs = load_runs(trees[0], [trees[1]])
     spec = engine_overlay_spec("appversions", runs)
-    assert legend_mismatches(spec) == []   # runs' hollow circles and the published hollow diamonds, one legend
+    assert legend_mismatches(spec) == []  # runs' hollow circles and the published hollow diamonds, one legend
     values = next(iter(spec["datasets"].values()))
     # storage + index per event; the published appV6R4 has no index bytes: not drawn (not as 9 + 0)
     assert {(v["run"], v["x"], v["y"]) for v in values} == {

@@ -14,16 +14,27 @@ def test_defaults_are_filled_in():
     assert config["docsize"]["sizes_kb"] == [1, 4, 16, 64]
 
 
-@pytest.mark.parametrize("override, key, allowed", [
-    ({"server": {"backend": "podman"}}, "server.backend", "auto, docker, binary, external"),
-    ({"docsize": {"sizes_kb": [1, -4]}}, "docsize.sizes_kb", "minimum"),
-    ({"appversions": {"events_per_year": "lots"}}, "appversions.events_per_year", "integer"),
-    ({"appversions": {"versions": ["appV9"]}}, "appversions.versions", "appV1"),
-    ({"server": {"backend": "external"}}, "server.uri", "required"),
-    # a misspelt key names the keys its section takes
-    ({"docsize": {"size_kb": [1, 64]}}, "'size_kb' was unexpected", "keys docs_per_collection, sizes_kb, seed"),
-    ({"docsise": {"sizes_kb": [1]}}, "'docsise' was unexpected", "keys server, compare, matrix, studies, appversions, docsize"),
-])
+@pytest.mark.parametrize(
+    "override, key, allowed",
+    [
+        ({"server": {"backend": "podman"}}, "server.backend", "auto, docker, binary, external"),
+        ({"docsize": {"sizes_kb": [1, -4]}}, "docsize.sizes_kb", "minimum"),
+        ({"appversions": {"events_per_year": "lots"}}, "appversions.events_per_year", "integer"),
+        ({"appversions": {"versions": ["appV9"]}}, "appversions.versions", "appV1"),
+        ({"server": {"backend": "external"}}, "server.uri", "required"),
+        # a misspelt key names the keys its section takes
+        (
+            {"docsize": {"size_kb": [1, 64]}},
+            "'size_kb' was unexpected",
+            "keys docs_per_collection, sizes_kb, seed",
+        ),
+        (
+            {"docsise": {"sizes_kb": [1]}},
+            "'docsise' was unexpected",
+            "keys server, compare, matrix, studies, appversions, docsize",
+        ),
+    ],
+)
 def test_invalid_config_names_key_and_what_is_allowed(override, key, allowed):
     with pytest.raises(ConfigError) as err:
         load_config(overrides=override)

@@ -38,8 +38,12 @@ def test_nested_command_line_values_get_the_schema_types():
 
 
 def test_numbers_nulls_and_strings_by_the_schema():
-    typed = typed_command_line_config(snakemake_parses(
-        "appversions={model_tolerance: 0.02, load_versions: null, loadtest: {rate_scale: 2, bin_seconds: ~}}"))
+    typed = typed_command_line_config(
+        snakemake_parses(
+            "appversions={model_tolerance: 0.02, load_versions: null, "
+            "loadtest: {rate_scale: 2, bin_seconds: ~}}"
+        )
+    )
     assert typed["appversions"]["model_tolerance"] == 0.02
     assert typed["appversions"]["load_versions"] is None
     assert typed["appversions"]["loadtest"] == {"rate_scale": 2, "bin_seconds": None}
@@ -59,11 +63,23 @@ def test_a_wrong_value_is_still_named_after_typing():
 def test_snakemake_dry_run_with_nested_command_line_config(tmp_path):
     """The README's example: before the fix, "'1' is not of type 'integer'"."""
     result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "all", "--config",
-         "docsize={sizes_kb: [1, 64], variants: {fields_after_history: false, spread_customer: false, "
-         "split_history: false}}", "studies=[docsize]",
-         "server={backend: external, uri: 'mongodb://127.0.0.1:1/'}"],  # a server: the measurements are planned
-        cwd=scratch_workflow(tmp_path), capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "all",
+            "--config",
+            "docsize={sizes_kb: [1, 64], variants: {fields_after_history: false, spread_customer: false, "
+            "split_history: false}}",
+            "studies=[docsize]",
+            "server={backend: external, uri: 'mongodb://127.0.0.1:1/'}",
+        ],  # a server: the measurements are planned
+        cwd=scratch_workflow(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     datasets = set(re.findall(r"dataset=(\w+)", result.stdout))
     assert datasets == {"orders_1k", "orders_64k"}
@@ -99,12 +115,15 @@ def test_make_all_gives_the_pre_check_the_same_arguments_as_snakemake(target, sn
         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    check = next(shlex.split(l) for l in lines if "costlab.server.check" in l)
-    run = next(shlex.split(l)[1:] for l in lines if l.startswith(".venv/bin/snakemake "))
+    check = next(shlex.split(line) for line in lines if "costlab.server.check" in line)
+    run = next(shlex.split(line)[1:] for line in lines if line.startswith(".venv/bin/snakemake "))
     assert run[:len(snakemake_args)] == snakemake_args
     run = run[len(snakemake_args) - 1:]   # from the target on
     assert check[check.index("costlab.server.check") + 1:] == run
-    assert run[run.index("--configfile") + 1: run.index("--configfile") + 3] == ["config/smoke.yaml", "my-lab.yaml"]
+    assert run[run.index("--configfile") + 1 : run.index("--configfile") + 3] == [
+        "config/smoke.yaml",
+        "my-lab.yaml",
+    ]
     assert "docsize={sizes_kb: [1, 64]}" in run and "--keep-going" in run
 
 

@@ -37,8 +37,11 @@ class StandIn:
         exe = shutil.which("secantusd-py", path=str(Path(sys.executable).parent))
         if exe is None:
             pytest.skip("secantusd-py is not installed")
-        self.proc = subprocess.Popen([exe, "--port", str(self.port), "--storage-path", str(self.storage),
-                                      "--log-level", "ERROR"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [exe, "--port", str(self.port), "--storage-path", str(self.storage), "--log-level", "ERROR"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         from pymongo import MongoClient
         with MongoClient(self.uri, serverSelectionTimeoutMS=60000) as client:
             client.admin.command("ping")
@@ -92,7 +95,9 @@ def _wait_for_workers(job: subprocess.Popen, count: int, deadline_s: float = 180
     while time.monotonic() < end:
         if job.poll() is not None:
             raise AssertionError(f"job ended early: {job.stderr.read()[-3000:]}")
-        kids = [p for p in psutil.Process(job.pid).children() if "resource_tracker" not in " ".join(p.cmdline())]
+        kids = [
+            p for p in psutil.Process(job.pid).children() if "resource_tracker" not in " ".join(p.cmdline())
+        ]
         if len(kids) >= count:
             return
         time.sleep(0.2)
@@ -114,7 +119,9 @@ def _wait_for_operations(uri: str, job: subprocess.Popen, deadline_s: float = 18
 
 
 @pytest.mark.parametrize("comes_back", [False, True], ids=["server gone", "server back after 2 s"])
-def test_losing_the_server_fails_the_load_test_naming_server_and_job(standin, tmp_path, monkeypatch, comes_back):
+def test_losing_the_server_fails_the_load_test_naming_server_and_job(
+    standin, tmp_path, monkeypatch, comes_back
+):
     # The password is real (a user on the stand-in) and comes from the environment.
     from pymongo import MongoClient
     with MongoClient(standin.uri) as client:
@@ -141,7 +148,10 @@ def test_losing_the_server_fails_the_load_test_naming_server_and_job(standin, tm
     assert job.returncode != 0
     lines = [line for line in stderr.splitlines() if "lost the connection to" in line]
     assert lines, stderr[-3000:]
-    assert f"mongodb://alice@127.0.0.1:{standin.port}/?authSource=admin during" in lines[-1] and "appV6R4" in lines[-1]
+    assert (
+        f"mongodb://alice@127.0.0.1:{standin.port}/?authSource=admin during" in lines[-1]
+        and "appV6R4" in lines[-1]
+    )
     assert SECRET not in stderr
     assert not (work / "raw.parquet").exists() and not (work / "loadtest.json").exists()
 
@@ -152,7 +162,11 @@ def test_a_job_started_against_a_dead_server_names_it_in_one_line(tmp_path):
     from costlab.server import ServerUnavailable, start_server
 
     port = portpicker.pick_unused_port()
-    config = {"backend": "external", "uri": f"mongodb://bob:{SECRET}@127.0.0.1:{port}/", "startup_timeout_s": 1}
+    config = {
+        "backend": "external",
+        "uri": f"mongodb://bob:{SECRET}@127.0.0.1:{port}/",
+        "startup_timeout_s": 1,
+    }
     with pytest.raises(ServerUnavailable) as err:
         with start_server(config, "standalone"):
             pass

@@ -38,8 +38,18 @@ def snakemake_job_records(log: logging.Logger) -> None:
              extra={"event": "run_info", "stats": {"a": 1, "b": 1, "all": 1, "total": 3}})
     log.info("Select jobs to execute...")
     log.info("Execute 1 jobs...")
-    log.info(None, extra={"event": "job_info", "rule_name": "docsize_load", "wildcards": {"dataset": "orders_1k"},
-                          "input": ["x"], "output": ["y"], "log": ["z"], "jobid": 1})
+    log.info(
+        None,
+        extra={
+            "event": "job_info",
+            "rule_name": "docsize_load",
+            "wildcards": {"dataset": "orders_1k"},
+            "input": ["x"],
+            "output": ["y"],
+            "log": ["z"],
+            "jobid": 1,
+        },
+    )
     log.info(None, extra={"event": "shellcmd", "cmd": None})
     log.info("Finished jobid: 1 (Rule: docsize_load)", extra={"event": "job_finished", "job_id": 1})
     log.info(None, extra={"event": "progress", "done": 1, "total": 3})
@@ -70,17 +80,27 @@ def test_one_line_per_job_and_no_shell_command_none():
 def test_durations_read_as_a_person_says_them():
     from costlab.console import duration_text
 
-    assert [duration_text(s) for s in (0.04, 36.24, 125, 3725)] == ["0.0 s", "36.2 s", "2 min 05 s", "1 h 02 min"]
+    assert [duration_text(s) for s in (0.04, 36.24, 125, 3725)] == [
+        "0.0 s",
+        "36.2 s",
+        "2 min 05 s",
+        "1 h 02 min",
+    ]
 
 
 def test_a_config_error_is_one_line():
     """Snakemake used to add two traceback lines under the message."""
     log, stream = console()
-    log.error('ConfigError in file "/x/rules/common.smk", line 13:\n'
-              "invalid config key server.backend: 'dockr' is not one of ['auto', 'none'] (allowed: auto, none)\n"
-              '  File "/x/rules/common.smk", line 13, in <module>\n  File "/x/costlab/config.py", line 129, in validate')
+    log.error(
+        'ConfigError in file "/x/rules/common.smk", line 13:\n'
+        "invalid config key server.backend: 'dockr' is not one of ['auto', 'none'] (allowed: auto, none)\n"
+        '  File "/x/rules/common.smk", line 13, in <module>\n  File "/x/costlab/config.py", line 129, in '
+        'validate'
+    )
     assert stream.getvalue().splitlines() == [
-        "costlab: invalid config key server.backend: 'dockr' is not one of ['auto', 'none'] (allowed: auto, none)"]
+        "costlab: invalid config key server.backend: 'dockr' is not one of ['auto', 'none'] (allowed: auto, "
+        "none)"
+    ]
 
 
 def test_dry_run_keeps_snakemakes_plan():
@@ -159,7 +179,7 @@ def test_smoke_run_console_is_short_and_ends_with_the_summary(smoke_all):
     summary = console[start:]
     for study in ("docsize", "appversions", "arraygrowth", "flatnested", "uniqueidx"):
         assert any(line.strip().startswith(study) for line in summary), summary
-    assert f"report: results/report.html" in summary
+    assert "report: results/report.html" in summary
     assert summary[-1].startswith("full log: ")
     jobs = [line for line in console if re.match(r"\d\d:\d\d:\d\d \[\s*\d+/\d+\] \w+", line)]
     assert len(jobs) >= 30  # one line per job
@@ -167,6 +187,7 @@ def test_smoke_run_console_is_short_and_ends_with_the_summary(smoke_all):
 
 def test_default_profile_does_not_print_shell_commands():
     import yaml
+
     from costlab.config import ROOT
 
     profile = yaml.safe_load((ROOT / "profiles" / "default" / "config.yaml").read_text())
@@ -193,10 +214,14 @@ def test_an_up_to_date_run_still_ends_with_the_summary():
 
 def test_a_target_needing_a_server_shows_costlabs_message_alone():
     """Snakemake wraps NoServerForTarget in an InputFunctionException (rule, wildcards, traceback)."""
-    message = "costlab: results/x.png needs a MongoDB server (server profile standalone) and none was found.\nfix"
-    wrapped = (f'InputFunctionException in rule server_setup in file "/w/rules/servers.smk", line 16:\nError:\n'
-               f"  NoServerForTarget: {message}\nWildcards:\n  server_profile=standalone\nTraceback:\n"
-               f'  File "/w/costlab/server/availability.py", line 87, in require_server')
+    message = (
+        "costlab: results/x.png needs a MongoDB server (server profile standalone) and none was found.\nfix"
+    )
+    wrapped = (
+        f'InputFunctionException in rule server_setup in file "/w/rules/servers.smk", line 16:\nError:\n'
+        f"  NoServerForTarget: {message}\nWildcards:\n  server_profile=standalone\nTraceback:\n"
+        f'  File "/w/costlab/server/availability.py", line 87, in require_server'
+    )
     for dryrun in (False, True):
         log, stream = console(dryrun=dryrun)
         log.error(wrapped, extra={"event": "error", "exception": "InputFunctionException"})

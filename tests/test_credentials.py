@@ -9,11 +9,18 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import run_snakemake
+
 from costlab.config import ConfigError, config_hash, load_config
-from costlab.credentials import (ENV_PASSWORD, ENV_URI, connection_uri, public_server_config, redact_text,
-                                 redact_uri, uri_problem)
+from costlab.credentials import (
+    ENV_PASSWORD,
+    ENV_URI,
+    connection_uri,
+    public_server_config,
+    redact_text,
+    redact_uri,
+    uri_problem,
+)
 
 SECRET = "Pw-9f3kQz7x"
 
@@ -99,7 +106,9 @@ def _all_text_under(path: Path) -> str:
 ARRAYGROWTH_JOB = ["results/arraygrowth/provenance/standalone_insert.json"]
 
 
-def test_password_in_the_environment_runs_a_job_and_reaches_no_file_or_console(auth_server, tmp_path, monkeypatch):
+def test_password_in_the_environment_runs_a_job_and_reaches_no_file_or_console(
+    auth_server, tmp_path, monkeypatch
+):
     # The documented way: the URI names the user, the environment holds the password.
     monkeypatch.setenv(ENV_PASSWORD, SECRET)
     result = run_snakemake(tmp_path, ARRAYGROWTH_JOB, f"mongodb://alice@{auth_server}/?authSource=admin")
@@ -169,4 +178,6 @@ def test_no_rule_passes_the_raw_server_section_as_a_parameter():
                     and not any(f in line for f in REDACTING_CALLS) and "=" in line.split("#")[0] \
                     and re.match(r"\s+\w+\s*=", line):
                 offenders.append(f"{path.name}:{number}: {line.strip()}")
-    assert offenders == [], "wrap the server section in costlab.credentials.public_server_config: " + "; ".join(offenders)
+    assert offenders == [], (
+        "wrap the server section in costlab.credentials.public_server_config: " + "; ".join(offenders)
+    )

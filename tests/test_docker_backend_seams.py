@@ -13,15 +13,23 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from fake_docker import (
+    DOCKER_ROOTFUL,
+    DOCKER_ROOTLESS,
+    DOCKER_SELINUX,
+    DOCKER_USERNS_REMAP,
+    PODMAN_COMPAT_ROOTLESS_SELINUX,
+    PODMAN_LIBPOD,
+    Behaviour,
+    FakeDockerClient,
+)
+from mongod_logs import DBPATH_IN_USE, DBPATH_IN_USE_ERROR, PERMISSION_DENIED
 from pymongo import MongoClient, monitoring
 
 from costlab.server import ServerStartError, ServerUnavailable, docker_backend, start_server
 from costlab.server.docker_backend import EngineFacts, container_spec, engine_facts
 from costlab.server.profiles import get_profile
 from costlab.server.shutdown import stop_grace_seconds
-from fake_docker import (DOCKER_ROOTFUL, DOCKER_ROOTLESS, DOCKER_SELINUX, DOCKER_USERNS_REMAP, PODMAN_COMPAT_ROOTLESS_SELINUX,
-                         PODMAN_LIBPOD, Behaviour, FakeDockerClient)
-from mongod_logs import DBPATH_IN_USE, DBPATH_IN_USE_ERROR, PERMISSION_DENIED
 
 DOCKER_CONFIG = {"backend": "docker", "image": "mongo:8.0", "startup_timeout_s": 20}
 
@@ -49,7 +57,9 @@ def _created(fake: FakeDockerClient) -> dict:
     return fake.api.created[0].create_kwargs
 
 
-# --- point 2 and 3: a container that dies at start-up --------------------------------------------------------
+# --- point 2 and 3: a container that dies at start-up
+# --------------------------------------------------------
+
 
 def test_container_that_exits_at_start_raises_its_cause_before_cleanup(engine, tmp_path):
     fake = engine(behaviour=Behaviour(host_port=None, exit_code=100, logs=DBPATH_IN_USE))
@@ -81,15 +91,23 @@ def test_out_of_memory_and_permission_denied_say_what_to_change(engine, tmp_path
 
 
 def test_engine_refusing_to_start_the_container_is_a_start_error_and_leaves_nothing(engine, tmp_path):
-    fake = engine(behaviour=Behaviour(start_error="error while creating mount source path '/srv/x': mkdir /srv/x: "
-                                                  "permission denied"))
-    with pytest.raises(ServerStartError, match=r"could not start the container costlab-standalone-\w+: error while creating mount source"):
+    fake = engine(
+        behaviour=Behaviour(
+            start_error="error while creating mount source path '/srv/x': mkdir /srv/x: permission denied"
+        )
+    )
+    with pytest.raises(
+        ServerStartError,
+        match=r"could not start the container costlab-standalone-\w+: error while creating mount source",
+    ):
         with start_server(DOCKER_CONFIG, "standalone", tmp_path / "data"):
             pass
     assert all(c.removed for c in fake.api.created)
 
 
-# --- point 4: rootless, userns-remap, SELinux, Podman --------------------------------------------------------
+# --- point 4: rootless, userns-remap, SELinux, Podman
+# --------------------------------------------------------
+
 
 @pytest.mark.parametrize("info, expected", [
     (DOCKER_ROOTFUL, EngineFacts("docker", False, False, False)),
@@ -204,7 +222,9 @@ def test_a_data_directory_you_cannot_use_stops_before_any_container(engine, tmp_
     assert fake.api.created == []
 
 
-# --- point 5 (and 6): checkpoint, grace period, client closed -------------------------------------------------
+# --- point 5 (and 6): checkpoint, grace period, client closed
+# -------------------------------------------------
+
 
 class _Commands(monitoring.CommandListener):
     def __init__(self, timeline):

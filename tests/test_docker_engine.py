@@ -14,13 +14,11 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
-from costlab.server import ServerStartError, ServerUnavailable, start_server
+from costlab.server import ServerStartError, start_server
 from costlab.server.docker_backend import LABEL
 from costlab.server.profiles import GIB, get_profile
 
@@ -59,7 +57,13 @@ def client(engine):
 
 @pytest.fixture
 def config(engine):
-    return {"backend": "docker", "image": engine.image, "network": "host", "pull": "never", "startup_timeout_s": 60}
+    return {
+        "backend": "docker",
+        "image": engine.image,
+        "network": "host",
+        "pull": "never",
+        "startup_timeout_s": 60,
+    }
 
 
 def _costlab_containers(client) -> list:
@@ -67,7 +71,8 @@ def _costlab_containers(client) -> list:
 
 
 def _variant(client, engine, tag: str, changes: list[str]) -> str:
-    """The test image with other settings (`docker commit --change`), e.g. an environment that makes it fail."""
+    """The test image with other settings (`docker commit --change`), e.g. an environment that makes it
+    fail."""
     name = f"{engine.image.split(':')[0]}:{tag}"
     base = client.containers.create(engine.image, command=["true"], labels={"costlab.test-aid": "variant"})
     try:
@@ -84,8 +89,9 @@ def test_setup_step_records_the_local_image_without_pulling(engine, client, conf
 
     out, log = tmp_path / "standalone.json", tmp_path / "setup.log"
     lines: list[str] = []
-    assert run_setup_step(out, config | {"pull": "missing"}, "docker", "standalone", log, lines.append) == 0, \
-        log.read_text()
+    assert (
+        run_setup_step(out, config | {"pull": "missing"}, "docker", "standalone", log, lines.append) == 0
+    ), log.read_text()
     record = json.loads(out.read_text())
     image = client.images.get(engine.image)
     server = record["server"]
@@ -115,8 +121,10 @@ def test_pull_never_and_missing_name_the_image_and_the_fix(engine, config, tmp_p
     from costlab.server.setup import run_setup_step
 
     name = f"{NO_REGISTRY}/costlab-test-standin/absent:1"
-    for policy, expected in (("never", f"image {name} is not on this Docker engine and server.pull is never"),
-                             ("missing", f"image {name} is not on this Docker engine and pulling it failed (")):
+    for policy, expected in (
+        ("never", f"image {name} is not on this Docker engine and server.pull is never"),
+        ("missing", f"image {name} is not on this Docker engine and pulling it failed ("),
+    ):
         out, log = tmp_path / f"{policy}.json", tmp_path / f"{policy}.log"
         assert run_setup_step(out, config | {"image": name, "pull": policy}, "docker", "standalone", log,
                               lambda line: None) == 1
@@ -127,14 +135,19 @@ def test_pull_never_and_missing_name_the_image_and_the_fix(engine, config, tmp_p
 
 def test_a_create_slower_than_the_ping_timeout_succeeds(monkeypatch):
     """Issue #22 defect 2, at the old timeout: create answered after 6 s; one 5-second timeout failed it."""
-    from costlab.server.docker_backend import EngineFacts, _create_and_start, engine_client
     from slow_engine import slow_engine
+
+    from costlab.server.docker_backend import EngineFacts, _create_and_start, engine_client
 
     with slow_engine(monkeypatch, {"create": 6}) as fake:
         client = engine_client()
         try:
-            _create_and_start(client, {"image": "mongo:8.0", "name": "costlab-standalone-slow", "detach": True},
-                              EngineFacts(), None)
+            _create_and_start(
+                client,
+                {"image": "mongo:8.0", "name": "costlab-standalone-slow", "detach": True},
+                EngineFacts(),
+                None,
+            )
         finally:
             client.close()
     assert [call for call, _ in fake.calls][-1] == "start"
@@ -142,14 +155,18 @@ def test_a_create_slower_than_the_ping_timeout_succeeds(monkeypatch):
 
 # ---------------------------------------------------------------- each profile's server
 
-@pytest.mark.parametrize("profile_name", ["standalone", "standalone-small-cache", "replset-1", "standalone-2cpu-4gb"])
+@pytest.mark.parametrize(
+    "profile_name", ["standalone", "standalone-small-cache", "replset-1", "standalone-2cpu-4gb"]
+)
 def test_each_profile_runs_with_what_it_asks_and_provenance_says_what_docker_applied(
         engine, client, config, tmp_path, profile_name):
     from costlab.server import measuring_job
 
     profile = get_profile(profile_name)
     provenance_path = tmp_path / "provenance" / "job.json"
-    with measuring_job({"server": config}, profile_name, provenance_path, data_dir=tmp_path / "data") as server:
+    with measuring_job(
+        {"server": config}, profile_name, provenance_path, data_dir=tmp_path / "data"
+    ) as server:
         assert server.backend == "docker"
         server.client.costlab_t.docs.insert_one({"x": 1})
         assert server.client.costlab_t.docs.count_documents({}) == 1
@@ -157,11 +174,20 @@ def test_each_profile_runs_with_what_it_asks_and_provenance_says_what_docker_app
         inspect = client.containers.get(server.applied["container"]).attrs
     record = json.loads(provenance_path.read_text())
     applied, host_config, cmd = record["applied_options"], inspect["HostConfig"], inspect["Config"]["Cmd"]
-    assert record["backend"] == "docker" and record["profile"] == profile_name and record["server_kind"] == "stand-in"
+    assert (
+        record["backend"] == "docker"
+        and record["profile"] == profile_name
+        and record["server_kind"] == "stand-in"
+    )
     labels = inspect["Config"]["Labels"]
     assert labels[LABEL] == "1" and labels[f"{LABEL}.owner_pid"] == str(os.getpid())
     assert host_config["NetworkMode"] == "host" and applied["network"].startswith("host")
-    assert cmd[:4] == ["--bind_ip", "127.0.0.1", "--port", record["server"]["uri"].split(":")[2].split("/")[0]]
+    assert cmd[:4] == [
+        "--bind_ip",
+        "127.0.0.1",
+        "--port",
+        record["server"]["uri"].split(":")[2].split("/")[0],
+    ]
     assert applied["container"] == inspect["Name"].lstrip("/")
     assert applied["image_id"] == inspect["Image"] == client.images.get(engine.image).id
     assert applied["container_user"] == inspect["Config"]["User"]
@@ -189,7 +215,9 @@ def test_the_load_tests_sampler_reads_the_containers_own_stats_from_the_engine(e
     from costlab.measure.sampler import CONTAINER_METRICS, ServerSampler, docker_stats_source
     from costlab.server import measuring_job
 
-    with measuring_job({"server": config}, "standalone", tmp_path / "job.json", data_dir=tmp_path / "data") as server:
+    with measuring_job(
+        {"server": config}, "standalone", tmp_path / "job.json", data_dir=tmp_path / "data"
+    ) as server:
         source = docker_stats_source(server.applied["container"])
         assert source is not None
         sampler = ServerSampler(server.uri, interval_s=1.0, container_stats_source=source)
@@ -216,7 +244,9 @@ def test_the_data_directory_is_bind_mounted_owned_by_the_caller_and_left_for_the
             [("bind", str(data.resolve()), "/data/db", True)]
     files = [p for p in data.rglob("*")]
     assert files, "the server wrote nothing into the bind-mounted directory"
-    assert {p.stat().st_uid for p in files} == {os.getuid()} and {p.stat().st_gid for p in files} == {os.getgid()}
+    assert {p.stat().st_uid for p in files} == {os.getuid()} and {p.stat().st_gid for p in files} == {
+        os.getgid()
+    }
     assert all(os.access(p, os.R_OK | os.W_OK) for p in files)
     # the next step starts a new container on the same directory and finds the data
     with start_server(config, "standalone", data) as server:
@@ -275,7 +305,9 @@ def test_a_container_that_exits_at_start_reports_the_cause_from_its_log(engine, 
     assert _costlab_containers(client) == []
 
 
-def test_a_memory_limit_the_server_cannot_live_with_is_reported_as_oomkilled(engine, client, config, tmp_path):
+def test_a_memory_limit_the_server_cannot_live_with_is_reported_as_oomkilled(
+    engine, client, config, tmp_path
+):
     hog = _variant(client, engine, "needs-2gb", ["ENV COSTLAB_STANDIN_HOG_MB=2048"])
     with pytest.raises(ServerStartError) as err:
         with start_server(config | {"image": hog}, "standalone-small-cache", tmp_path / "data"):
@@ -285,7 +317,9 @@ def test_a_memory_limit_the_server_cannot_live_with_is_reported_as_oomkilled(eng
     assert _costlab_containers(client) == []
 
 
-def test_a_container_killed_mid_measurement_fails_the_job_in_seconds_naming_it(engine, client, config, tmp_path):
+def test_a_container_killed_mid_measurement_fails_the_job_in_seconds_naming_it(
+    engine, client, config, tmp_path
+):
     from costlab.server import measuring_job
     from costlab.server.connection import ConnectionLost
 
@@ -344,7 +378,8 @@ def test_the_next_run_removes_what_a_killed_one_left(engine, client, config, tmp
 
 @pytest.fixture(scope="module")
 def smoke_docker(engine, tmp_path_factory):
-    """`snakemake all` on config/smoke.yaml with server.backend: docker (minutes: every measuring job a container)."""
+    """`snakemake all` on config/smoke.yaml with server.backend: docker (minutes: every measuring job a
+    container)."""
     from workflow import run_workflow
 
     workdir = tmp_path_factory.mktemp("smoke_docker")
@@ -370,10 +405,17 @@ def test_the_smoke_dag_runs_to_the_report_through_docker(engine, client, smoke_d
     assert len(provenance) >= 5
     for record in provenance:
         assert record["backend"] == "docker" and record["server_kind"] == "stand-in", record["job"]
-        assert record["applied_options"]["image_id"] == image_id and record["applied_options"]["image"] == engine.image
+        assert (
+            record["applied_options"]["image_id"] == image_id
+            and record["applied_options"]["image"] == engine.image
+        )
         assert record["applied_options"]["network"].startswith("host")
     # the docsize small-cache run starts every block from a cold cache: a new container each time
-    small = [r for r in provenance if r["profile"] == "standalone-small-cache" and "cache_restarts" in r.get("extra", {})]
+    small = [
+        r
+        for r in provenance
+        if r["profile"] == "standalone-small-cache" and "cache_restarts" in r.get("extra", {})
+    ]
     assert small and all(r["extra"]["cache_restarts"] >= 1 for r in small)
     report = (results / "report.html").read_text()
     assert "stand-in server — not a MongoDB measurement" in report
@@ -384,7 +426,8 @@ def test_the_smoke_dag_runs_to_the_report_through_docker(engine, client, smoke_d
 
 
 def test_make_all_with_backend_auto_finds_this_engine(engine, smoke_docker):
-    """`make all` as a user runs it, DOCKER_HOST pointing at the engine: auto picks docker (the same servers as
+    """`make all` as a user runs it, DOCKER_HOST pointing at the engine: auto picks docker (the same servers
+    as
     the docker run above, so nothing that was measured reruns). The checkout's venv is used as it is
     (`-o`: make never reinstalls it from this scratch directory)."""
     from costlab.config import ROOT
@@ -393,10 +436,23 @@ def test_make_all_with_backend_auto_finds_this_engine(engine, smoke_docker):
         (smoke_docker / "Makefile").symlink_to(ROOT / "Makefile")
     venv = ROOT / ".venv"
     server = f"server='{{backend: auto, image: \"{engine.image}\", network: host, pull: never}}'"
-    result = subprocess.run(["make", "--no-print-directory", "-o", f"{venv}/.installed", f"VENV={venv}", "all",
-                             "CONFIG=config/smoke.yaml", f"SET={server}"],
-                            cwd=smoke_docker, capture_output=True, text=True, timeout=1800,
-                            env=os.environ | {"XDG_CACHE_HOME": str(smoke_docker / ".cache"), "CI": "1"})
+    result = subprocess.run(
+        [
+            "make",
+            "--no-print-directory",
+            "-o",
+            f"{venv}/.installed",
+            f"VENV={venv}",
+            "all",
+            "CONFIG=config/smoke.yaml",
+            f"SET={server}",
+        ],
+        cwd=smoke_docker,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=os.environ | {"XDG_CACHE_HOME": str(smoke_docker / ".cache"), "CI": "1"},
+    )
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
     assert "no MongoDB server" not in result.stdout + result.stderr
     assert json.loads((smoke_docker / "results" / "run.json").read_text())["server_backend"] == "docker"

@@ -9,10 +9,10 @@ from __future__ import annotations
 import time
 
 import pytest
+from slow_engine import CONTAINER_ID, slow_engine
 
 from costlab.server import ServerStartError, ServerUnavailable
 from costlab.server.docker_backend import EngineFacts, _create_and_start, engine_client, stop_and_remove
-from slow_engine import CONTAINER_ID, slow_engine
 
 SPEC = {"image": "mongo:8.0", "name": "costlab-standalone-t1", "command": ["--bind_ip_all"], "detach": True}
 
@@ -53,7 +53,8 @@ def test_a_call_that_times_out_names_the_call_and_the_container(monkeypatch, cal
 
 
 def test_a_stop_waits_at_least_its_grace_period(monkeypatch):
-    """The engine answers stop only once mongod exited: up to the grace period, longer than one call's timeout."""
+    """The engine answers stop only once mongod exited: up to the grace period, longer than one call's
+    timeout."""
     with slow_engine(monkeypatch, {"stop": 0.7}) as engine:
         client = engine_client(timeout_s=2, call_timeout_s=0.3)
         try:

@@ -89,4 +89,6 @@ def test_no_documented_command_passes_the_workflow_profile_again():
     workflow specific profile profiles/default" (the docs used to show that form)."""
     for path in markdown_files():
         for number, line in enumerate(path.read_text().splitlines(), 1):
-            assert not re.search(r"--profile[ =]\S*profiles/default\b", line), f"{path.relative_to(ROOT)}:{number}: {line}"
+            assert not re.search(r"--profile[ =]\S*profiles/default\b", line), (
+                f"{path.relative_to(ROOT)}:{number}: {line}"
+            )

@@ -122,7 +122,14 @@ def test_one_order_a_minute_in_created_order_and_customers_balanced():
     ids = [o["_id"] for o in orders]
     assert ids == sorted(ids) and len(set(ids)) == 1000
     assert set(Counter(o["customerId"] for o in orders).values()) == {100}
-    assert {o["status"] for o in orders} <= {"pending", "paid", "shipped", "delivered", "cancelled", "returned"}
+    assert {o["status"] for o in orders} <= {
+        "pending",
+        "paid",
+        "shipped",
+        "delivered",
+        "cancelled",
+        "returned",
+    }
     assert all(isinstance(o["total"], float) and o["total"] > 0 for o in orders)
 
 
@@ -139,8 +146,17 @@ def test_bad_input_names_the_value(kwargs, message):
 
 def test_datasets_follow_variant_switches():
     study = {"sizes_kb": [1, 64], "variants": {"fields_after_history": True, "split_history": False}}
-    assert [d.name for d in datasets(study)] == ["orders_1k", "orders_64k", "orders_1k_tail", "orders_64k_tail"]
+    assert [d.name for d in datasets(study)] == [
+        "orders_1k",
+        "orders_64k",
+        "orders_1k_tail",
+        "orders_64k_tail",
+    ]
     split = parse_dataset("orders_16k_split")
-    assert (split.size_kb, split.variant, split.history_collection) == (16, "split", "orders_16k_split_history")
+    assert (split.size_kb, split.variant, split.history_collection) == (
+        16,
+        "split",
+        "orders_16k_split_history",
+    )
     with pytest.raises(ValueError, match="orders_<size>k"):
         parse_dataset("orders_16kb")

@@ -33,7 +33,9 @@ def test_random_windows_are_each_shapes_own_and_valid():
         assert 0 <= q.window_start <= 50_000 - 1_000 and q.window_end - q.window_start == 1_000
     # No window is queried by two shapes back to back (the cache warming the issue is about).
     rows = plan.rows()
-    assert not any(a["shape"] != b["shape"] and a["window_start"] == b["window_start"] for a, b in zip(rows, rows[1:]))
+    assert not any(
+        a["shape"] != b["shape"] and a["window_start"] == b["window_start"] for a, b in zip(rows, rows[1:])
+    )
 
 
 def test_windows_depend_on_seed_and_shape_not_on_block_order_or_other_shapes():
@@ -52,8 +54,12 @@ def test_windows_depend_on_seed_and_shape_not_on_block_order_or_other_shapes():
 
 
 def test_shuffled_order_is_seeded_and_recorded():
-    orders = {plan_blocks(windows="random", cold_cache=False, order="shuffled", **(BASE | {"seed": [s]})).block_order
-              for s in range(30)}
+    orders = {
+        plan_blocks(
+            windows="random", cold_cache=False, order="shuffled", **(BASE | {"seed": [s]})
+        ).block_order
+        for s in range(30)
+    }
     assert len(orders) > 1  # the seed picks the order
     plan = plan_blocks(windows="random", cold_cache=False, order="shuffled", **BASE)
     assert [b.shape for b in plan.blocks] == list(plan.block_order)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import bson
-
 import polars as pl
 import pytest
 
@@ -13,14 +12,26 @@ from costlab.docsize import run as run_module
 from costlab.docsize.datasets import parse_dataset
 from costlab.docsize.generate import target_doc_bytes
 from costlab.docsize.load import MARKER, load_dataset, read_marker
-from costlab.docsize.run import (ResultsMismatch, check_identical, explain_shape, measure_dataset, timed_query,
-                                 window_filter)
+from costlab.docsize.run import (
+    ResultsMismatch,
+    check_identical,
+    explain_shape,
+    measure_dataset,
+    timed_query,
+    window_filter,
+)
 from costlab.docsize.tables import STAND_IN_VERDICT, published_vs_reproduced, summary_table
 
 DOCS, WINDOW = 1200, 100
-STUDY = {"docs_per_collection": DOCS, "sizes_kb": [1, 4], "seed": 42, "customers": 12, "window_minutes": WINDOW,
-         "runs": {name: {"warmups": 1, "queries": 3} for name in ("same_window", "random_windows", "small_cache")},
-         "variants": {"fields_after_history": False, "spread_customer": True, "split_history": False}}
+STUDY = {
+    "docs_per_collection": DOCS,
+    "sizes_kb": [1, 4],
+    "seed": 42,
+    "customers": 12,
+    "window_minutes": WINDOW,
+    "runs": {name: {"warmups": 1, "queries": 3} for name in ("same_window", "random_windows", "small_cache")},
+    "variants": {"fields_after_history": False, "spread_customer": True, "split_history": False},
+}
 PUBLISHED_QUERIES = "resources/published/docsize_query_tables.csv"
 
 
@@ -139,8 +150,13 @@ def test_random_windows_one_block_per_shape_and_no_window_shared_back_to_back(lo
     assert (ordered["window_end"] - ordered["window_start"]).to_list() == [WINDOW] * 9
     assert ordered["window_start"].to_list() == ordered["query_param"].to_list()
     rows = ordered.to_dicts()
-    assert not any(a["shape"] != b["shape"] and a["window_start"] == b["window_start"] for a, b in zip(rows, rows[1:]))
-    windows = {shape: ordered.filter(pl.col("shape") == shape)["window_start"].to_list() for shape in ("whole", "projection")}
+    assert not any(
+        a["shape"] != b["shape"] and a["window_start"] == b["window_start"] for a, b in zip(rows, rows[1:])
+    )
+    windows = {
+        shape: ordered.filter(pl.col("shape") == shape)["window_start"].to_list()
+        for shape in ("whole", "projection")
+    }
     assert windows["whole"] != windows["projection"]  # each block draws its own windows
     customers = raw.filter(pl.col("family") == "customer")
     assert customers["window_start"].null_count() == customers.height  # a customer is not a window
@@ -167,11 +183,14 @@ def test_small_cache_starts_cold_once_and_warms_up_once(loaded, mongo_client):
     assert warmups > 0 and first["block_query"].min() == warmups
     assert raw.filter(pl.col("block") > 0)["block_query"].min() == 0
     nobody, _ = measure_dataset(mongo_client, dataset, "small_cache", STUDY, database=loaded[1].database.name)
-    assert set(nobody.filter(pl.col("block") == 0)["cache_reset"]) == {"not reset: no control over the server"}
+    assert set(nobody.filter(pl.col("block") == 0)["cache_reset"]) == {
+        "not reset: no control over the server"
+    }
 
 
 def test_small_cache_job_restarts_the_server_once(tmp_path, mongod_shim, monkeypatch):
-    """measure_job with the binary backend (tests/shims/mongod runs the stand-in): one restart, before the first
+    """measure_job with the binary backend (tests/shims/mongod runs the stand-in): one restart, before the
+    first
     shape (the article's second server on the same volume), then the shapes on that one start."""
     import os
     import sys
@@ -208,13 +227,27 @@ def test_bad_run_name_is_named():
 # --- verdicts (synthetic summaries: values chosen by hand, not computed by the code) -----------
 
 def _summary(rows, kind):
-    frame = pl.DataFrame([{"run": r, "variant": "base", "family": "window", "size_kb": s, "shape": sh,
-                           "client_ms_p50": c, "server_ms_p50": sv, "bytes_read_into_cache_p50": b,
-                           "plan": p, "plan_docs_examined": d, "server_kind": kind,
-                           # the article's: 48 KB for the projection at every size, 66 MB of whole 64 KB orders
-                           "bytes_returned_p50": {"projection": 48_000.0, "whole": 1030.0 * 1000 * s}.get(sh, 30_000.0)}
-                          for r, s, sh, c, sv, b, p, d in rows],
-                         schema_overrides={"bytes_read_into_cache_p50": pl.Float64, "server_ms_p50": pl.Float64})
+    frame = pl.DataFrame(
+        [
+            {
+                "run": r,
+                "variant": "base",
+                "family": "window",
+                "size_kb": s,
+                "shape": sh,
+                "client_ms_p50": c,
+                "server_ms_p50": sv,
+                "bytes_read_into_cache_p50": b,
+                "plan": p,
+                "plan_docs_examined": d,
+                "server_kind": kind,
+                # the article's: 48 KB for the projection at every size, 66 MB of whole 64 KB orders
+                "bytes_returned_p50": {"projection": 48_000.0, "whole": 1030.0 * 1000 * s}.get(sh, 30_000.0),
+            }
+            for r, s, sh, c, sv, b, p, d in rows
+        ],
+        schema_overrides={"bytes_read_into_cache_p50": pl.Float64, "server_ms_p50": pl.Float64},
+    )
     return frame
 
 
@@ -241,8 +274,17 @@ ROWS_LIKE_ARTICLE = [
 
 def test_verdicts_reproduced_when_the_findings_hold():
     pvr = published_vs_reproduced(_summary(ROWS_LIKE_ARTICLE, "mongod"), _model(), PUBLISHED_QUERIES, 1000)
-    assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
-                           "server_kind"]
+    assert pvr.columns == [
+        "finding",
+        "metric",
+        "unit",
+        "published",
+        "reproduced",
+        "ratio",
+        "tolerance",
+        "verdict",
+        "server_kind",
+    ]
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     cell = pl.col("finding").str.ends_with(": bytes read into cache per query")
     times = pl.col("finding").str.ends_with("published times)")
@@ -257,10 +299,15 @@ def test_verdicts_reproduced_when_the_findings_hold():
     # every published small-cache cell (4 sizes x 3 shapes): judged where this run measured it, else says why
     cells = dict(zip(pvr.filter(cell)["finding"].str.split(":").list.first(), pvr.filter(cell)["verdict"]))
     assert len(cells) == 12
-    assert {cells[f"64 KB, small cache, {shape}"] for shape in ("whole", "projection", "covered")} == {"reproduced"}
+    assert {cells[f"64 KB, small cache, {shape}"] for shape in ("whole", "projection", "covered")} == {
+        "reproduced"
+    }
     assert cells["1 KB, small cache, covered"] == "reproduced"
-    assert cells["4 KB, small cache, whole"] == "not comparable at this scale (published for 4 KB orders; this run: " \
+    assert (
+        cells["4 KB, small cache, whole"]
+        == "not comparable at this scale (published for 4 KB orders; this run: "
         "1 KB, 64 KB)"
+    )
     reads = pvr.filter(pl.col("finding") == "projection reads whole document at small cache")
     assert reads["reproduced"][0] == pytest.approx(61 / 60)
 
@@ -271,10 +318,15 @@ def test_verdicts_not_reproduced_and_missing():
         if r[0] == "small_cache" and r[2] == "projection":
             r[5] = 0.5e6       # projection read far less than whole documents
         if r[0] == "small_cache" and r[2] == "whole":
-            r[5] = None        # not reported
-    pvr = published_vs_reproduced(_summary([tuple(r) for r in rows], "mongod"), _model(), PUBLISHED_QUERIES, 1000)
+            r[5] = None  # not reported
+    pvr = published_vs_reproduced(
+        _summary([tuple(r) for r in rows], "mongod"), _model(), PUBLISHED_QUERIES, 1000
+    )
     by_metric = dict(zip(pvr["metric"], pvr["verdict"]))
-    assert by_metric["projection bytes read into cache / (window x mean document), 64 KB, 256 MB cache"] == "not reproduced"
+    assert (
+        by_metric["projection bytes read into cache / (window x mean document), 64 KB, 256 MB cache"]
+        == "not reproduced"
+    )
     missing = by_metric["bytes read into cache, projection / whole documents, 64 KB, 256 MB cache"]
     assert missing.startswith("not measured")
     assert pvr.filter(pl.col("metric").str.contains("projection / whole"))["reproduced"][0] is None
@@ -291,7 +343,9 @@ def test_verdicts_on_the_stand_in_are_not_comparable():
 def test_tail_and_split_variants(test_db, mongo_client, tmp_path):
     from costlab.docsize.tables import variants_table
 
-    study = STUDY | {"variants": {"fields_after_history": True, "spread_customer": False, "split_history": True}}
+    study = STUDY | {
+        "variants": {"fields_after_history": True, "spread_customer": False, "split_history": True}
+    }
     frames = []
     for name in ("orders_1k_tail", "orders_1k_split"):
         dataset = parse_dataset(name)
@@ -309,7 +363,9 @@ def test_tail_and_split_variants(test_db, mongo_client, tmp_path):
     assert set(raw["n_returned"]) == {WINDOW}
     whole = raw.filter(pl.col("shape") == "whole").group_by("variant").agg(pl.col("bytes_returned").max())
     sizes = dict(zip(whole["variant"], whole["bytes_returned"]))
-    assert sizes["tail"] == WINDOW * target_doc_bytes(1) and sizes["split"] < WINDOW * 200  # small orders only
+    assert (
+        sizes["tail"] == WINDOW * target_doc_bytes(1) and sizes["split"] < WINDOW * 200
+    )  # small orders only
     cases = set(variants_table(summary_table(raw))["case"])
     assert cases == {"fields after history, one window", "history in its own collection, one window"}
 
@@ -318,14 +374,16 @@ def test_tail_and_split_variants(test_db, mongo_client, tmp_path):
 
 def _server_status(latency_us, ops, bytes_read, scanned, scanned_objects, cache_max):
     # The shape MongoDB documents for serverStatus (WiredTiger keys contain spaces).
-    return {"opLatencies": {"reads": {"latency": latency_us, "ops": ops}},
-            "wiredTiger": {"cache": {"bytes read into cache": bytes_read, "maximum bytes configured": cache_max}},
-            "metrics": {"queryExecutor": {"scanned": scanned, "scannedObjects": scanned_objects}}}
+    return {
+        "opLatencies": {"reads": {"latency": latency_us, "ops": ops}},
+        "wiredTiger": {"cache": {"bytes read into cache": bytes_read, "maximum bytes configured": cache_max}},
+        "metrics": {"queryExecutor": {"scanned": scanned, "scannedObjects": scanned_objects}},
+    }
 
 
 def test_counter_paths_and_units_on_a_mongod_shaped_status():
-    from costlab.measure import counter_delta, get_path
     from costlab.docsize.run import CACHE_MAX_PATH, COUNTERS, row_from_counters
+    from costlab.measure import counter_delta, get_path
 
     before = _server_status(1_000, 10, 5_000, 100, 100, 268_435_456)
     after = _server_status(9_500, 12, 61_005_000, 1_100, 1_100, 268_435_456)
@@ -337,13 +395,15 @@ def test_counter_paths_and_units_on_a_mongod_shaped_status():
     assert row["bytes_read_into_cache"] == 61_000_000
     assert row["keys_examined"] == 1_000 and row["docs_examined"] == 1_000
     assert row["client_ms"] == pytest.approx(34.5)
-    assert row["n_returned"] == 3 and row["bytes_returned"] == 3 * len(bson.encode({"createdAt": 1, "total": 2.5}))
+    assert row["n_returned"] == 3 and row["bytes_returned"] == 3 * len(
+        bson.encode({"createdAt": 1, "total": 2.5})
+    )
     assert get_path(after, CACHE_MAX_PATH) == 268_435_456
 
 
 def test_counters_missing_from_status_stay_none():
-    from costlab.measure import counter_delta, get_path
     from costlab.docsize.run import COUNTERS, row_from_counters
+    from costlab.measure import counter_delta, get_path
 
     status = {"opLatencies": {"reads": {"latency": 10, "ops": 1}}}  # no wiredTiger, no metrics
     delta = counter_delta({p: get_path(status, p) for p in COUNTERS.values()},
@@ -366,6 +426,10 @@ def test_small_cache_findings_not_comparable_when_the_cache_was_not_applied():
     pvr = published_vs_reproduced(_summary(ROWS_LIKE_ARTICLE, "mongod"), _model(), PUBLISHED_QUERIES, 1000,
                                   small_cache=False)
     small = pvr.filter(pl.col("metric").str.contains("256 MB cache"))
-    assert small.height == 5 + 12 and set(small["verdict"]) == {NO_SMALL_CACHE_VERDICT}  # findings, then cells
-    others = pvr.filter(~pl.col("metric").str.contains("256 MB cache") & ~pl.col("finding").str.contains("published times"))
+    assert small.height == 5 + 12 and set(small["verdict"]) == {
+        NO_SMALL_CACHE_VERDICT
+    }  # findings, then cells
+    others = pvr.filter(
+        ~pl.col("metric").str.contains("256 MB cache") & ~pl.col("finding").str.contains("published times")
+    )
     assert set(others["verdict"]) == {"reproduced"}

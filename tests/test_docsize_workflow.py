@@ -9,8 +9,12 @@ from costlab.config import ROOT
 
 
 def test_smoke_study_end_to_end(smoke_all, real_mongod):
-    targets = ["results/docsize/tables/published_vs_reproduced.csv", "results/docsize/figures/time_by_size.png",
-               "results/docsize/figures/bytes_read.vl.json", "results/docsize/figures/server_vs_client.svg"]
+    targets = [
+        "results/docsize/tables/published_vs_reproduced.csv",
+        "results/docsize/figures/time_by_size.png",
+        "results/docsize/figures/bytes_read.vl.json",
+        "results/docsize/figures/server_vs_client.svg",
+    ]
     assert [t for t in targets if not (smoke_all.workdir / t).exists()] == []
     out = smoke_all.results("docsize")
     # smoke: sizes 1 and 4 KB, variants off -> two datasets, three runs each.
@@ -25,14 +29,25 @@ def test_smoke_study_end_to_end(smoke_all, real_mongod):
     if not real_mongod:
         assert raw["bytes_read_into_cache"].null_count() == raw.height  # missing, not 0
     pvr = pl.read_csv(out / "tables" / "published_vs_reproduced.csv")
-    assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
-                           "server_kind"]
+    assert pvr.columns == [
+        "finding",
+        "metric",
+        "unit",
+        "published",
+        "reproduced",
+        "ratio",
+        "tolerance",
+        "verdict",
+        "server_kind",
+    ]
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     provenance = json.loads((out / "provenance" / "small_cache__orders_4k.json").read_text())
     assert provenance["profile"] == "standalone-small-cache"
     if not real_mongod:
         assert provenance["server_kind"] == "stand-in"
-        assert set(pvr.filter(pl.col("server_kind") == "stand-in")["verdict"]) == {"not comparable (stand-in)"}
+        assert set(pvr.filter(pl.col("server_kind") == "stand-in")["verdict"]) == {
+            "not comparable (stand-in)"
+        }
         spec = json.loads((out / "figures" / "bytes_read.vl.json").read_text())
         assert "stand-in" in json.dumps(spec["title"])
         assert "missing, not 0" in json.dumps(spec["title"])
@@ -58,7 +73,13 @@ def test_model_needs_no_server(snakemake_run):
 def test_window_larger_than_collection_stops_before_any_job(snakemake_run, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("docsize:\n  docs_per_collection: 1000\n  window_minutes: 5000\n")
-    result = snakemake_run(["results/docsize/model/collections.csv"], configfiles=("config/smoke.yaml", str(bad)),
-                           extra_args=("-n",))
+    result = snakemake_run(
+        ["results/docsize/model/collections.csv"],
+        configfiles=("config/smoke.yaml", str(bad)),
+        extra_args=("-n",),
+    )
     assert result.returncode != 0
-    assert "docsize.window_minutes (5000) must not exceed docsize.docs_per_collection (1000)" in result.stderr + result.stdout
+    assert (
+        "docsize.window_minutes (5000) must not exceed docsize.docs_per_collection (1000)"
+        in result.stderr + result.stdout
+    )

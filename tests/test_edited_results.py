@@ -71,16 +71,25 @@ def test_a_compared_tree_with_a_renamed_column_is_named_not_a_traceback(tmp_path
     this, other = tree(tmp_path / "a"), tree(tmp_path / "b")
     path = other / "flatnested" / "tables" / "published_vs_reproduced.csv"
     pl.read_csv(path).rename({"reproduced": "reproduced_value"}).write_csv(path)
-    (other / "flatnested" / "tables" / ".digests").joinpath(path.name + ".json").unlink()   # not an edit: another layout
+    (other / "flatnested" / "tables" / ".digests").joinpath(
+        path.name + ".json"
+    ).unlink()  # not an edit: another layout
     runs = load_runs(this, [other])
     merged = merged_published("flatnested", runs, None)
-    assert set(merged[[c for c in merged.columns if c.startswith("verdict: b")][0]]) == {"invalid (see the notes above)"}
+    assert set(merged[[c for c in merged.columns if c.startswith("verdict: b")][0]]) == {
+        "invalid (see the notes above)"
+    }
     assert any("lacks column(s) reproduced" in n and str(other) in n for n in notes("flatnested", runs))
 
 
-@pytest.mark.parametrize("record, named", [({"format": 1, "config": "lol"}, "config holds str"),
-                                           ({"format": 1, "config": {"server": "x"}}, "config.server"),
-                                           ({"format": 1, "config": {"flatnested": [1]}}, "config.flatnested")])
+@pytest.mark.parametrize(
+    "record, named",
+    [
+        ({"format": 1, "config": "lol"}, "config holds str"),
+        ({"format": 1, "config": {"server": "x"}}, "config.server"),
+        ({"format": 1, "config": {"flatnested": [1]}}, "config.flatnested"),
+    ],
+)
 def test_a_compared_run_json_of_the_wrong_shape_is_refused_at_planning(tmp_path, record, named):
     other = tree(tmp_path / "b")
     (other / "run.json").write_text(json.dumps(record))
@@ -107,6 +116,7 @@ def test_a_truncated_figure_png_is_noticed(tmp_path):
 
     png = tmp_path / "results" / "flatnested" / "figures" / "time.png"
     import altair as alt
+
     from costlab.report.charts import save_chart
     save_chart(alt.Chart(pl.DataFrame({"x": [1, 2]})).mark_point().encode(x="x:Q"), png)
     assert figure_problem(png) is None

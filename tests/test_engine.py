@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import bson
+import polars as pl
 import pytest
 from bson import Int64, ObjectId
 
@@ -9,10 +10,9 @@ from costlab.engine import stats
 from costlab.engine.bsonbytes import append_int64_to_last_field
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment, table_logged
-from costlab.engine.index import IndexTable
 from costlab.engine.oplog import OplogWriter, push_diff
 from costlab.engine.records import RecordStore, modify_allowed
-from costlab.engine.wt import available_compressors, compressor_or_nearest
+from costlab.engine.wt import available_compressors, compressor_or_nearest, wiredtiger_module
 
 SETTINGS = EngineSettings(cache_mb=64, journal_compressor="lz4", block_compressor="lz4")
 
@@ -68,7 +68,11 @@ def test_a_full_update_is_mongods_search_then_insert_not_an_update_call(engine):
     with engine.transaction():
         assert store.update(record_id, new) == "update"
     counted = stats.delta(before, stats.snapshot(engine.session, flush_log=False))
-    assert (counted["cursor_search_calls"], counted["cursor_insert_calls"], counted["cursor_update_calls"]) == (1, 1, 0)
+    assert (
+        counted["cursor_search_calls"],
+        counted["cursor_insert_calls"],
+        counted["cursor_update_calls"],
+    ) == (1, 1, 0)
     assert store.read(record_id) == new
 
 
@@ -170,7 +174,9 @@ def test_exponents_quadratic_on_standalone_linear_on_replica_set(tmp_path):
     exponents = {r["profile"]: r["exponent"] for r in fits(table).iter_rows(named=True)}
     assert exponents["standalone"] > 1.7
     assert 0.9 < exponents["replset-1"] < 1.1
-    assert set(table["journal_compressor"]) == {"lz4"} and set(table["journal_compressor_wanted"]) == {"snappy"}
+    assert set(table["journal_compressor"]) == {"lz4"} and set(table["journal_compressor_wanted"]) == {
+        "snappy"
+    }
     assert set(table["server_kind"]) == {"engine"}
 
 
@@ -191,7 +197,6 @@ def test_statistics_are_named_and_a_missing_one_is_an_error(engine):
 
 
 def _log_rows(standalone_push_exponent: float) -> "pl.DataFrame":
-    import polars as pl
     rows = []
     for n in (2500, 5000, 10000):
         for profile, workload, per_op in (("standalone", "insert", 128), ("replset-1", "insert", 384),
@@ -206,7 +211,7 @@ def _log_rows(standalone_push_exponent: float) -> "pl.DataFrame":
 
 @pytest.mark.parametrize("exponent,verdict", [(2.0, "reproduced"), (1.0, "not reproduced")])
 def test_engine_verdict_on_the_quadratic_finding(exponent, verdict):
-    import polars as pl
+
     from costlab.config import ROOT
     from costlab.engine.verdicts import arraygrowth_verdicts
     table = arraygrowth_verdicts(_log_rows(exponent),
@@ -241,10 +246,10 @@ def test_fallback_sweep_beside_the_model(tmp_path):
     table = fallback_sweep(["standalone", "replset-1"], ["push_one", "small_docs"],
                            FallbackParams(updates=200, small_doc_elements=40), SETTINGS, tmp_path)
     rows = {(r["profile"], r["variant"]): r for r in table.iter_rows(named=True)}
-    assert rows["standalone", "push_one"]["modify_calls"] == 0                      # logged: never a delta
-    assert rows["replset-1", "small_docs"]["modify_calls"] == 0                     # under 1 KB: never a delta
+    assert rows["standalone", "push_one"]["modify_calls"] == 0  # logged: never a delta
+    assert rows["replset-1", "small_docs"]["modify_calls"] == 0  # under 1 KB: never a delta
     one = rows["replset-1", "push_one"]
-    assert one["modify_calls"] == one["model_modify_eligible"] > 100                # engine = model's size rules
+    assert one["modify_calls"] == one["model_modify_eligible"] > 100  # engine = model's size rules
     assert one["eligible_but_calc_modify_refused"] == 0
 
 
@@ -253,8 +258,11 @@ def test_engine_provenance_says_engine_and_hashes_what_a_rerun_depends_on():
 
     from costlab.engine.provenance import LABEL, engine_provenance
     now = datetime.now(timezone.utc)
-    config = {"engine": {"journal_compressor": "snappy", "block_compressor": "snappy", "docsize": {"queries": 10}},
-              "docsize": {"seed": 42}, "arraygrowth": {"ns": [10, 20]}}
+    config = {
+        "engine": {"journal_compressor": "snappy", "block_compressor": "snappy", "docsize": {"queries": 10}},
+        "docsize": {"seed": 42},
+        "arraygrowth": {"ns": [10, 20]},
+    }
     record = engine_provenance("docsize_engine", config, now, now)
     assert record["server_kind"] == "engine" and record["label"] == LABEL
     assert record["compressors"]["journal_compressor_wanted"] == "snappy"
@@ -267,6 +275,7 @@ def test_engine_provenance_says_engine_and_hashes_what_a_rerun_depends_on():
 
 def test_pick_fields_steps_over_the_others_and_matches_a_full_decode():
     from datetime import datetime, timezone
+
     from costlab.engine.bsonbytes import pick_fields
     doc = {"_id": ObjectId(b"\x02" * 12), "note": "x" * 500, "lines": [{"sku": "a", "qty": 2}] * 20,
            "blob": bson.Binary(b"\x00" * 40), "flag": True, "n": None, "i": 7, "big": Int64(1 << 40),
@@ -287,7 +296,7 @@ def test_a_snapshot_reads_by_key_what_walking_every_statistic_reads(tmp_path):
     with Engine(tmp_path / "wt", EngineSettings(cache_mb=32, journal=False)) as engine:
         records = RecordStore(engine, "t", "none", logged=False)
         with engine.transaction():
-            for i in range(2_000):
+            for _ in range(2_000):
                 records.insert(bytes(500))
         engine.reopen()
         records.reopen_cursor()
@@ -317,5 +326,5 @@ def test_fetch_keeps_the_record_cursor_on_its_page_between_documents_then_resets
     documents = index.fetch(records, (start + timedelta(minutes=10),), (start + timedelta(minutes=20),))
     assert [bson.decode(d)["total"] for d in documents] == [float(i) for i in range(10, 20)]
     assert positioned == list(range(11, 21))   # record ids 1.. in insert order
-    with pytest.raises(Exception):
+    with pytest.raises(wiredtiger_module().WiredTigerError):
         records.cursor.get_key()               # reset once the FETCH is done: nothing left pinned

@@ -1,11 +1,19 @@
-"""appversions on the engine lab: the stored documents are the model's, compressors never silently replaced."""
+"""appversions on the engine lab: the stored documents are the model's, compressors never silently
+replaced."""
+
 from __future__ import annotations
 
 import bson
 import polars as pl
 import pytest
 
-from costlab.appversions.engine import measure_version, storage_table, verdicts, version_documents, wanted_compressor
+from costlab.appversions.engine import (
+    measure_version,
+    storage_table,
+    verdicts,
+    version_documents,
+    wanted_compressor,
+)
 from costlab.appversions.events import generate_events
 from costlab.appversions.model import document_sizes
 from costlab.appversions.versions import VERSIONS, get_version
@@ -43,24 +51,38 @@ def test_documents_hold_every_event(events):
 
 
 def _v6r3_v6r4(events_file, tmp_path):
-    rows = [measure_version(name, events_file, tmp_path / name, grown_by="final_documents") for name in ("appV6R3", "appV6R4")]
-    table = storage_table(rows, pl.read_csv(ROOT / "resources/published/appversions_collection_stats.csv"), "11.2.0")
+    rows = [
+        measure_version(name, events_file, tmp_path / name, grown_by="final_documents")
+        for name in ("appV6R3", "appV6R4")
+    ]
+    table = storage_table(
+        rows, pl.read_csv(ROOT / "resources/published/appversions_collection_stats.csv"), "11.2.0"
+    )
     return table, table.row(0, named=True), table.row(1, named=True)
 
 
-def test_compressor_wanted_and_used_are_both_recorded_without_the_extensions(events_file, tmp_path, no_extensions):
+def test_compressor_wanted_and_used_are_both_recorded_without_the_extensions(
+    events_file, tmp_path, no_extensions
+):
     table, r3, r4 = _v6r3_v6r4(events_file, tmp_path)
     assert r3["storage_bytes"] > 0 and r4["index_bytes"] > 0 and r3["data_bytes"] == r4["data_bytes"]
     assert (r3["block_compressor"], r4["block_compressor"]) == ("lz4", "zlib")
-    assert "zstd not available in WiredTiger" in r4["compressor_note"] and "libzstd-dev" in r4["compressor_note"]
+    assert (
+        "zstd not available in WiredTiger" in r4["compressor_note"] and "libzstd-dev" in r4["compressor_note"]
+    )
     found = verdicts(table).filter(pl.col("metric") == "storage size appV6R4 / appV6R3")
     assert found["verdict"][0].startswith("not comparable (snappy and zstd not available here")
     assert set(table["server_kind"]) == {"engine"}
 
 
-@pytest.mark.skipif(not {"snappy", "zstd"} <= set(available_compressors()), reason="compressor extensions not built")
+@pytest.mark.skipif(
+    not {"snappy", "zstd"} <= set(available_compressors()), reason="compressor extensions not built"
+)
 def test_with_the_extensions_appv6r4_is_zstd_against_snappy_with_a_verdict(events_file, tmp_path):
-    assert wanted_compressor(get_version("appV6R4")) == "zstd" and wanted_compressor(get_version("appV6R3")) == "snappy"
+    assert (
+        wanted_compressor(get_version("appV6R4")) == "zstd"
+        and wanted_compressor(get_version("appV6R3")) == "snappy"
+    )
     table, r3, r4 = _v6r3_v6r4(events_file, tmp_path)
     assert (r3["block_compressor"], r4["block_compressor"]) == ("snappy", "zstd")
     assert r3["compressor_note"] is None and r4["compressor_note"] is None
@@ -74,7 +96,9 @@ def test_storage_grown_by_upserts_is_not_storage_from_the_final_documents(events
     final = measure_version("appV5R3", events_file, tmp_path / "final", grown_by="final_documents")
     # the same documents in the end (the final ones built from the events, not by applying statements) ...
     assert (grown["documents"], grown["data_bytes"]) == (final["documents"], final["data_bytes"])
-    assert grown["data_bytes"] == sum(len(bson.encode(d)) for d, _ in version_documents(get_version("appV5R3"), events))
+    assert grown["data_bytes"] == sum(
+        len(bson.encode(d)) for d, _ in version_documents(get_version("appV5R3"), events)
+    )
     assert grown["events"] == events.height
     assert grown["checkpoints"] == events.height // 1000 + 1 and final["checkpoints"] == 1
     # ... but rewritten records, split and partly filled pages: another file
@@ -107,8 +131,13 @@ def _tiny_config(tmp_path, versions):
 def test_the_per_version_jobs_merge_into_the_one_process_table(tmp_path):
     """The workflow's jobs (one per version, any order, each its own process in the workflow) merged
     hold what one process measuring every version in turn holds, and every job's provenance."""
-    from costlab.appversions.engine import (PUBLISHED_EVENTS, engine_cache_mb, merge_engine_job, run_version_job,
-                                            write_engine_events)
+    from costlab.appversions.engine import (
+        PUBLISHED_EVENTS,
+        engine_cache_mb,
+        merge_engine_job,
+        run_version_job,
+        write_engine_events,
+    )
     from costlab.inputs import read_json
 
     names = ["appV1", "appV5R3", "appV6R3", "appV6R4"]
@@ -117,15 +146,24 @@ def test_the_per_version_jobs_merge_into_the_one_process_table(tmp_path):
     for name in reversed(names):
         run_version_job(config, name, paths[name])
     out = tmp_path / "out"
-    table = merge_engine_job(config, [paths[n] for n in reversed(names)], out / "storage.csv", out / "verdicts.csv",
-                             out / "provenance.json", ROOT / "resources/published/appversions_collection_stats.csv")
+    table = merge_engine_job(
+        config,
+        [paths[n] for n in reversed(names)],
+        out / "storage.csv",
+        out / "verdicts.csv",
+        out / "provenance.json",
+        ROOT / "resources/published/appversions_collection_stats.csv",
+    )
 
     events_path = tmp_path / "events.parquet"
-    events = write_engine_events(100, int(config["appversions"]["seed"]), config["appversions"]["event_window"],
-                                 events_path)
-    assert events < PUBLISHED_EVENTS // 1536   # the article's ratio gives under 1 MB here: the floor
-    one_process = [measure_version(name, events_path, tmp_path / "one" / name, cache_mb=engine_cache_mb(events, None))
-                   for name in names]
+    events = write_engine_events(
+        100, int(config["appversions"]["seed"]), config["appversions"]["event_window"], events_path
+    )
+    assert events < PUBLISHED_EVENTS // 1536  # the article's ratio gives under 1 MB here: the floor
+    one_process = [
+        measure_version(name, events_path, tmp_path / "one" / name, cache_mb=engine_cache_mb(events, None))
+        for name in names
+    ]
     columns = ["version", "events", "documents", "data_bytes", "indexes", "block_compressor", "checkpoints"]
     assert table.select(columns).to_dicts() == [{c: row[c] for c in columns} for row in one_process]
     assert table["cache_mb"].to_list() == [1] * len(names)
@@ -139,9 +177,17 @@ def test_the_per_version_jobs_merge_into_the_one_process_table(tmp_path):
     assert provenance["started_at"] == min(job["started_at"] for job in jobs)
     assert provenance["server_kind"] == "engine"
 
-    with pytest.raises(ValueError, match=r"appversions engine runs for \['appV1', 'appV6R3'\]; appversions.versions"):
-        merge_engine_job(config, [paths["appV1"], paths["appV6R3"]], out / "s2.csv", out / "v2.csv", out / "p2.json",
-                         ROOT / "resources/published/appversions_collection_stats.csv")
+    with pytest.raises(
+        ValueError, match=r"appversions engine runs for \['appV1', 'appV6R3'\]; appversions.versions"
+    ):
+        merge_engine_job(
+            config,
+            [paths["appV1"], paths["appV6R3"]],
+            out / "s2.csv",
+            out / "v2.csv",
+            out / "p2.json",
+            ROOT / "resources/published/appversions_collection_stats.csv",
+        )
     assert not (out / "s2.csv").exists() and not (out / "v2.csv").exists()
     with pytest.raises(ValueError, match=r"appversions engine version 'appV9'; allowed: appV1, appV5R3"):
         run_version_job(config, "appV9", tmp_path / "appV9.json")

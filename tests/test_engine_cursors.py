@@ -4,7 +4,14 @@ from __future__ import annotations
 import pytest
 
 from costlab.engine.connection import Engine, EngineSettings
-from costlab.engine.cursors import check_formats, key_bytes, set_key_bytes, set_key_int, set_value_bytes, value_bytes
+from costlab.engine.cursors import (
+    check_formats,
+    key_bytes,
+    set_key_bytes,
+    set_key_int,
+    set_value_bytes,
+    value_bytes,
+)
 
 IDS = [1, 2, 63, 64, 127, 128, 8191, 8192, 2**20 + 5, 2**40 + 1, 2**63 - 1, -1, -64, -65, -2**63]
 
@@ -20,8 +27,12 @@ def _rows(cursor) -> list:
 def test_raw_keys_and_values_are_the_packers(tmp_path):
     with Engine(tmp_path / "wt", EngineSettings(cache_mb=8, journal=False)) as engine:
         session = engine.session
-        for uri, fmt in (("table:raw_q", "key_format=q,value_format=u"), ("table:packed_q", "key_format=q,value_format=u"),
-                         ("table:raw_u", "key_format=u,value_format=u"), ("table:packed_u", "key_format=u,value_format=u")):
+        for uri, fmt in (
+            ("table:raw_q", "key_format=q,value_format=u"),
+            ("table:packed_q", "key_format=q,value_format=u"),
+            ("table:raw_u", "key_format=u,value_format=u"),
+            ("table:packed_u", "key_format=u,value_format=u"),
+        ):
             session.create(uri, fmt)
         raw_q, packed_q = session.open_cursor("table:raw_q"), session.open_cursor("table:packed_q")
         raw_u, packed_u = session.open_cursor("table:raw_u"), session.open_cursor("table:packed_u")
@@ -50,7 +61,11 @@ def test_raw_keys_and_values_are_the_packers(tmp_path):
             assert packed_q.search() == 0
             assert value_bytes(raw_q) == packed_q.get_value()
         raw_u.reset()
-        assert raw_u.next() == 0 and key_bytes(raw_u) == raw_u.get_key() and value_bytes(raw_u) == raw_u.get_value()
+        assert (
+            raw_u.next() == 0
+            and key_bytes(raw_u) == raw_u.get_key()
+            and value_bytes(raw_u) == raw_u.get_value()
+        )
         check_formats(raw_q, ("q",))
         session.create("table:s", "key_format=S,value_format=u")
         with pytest.raises(ValueError, match=r"key_format in \('u',\) and value_format=u, got 'S' / 'u'"):

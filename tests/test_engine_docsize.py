@@ -4,8 +4,14 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from costlab.docsize.engine import (QUERY_COLUMNS, engine_runs, large_cache_mb, measure_size, small_cache_mb,
-                                    summarize)
+from costlab.docsize.engine import (
+    QUERY_COLUMNS,
+    engine_runs,
+    large_cache_mb,
+    measure_size,
+    small_cache_mb,
+    summarize,
+)
 from costlab.engine.connection import EngineSettings
 
 SETTINGS = EngineSettings(journal_compressor="lz4", block_compressor="lz4")
@@ -27,8 +33,12 @@ def test_small_cache_scales_with_the_collection():
     assert small_cache_mb(50_000, None) == 256
     assert small_cache_mb(10_000, None) == 51
     assert small_cache_mb(10_000, 128) == 128
-    assert [r.name for r in engine_runs(ENGINE_DOCSIZE, [16])] == ["same_window", "random_windows", "small_cache",
-                                                                   "small_cache_cold_per_shape"]
+    assert [r.name for r in engine_runs(ENGINE_DOCSIZE, [16])] == [
+        "same_window",
+        "random_windows",
+        "small_cache",
+        "small_cache_cold_per_shape",
+    ]
 
 
 def test_the_large_cache_holds_the_largest_collection():
@@ -48,7 +58,11 @@ def test_projection_reads_whole_documents_covered_reads_the_index(queries):
     assert cold["covered"] * 20 < cold["projection"]
     assert (queries["n_returned"] == 100).all()
     table = summarize(queries, SETTINGS, "11.2.0", "snappy", "snappy")
-    assert set(table["windows"]) <= {"same", "random"} and set(table["shape"]) == {"whole", "projection", "covered"}
+    assert set(table["windows"]) <= {"same", "random"} and set(table["shape"]) == {
+        "whole",
+        "projection",
+        "covered",
+    }
     assert set(table["journal_compressor_wanted"]) == {"snappy"} and set(table["server_kind"]) == {"engine"}
     assert (table["queries"] == 4).all()
     assert {"bytes_read_into_cache_mean", "bytes_read_into_cache_median"} <= set(table.columns)
@@ -64,17 +78,27 @@ def test_the_articles_small_cache_protocol_one_start_then_whole_projection_cover
             pl.col("shape").first(), pl.col("shape").n_unique().alias("shapes"),
             pl.col("cold_start").sum().alias("cold"), (pl.col("phase") == "warmup").sum().alias("warmups"),
             (pl.col("phase") == "measured").sum().alias("measured"))
-        assert blocks["shape"].to_list() == ["whole", "projection", "covered"] and (blocks["shapes"] == 1).all()
+        assert (
+            blocks["shape"].to_list() == ["whole", "projection", "covered"] and (blocks["shapes"] == 1).all()
+        )
         assert blocks["cold"].to_list() == starts, run
         warmups = 1 if run == "same_window" else 2
-        assert blocks["warmups"].to_list() == ([warmups] * 3 if run == "small_cache_cold_per_shape" else [warmups, 0, 0])
+        assert blocks["warmups"].to_list() == (
+            [warmups] * 3 if run == "small_cache_cold_per_shape" else [warmups, 0, 0]
+        )
         assert (blocks["measured"] == 4).all()
         cold_rows = group.filter(pl.col("cold_start"))
-        assert (cold_rows["phase"] == "warmup").all()   # a cold start comes before the warm-ups, never measured
+        assert (
+            cold_rows["phase"] == "warmup"
+        ).all()  # a cold start comes before the warm-ups, never measured
     # the variant draws the small_cache run's windows: the same whole-document block, then each shape's
     # windows after its own warm-ups
-    windows = {run: queries.filter((pl.col("run") == run) & (pl.col("shape") == "whole"))
-               .sort("query")["window_start"].to_list() for run in ("small_cache", "small_cache_cold_per_shape")}
+    windows = {
+        run: queries.filter((pl.col("run") == run) & (pl.col("shape") == "whole"))
+        .sort("query")["window_start"]
+        .to_list()
+        for run in ("small_cache", "small_cache_cold_per_shape")
+    }
     assert windows["small_cache"] == windows["small_cache_cold_per_shape"]
 
 

@@ -8,8 +8,16 @@ import pytest
 
 from costlab.engine import extensions
 from costlab.engine.connection import Engine, EngineSettings
-from costlab.engine.extensions import (EXTENSIONS, ExtensionMismatch, check_library, compile_extension,
-                                       extension_status, header_available, open_config_extensions, write_header)
+from costlab.engine.extensions import (
+    EXTENSIONS,
+    ExtensionMismatch,
+    check_library,
+    compile_extension,
+    extension_status,
+    header_available,
+    open_config_extensions,
+    write_header,
+)
 from costlab.engine.wt import compressor_or_nearest, wiredtiger_version
 
 BUILT = {name for name, entry in extension_status().items() if entry["state"] == "loaded"}
@@ -46,14 +54,24 @@ def test_a_table_with_the_compressor_exists_and_reads_back(tmp_path, compressor)
 @needs
 def test_status_records_the_header_version_and_the_library_versions():
     status = extension_status()
-    assert status["snappy"]["wt_header_version"] == wiredtiger_version() == status["zstd"]["wt_header_version"]
+    assert (
+        status["snappy"]["wt_header_version"] == wiredtiger_version() == status["zstd"]["wt_header_version"]
+    )
     assert status["snappy"]["library_version"].startswith("snappy 1.")
-    assert status["zstd"]["library_version"].startswith("zstd 1.") and status["zstd"]["config"] == "compression_level=6"
-    assert compressor_or_nearest("snappy") == ("snappy", None) and compressor_or_nearest("zstd") == ("zstd", None)
+    assert (
+        status["zstd"]["library_version"].startswith("zstd 1.")
+        and status["zstd"]["config"] == "compression_level=6"
+    )
+    assert compressor_or_nearest("snappy") == ("snappy", None) and compressor_or_nearest("zstd") == (
+        "zstd",
+        None,
+    )
 
 
-@pytest.mark.skipif(not (SOURCES.exists() and header_available(EXTENSIONS["snappy"])),
-                    reason="no WiredTiger sources or libsnappy-dev here (make wt-extensions fetches/needs them)")
+@pytest.mark.skipif(
+    not (SOURCES.exists() and header_available(EXTENSIONS["snappy"])),
+    reason="no WiredTiger sources or libsnappy-dev here (make wt-extensions fetches/needs them)",
+)
 def test_an_extension_built_for_another_version_is_refused_before_loading(tmp_path):
     other = "11.3.1"
     assert other != wiredtiger_version()
@@ -61,12 +79,19 @@ def test_an_extension_built_for_another_version_is_refused_before_loading(tmp_pa
     header = (tmp_path / "include" / "wiredtiger.h").read_text()
     assert "#define WIREDTIGER_VERSION_MINOR    3" in header and "@VERSION" not in header
     library = tmp_path / "libwiredtiger_snappy.so"
-    compile_extension(EXTENSIONS["snappy"], SOURCES, tmp_path / "include", library, shutil.which("cc") or "gcc")
-    with pytest.raises(ExtensionMismatch, match=r"WiredTiger 11\.3\.1 header, but the loaded wiredtiger module is 11\.2"):
+    compile_extension(
+        EXTENSIONS["snappy"], SOURCES, tmp_path / "include", library, shutil.which("cc") or "gcc"
+    )
+    with pytest.raises(
+        ExtensionMismatch, match=r"WiredTiger 11\.3\.1 header, but the loaded wiredtiger module is 11\.2"
+    ):
         check_library(library, wiredtiger_version())
     (tmp_path / "manifest.json").write_text('{"built": {"snappy": {"sha256": null}}}')
     status = extension_status.__wrapped__(str(tmp_path))
-    assert status["snappy"]["state"] == "refused" and "rebuild with `make wt-extensions`" in status["snappy"]["reason"]
+    assert (
+        status["snappy"]["state"] == "refused"
+        and "rebuild with `make wt-extensions`" in status["snappy"]["reason"]
+    )
     assert str(library) not in open_config_extensions(str(tmp_path))
 
 

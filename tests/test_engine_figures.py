@@ -81,7 +81,9 @@ def test_arraygrowth_engine_chart_has_both_profiles_the_published_markers_and_th
     article = [r for r in rows if r["source"] == "published (article)"]
     assert len(article) == published.height and {r["profile"] for r in article} == {"standalone", "replset-1"}
     text = json.dumps(spec, ensure_ascii=False)
-    assert '"diamond"' in text and f'"{ENGINE_SOURCE}"' in text   # the shape scale maps the article to diamonds
+    assert (
+        '"diamond"' in text and f'"{ENGINE_SOURCE}"' in text
+    )  # the shape scale maps the article to diamonds
     subtitle = " ".join(spec["title"]["subtitle"])
     assert ENGINE_LABEL in subtitle and "journal compressor lz4 (snappy wanted" in subtitle
     assert "standalone push N^2.00" in subtitle and "replset-1 push N^1.00" in subtitle
@@ -95,7 +97,9 @@ def test_docsize_engine_chart_encodes_every_shape_and_run_with_the_compressor():
                                  "bytes_read_into_cache_median": float(1000 * (i + 1) * (j + 1)),
                                  "block_compressor": "lz4", "block_compressor_wanted": "snappy"}
                                 for i, run in enumerate(runs) for j, shape in enumerate(shapes)])
-    spec = engine_bytes_read_chart(cache_reads, pl.read_csv("resources/published/docsize_query_tables.csv")).to_dict()
+    spec = engine_bytes_read_chart(
+        cache_reads, pl.read_csv("resources/published/docsize_query_tables.csv")
+    ).to_dict()
     engine = [r for r in _values(spec) if r["source"] == ENGINE_SOURCE]
     assert len(engine) == 9
     assert {(r["run"], r["shape"], r["value"]) for r in engine} == {
@@ -110,12 +114,26 @@ def test_docsize_engine_chart_draws_the_cold_per_shape_variant_in_its_own_panel(
     three mongod runs): it gets its own panel, named as a variant, with the article's small-cache points."""
     from costlab.docsize.figures import ENGINE_SOURCE, engine_bytes_read_chart
     runs = ["same_window", "random_windows", "small_cache", "small_cache_cold_per_shape"]
-    cache_reads = pl.DataFrame([{"size_kb": 1, "run": run, "shape": shape, "queries": 30, "cache_mb": 51,
-                                 "windows": "same" if run == "same_window" else "random",
-                                 "bytes_read_into_cache_median": float(100 * (i + 1) + j),
-                                 "block_compressor": "snappy", "block_compressor_wanted": "snappy"}
-                                for i, run in enumerate(runs) for j, shape in enumerate(["whole", "projection", "covered"])])
-    spec = engine_bytes_read_chart(cache_reads, pl.read_csv("resources/published/docsize_query_tables.csv")).to_dict()
+    cache_reads = pl.DataFrame(
+        [
+            {
+                "size_kb": 1,
+                "run": run,
+                "shape": shape,
+                "queries": 30,
+                "cache_mb": 51,
+                "windows": "same" if run == "same_window" else "random",
+                "bytes_read_into_cache_median": float(100 * (i + 1) + j),
+                "block_compressor": "snappy",
+                "block_compressor_wanted": "snappy",
+            }
+            for i, run in enumerate(runs)
+            for j, shape in enumerate(["whole", "projection", "covered"])
+        ]
+    )
+    spec = engine_bytes_read_chart(
+        cache_reads, pl.read_csv("resources/published/docsize_query_tables.csv")
+    ).to_dict()
     values = _values(spec)
     variant = [r for r in values if r["run"] == "small_cache_cold_per_shape"]
     assert {(r["shape"], r["value"]) for r in variant if r["source"] == ENGINE_SOURCE} == {
@@ -138,10 +156,17 @@ def test_appversions_engine_chart_shows_storage_beside_published_and_each_compre
         "block_compressor_wanted": ["snappy", "zstd"], "block_compressor": ["lz4", "zlib"]})
     spec = engine_storage_per_event_chart(storage).to_dict()
     rows = _values(spec)
-    assert {(r["version"], r["component"], r["bytes_per_event"]) for r in rows if r.get("source") == ENGINE_SOURCE} \
-        == {("appV1", "storage", 12.0), ("appV1", "index", 24.0), ("appV6R4", "storage", 3.0), ("appV6R4", "index", 1.0)}
-    assert {(r["version"], r["component"]) for r in rows if r.get("source") == "published" and "component" in r} \
-        == {("appV1", "storage"), ("appV1", "index")}   # appV6R4's published bar lacks a part: marked, not drawn
+    assert {
+        (r["version"], r["component"], r["bytes_per_event"]) for r in rows if r.get("source") == ENGINE_SOURCE
+    } == {
+        ("appV1", "storage", 12.0),
+        ("appV1", "index", 24.0),
+        ("appV6R4", "storage", 3.0),
+        ("appV6R4", "index", 1.0),
+    }
+    assert {
+        (r["version"], r["component"]) for r in rows if r.get("source") == "published" and "component" in r
+    } == {("appV1", "storage"), ("appV1", "index")}  # appV6R4's published bar lacks a part: marked, not drawn
     assert [(r["version"], r["missing"]) for r in rows if "missing" in r] == [
         ("appV6R4", "storage per event not published")]
     text = json.dumps(spec, ensure_ascii=False)
@@ -159,7 +184,9 @@ def test_an_engine_figure_is_not_marked_stand_in_when_the_study_ran_on_the_stand
     log_bytes = pl.DataFrame({"profile": ["standalone"] * 2, "workload": ["push"] * 2, "n": [200, 400],
                               "log_bytes": [1_000_000, 4_000_000], "journal_compressor": ["lz4"] * 2})
     fit = pl.DataFrame({"profile": ["standalone"], "workload": ["push"], "exponent": [2.0]})
-    chart = engine_log_bytes_chart(log_bytes, fit, pl.read_csv("resources/published/arraygrowth_log_bytes.csv"))
+    chart = engine_log_bytes_chart(
+        log_bytes, fit, pl.read_csv("resources/published/arraygrowth_log_bytes.csv")
+    )
     save_chart(chart, tmp_path / "results" / "arraygrowth" / "figures" / "engine_log_bytes.vl.json")
     section = collect_study("arraygrowth", tmp_path / "results", smoke_config(), None, None)
     marked = {item.name: item.stand_in for item in section.figures}

@@ -12,49 +12,61 @@ import pytest
 from bson import Binary, ObjectId
 from bson.int64 import Int64
 
-from costlab.engine.keys import (decode_fields, decode_record_id_at_end, decode_record_id_at_start,
-                                 encode_key, encode_key_and_type_bits, encode_record_id, id_index_entry,
-                                 index_entry, split_entry)
+from costlab.engine.keys import (
+    decode_fields,
+    decode_record_id_at_end,
+    decode_record_id_at_start,
+    encode_key,
+    encode_key_and_type_bits,
+    encode_record_id,
+    id_index_entry,
+    index_entry,
+    split_entry,
+)
 
 OID = ObjectId("65a1b2c3d4e5f60718293a4b")
 DAY = datetime(2020, 1, 1, tzinfo=timezone.utc)   # 1,577,836,800,000 ms = 0x0000016F5E66E800
 
 
-@pytest.mark.parametrize("values, key_hex, type_bits_hex", [
-    # int32 1: kNumericPositive1ByteInt (30+13 = 0x2b), 1 << 1 = 02; type bits int = 00 -> stored as nothing
-    ((1,), "2b02" "04", ""),
-    # int32 128: 128 << 1 = 0x100 needs 2 bytes -> 0x2c 01 00
-    ((128,), "2c0100" "04", ""),
-    # int32 0: kNumericZero (41 = 0x29)
-    ((0,), "29" "04", ""),
-    # int32 -1: kNumericNegative1ByteInt (39 = 0x27), 1 << 1 = 02 inverted = fd
-    ((-1,), "27fd" "04", ""),
-    # int64 5: same bytes as int32 5, type bits long = 0 1 -> second bit set -> 0x02
-    ((Int64(5),), "2b0a" "04", "02"),
-    # double 2.0 (integral): written as the integer 2, type bits double = 1 0 -> 0x01
-    ((2.0,), "2b04" "04", "01"),
-    # double 1.5: integer part 1 (<<1 = 2, one byte), 7 fraction bytes; encoding = 1.5 * 2**56 + 2 * 2**56
-    # = 0x0380000000000000, type byte kNumericPositive8ByteInt - 7 = 0x2b
-    ((1.5,), "2b0380000000000000" "04", "01"),
-    # double 0.25: kNumericPositiveSmallMagnitude (42 = 0x2a), bits of 0.25 (0x3fd0000000000000) << 2
-    ((0.25,), "2aff40000000000000" "04", "01"),
-    # a date: kDate (120 = 0x78), ms with the sign bit flipped, big-endian
-    ((DAY,), "78" "8000016f5e66e800" "04", ""),
-    # an ObjectId: kOID (100 = 0x64) and its 12 bytes
-    ((OID,), "64" "65a1b2c3d4e5f60718293a4b" "04", ""),
-    # a string: kStringLike (60 = 0x3c), bytes, 00; a NUL inside is 00 ff
-    (("ab",), "3c" "6162" "00" "04", ""),
-    (("a\0b",), "3c" "6100ff62" "00" "04", ""),
-    # BinData of 3 bytes: kBinData (90 = 0x5a), ONE length byte 03, subtype 00, bytes
-    ((Binary(b"\x01\x02\x03", 0),), "5a" "03" "00" "010203" "04", ""),
-    # an embedded document {date, key}: kObject (70 = 0x46), per field generic type, name, 00, value; 00
-    (({"date": DAY, "key": "ab"},), "46" "78" "6461746500" "788000016f5e66e800" "3c" "6b657900" "3c616200"
-     "00" "04", ""),
-    # docsize's {createdAt, total}: the date, then the double 54.25 (54 << 1 | 1 = 0x6d, fraction .25 -> 0x40..)
-    ((DAY, 54.25), "788000016f5e66e800" "2b6d40000000000000" "04", "01"),
-    # appversions' {key, date}: string bit 0, date none -> all zeros -> nothing stored
-    (("ab", DAY), "3c616200" "788000016f5e66e800" "04", ""),
-])
+@pytest.mark.parametrize(
+    "values, key_hex, type_bits_hex",
+    [
+        # int32 1: kNumericPositive1ByteInt (30+13 = 0x2b), 1 << 1 = 02; type bits int = 00 -> stored as
+        # nothing
+        ((1,), "2b0204", ""),
+        # int32 128: 128 << 1 = 0x100 needs 2 bytes -> 0x2c 01 00
+        ((128,), "2c010004", ""),
+        # int32 0: kNumericZero (41 = 0x29)
+        ((0,), "2904", ""),
+        # int32 -1: kNumericNegative1ByteInt (39 = 0x27), 1 << 1 = 02 inverted = fd
+        ((-1,), "27fd04", ""),
+        # int64 5: same bytes as int32 5, type bits long = 0 1 -> second bit set -> 0x02
+        ((Int64(5),), "2b0a04", "02"),
+        # double 2.0 (integral): written as the integer 2, type bits double = 1 0 -> 0x01
+        ((2.0,), "2b0404", "01"),
+        # double 1.5: integer part 1 (<<1 = 2, one byte), 7 fraction bytes; encoding = 1.5 * 2**56 + 2 * 2**56
+        # = 0x0380000000000000, type byte kNumericPositive8ByteInt - 7 = 0x2b
+        ((1.5,), "2b038000000000000004", "01"),
+        # double 0.25: kNumericPositiveSmallMagnitude (42 = 0x2a), bits of 0.25 (0x3fd0000000000000) << 2
+        ((0.25,), "2aff4000000000000004", "01"),
+        # a date: kDate (120 = 0x78), ms with the sign bit flipped, big-endian
+        ((DAY,), "788000016f5e66e80004", ""),
+        # an ObjectId: kOID (100 = 0x64) and its 12 bytes
+        ((OID,), "6465a1b2c3d4e5f60718293a4b04", ""),
+        # a string: kStringLike (60 = 0x3c), bytes, 00; a NUL inside is 00 ff
+        (("ab",), "3c61620004", ""),
+        (("a\0b",), "3c6100ff620004", ""),
+        # BinData of 3 bytes: kBinData (90 = 0x5a), ONE length byte 03, subtype 00, bytes
+        ((Binary(b"\x01\x02\x03", 0),), "5a030001020304", ""),
+        # an embedded document {date, key}: kObject (70 = 0x46), per field generic type, name, 00, value; 00
+        (({"date": DAY, "key": "ab"},), "46786461746500788000016f5e66e8003c6b6579003c6162000004", ""),
+        # docsize's {createdAt, total}: the date, then the double 54.25 (54 << 1 | 1 = 0x6d, fraction .25 ->
+        # 0x40..)
+        ((DAY, 54.25), "788000016f5e66e8002b6d4000000000000004", "01"),
+        # appversions' {key, date}: string bit 0, date none -> all zeros -> nothing stored
+        (("ab", DAY), "3c616200788000016f5e66e80004", ""),
+    ],
+)
 def test_keys_and_type_bits_byte_for_byte(values, key_hex, type_bits_hex):
     key, type_bits = encode_key_and_type_bits(values)
     assert key.hex() == key_hex
@@ -66,12 +78,18 @@ def test_binary_of_255_bytes_or_more_takes_the_four_byte_length():
     assert encode_key((Binary(b"x" * 255, 0),))[:7].hex() == "5aff000000ff00"
 
 
-@pytest.mark.parametrize("record_id, encoded_hex", [
-    (1, "0008"),            # 1 bit: no middle byte; first = 0, last = 1 << 3
-    (1023, "1ff8"),         # 10 bits still fit in two bytes: first = 1023 >> 5 = 31, last = (1023 << 3) & ff
-    (1024, "202001"),       # 11 bits: one middle byte (N=1 in first's top 3 bits and last's low 3 bits)
-    (2**18, "40200002"),    # 19 bits: two middle bytes (2**18 >> 5 = 0x2000); first = 2 << 5 = 0x40, last = 02
-])
+@pytest.mark.parametrize(
+    "record_id, encoded_hex",
+    [
+        (1, "0008"),  # 1 bit: no middle byte; first = 0, last = 1 << 3
+        (1023, "1ff8"),  # 10 bits still fit in two bytes: first = 1023 >> 5 = 31, last = (1023 << 3) & ff
+        (1024, "202001"),  # 11 bits: one middle byte (N=1 in first's top 3 bits and last's low 3 bits)
+        (
+            2**18,
+            "40200002",
+        ),  # 19 bits: two middle bytes (2**18 >> 5 = 0x2000); first = 2 << 5 = 0x40, last = 02
+    ],
+)
 def test_record_ids_in_mongods_width(record_id, encoded_hex):
     assert encode_record_id(record_id).hex() == encoded_hex
     assert decode_record_id_at_end(b"\x04" + bytes.fromhex(encoded_hex)) == (record_id, len(encoded_hex) // 2)

@@ -50,7 +50,11 @@ def test_the_engine_applies_the_loaders_statements_in_its_batches(events_path, t
         # what the loader's worker sends: the same statements in the same batches
         assert [[s.raw for s in b] for b in worker_batches(version, events_path, worker, workers, batch_size,
                                                           chunk_rows=97)] == expected
-    assert sum(len(b) for batches in seen.values() for b in batches) == row["events"] == pl.read_parquet(events_path).height
+    assert (
+        sum(len(b) for batches in seen.values() for b in batches)
+        == row["events"]
+        == pl.read_parquet(events_path).height
+    )
 
 
 def _server_documents(db, version, events_path):
@@ -58,14 +62,17 @@ def _server_documents(db, version, events_path):
     for worker in range(2):
         for statements in worker_batches(version, events_path, worker, 2, 250):
             send_update_statements(collection, statements, version.name)
-    raw = db.get_collection(version.collection_name, codec_options=bson.CodecOptions(document_class=RawBSONDocument))
+    raw = db.get_collection(
+        version.collection_name, codec_options=bson.CodecOptions(document_class=RawBSONDocument)
+    )
     return raw.find({})
 
 
 # appV1 is left out: the stand-in scans for its embedded-document _id filter (test_appversions_load)
 @pytest.mark.parametrize("name", ["appV2", "appV4", "appV5R0", "appV5R4", "appV6R2"])
-def test_the_documents_are_the_ones_a_server_keeps_for_the_same_statements(events_path, tmp_path, mongo_client,
-                                                                          name):
+def test_the_documents_are_the_ones_a_server_keeps_for_the_same_statements(
+    events_path, tmp_path, mongo_client, name
+):
     from costlab.engine.connection import Engine, EngineSettings
     from costlab.engine.deployment import Deployment
     from costlab.engine.update import apply_statement, find_record
@@ -74,8 +81,14 @@ def test_the_documents_are_the_ones_a_server_keeps_for_the_same_statements(event
     db = mongo_client[f"t_engine_upserts_{name}"]
     mongo_client.drop_database(db.name)
     try:
-        server = {bson.encode({k: v for k, v in bson.decode(d.raw).items() if k != "_id"} if name == "appV2"
-                              else bson.decode(d.raw)): None for d in _server_documents(db, version, events_path)}
+        server = {
+            bson.encode(
+                {k: v for k, v in bson.decode(d.raw).items() if k != "_id"}
+                if name == "appV2"
+                else bson.decode(d.raw)
+            ): None
+            for d in _server_documents(db, version, events_path)
+        }
     finally:
         mongo_client.drop_database(db.name)
     with Engine(tmp_path / "wt", EngineSettings(cache_mb=64, journal=False)) as engine:

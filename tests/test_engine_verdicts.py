@@ -32,9 +32,13 @@ def test_window_fraction_at_a_size_the_article_did_not_publish_is_not_comparable
 
 
 def test_window_fraction_at_64_kb_is_judged():
-    low = window_row(docsize_verdicts(cache_reads(64, 10_000_000.0, 10_000_000.0), PUBLISHED, 1000, {64: 65876}))
+    low = window_row(
+        docsize_verdicts(cache_reads(64, 10_000_000.0, 10_000_000.0), PUBLISHED, 1000, {64: 65876})
+    )
     assert low["verdict"] == "not reproduced"
-    high = window_row(docsize_verdicts(cache_reads(64, 65_000_000.0, 65_000_000.0), PUBLISHED, 1000, {64: 65876}))
+    high = window_row(
+        docsize_verdicts(cache_reads(64, 65_000_000.0, 65_000_000.0), PUBLISHED, 1000, {64: 65876})
+    )
     assert high["verdict"] == "reproduced"
 
 
@@ -51,9 +55,14 @@ def test_a_verdict_per_size_run_and_shape_with_its_tolerance():
         "bytes_read_into_cache_median": [1.0] * 6})
     cells = docsize_cells(reads, PUBLISHED, 1000)
     verdicts = {tuple(f.split(":")[0].split(", ")[1:]): v for f, v in zip(cells["finding"], cells["verdict"])}
-    assert verdicts == {("small_cache", "whole"): "reproduced", ("small_cache", "projection"): "not reproduced",
-                        ("small_cache", "covered"): "reproduced", ("small_cache_cold_per_shape", "whole"): "not reproduced",
-                        ("random_windows", "whole"): "reproduced", ("random_windows", "covered"): "not reproduced"}
+    assert verdicts == {
+        ("small_cache", "whole"): "reproduced",
+        ("small_cache", "projection"): "not reproduced",
+        ("small_cache", "covered"): "reproduced",
+        ("small_cache_cold_per_shape", "whole"): "not reproduced",
+        ("random_windows", "whole"): "reproduced",
+        ("random_windows", "covered"): "not reproduced",
+    }
     assert cells.filter(pl.col("metric").str.contains("random_windows"))["published"].is_null().all()
     assert cells["note"].str.contains("tolerance").all() and set(cells["server_kind"]) == {"engine"}
 

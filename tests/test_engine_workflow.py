@@ -19,7 +19,7 @@ def test_engine_targets_build_without_a_server(tmp_path):
     table = pl.read_csv(out / "log_bytes.csv")
     assert {"profile", "workload", "n", "log_bytes", "modify_calls", "update_calls", "wt_version",
             "journal_compressor"} <= set(table.columns)
-    assert sorted(table["n"].unique().to_list()) == [200, 400, 800]          # smoke.yaml engine.arraygrowth.ns
+    assert sorted(table["n"].unique().to_list()) == [200, 400, 800]  # smoke.yaml engine.arraygrowth.ns
     assert table.height == 2 * 2 * 3
     record = json.loads((out / "provenance.json").read_text())
     assert record["server_kind"] == "engine" and record["server"]["wiredtiger_version"] == "11.2.0"
@@ -39,9 +39,10 @@ def test_engine_targets_build_without_a_server(tmp_path):
     assert json.loads((docsize / "provenance.json").read_text())["server_kind"] == "engine"
 
     # The report shows the engine lab as its own labelled block with real verdicts, no server run.
+    import yaml
+
     from costlab.config import DEFAULT_CONFIG_PATH, validate
     from costlab.report.page import build_report
-    import yaml
     config = validate(yaml.safe_load(DEFAULT_CONFIG_PATH.read_text())
                       | {"studies": ["docsize", "arraygrowth", "appversions"]})
     summary = build_report(tmp_path / "results", tmp_path / "results" / "report.html", config)
@@ -66,8 +67,9 @@ def test_engine_targets_build_without_a_server(tmp_path):
             "reproduced", "not reproduced", "not comparable (not measured)", "not comparable at this scale",
             "not comparable: sampling error"}
         assert not verdicts["verdict"].str.contains("stand-in").any()
-    quadratic = pl.read_csv(tmp_path / "results" / "arraygrowth" / "engine" / "published_vs_engine.csv").filter(
-        pl.col("finding").str.starts_with("standalone $push: journal bytes grow quadratically"))
+    quadratic = pl.read_csv(
+        tmp_path / "results" / "arraygrowth" / "engine" / "published_vs_engine.csv"
+    ).filter(pl.col("finding").str.starts_with("standalone $push: journal bytes grow quadratically"))
     assert quadratic["verdict"].to_list() == ["reproduced"]
     assert not summary.stand_in
 

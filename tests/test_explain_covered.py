@@ -24,7 +24,9 @@ def explain(winning_plan: dict, keys: int, docs: int, returned: int) -> dict:
 
 EXPRESS_IXSCAN = explain({"isCached": False, "stage": "EXPRESS_IXSCAN", "keyPattern": "{ a: 1 }",
                           "indexName": "a_1"}, keys=1, docs=1, returned=1)
-EXPRESS_CLUSTERED = explain({"isCached": False, "stage": "EXPRESS_CLUSTERED_IXSCAN"}, keys=0, docs=1, returned=1)
+EXPRESS_CLUSTERED = explain(
+    {"isCached": False, "stage": "EXPRESS_CLUSTERED_IXSCAN"}, keys=0, docs=1, returned=1
+)
 IDHACK = explain({"stage": "IDHACK"}, keys=1, docs=1, returned=1)
 
 
@@ -41,8 +43,19 @@ def test_projection_covered_or_index_only_with_zero_documents_is_covered():
                       keys=5, docs=0, returned=5)
     assert plan_summary(classic)["covered"] is True
     # A newer express plan that says so itself (plan_explainer_express.cpp: projectionCovered).
-    express = explain({"isCached": False, "stage": "EXPRESS_IXSCAN", "keyPattern": "{ a: 1 }", "indexName": "a_1",
-                       "projection": {"_id": 0, "a": 1}, "projectionCovered": True}, keys=1, docs=0, returned=1)
+    express = explain(
+        {
+            "isCached": False,
+            "stage": "EXPRESS_IXSCAN",
+            "keyPattern": "{ a: 1 }",
+            "indexName": "a_1",
+            "projection": {"_id": 0, "a": 1},
+            "projectionCovered": True,
+        },
+        keys=1,
+        docs=0,
+        returned=1,
+    )
     assert plan_summary(express)["covered"] is True
     # A count answered by COUNT_SCAN reads no documents.
     assert plan_summary(explain({"stage": "COUNT", "inputStage": {"stage": "COUNT_SCAN"}},
@@ -54,7 +67,9 @@ def test_zero_documents_examined_by_a_fetching_plan_is_not_covered():
     nothing = explain({"stage": "FETCH", "inputStage": {"stage": "IXSCAN", "indexName": "a_1"}},
                       keys=0, docs=0, returned=0)
     assert plan_summary(nothing)["covered"] is False
-    missing_id = explain({"isCached": False, "stage": "EXPRESS_IXSCAN", "indexName": "_id_"}, keys=0, docs=0, returned=0)
+    missing_id = explain(
+        {"isCached": False, "stage": "EXPRESS_IXSCAN", "indexName": "_id_"}, keys=0, docs=0, returned=0
+    )
     assert plan_summary(missing_id)["covered"] is False
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import altair as alt
 import polars as pl
-import pytest
 
 from costlab.report.charts import FONT_SIZES, SUBTITLE_CHARS, coincident_series, save_chart, titled
 
@@ -51,43 +50,78 @@ def legend_mismatches(spec: dict) -> list[str]:
 def test_the_mismatch_check_sees_a_filled_circle_beside_hollow_diamonds():
     frame = pl.DataFrame({"x": [1, 2], "y": [1, 2], "source": ["ours", "theirs"]})
     base = alt.Chart(frame).encode(x="x:Q", y="y:Q", shape="source:N")
-    assert legend_mismatches(alt.layer(base.mark_point(filled=True), base.mark_point(filled=False)).to_dict()) == ["source"]
+    assert legend_mismatches(
+        alt.layer(base.mark_point(filled=True), base.mark_point(filled=False)).to_dict()
+    ) == ["source"]
     assert legend_mismatches(alt.layer(base.mark_point(), base.mark_point(filled=False)).to_dict()) == []
-    assert legend_mismatches(alt.layer(base.mark_line(), base.mark_point(filled=False)).to_dict()) == ["source"]
+    assert legend_mismatches(alt.layer(base.mark_line(), base.mark_point(filled=False)).to_dict()) == [
+        "source"
+    ]
 
 
 def _growth_points(standalone: list[float], replset: list[float]) -> pl.DataFrame:
     from costlab.arraygrowth.figures import WORKLOAD_TITLES
 
     ns = [200, 400, 800]
-    rows = [{"profile": profile, "workload": "push", "n": n, "log_bytes": value, "bytes_per_op": value / n,
-             "source": "reproduced"} for profile, values in (("standalone", standalone), ("replset-1", replset))
-            for n, value in zip(ns, values)]
-    rows.append({"profile": "standalone", "workload": "push", "n": 10_000, "log_bytes": 3e8, "bytes_per_op": 3e4,
-                 "source": "published (article)"})
-    return pl.DataFrame(rows).with_columns(pl.col("workload").replace_strict(WORKLOAD_TITLES).alias("workload_title"))
+    rows = [
+        {
+            "profile": profile,
+            "workload": "push",
+            "n": n,
+            "log_bytes": value,
+            "bytes_per_op": value / n,
+            "source": "reproduced",
+        }
+        for profile, values in (("standalone", standalone), ("replset-1", replset))
+        for n, value in zip(ns, values)
+    ]
+    rows.append(
+        {
+            "profile": "standalone",
+            "workload": "push",
+            "n": 10_000,
+            "log_bytes": 3e8,
+            "bytes_per_op": 3e4,
+            "source": "published (article)",
+        }
+    )
+    return pl.DataFrame(rows).with_columns(
+        pl.col("workload").replace_strict(WORKLOAD_TITLES).alias("workload_title")
+    )
 
 
 def test_arraygrowth_legend_marks_are_the_plotted_marks_and_coinciding_profiles_are_named():
     from costlab.arraygrowth.figures import growth_chart
 
-    same = growth_chart(_growth_points([1e5, 2e5, 4e5], [1e5, 2e5, 4e5]), "log_bytes", "bytes", "t", False, None)
+    same = growth_chart(
+        _growth_points([1e5, 2e5, 4e5], [1e5, 2e5, 4e5]), "log_bytes", "bytes", "t", False, None
+    )
     spec = same.to_dict()
     assert legend_mismatches(spec) == []
     subtitle = " ".join(spec["title"]["subtitle"])
-    assert "replset-1 and standalone overlap at every point ($push N timestamps into one document)" in subtitle
+    assert (
+        "replset-1 and standalone overlap at every point ($push N timestamps into one document)" in subtitle
+    )
     # apart by more than the markers' width: nothing named
-    apart = growth_chart(_growth_points([1e5, 4e5, 1.6e6], [1e5 * 3, 2e5 * 3, 4e5 * 3]), "log_bytes", "bytes", "t",
-                         False, None).to_dict()
+    apart = growth_chart(
+        _growth_points([1e5, 4e5, 1.6e6], [1e5 * 3, 2e5 * 3, 4e5 * 3]), "log_bytes", "bytes", "t", False, None
+    ).to_dict()
     assert "overlap" not in " ".join(apart["title"].get("subtitle", []))
 
 
 def test_flatnested_legend_marks_are_the_plotted_marks_and_equal_layouts_are_named():
     from costlab.flatnested.figures import time_chart
 
-    comparison = pl.DataFrame({"fields": [10, 25], "reproduced_flat_ms": [100.0, 200.0],
-                               "reproduced_structured_ms": [100.0, 201.0], "published_flat_ms": [487.0, 600.0],
-                               "published_structured_ms": [380.0, 420.0], "reproduced_engine": ["wiredTiger"] * 2})
+    comparison = pl.DataFrame(
+        {
+            "fields": [10, 25],
+            "reproduced_flat_ms": [100.0, 200.0],
+            "reproduced_structured_ms": [100.0, 201.0],
+            "published_flat_ms": [487.0, 600.0],
+            "published_structured_ms": [380.0, 420.0],
+            "reproduced_engine": ["wiredTiger"] * 2,
+        }
+    )
     spec = time_chart(comparison, False).to_dict()
     assert legend_mismatches(spec) == []
     subtitle = " ".join(spec["title"]["subtitle"])

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from test_report import provenance, smoke_config
 
 from costlab.report.collect import collect_sections
 from costlab.report.findings import COLUMNS, findings_frame, read_findings, verdict_counts, write_findings
 from costlab.report.page import build_report
 from costlab.summary import summary_lines
-from test_report import provenance, smoke_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,12 +22,19 @@ ROOT = Path(__file__).resolve().parent.parent
 def verdict_table(path: Path, rows: list[tuple[str, float | None, float | None, str]], kind: str,
                   tolerance: str | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    frame = pl.DataFrame({"finding": [r[0] for r in rows], "metric": [f"metric of {r[0]}" for r in rows],
-                          "unit": ["B"] * len(rows), "published": [r[1] for r in rows],
-                          "reproduced": [r[2] for r in rows],
-                          "ratio": [None if r[1] in (None, 0) or r[2] is None else r[2] / r[1] for r in rows],
-                          "verdict": [r[3] for r in rows], "server_kind": [kind] * len(rows)},
-                         schema_overrides={"published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64})
+    frame = pl.DataFrame(
+        {
+            "finding": [r[0] for r in rows],
+            "metric": [f"metric of {r[0]}" for r in rows],
+            "unit": ["B"] * len(rows),
+            "published": [r[1] for r in rows],
+            "reproduced": [r[2] for r in rows],
+            "ratio": [None if r[1] in (None, 0) or r[2] is None else r[2] / r[1] for r in rows],
+            "verdict": [r[3] for r in rows],
+            "server_kind": [kind] * len(rows),
+        },
+        schema_overrides={"published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64},
+    )
     if tolerance is not None:
         frame = frame.with_columns(pl.lit(tolerance).alias("tolerance"))
     frame.write_csv(path)
@@ -42,8 +49,19 @@ def tree(tmp_path) -> Path:
                   [("projection costs little in cache", 3.5, 3.1, "reproduced"),
                    ("whole documents cost more", 38.0, 9.0, "not reproduced")], "mongod")
     (results / "docsize" / "provenance").mkdir(parents=True)
-    (results / "docsize" / "provenance" / "measure.json").write_text(json.dumps(provenance(
-        "mongod", version="8.0.4", engine="wiredTiger", backend="docker", profile="standalone", cpu="c", job="m")))
+    (results / "docsize" / "provenance" / "measure.json").write_text(
+        json.dumps(
+            provenance(
+                "mongod",
+                version="8.0.4",
+                engine="wiredTiger",
+                backend="docker",
+                profile="standalone",
+                cpu="c",
+                job="m",
+            )
+        )
+    )
     verdict_table(results / "docsize" / "engine" / "published_vs_engine.csv",
                   [("covered reads nothing", 0.005, 0.0, "reproduced")], "engine")
     (results / "docsize" / "engine" / "provenance.json").write_text(json.dumps(
@@ -76,13 +94,20 @@ def test_findings_hold_every_verdict_row_with_its_evidence(tree):
     assert findings.columns == COLUMNS
     by_study = {s: findings.filter(pl.col("study") == s) for s in ("docsize", "arraygrowth", "flatnested",
                                                                    "uniqueidx")}
-    assert by_study["docsize"]["finding"].to_list() == ["projection costs little in cache", "whole documents cost more",
-                                                       "covered reads nothing", "a 1 KB order's size"]
+    assert by_study["docsize"]["finding"].to_list() == [
+        "projection costs little in cache",
+        "whole documents cost more",
+        "covered reads nothing",
+        "a 1 KB order's size",
+    ]
     assert by_study["docsize"]["evidence"].to_list() == ["mongod 8.0.4", "mongod 8.0.4",
                                                         "WiredTiger engine lab 11.2.0", "server-free model"]
     # every one of arraygrowth's 13 engine rows, then its mongod part that did not run
     assert by_study["arraygrowth"].height == 14
-    assert by_study["arraygrowth"]["verdict"].to_list()[-2:] == ["not reproduced", "not run: no MongoDB server"]
+    assert by_study["arraygrowth"]["verdict"].to_list()[-2:] == [
+        "not reproduced",
+        "not run: no MongoDB server",
+    ]
     assert by_study["flatnested"]["tolerance"].to_list() == ["saving > 0 %"]
     assert by_study["uniqueidx"]["verdict"].to_list() == ["not run: no MongoDB server"]
     assert "start a Docker engine" in by_study["uniqueidx"]["note"][0]
@@ -109,7 +134,9 @@ def test_findings_csv_round_trips_and_the_page_opens_with_it(tree):
     write_findings(findings_frame(sections, tree), tree / "findings.csv")
     written = read_findings(tree / "findings.csv")
     assert written.height == 20
-    build_report(tree, tree / "report.html", config, study_targets=targets(tree), findings_path=tree / "findings.csv")
+    build_report(
+        tree, tree / "report.html", config, study_targets=targets(tree), findings_path=tree / "findings.csv"
+    )
     page = (tree / "report.html").read_text()
     findings_at = page.index('id="findings"')
     assert findings_at < page.index('<section class="study"')
@@ -134,7 +161,9 @@ def test_header_says_when_no_server_ran(tree):
     shutil.rmtree(tree / "docsize" / "tables")
     config = smoke_config()
     build_report(tree, tree / "report.html", config, study_targets=targets(tree))
-    ran = re.search(r'<p class="what-ran" id="what-ran">(.*?)</p>', (tree / "report.html").read_text(), re.S).group(1)
+    ran = re.search(
+        r'<p class="what-ran" id="what-ran">(.*?)</p>', (tree / "report.html").read_text(), re.S
+    ).group(1)
     assert "engine lab" in ran and ran.rstrip(" .").endswith("no MongoDB server")
     assert "MongoDB 8" not in ran
 
@@ -156,13 +185,17 @@ def test_long_verdict_tables_are_shown_whole_with_the_verdict_beside_the_finding
 
 def test_summary_counts_the_findings_csv(tree):
     config = smoke_config()
-    write_findings(findings_frame(collect_sections(tree, config, targets(tree), None), tree), tree / "findings.csv")
+    write_findings(
+        findings_frame(collect_sections(tree, config, targets(tree), None), tree), tree / "findings.csv"
+    )
     (tree / "report.html").write_text("<html></html>")
     lines = summary_lines(tree, ["docsize", "arraygrowth", "flatnested", "uniqueidx"])
     text = "\n".join(lines)
     with (tree / "findings.csv").open(newline="") as handle:
         total = sum(1 for _ in csv.DictReader(handle))
-    assert lines[0].startswith(f"costlab summary: {total} findings (16 reproduced, 2 not reproduced, 2 not run;")
+    assert lines[0].startswith(
+        f"costlab summary: {total} findings (16 reproduced, 2 not reproduced, 2 not run;"
+    )
     assert "  docsize      mongod 8.0.4: 1 not reproduced, 1 reproduced\n" in text + "\n"
     assert "WiredTiger engine lab 11.2.0 (not a mongod run): 1 reproduced" in text
     assert "server-free model: 1 reproduced" in text
@@ -176,24 +209,43 @@ def test_model_checks_are_judged_by_the_published_tolerance(tmp_path):
     from costlab.docsize.model import published_vs_model
 
     published = ROOT / "resources" / "published" / "docsize_collections.csv"
-    datasets = pl.DataFrame({"variant": ["base", "base", "spread"], "collection": ["orders_1k", "orders_4k", "x"],
-                             "size_kb": [1, 4, 1], "documents": [10, 10, 10],
-                             "avg_doc_bytes": [1024.0, 4096.0, 1.0], "published_avg_doc_bytes": [1037, 4105, 1037],
-                             "data_bytes": [10000, 40960, 10]})
+    datasets = pl.DataFrame(
+        {
+            "variant": ["base", "base", "spread"],
+            "collection": ["orders_1k", "orders_4k", "x"],
+            "size_kb": [1, 4, 1],
+            "documents": [10, 10, 10],
+            "avg_doc_bytes": [1024.0, 4096.0, 1.0],
+            "published_avg_doc_bytes": [1037, 4105, 1037],
+            "data_bytes": [10000, 40960, 10],
+        }
+    )
     sizes = pl.col("finding").str.contains("mean BSON size")
     rows = published_vs_model(datasets, published)
-    assert rows.filter(sizes)["verdict"].to_list() == ["reproduced", "reproduced"]  # 1.25 %, 0.22 % off: within ±2 %
+    assert rows.filter(sizes)["verdict"].to_list() == [
+        "reproduced",
+        "reproduced",
+    ]  # 1.25 %, 0.22 % off: within ±2 %
     assert rows["tolerance"].to_list() == ["within ±2 %"] * 4
     # the data size (the article's MB at its 50,000 orders) is judged only at the article's count
     data = rows.filter(~sizes)
     assert data["published"].to_list() == [52e6, 205e6] and data["verdict"].str.starts_with(
         "not comparable at this scale (10 documents here").all()
-    at_count = published_vs_model(datasets.with_columns(pl.col("data_bytes") * 5000, pl.lit(50_000).alias("documents")),
-                                  published, 50_000).filter(~sizes)
-    assert at_count["verdict"].to_list() == ["not reproduced", "reproduced"]  # 50 MB vs 52 (3.8 % off), 204.8 vs 205
+    at_count = published_vs_model(
+        datasets.with_columns(pl.col("data_bytes") * 5000, pl.lit(50_000).alias("documents")),
+        published,
+        50_000,
+    ).filter(~sizes)
+    assert at_count["verdict"].to_list() == [
+        "not reproduced",
+        "reproduced",
+    ]  # 50 MB vs 52 (3.8 % off), 204.8 vs 205
     tight = tmp_path / "collections.csv"
     tight.write_text(published.read_text().replace(",1037,52,22,2,", ",1037,52,22,1,"))
-    assert published_vs_model(datasets, tight).filter(sizes)["verdict"].to_list() == ["not reproduced", "reproduced"]
+    assert published_vs_model(datasets, tight).filter(sizes)["verdict"].to_list() == [
+        "not reproduced",
+        "reproduced",
+    ]
 
 
 def test_flatnested_model_judges_the_direction_of_the_saving():
@@ -225,7 +277,10 @@ def test_smoke_tree_findings_hold_every_studys_verdict_rows(smoke_all):
             if path.exists():
                 source = mine.filter(pl.col("source") == f"{study}/{table}")
                 assert source.height == pl.read_csv(path, infer_schema_length=0).height, (study, table)
-                assert source["verdict"].to_list() == pl.read_csv(path, infer_schema_length=0)["verdict"].to_list()
+                assert (
+                    source["verdict"].to_list()
+                    == pl.read_csv(path, infer_schema_length=0)["verdict"].to_list()
+                )
     page = (results / "report.html").read_text()
     block = page[page.index('id="findings"'):]
     assert len(re.findall(r"<tr><td><a href=\"#study-", block)) == findings.height
@@ -233,7 +288,8 @@ def test_smoke_tree_findings_hold_every_studys_verdict_rows(smoke_all):
 
 def test_smoke_tree_every_judged_finding_states_its_tolerance(smoke_all):
     """Every row of results/findings.csv with a verdict (reproduced / not reproduced) carries the tolerance it
-    was judged by, from every evidence kind the smoke run has (stand-in, engine lab, model); the page never says
+    was judged by, from every evidence kind the smoke run has (stand-in, engine lab, model); the page never
+    says
     "not stated", and a rule's row with no single published number shows the rule as its published side."""
     from costlab.verdicts import verdict_class
 
@@ -244,10 +300,14 @@ def test_smoke_tree_every_judged_finding_states_its_tolerance(smoke_all):
     assert judged.height > 50 and judged["tolerance"].null_count() == 0
     assert (judged["tolerance"].str.len_chars() > 3).all()
     everything = findings.filter(~pl.col("verdict").str.starts_with("not run"))
-    assert everything["tolerance"].null_count() == 0, everything.filter(pl.col("tolerance").is_null())["finding"]
+    assert everything["tolerance"].null_count() == 0, everything.filter(pl.col("tolerance").is_null())[
+        "finding"
+    ]
     assert set(everything["study"]) == {"docsize", "appversions", "arraygrowth", "flatnested", "uniqueidx"}
     page = (results / "report.html").read_text()
     block = page[page.index('id="findings"'):page.index("</section>", page.index('id="findings"'))]
     assert "not stated" not in block and "missing from its verdict table" not in block
-    if judged["published"].null_count():   # in a cell that wraps (a numeric cell does not: it widened the table)
+    if judged[
+        "published"
+    ].null_count():  # in a cell that wraps (a numeric cell does not: it widened the table)
         assert '<td class="rule">no single published number; the rule:' in block

@@ -135,15 +135,32 @@ def test_measure_refuses_an_unloaded_data_dir(tmp_path, external_server_config):
         measure_dataset({"server": external_server_config}, tmp_path, "flat_10", 2, 0, tmp_path / "p.json")
 
 
-def synthetic_raw(flat_ms: float, structured_ms: float, server_kind: str, documents: int = 100) -> pl.DataFrame:
+def synthetic_raw(
+    flat_ms: float, structured_ms: float, server_kind: str, documents: int = 100
+) -> pl.DataFrame:
     rows = []
     for shape, ms in ((Shape("flat", 10), flat_ms), (Shape("structured", 10), structured_ms)):
         for run in range(4):
-            rows.append({"shape": shape.name, "layout": shape.layout, "fields": 10, "groups": 2, "documents": documents,
-                         "run": run, "client_ms": ms, "server_ms": None, "server_read_ops": None,
-                         "docs_returned": 0, "docs_examined": 100, "server_data_bytes": 1000,
-                         "server_storage_bytes": 500, "storage_engine": "wiredTiger",
-                         "server_version": "8.0.0", "server_kind": server_kind})
+            rows.append(
+                {
+                    "shape": shape.name,
+                    "layout": shape.layout,
+                    "fields": 10,
+                    "groups": 2,
+                    "documents": documents,
+                    "run": run,
+                    "client_ms": ms,
+                    "server_ms": None,
+                    "server_read_ops": None,
+                    "docs_returned": 0,
+                    "docs_examined": 100,
+                    "server_data_bytes": 1000,
+                    "server_storage_bytes": 500,
+                    "storage_engine": "wiredTiger",
+                    "server_version": "8.0.0",
+                    "server_kind": server_kind,
+                }
+            )
     return pl.DataFrame(rows, schema_overrides={"server_ms": pl.Float64, "server_read_ops": pl.Int64})
 
 
@@ -166,8 +183,17 @@ def test_tables_improvement_and_verdict(flat_ms, structured_ms, kind, verdict):
     assert row["size_saving_pct"] == pytest.approx(20.0)
     assert row["server_flat_ms"] is None and row["server_improvement_pct"] is None
     pvr = published_vs_reproduced(comparison, pl.read_csv(SAMPLE_SIZES))
-    assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
-                           "server_kind"]
+    assert pvr.columns == [
+        "finding",
+        "metric",
+        "unit",
+        "published",
+        "reproduced",
+        "ratio",
+        "tolerance",
+        "verdict",
+        "server_kind",
+    ]
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     speed = pvr.filter(pl.col("finding").str.starts_with("structured is faster"))
     assert speed.filter(pl.col("unit") == "%")["verdict"].to_list() == [verdict]
@@ -181,7 +207,11 @@ def test_tables_improvement_and_verdict(flat_ms, structured_ms, kind, verdict):
     assert improvement["published"] == 22.8
     assert improvement["ratio"] == pytest.approx(improvement["reproduced"] / 22.8)
     size = pvr.filter(pl.col("finding").str.starts_with("structured is smaller")).row(0, named=True)
-    assert size["published"] == 24 and size["reproduced"] == pytest.approx(20.0) and size["verdict"] == "reproduced"
+    assert (
+        size["published"] == 24
+        and size["reproduced"] == pytest.approx(20.0)
+        and size["verdict"] == "reproduced"
+    )
 
 
 def test_times_at_the_published_document_count_carry_the_verdict():

@@ -16,8 +16,15 @@ VERSIONS = ["appV1", "appV2", "appV3", "appV4", "appV5R0", "appV5R1", "appV5R2",
 
 
 def _model(versions) -> pl.DataFrame:
-    return pl.DataFrame({"version": versions, "events": [600] * len(versions), "documents": [10] * len(versions),
-                         "avg_doc_bytes": [100.0] * len(versions), "data_bytes": [1000] * len(versions)})
+    return pl.DataFrame(
+        {
+            "version": versions,
+            "events": [600] * len(versions),
+            "documents": [10] * len(versions),
+            "avg_doc_bytes": [100.0] * len(versions),
+            "data_bytes": [1000] * len(versions),
+        }
+    )
 
 
 def test_a_truncated_model_table_names_the_missing_versions_and_the_rebuild(tmp_path, monkeypatch):
@@ -63,7 +70,9 @@ def test_an_empty_or_binary_csv_is_named(tmp_path):
 
 
 def test_published_inputs_are_restored_from_git():
-    assert rebuild_command("resources/published/appversions_collection_stats.csv").startswith("git checkout -- ")
+    assert rebuild_command("resources/published/appversions_collection_stats.csv").startswith(
+        "git checkout -- "
+    )
 
 
 def test_disk_full_is_reported_as_disk_full_naming_the_path(tmp_path):

@@ -50,7 +50,8 @@ def test_three_repeats_say_the_confidence_they_have():
 
 def test_ten_repeats_use_the_order_statistics_at_95_percent():
     # for n = 10 the distribution-free 95 % interval of the median is (x(2), x(9)):
-    # P(Binomial(10, 0.5) in [2, 8]) = 1 - 2 * (1 + 10) / 1024 = 0.9785 >= 0.95, while (x(3), x(8)) gives 0.891
+    # P(Binomial(10, 0.5) in [2, 8]) = 1 - 2 * (1 + 10) / 1024 = 0.9785 >= 0.95, while (x(3), x(8)) gives
+    # 0.891
     interval = over_repeats([float(v) for v in range(10, 0, -1)])
     assert (interval.low, interval.high) == (2.0, 9.0)
     assert interval.confidence == 0.95
@@ -70,7 +71,8 @@ def test_judge_inside_outside_straddles():
     assert straddle.outcome == "straddles" and straddle.holds is None
     # crosses the upper edge 1.1: half-width 0.2 on that side, distance 0.1 -> k > 3 * (0.2 / 0.1)**2 = 12
     assert straddle.repeats_to_decide == 13
-    # one-sided rule (value >= 2): an interval [1.5, 3] around 2.5 crosses 2 at half 1.0, distance 0.5 -> k > 12
+    # one-sided rule (value >= 2): an interval [1.5, 3] around 2.5 crosses 2 at half 1.0, distance 0.5 -> k >
+    # 12
     assert repeats_to_decide(interval(1.5, 2.5, 3.0), 2.0, math.inf) == 13
     # the estimate on the edge: no number of repeats decides it
     assert repeats_to_decide(interval(0.9, 1.1, 1.2), 0.8, 1.1) is None
@@ -155,8 +157,16 @@ def test_one_repeat_each_cannot_differ():
 
 
 def test_every_rule_says_its_band():
-    from costlab.verdicts import (above, absolute_within, at_least, at_most, below, between, ratio_within,
-                                  relative_within)
+    from costlab.verdicts import (
+        above,
+        absolute_within,
+        at_least,
+        at_most,
+        below,
+        between,
+        ratio_within,
+        relative_within,
+    )
     assert between(0.75, 1.33).band == (0.75, 1.33)
     assert at_least(2).band == (2, math.inf) and at_most(5).band == (-math.inf, 5)
     assert above(1).band[0] > 1 and not above(1)(1.0) and below(1).band[1] < 1

@@ -12,7 +12,7 @@ import sys
 import pytest
 import yaml
 
-from costlab.config import ConfigError, ROOT, load_config
+from costlab.config import ROOT, ConfigError, load_config
 from costlab.matrix import comparison_report, container_specs, link_workflow, plan, slug
 from tests.test_compare_runs import ROWS_A, ROWS_B, make_tree
 
@@ -58,16 +58,23 @@ def test_each_profile_gets_the_image_and_its_own_limits(tmp_path):
     assert specs["standalone-small-cache"]["mem_limit"] == 1024 ** 3
     assert "--replSet" in specs["replset-1"]["command"]
     assert all(s["ports"]["27017/tcp"][0] == "127.0.0.1" for s in specs.values())
-    assert specs["standalone"]["volumes"] == {str((run.results / "data").resolve()): {"bind": "/data/db", "mode": "rw"}}
+    assert specs["standalone"]["volumes"] == {
+        str((run.results / "data").resolve()): {"bind": "/data/db", "mode": "rw"}
+    }
 
 
 def test_each_run_plans_the_server_setup_and_every_measurement(tmp_path):
     runs = plan(matrix_config(), ["--configfile", "config/smoke.yaml"], tmp_path)
     for run in runs:
         link_workflow(run.workdir)
-        proc = subprocess.run([*run.command, "-n", "-q", "rules"], cwd=ROOT, capture_output=True, text=True,
-                              timeout=300, env={"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path / ".cache"),
-                                                "HOME": str(tmp_path)})
+        proc = subprocess.run(
+            [*run.command, "-n", "-q", "rules"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path / ".cache"), "HOME": str(tmp_path)},
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         text = proc.stdout + proc.stderr
         for rule in ("server_setup", "docsize_measure", "appversions_loadtest", "arraygrowth_run",
@@ -75,7 +82,9 @@ def test_each_run_plans_the_server_setup_and_every_measurement(tmp_path):
             assert rule in text, (run.image, rule)
         assert "mongod_not_run" not in text  # an explicit docker backend is never "no server"
         # profiles/default is the workflow-specific profile: loaded once, announced at most once
-        profile_lines = [line for line in text.splitlines() if line.startswith("Using ") and "profile" in line]
+        profile_lines = [
+            line for line in text.splitlines() if line.startswith("Using ") and "profile" in line
+        ]
         assert len(profile_lines) <= 1 and "profiles/default and workflow specific" not in text, profile_lines
 
 
@@ -86,10 +95,25 @@ def test_dry_run_prints_one_command_per_image(tmp_path):
     assert proc.returncode == 2 and "matrix.images: empty" in proc.stderr  # smoke.yaml lists no images
     override = tmp_path / "matrix.yaml"
     override.write_text(yaml.safe_dump({"matrix": {"images": IMAGES}}))
-    proc = subprocess.run([sys.executable, "-m", "costlab.matrix", "--plan", "--root", str(tmp_path),
-                           "--configfile", "config/smoke.yaml", str(override), "--config", "studies=[docsize]"],
-                          cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "costlab.matrix",
+            "--plan",
+            "--root",
+            str(tmp_path),
+            "--configfile",
+            "config/smoke.yaml",
+            str(override),
+            "--config",
+            "studies=[docsize]",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 2 and 'image: "mongo:7.0"' in lines[0] and 'image: "mongo:8.0"' in lines[1]

@@ -56,7 +56,9 @@ def test_plan_summary_on_server_explain(test_db):
 
 
 def test_summarize_percentiles():
-    raw = pl.DataFrame({"shape": ["a"] * 101 + ["b"] * 3, "ms": [float(i) for i in range(101)] + [1.0, 2.0, None]})
+    raw = pl.DataFrame(
+        {"shape": ["a"] * 101 + ["b"] * 3, "ms": [float(i) for i in range(101)] + [1.0, 2.0, None]}
+    )
     out = summarize(raw, ["shape"], "ms").sort("shape")
     a = out.row(0, named=True)
     assert a["n"] == 101 and a["ms_p50"] == 50 and a["ms_p95"] == pytest.approx(95)

@@ -6,14 +6,11 @@ values of server.namespace, against one stand-in through the external backend.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import datetime, timedelta, timezone
 
-import polars as pl
 import pytest
 
 from costlab import namespaces
@@ -39,7 +36,9 @@ def test_database_name_depends_on_run_and_data_parameters(tmp_path):
     assert a.startswith("costlab_appversions_") and len(a) <= 63
     named = load_config(overrides={"server": {"namespace": "labA"}})
     assert namespaces.database_name(named, "docsize").startswith("costlab_docsize_labA_")
-    assert namespaces.run_databases([a, b, "costlab_appversions", "other"], namespaces.run_id(base, tmp_path / "a")) == [a]
+    assert namespaces.run_databases(
+        [a, b, "costlab_appversions", "other"], namespaces.run_id(base, tmp_path / "a")
+    ) == [a]
 
 
 def _load_flatnested(config, tmp_path, name="structured_2x5"):
@@ -47,7 +46,9 @@ def _load_flatnested(config, tmp_path, name="structured_2x5"):
     from costlab.flatnested.run import load_dataset
 
     values = tmp_path / "values.parquet"
-    generate_values(config["flatnested"]["documents"], 2, seed=config["flatnested"]["seed"]).write_parquet(values)
+    generate_values(config["flatnested"]["documents"], 2, seed=config["flatnested"]["seed"]).write_parquet(
+        values
+    )
     data_dir = tmp_path / "data" / name
     load_dataset(config, values, name, data_dir, tmp_path / "load.json")
     return data_dir
@@ -123,7 +124,9 @@ def test_document_lease_refuses_naming_the_holder_and_expires(external_server_co
             pass   # another dataset is not held
     # A holder killed hard leaves its document; once expired, the next job takes it.
     past = datetime.now(timezone.utc) - timedelta(seconds=1)
-    db[LEASE_COLLECTION].insert_one({"_id": "ds", "token": "dead", "holder": {"job": "ghost"}, "expires_at": past})
+    db[LEASE_COLLECTION].insert_one(
+        {"_id": "ds", "token": "dead", "holder": {"job": "ghost"}, "expires_at": past}
+    )
     with document_lease(db, "ds", "job_three"):
         assert db[LEASE_COLLECTION].find_one({"_id": "ds"})["holder"]["job"] == "job_three"
     assert db[LEASE_COLLECTION].find_one({"_id": "ds"}) is None   # released at the end
@@ -135,7 +138,9 @@ def test_two_measuring_jobs_on_one_external_dataset_do_not_overlap(tmp_path, ext
     config["server"] = config["server"] | {"namespace": "overlap_t"}
     with measuring_job(config, "standalone", tmp_path / "one.json", study="arraygrowth", job="first"):
         with pytest.raises(LeaseHeld, match="first"):
-            with measuring_job(config, "standalone", tmp_path / "two.json", study="arraygrowth", job="second"):
+            with measuring_job(
+                config, "standalone", tmp_path / "two.json", study="arraygrowth", job="second"
+            ):
                 pass
     assert (tmp_path / "one.json").exists() and not (tmp_path / "two.json").exists()
 
@@ -160,8 +165,12 @@ def test_data_dir_lease_refuses_while_an_orphan_holds_it_and_frees_when_it_dies(
         assert "orphaned_loadtest" in str(err.value) and f"pid {orphan.pid}" in str(err.value)
         # measuring_job takes it before starting any server (the backend is never asked).
         with pytest.raises(LeaseHeld):
-            with measuring_job({"server": {"backend": "binary", "mongod": "/nonexistent/mongod"}}, "standalone",
-                               tmp_path / "p.json", data_dir=data_dir):
+            with measuring_job(
+                {"server": {"backend": "binary", "mongod": "/nonexistent/mongod"}},
+                "standalone",
+                tmp_path / "p.json",
+                data_dir=data_dir,
+            ):
                 pass
     finally:
         orphan.send_signal(signal.SIGKILL)
@@ -177,8 +186,12 @@ def test_cleanup_drops_only_this_runs_databases(tmp_path, server_uri, mongo_clie
     others = ["costlab_docsize_otherrun_0123abcd", "costlab_docsize", "cleanme_keep"]
     for name in mine + others:
         mongo_client[name]["x"].insert_one({})
-    dry = subprocess.run([sys.executable, "-m", "costlab.server.cleanup", "--configfile", str(config), "--dry-run"],
-                         capture_output=True, text=True, timeout=120)
+    dry = subprocess.run(
+        [sys.executable, "-m", "costlab.server.cleanup", "--configfile", str(config), "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert dry.returncode == 0, dry.stderr
     assert all(name in dry.stdout for name in mine) and set(mine) <= set(mongo_client.list_database_names())
     done = subprocess.run([sys.executable, "-m", "costlab.server.cleanup", "--configfile", str(config)],

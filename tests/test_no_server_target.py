@@ -7,10 +7,10 @@ with ~34 lines of Snakemake exceptions (RuleException, CalledProcessError, Workf
 from __future__ import annotations
 
 import pytest
+from workflow import NO_SERVER, workflow
 
 from costlab.server.availability import require_server, what_auto_tried
 from costlab.server.errors import NO_SERVER_FIX, NoServerForTarget
-from workflow import NO_SERVER, workflow
 
 TARGET = "results/docsize/figures/bytes_read.png"
 
@@ -39,7 +39,9 @@ def test_a_server_target_with_no_server_stops_in_a_few_lines(tmp_path, dry_run):
 
 def test_require_server_with_a_server_adds_no_input():
     assert require_server("docker", {"backend": "auto"}, {TARGET}, "standalone") == []
-    assert require_server("external", {"backend": "external", "uri": "mongodb://h/"}, set(), "replset-1") == []
+    assert (
+        require_server("external", {"backend": "external", "uri": "mongodb://h/"}, set(), "replset-1") == []
+    )
 
 
 def test_require_server_with_none_names_the_targets_what_was_tried_and_the_fix(monkeypatch):

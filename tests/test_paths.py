@@ -41,9 +41,13 @@ def test_the_interpreter_is_given_a_path_bash_needs_no_quotes_for(tmp_path, monk
     # the link is the same venv: unquoted through bash, it imports costlab
     out = subprocess.run(["bash", "-c", f"{safe} -c 'import costlab, sys; print(sys.prefix)'"],
                          capture_output=True, text=True, check=True)
-    assert Path(out.stdout.strip()).resolve() == Path(sys.prefix).resolve() or out.stdout.strip() == str(Path(safe).parent.parent)
-    assert paths.shell_safe_python() is None           # now plain: nothing more to do
-    assert paths.needs_quoting("/home/a b/.venv/bin/python") and not paths.needs_quoting("/home/é/.venv/bin/python")
+    assert Path(out.stdout.strip()).resolve() == Path(sys.prefix).resolve() or out.stdout.strip() == str(
+        Path(safe).parent.parent
+    )
+    assert paths.shell_safe_python() is None  # now plain: nothing more to do
+    assert paths.needs_quoting("/home/a b/.venv/bin/python") and not paths.needs_quoting(
+        "/home/é/.venv/bin/python"
+    )
 
 
 def test_outside_its_environment_the_cause_in_snakemake_is_named(monkeypatch):
@@ -117,9 +121,24 @@ def test_a_read_only_checkout_runs_with_directory_elsewhere(tmp_path):
         subprocess.run(["mount", "-o", "remount,bind,ro", str(checkout)], check=True)
         assert not os.access(checkout, os.W_OK)
         (work / "resources").symlink_to(checkout / "resources")
-        done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(checkout / "Snakefile"), "--directory",
-                               str(work), "-c1", "results/appversions/model/stats.csv", "--config",
-                               "server={backend: none}"], capture_output=True, text=True, timeout=600)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "snakemake",
+                "-s",
+                str(checkout / "Snakefile"),
+                "--directory",
+                str(work),
+                "-c1",
+                "results/appversions/model/stats.csv",
+                "--config",
+                "server={backend: none}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         assert (work / "results/appversions/model/stats.csv").is_file()
     finally:

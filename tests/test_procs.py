@@ -6,10 +6,8 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import psutil
-import pytest
 
 from costlab.config import ROOT
 
@@ -51,11 +49,13 @@ child = subprocess.Popen([sys.executable, "-c", sys.argv[1], str(os.getpid())], 
 assert child.stdout.readline().strip() == "armed"
 print(child.pid, flush=True)
 time.sleep(300)
-"""
+"""  # noqa: E501 (code in a string, kept as it runs)
 
 
 def test_a_child_dies_when_its_parent_is_killed_hard():
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, CHILD], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, CHILD], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
     child_pid = int(parent.stdout.readline())
     parent.send_signal(signal.SIGKILL)
     parent.wait()
@@ -63,7 +63,10 @@ def test_a_child_dies_when_its_parent_is_killed_hard():
 
 
 def test_a_child_whose_parent_is_already_gone_exits_at_once():
-    code = "import sys; from costlab.procs import die_with_parent; die_with_parent(1 if sys.argv[1] != '1' else 2); print('ran on')"
+    code = (
+        "import sys; from costlab.procs import die_with_parent; "
+        "die_with_parent(1 if sys.argv[1] != '1' else 2); print('ran on')"
+    )
     result = subprocess.run([sys.executable, "-c", code, str(os.getpid())], capture_output=True, text=True,
                             timeout=60, cwd=ROOT)
     assert result.returncode == 1 and "ran on" not in result.stdout
@@ -77,7 +80,7 @@ print(watchdog.pid, flush=True)
 if sys.argv[2] == "release":
     watchdog.terminate(); watchdog.wait(); print("released", flush=True)
 time.sleep(300)
-"""
+"""  # noqa: E501 (code in a string, kept as it runs)
 
 
 def test_watchdog_runs_its_command_after_a_hard_kill_only(tmp_path):
@@ -90,8 +93,9 @@ def test_watchdog_runs_its_command_after_a_hard_kill_only(tmp_path):
     parent.wait()
     assert _wait_gone([watchdog_pid], 30) == []
     assert killed.read_text() == "removed"
-    normal = subprocess.Popen([sys.executable, "-c", WATCHED, str(released), "release"], stdout=subprocess.PIPE,
-                              text=True, cwd=ROOT)
+    normal = subprocess.Popen(
+        [sys.executable, "-c", WATCHED, str(released), "release"], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
     try:
         normal.stdout.readline()
         assert normal.stdout.readline().strip() == "released"
@@ -122,7 +126,9 @@ if __name__ == "__main__":
 def test_loadtest_workers_die_with_a_job_killed_hard(tmp_path, server_uri):
     script = tmp_path / "job.py"
     script.write_text(LOADTEST)
-    job = subprocess.Popen([sys.executable, str(script), server_uri], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    job = subprocess.Popen(
+        [sys.executable, str(script), server_uri], cwd=ROOT, stderr=subprocess.PIPE, text=True
+    )
     workers: list[int] = []
     try:
         workers = _children_when(job, 4)

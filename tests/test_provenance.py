@@ -33,7 +33,9 @@ def test_password_never_reaches_provenance_file(server_uri, tmp_path):
     config = {"server": {"backend": "external", "uri": uri, "startup_timeout_s": 5}}
     out = tmp_path / "prov" / "job.json"
     # The stand-in does not authenticate; connect without credentials but record the configured URI.
-    with measuring_job({"server": {"backend": "external", "uri": plain, "startup_timeout_s": 5}}, "standalone", out) as srv:
+    with measuring_job(
+        {"server": {"backend": "external", "uri": plain, "startup_timeout_s": 5}}, "standalone", out
+    ) as srv:
         srv.uri = redact_uri(uri)
         srv.client.admin.command("ping")
     text = out.read_text()

@@ -7,8 +7,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from costlab.published import (PUBLISHED_DIR, RULE_KINDS, TOLERANCE_COLUMNS, ToleranceError, read_tolerances,
-                               study_tolerances)
+from costlab.published import (
+    PUBLISHED_DIR,
+    RULE_KINDS,
+    TOLERANCE_COLUMNS,
+    ToleranceError,
+    read_tolerances,
+    study_tolerances,
+)
 
 STUDIES_WITH_FILES = ("appversions", "arraygrowth", "docsize", "flatnested")
 HEADER = ",".join(TOLERANCE_COLUMNS)
@@ -66,10 +72,16 @@ def test_each_rule_kind_tests_and_says_its_bounds(tmp_path):
         tmp_path, "b,between,1,2,k,why", "l,at_least,5,,ratio,why", "m,at_most,,0.5,ratio,why",
         "a,above,0,,saving %,why", "w,below,,1,ratio,why", "r,ratio_within,0.8,1.25,,why",
         "p,relative,,0.05,,why", "d,absolute,,100,bytes,why"))
-    cases = {"b": (None, 1.5, 2.5, "k in [1, 2]"), "l": (None, 5, 4.9, "ratio ≥ 5"),
-             "m": (None, 0.5, 0.6, "ratio ≤ 0.5"), "a": (None, 0.1, 0, "saving % > 0"),
-             "w": (None, 0.9, 1, "ratio < 1"), "r": (10, 12, 13, "this run / published in [0.8, 1.25]"),
-             "p": (100, 104, 106, "within ±5 % of published"), "d": (50, 150, 151, "|this run - published| ≤ 100 bytes")}
+    cases = {
+        "b": (None, 1.5, 2.5, "k in [1, 2]"),
+        "l": (None, 5, 4.9, "ratio ≥ 5"),
+        "m": (None, 0.5, 0.6, "ratio ≤ 0.5"),
+        "a": (None, 0.1, 0, "saving % > 0"),
+        "w": (None, 0.9, 1, "ratio < 1"),
+        "r": (10, 12, 13, "this run / published in [0.8, 1.25]"),
+        "p": (100, 104, 106, "within ±5 % of published"),
+        "d": (50, 150, 151, "|this run - published| ≤ 100 bytes"),
+    }
     for finding, (published, holds, fails, text) in cases.items():
         rule = tolerances[finding].holds(published)
         assert rule(holds) and not rule(fails) and str(rule) == text, finding
@@ -89,7 +101,8 @@ def _copy_with(tmp_path: Path, study: str, finding_id: str, replacement: str) ->
 
 
 def test_changing_an_engine_tolerance_in_a_copy_changes_the_verdict(tmp_path):
-    """docsize engine cells: 70 MB whole documents vs 60 MB published (1.17) hold in 0.8-1.25, not in 0.9-1.1."""
+    """docsize engine cells: 70 MB whole documents vs 60 MB published (1.17) hold in 0.8-1.25, not in
+    0.9-1.1."""
     from costlab.engine.verdicts import docsize_cells
 
     reads = pl.DataFrame({"run": ["small_cache"], "size_kb": [64], "cache_mb": [51], "shape": ["whole"],
@@ -132,13 +145,18 @@ def test_the_model_tolerance_is_published_and_the_config_key_overrides_it(tmp_pa
 
     published = pl.DataFrame({"version": ["appV1"], "published_documents_per_event": [0.72],
                               "published_avg_doc_bytes": [119.0]})
-    model = pl.DataFrame({"version": ["appV1"], "events": [1000], "documents": [720], "avg_doc_bytes": [121.0]})
+    model = pl.DataFrame(
+        {"version": ["appV1"], "events": [1000], "documents": [720], "avg_doc_bytes": [121.0]}
+    )
     size = lambda frame: frame.filter(pl.col("metric") == "avg_doc_bytes").row(0, named=True)  # noqa: E731
     as_published = size(published_vs_model(model, published))        # 121 / 119 = 1.017: off by 1.7 %
     override = size(published_vs_model(model, published, 0.02))
     copy = _copy_with(tmp_path, "appversions", "model", "relative,,0.03,,test")
     from_copy = size(published_vs_model(model, published, tolerances=study_tolerances("appversions", copy)))
-    assert (as_published["verdict"], as_published["tolerance"]) == ("not reproduced", "within ±1.5 % of published")
+    assert (as_published["verdict"], as_published["tolerance"]) == (
+        "not reproduced",
+        "within ±1.5 % of published",
+    )
     assert (override["verdict"], override["tolerance"]) == (
         "reproduced", "within ±2 % of published (appversions.model_tolerance override)")
     assert (from_copy["verdict"], from_copy["tolerance"]) == ("reproduced", "within ±3 % of published")

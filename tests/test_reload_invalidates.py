@@ -19,30 +19,45 @@ from tests.conftest import ROOT
 
 # (forced load rule, files of a finished chain in dependency order, downstream rules that must be planned)
 CHAINS = {
-    "appversions": ("appversions_load", [
-        "results/appversions/events.parquet",
-        "results/appversions/data/appV4/",
-        "results/appversions/raw/collstats_appV4.parquet",
-        "results/appversions/provenance/load_appV4.json",
-        "results/appversions/tables/correctness_appV4.csv",
-        "results/appversions/provenance/correctness_appV4.json",
-        "results/appversions/raw/loadtest_appV4.parquet",
-        "results/appversions/provenance/loadtest_appV4.json",
-    ], ["results/appversions/raw/loadtest_appV4.parquet"], {"appversions_correctness", "appversions_loadtest"}),
-    "docsize": ("docsize_load", [
-        "results/docsize/data/orders_1k/",
-        "results/docsize/provenance/load_orders_1k.json",
-        "results/docsize/raw/same_window__orders_1k.parquet",
-        "results/docsize/raw/collstats_same_window__orders_1k.parquet",
-        "results/docsize/provenance/same_window__orders_1k.json",
-    ], ["results/docsize/raw/same_window__orders_1k.parquet"], {"docsize_measure"}),
-    "flatnested": ("flatnested_load", [
-        "results/flatnested/model/values.parquet",
-        "results/flatnested/data/flat_10/",
-        "results/flatnested/provenance/load_flat_10.json",
-        "results/flatnested/raw/flat_10.parquet",
-        "results/flatnested/provenance/measure_flat_10.json",
-    ], ["results/flatnested/raw/flat_10.parquet"], {"flatnested_measure"}),
+    "appversions": (
+        "appversions_load",
+        [
+            "results/appversions/events.parquet",
+            "results/appversions/data/appV4/",
+            "results/appversions/raw/collstats_appV4.parquet",
+            "results/appversions/provenance/load_appV4.json",
+            "results/appversions/tables/correctness_appV4.csv",
+            "results/appversions/provenance/correctness_appV4.json",
+            "results/appversions/raw/loadtest_appV4.parquet",
+            "results/appversions/provenance/loadtest_appV4.json",
+        ],
+        ["results/appversions/raw/loadtest_appV4.parquet"],
+        {"appversions_correctness", "appversions_loadtest"},
+    ),
+    "docsize": (
+        "docsize_load",
+        [
+            "results/docsize/data/orders_1k/",
+            "results/docsize/provenance/load_orders_1k.json",
+            "results/docsize/raw/same_window__orders_1k.parquet",
+            "results/docsize/raw/collstats_same_window__orders_1k.parquet",
+            "results/docsize/provenance/same_window__orders_1k.json",
+        ],
+        ["results/docsize/raw/same_window__orders_1k.parquet"],
+        {"docsize_measure"},
+    ),
+    "flatnested": (
+        "flatnested_load",
+        [
+            "results/flatnested/model/values.parquet",
+            "results/flatnested/data/flat_10/",
+            "results/flatnested/provenance/load_flat_10.json",
+            "results/flatnested/raw/flat_10.parquet",
+            "results/flatnested/provenance/measure_flat_10.json",
+        ],
+        ["results/flatnested/raw/flat_10.parquet"],
+        {"flatnested_measure"},
+    ),
 }
 
 
@@ -61,10 +76,26 @@ def finished_tree(workdir: Path, files: list[str]) -> None:
 
 
 def planned_rules(workdir: Path, targets: list[str], *args: str) -> set[str]:
-    cmd = [sys.executable, "-m", "snakemake", "-n", *targets, "--configfile", "config/smoke.yaml",
-           "--config", "server={backend: external, uri: 'mongodb://127.0.0.1:1/'}",
-           "--rerun-triggers", "mtime", "--directory", str(workdir), "--snakefile", str(workdir / "Snakefile"),
-           "--quiet", "rules", *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-n",
+        *targets,
+        "--configfile",
+        "config/smoke.yaml",
+        "--config",
+        "server={backend: external, uri: 'mongodb://127.0.0.1:1/'}",
+        "--rerun-triggers",
+        "mtime",
+        "--directory",
+        str(workdir),
+        "--snakefile",
+        str(workdir / "Snakefile"),
+        "--quiet",
+        "rules",
+        *args,
+    ]
     env = os.environ | {"XDG_CACHE_HOME": str(workdir / ".cache"), "CI": "1"}
     proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr

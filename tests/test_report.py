@@ -134,7 +134,9 @@ def test_stand_in_banner_at_top_and_on_affected_figures_only(mixed_page):
     # One banner per study says it for all its figures and tables (it used to repeat on each).
     assert docsize.count('<div class="banner small">') == 1 and docsize.count(STAND_IN_LABEL) == 1
     assert '<div class="figbanner">' not in docsize
-    assert docsize.index('<div class="banner small">') < docsize.index('<figure id="fig-docsize-latency-box">')
+    assert docsize.index('<div class="banner small">') < docsize.index(
+        '<figure id="fig-docsize-latency-box">'
+    )
     assert "<div class=\"figbanner\">" not in appversions and STAND_IN_LABEL not in appversions
 
 
@@ -281,8 +283,20 @@ def test_page_draws_its_figures_offline_in_a_browser(mixed_tree, captions):
     """The inlined Vega bundle really draws the spec: the figure's div holds an SVG after load."""
     page, _ = build(mixed_tree, smoke_config(studies=["docsize"]), captions)
     out = mixed_tree / "results" / "report.html"
-    dom = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
-                          "--dump-dom", out.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    dom = subprocess.run(
+        [
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            out.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     drawn = re.search(r'<div class="vega[^"]*" id="fig-docsize-latency"[^>]*>(.*?)</figure>', dom, re.S)
     assert drawn, dom[:2000]
     assert "<svg" in drawn.group(1) and "could not be drawn" not in drawn.group(1)
@@ -312,7 +326,8 @@ def test_command_line_builds_from_a_results_folder(mixed_tree, monkeypatch, caps
 
 
 def test_page_html_lives_in_the_template_not_in_python_strings():
-    """The page's markup is costlab/report/templates/report.html.j2; the report's modules only prepare values."""
+    """The page's markup is costlab/report/templates/report.html.j2; the report's modules only prepare
+    values."""
     import costlab.report.collect as collect_module
     import costlab.report.page as page_module
     import costlab.report.views as views_module
@@ -389,10 +404,13 @@ def test_changing_one_studys_key_warns_only_on_that_study(tmp_path, captions):
     # a server key concerns every study
     other_server = smoke_config(studies=["docsize", "appversions"], server={"image": "mongo:7.0"})
     page, _ = build(tmp_path, other_server, captions)
-    assert "differs: rerun" in section_of(page, "docsize") and "differs: rerun" in section_of(page, "appversions")
+    assert "differs: rerun" in section_of(page, "docsize") and "differs: rerun" in section_of(
+        page, "appversions"
+    )
     # ... but not a timeout, which changes nothing a study measures
-    page, _ = build(tmp_path, smoke_config(studies=["docsize", "appversions"], server={"startup_timeout_s": 5}),
-                    captions)
+    page, _ = build(
+        tmp_path, smoke_config(studies=["docsize", "appversions"], server={"startup_timeout_s": 5}), captions
+    )
     assert "differs: rerun" not in page
 
 
@@ -403,7 +421,9 @@ def test_study_config_hash_only_moves_with_its_own_keys():
     other = smoke_config(appversions={"seed": 7})
     assert study_config_hash(base, "docsize") == study_config_hash(other, "docsize")
     assert study_config_hash(base, "appversions") != study_config_hash(other, "appversions")
-    assert study_of_provenance_path("results/docsize/provenance/small_cache__orders_1k.json", base) == "docsize"
+    assert (
+        study_of_provenance_path("results/docsize/provenance/small_cache__orders_1k.json", base) == "docsize"
+    )
     assert study_of_provenance_path("results/servers/standalone.json", base) is None
 
 
@@ -414,17 +434,34 @@ def test_a_study_with_no_server_does_not_say_it_was_measured(tmp_path, captions,
     (base / "model").mkdir(parents=True)
     (base / "engine").mkdir()
     pl.DataFrame({"size_kb": [1], "documents": [10]}).write_csv(base / "model" / "collections.csv")
-    pl.DataFrame({"finding": ["f"], "metric": ["m"], "unit": ["ratio"], "published": [1.0], "reproduced": [1.0],
-                  "ratio": [1.0], "verdict": ["reproduced"], "server_kind": ["engine"], "note": [None]}).write_csv(
-        base / "engine" / "published_vs_engine.csv")
+    pl.DataFrame(
+        {
+            "finding": ["f"],
+            "metric": ["m"],
+            "unit": ["ratio"],
+            "published": [1.0],
+            "reproduced": [1.0],
+            "ratio": [1.0],
+            "verdict": ["reproduced"],
+            "server_kind": ["engine"],
+            "note": [None],
+        }
+    ).write_csv(base / "engine" / "published_vs_engine.csv")
     (base / "not_run.json").write_text(json.dumps({"part": "mongod", "reason": "no MongoDB server",
                                                    "fix": "start a Docker engine"}))
     write_study(tmp_path, "appversions", "mongod")
     monkeypatch.chdir(tmp_path)
-    targets = {"docsize": ["results/docsize/model/collections.csv", "results/docsize/engine/published_vs_engine.csv",
-                           "results/docsize/not_run.json"],
-               "appversions": ["results/appversions/tables/published_vs_reproduced.csv"]}
-    page, _ = build(tmp_path, smoke_config(studies=["docsize", "appversions"]), captions, study_targets=targets)
+    targets = {
+        "docsize": [
+            "results/docsize/model/collections.csv",
+            "results/docsize/engine/published_vs_engine.csv",
+            "results/docsize/not_run.json",
+        ],
+        "appversions": ["results/appversions/tables/published_vs_reproduced.csv"],
+    }
+    page, _ = build(
+        tmp_path, smoke_config(studies=["docsize", "appversions"]), captions, study_targets=targets
+    )
     docsize = section_of(page, "docsize")
     assert "What was measured." not in docsize and "What the study measures (on a MongoDB server)." in docsize
     assert "No MongoDB server: nothing was measured on one." in docsize and "engine lab" in docsize

@@ -8,9 +8,19 @@ import polars as pl
 import yaml
 
 from costlab.config import SCHEMA_PATH
-from costlab.report.charts import (APP_VERSION_COLORS, LAYOUT_COLORS, PROFILE_COLORS, PUBLISHED_SHAPE,
-                                   QUERY_SHAPE_COLORS, REPRODUCED_SHAPE, STAND_IN_LABEL, color_scale,
-                                   save_chart, source_shape_scale, titled)
+from costlab.report.charts import (
+    APP_VERSION_COLORS,
+    LAYOUT_COLORS,
+    PROFILE_COLORS,
+    PUBLISHED_SHAPE,
+    QUERY_SHAPE_COLORS,
+    REPRODUCED_SHAPE,
+    STAND_IN_LABEL,
+    color_scale,
+    save_chart,
+    source_shape_scale,
+    titled,
+)
 
 
 def chart() -> alt.Chart:

@@ -19,7 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def studies_with_rules() -> list[str]:
-    return [s for s in STUDIES if re.search(rf"add_targets\(\s*[\"']{s}[\"']", (ROOT / "rules" / f"{s}.smk").read_text())]
+    return [
+        s
+        for s in STUDIES
+        if re.search(rf"add_targets\(\s*[\"']{s}[\"']", (ROOT / "rules" / f"{s}.smk").read_text())
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +64,9 @@ def test_report_page_from_the_workflow(built, real_mongod):
             name = spec_path.name[: -len(".vl.json")]
             assert f'data-figure="fig-{study}-{name}"' in section
             if not real_mongod:
-                assert section.index('<div class="banner small">') < section.index(f'id="fig-{study}-{name}-box"')
+                assert section.index('<div class="banner small">') < section.index(
+                    f'id="fig-{study}-{name}-box"'
+                )
         if not real_mongod:
             assert section.count(STAND_IN_LABEL) == 1 and '<div class="figbanner">' not in section
     # measured and reported in one run: the provenance's config hash is the report's
@@ -79,7 +85,9 @@ def test_snakemake_report_zip(built, server_uri):
     from tests.conftest import run_snakemake
 
     workdir, _ = built
-    result = run_snakemake(workdir, ["results/report.html"], server_uri, extra_args=("--report", "report.zip"))
+    result = run_snakemake(
+        workdir, ["results/report.html"], server_uri, extra_args=("--report", "report.zip")
+    )
     assert result.returncode == 0, result.stderr[-4000:]
     with zipfile.ZipFile(workdir / "report.zip") as archive:
         names = {Path(name).name for name in archive.namelist()}

@@ -27,7 +27,9 @@ def heavy_after(code: str, *args: str, cwd=ROOT) -> tuple[subprocess.CompletedPr
     proc = subprocess.run([sys.executable, "-c", probe, *args], cwd=cwd, capture_output=True, text=True,
                           timeout=300)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("HEAVY ")]
-    assert lines, f"probe did not report (rc {proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    assert lines, (
+        f"probe did not report (rc {proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    )
     return proc, json.loads(lines[-1].removeprefix("HEAVY "))
 
 
@@ -64,8 +66,12 @@ def test_planning_the_workflow_imports_no_study_dependency(tmp_path):
 
 
 def test_name_lists_have_one_source():
-    from costlab.appversions import figures as av_figures, names as av_names
-    from costlab.docsize import figures as ds_figures, names as ds_names, run as ds_run, tables as ds_tables
+    from costlab.appversions import figures as av_figures
+    from costlab.appversions import names as av_names
+    from costlab.docsize import figures as ds_figures
+    from costlab.docsize import names as ds_names
+    from costlab.docsize import run as ds_run
+    from costlab.docsize import tables as ds_tables
     from costlab.flatnested import generate, shapes
 
     assert ds_figures.FIGURES is ds_names.FIGURES

@@ -20,7 +20,7 @@ def pytest_collection_modifyitems(config, items):
         starts = item.get_closest_marker("workflow") or {"server_uri", "snakemake_run"} & set(item.fixturenames)
         print("ORDER", "smoke" if "smoke_all" in item.fixturenames else "other",
               "starts" if starts else "-", item.nodeid)
-'''
+'''  # noqa: E501 (code in a string, kept as it runs)
 
 
 def collected_order(tmp_path, workers: int) -> list[tuple[str, str, str]]:
@@ -52,7 +52,9 @@ def test_the_smoke_tests_come_first_and_fit_in_one_workers_first_chunk(tmp_path)
 
 def test_make_test_uses_workers_with_the_stand_in_and_one_process_against_a_real_server():
     def pytest_command(env: dict) -> str:
-        proc = subprocess.run(["make", "-n", "test"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            ["make", "-n", "test"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        )
         assert proc.returncode == 0, proc.stderr
         return next(line for line in proc.stdout.splitlines() if " -m pytest " in line)
 

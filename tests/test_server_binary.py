@@ -34,7 +34,9 @@ def _shim_processes(data_dir: Path) -> list[psutil.Process]:
 
 
 def test_command_line_binds_loopback_and_applies_profile(tmp_path):
-    cmd = mongod_command("/usr/bin/mongod", get_profile("standalone-small-cache"), 28001, tmp_path, tmp_path / "l")
+    cmd = mongod_command(
+        "/usr/bin/mongod", get_profile("standalone-small-cache"), 28001, tmp_path, tmp_path / "l"
+    )
     assert cmd[cmd.index("--bind_ip") + 1] == "127.0.0.1"
     assert cmd[cmd.index("--wiredTigerCacheSizeGB") + 1] == "0.25"
     assert cmd[cmd.index("--dbpath") + 1] == str(tmp_path)
@@ -93,7 +95,11 @@ def test_binary_and_external_record_what_the_loadtest_profile_could_not_apply(ex
     assert applied["cpus"] == "not applied (binary backend)"
     assert applied["memory_limit_bytes"] == "not applied (binary backend)"
     with start_server(external_server_config, "standalone-2cpu-4gb") as server:
-        assert server.applied["cpus"] == server.applied["memory_limit_bytes"] == "as configured by the deployment"
+        assert (
+            server.applied["cpus"]
+            == server.applied["memory_limit_bytes"]
+            == "as configured by the deployment"
+        )
 
 
 def test_external_server_cannot_restart(external_server_config):

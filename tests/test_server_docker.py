@@ -9,7 +9,9 @@ from costlab.server.profiles import GIB, get_profile
 
 
 def spec(profile="standalone", data_dir=Path("/tmp/costlab-data")):
-    return container_spec(get_profile(profile), "mongo:8.0", data_dir, uid=1234, gid=567, run_id="abc", owner_pid=42)
+    return container_spec(
+        get_profile(profile), "mongo:8.0", data_dir, uid=1234, gid=567, run_id="abc", owner_pid=42
+    )
 
 
 def test_port_published_on_loopback_only():
@@ -83,7 +85,8 @@ def test_loadtest_profile_is_the_default():
 
 
 def test_the_published_scale_load_test_runs_on_the_authors_deployment():
-    """Issue #24: the authors' driver writes {w: majority, j: true} on a one-node replica set of the article's machine."""
+    """Issue #24: the authors' driver writes {w: majority, j: true} on a one-node replica set of the
+    article's machine."""
     from costlab.config import ROOT, load_config
 
     profile = load_config(ROOT / "config" / "full.yaml")["appversions"]["loadtest"]["profile"]
@@ -94,13 +97,26 @@ def test_the_published_scale_load_test_runs_on_the_authors_deployment():
 
 
 def test_host_network_binds_mongod_to_loopback_on_the_given_port():
-    """server.network: host (no docker-proxy): nothing is published; mongod itself listens on 127.0.0.1 only."""
+    """server.network: host (no docker-proxy): nothing is published; mongod itself listens on 127.0.0.1
+    only."""
     from costlab.server.docker_backend import applied_options, host_port
 
-    s = container_spec(get_profile("replset-1"), "mongo:8.0", None, uid=1234, gid=567, run_id="abc", owner_pid=42,
-                       network="host", host_port=31017)
+    s = container_spec(
+        get_profile("replset-1"),
+        "mongo:8.0",
+        None,
+        uid=1234,
+        gid=567,
+        run_id="abc",
+        owner_pid=42,
+        network="host",
+        host_port=31017,
+    )
     assert s["network_mode"] == "host" and "ports" not in s
-    assert s["command"][:4] == ["--bind_ip", "127.0.0.1", "--port", "31017"] and "--bind_ip_all" not in s["command"]
+    assert (
+        s["command"][:4] == ["--bind_ip", "127.0.0.1", "--port", "31017"]
+        and "--bind_ip_all" not in s["command"]
+    )
     assert s["command"][s["command"].index("--replSet") + 1] == "rs0"
     assert applied_options(get_profile("replset-1"), "mongo:8.0", s)["network"].startswith("host")
 

@@ -40,8 +40,12 @@ def test_a_second_snakemake_process_refuses_after_waiting_naming_the_holder(tmp_
         started = time.monotonic()
         with pytest.raises(LeaseHeld) as err:
             # the backend is never asked: the lease comes before any server starts
-            with measuring_job({"server": {"backend": "binary", "mongod": "/nonexistent/mongod", "lease_wait_s": 0.6}},
-                               "standalone", tmp_path / "p.json", job="appversions_loadtest_appV4"):
+            with measuring_job(
+                {"server": {"backend": "binary", "mongod": "/nonexistent/mongod", "lease_wait_s": 0.6}},
+                "standalone",
+                tmp_path / "p.json",
+                job="appversions_loadtest_appV4",
+            ):
                 pass
         assert time.monotonic() - started >= 0.6
         assert "docsize_measure_orders_1k" in str(err.value) and f"pid {holder.pid}" in str(err.value)
@@ -74,8 +78,12 @@ def test_a_waiting_job_takes_the_lease_when_the_holder_ends_and_records_whom_it_
 
 
 def test_two_jobs_with_disjoint_targets_on_one_deployment_do_not_overlap(tmp_path, external_server_config):
-    config = load_config(overrides={"server": external_server_config | {"namespace": "srvlease_t", "lease_wait_s": 0.5}})
-    with measuring_job(config, "standalone", tmp_path / "loadtest.json", study="appversions", job="loadtest_appV4"):
+    config = load_config(
+        overrides={"server": external_server_config | {"namespace": "srvlease_t", "lease_wait_s": 0.5}}
+    )
+    with measuring_job(
+        config, "standalone", tmp_path / "loadtest.json", study="appversions", job="loadtest_appV4"
+    ):
         with pytest.raises(LeaseHeld, match="loadtest_appV4") as err:
             with measuring_job(config, "standalone", tmp_path / "measure.json", study="docsize",
                                job="docsize_measure"):
@@ -85,7 +93,9 @@ def test_two_jobs_with_disjoint_targets_on_one_deployment_do_not_overlap(tmp_pat
     assert record["extra"]["server_lease"]["held"] is True
     assert record["extra"]["server_lease"]["key"].startswith("external-")
     assert not (tmp_path / "measure.json").exists()
-    with measuring_job(config, "standalone", tmp_path / "measure.json", study="docsize", job="docsize_measure"):
+    with measuring_job(
+        config, "standalone", tmp_path / "measure.json", study="docsize", job="docsize_measure"
+    ):
         pass   # once the first is done, the second measures
 
 

@@ -14,9 +14,20 @@ import pytest
 
 from costlab.server import ServerUnavailable, resolve_backend
 from costlab.server.availability import available_backend, check_configured, server_identity
-from costlab.server.setup import (PullProgress, binary_record, docker_record, external_record, not_run_record,
-                                  parse_mongod_version, remove_stale_not_run, run_setup_step, setup_record,
-                                  split_image, topology, version_container_spec, write_not_run, write_setup)
+from costlab.server.setup import (
+    binary_record,
+    docker_record,
+    not_run_record,
+    parse_mongod_version,
+    remove_stale_not_run,
+    run_setup_step,
+    setup_record,
+    split_image,
+    topology,
+    version_container_spec,
+    write_not_run,
+    write_setup,
+)
 
 MONGOD_VERSION_OUTPUT = """db version v7.0.14
 Build Info: {
@@ -77,7 +88,9 @@ def test_none_is_a_valid_backend_in_the_schema():
 # ---------------------------------------------------------------- what the setup step depends on
 
 def test_identity_holds_only_what_decides_the_server():
-    docker = server_identity({"image": "mongo:7.0", "uri": "mongodb://x/"}, "docker", "standalone-small-cache")
+    docker = server_identity(
+        {"image": "mongo:7.0", "uri": "mongodb://x/"}, "docker", "standalone-small-cache"
+    )
     from costlab.namespaces import run_id
 
     assert docker == {"backend": "docker", "image": "mongo:7.0", "run": run_id({"server": {}}),
@@ -91,10 +104,13 @@ def test_identity_holds_only_what_decides_the_server():
 
 
 def test_host_networking_is_another_docker_server_and_pull_policy_is_not():
-    """server.network: host takes docker-proxy out of the timings: the measurements rerun; when to pull does not
+    """server.network: host takes docker-proxy out of the timings: the measurements rerun; when to pull does
+    not
     change the image, so it reruns nothing (the record says whether it was pulled)."""
     bridge = server_identity({"image": "mongo:8.0"}, "docker", "standalone")
-    assert bridge == server_identity({"image": "mongo:8.0", "network": "bridge", "pull": "always"}, "docker", "standalone")
+    assert bridge == server_identity(
+        {"image": "mongo:8.0", "network": "bridge", "pull": "always"}, "docker", "standalone"
+    )
     host = server_identity({"image": "mongo:8.0", "network": "host"}, "docker", "standalone")
     assert host != bridge and host["network"] == "host"
 
@@ -143,9 +159,11 @@ class FakeImage:
 
 
 # What docker's API answers a pull when the registry cannot be reached (issue #22: an air-gapped host).
-REGISTRY_UNREACHABLE = ("500 Server Error for http+docker://localhost/v1.41/images/create?tag=8.0&fromImage=mongo: "
-                        "Internal Server Error",
-                        'Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io: no such host')
+REGISTRY_UNREACHABLE = (
+    "500 Server Error for http+docker://localhost/v1.41/images/create?tag=8.0&fromImage=mongo: "
+    "Internal Server Error",
+    'Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io: no such host',
+)
 
 
 class FakeEngine:
@@ -210,10 +228,17 @@ PULL_EVENTS = [
 def test_docker_record_pulls_a_missing_image_with_progress_and_reads_the_version():
     engine, lines = FakeEngine(PULL_EVENTS, local=False), []
     record = docker_record(engine, "mongo:8.0", lines.append)
-    assert record == {"image": "mongo:8.0", "image_id": "sha256:1111aaaa", "repo_digests": ["mongo@sha256:2222bbbb"],
-                      "digest_note": None, "pulled": True, "pull_policy": "missing",
-                      "version": "7.0.14", "git_version": "ce59cfc6a3c5e5c067dca0d30697edd68d4f5188",
-                      "server_kind": "mongod"}
+    assert record == {
+        "image": "mongo:8.0",
+        "image_id": "sha256:1111aaaa",
+        "repo_digests": ["mongo@sha256:2222bbbb"],
+        "digest_note": None,
+        "pulled": True,
+        "pull_policy": "missing",
+        "version": "7.0.14",
+        "git_version": "ce59cfc6a3c5e5c067dca0d30697edd68d4f5188",
+        "server_kind": "mongod",
+    }
     assert ("pull", "mongo", "8.0", True, True) in engine.calls
     assert engine.calls[-1] == ("run", version_container_spec("mongo:8.0"))
     downloads = [line for line in lines if "% of 100.0 MB" in line]
@@ -223,7 +248,8 @@ def test_docker_record_pulls_a_missing_image_with_progress_and_reads_the_version
 
 
 def test_missing_policy_uses_a_local_image_as_it_is_and_never_asks_the_registry():
-    """Issue #22 defect 1: the step always pulled, so a local image on a host without the registry crashed it."""
+    """Issue #22 defect 1: the step always pulled, so a local image on a host without the registry crashed
+    it."""
     engine = FakeEngine(local=True, pull_error=REGISTRY_UNREACHABLE, digests=())
     record = docker_record(engine, "mongo:8.0", lambda line: None)   # server.pull defaults to missing
     assert engine.pulls() == 0
@@ -262,13 +288,19 @@ def test_never_uses_only_a_local_image_and_says_how_to_get_a_missing_one():
         docker_record(engine, "registry.lab:5000/mongo:8.0", lambda line: None, pull="never")
     message = str(err.value)
     assert engine.pulls() == 0 and "\n" not in message
-    assert "image registry.lab:5000/mongo:8.0 is not on this Docker engine and server.pull is never" in message
+    assert (
+        "image registry.lab:5000/mongo:8.0 is not on this Docker engine and server.pull is never" in message
+    )
     assert "docker pull registry.lab:5000/mongo:8.0" in message and "server.pull: missing" in message
-    assert docker_record(FakeEngine(local=True), "mongo:8.0", lambda line: None, pull="never")["pulled"] is False
+    assert (
+        docker_record(FakeEngine(local=True), "mongo:8.0", lambda line: None, pull="never")["pulled"] is False
+    )
 
 
 def test_an_unknown_pull_policy_names_the_allowed_ones():
-    with pytest.raises(ServerUnavailable, match="server.pull is 'sometimes'; allowed: missing, always, never"):
+    with pytest.raises(
+        ServerUnavailable, match="server.pull is 'sometimes'; allowed: missing, always, never"
+    ):
         docker_record(FakeEngine(), "mongo:8.0", lambda line: None, pull="sometimes")
 
 
@@ -301,7 +333,8 @@ def test_version_container_is_throwaway_and_labelled():
 
 
 def test_a_version_container_of_a_running_setup_step_is_no_leftover_for_another_job(monkeypatch):
-    """Another job's start sweeps costlab containers whose owner is gone; the setup step's is not one of them."""
+    """Another job's start sweeps costlab containers whose owner is gone; the setup step's is not one of
+    them."""
     import os
     from types import SimpleNamespace
 
@@ -321,9 +354,14 @@ def test_a_version_container_of_a_running_setup_step_is_no_leftover_for_another_
 
 
 def test_pull_error_is_an_error():
-    with pytest.raises(ServerUnavailable, match="image mongo:9.9 is not on this Docker engine and pulling it failed "
-                                                r"\(docker pull mongo:9.9 failed: manifest unknown\)"):
-        docker_record(FakeEngine([{"error": "manifest unknown"}], local=False), "mongo:9.9", lambda line: None)
+    with pytest.raises(
+        ServerUnavailable,
+        match="image mongo:9.9 is not on this Docker engine and pulling it failed "
+        r"\(docker pull mongo:9.9 failed: manifest unknown\)",
+    ):
+        docker_record(
+            FakeEngine([{"error": "manifest unknown"}], local=False), "mongo:9.9", lambda line: None
+        )
 
 
 @pytest.mark.parametrize("image, expected", [
@@ -358,7 +396,9 @@ def test_external_record_from_the_test_server(server_uri, real_mongod, tmp_path)
     record = write_setup(path, {"backend": "external", "uri": server_uri, "startup_timeout_s": 10},
                          "external", "standalone", logged.append)
     # the console line names the stand-in (it answers as "8.2.11", which alone reads as MongoDB 8.2.11)
-    assert ("stand-in: not a MongoDB measurement" in logged[-1]) == (record["server"]["server_kind"] == "stand-in")
+    assert ("stand-in: not a MongoDB measurement" in logged[-1]) == (
+        record["server"]["server_kind"] == "stand-in"
+    )
     assert json.loads(path.read_text()) == record
     server = record["server"]
     assert server["version"] and server["storage_engine"]
@@ -377,7 +417,8 @@ def test_external_that_does_not_answer_is_an_error_without_the_password(tmp_path
 
 
 def test_setup_step_without_a_server_says_what_to_do_in_one_line(tmp_path):
-    """`snakemake <a mongod figure>` with no server: one line in the job log and on the console, no traceback."""
+    """`snakemake <a mongod figure>` with no server: one line in the job log and on the console, no
+    traceback."""
     path, log_path, echoed = tmp_path / "standalone.json", tmp_path / "setup.log", []
     assert run_setup_step(path, {}, None, "standalone", log_path, echoed.append) == 1
     assert not path.exists()

@@ -39,7 +39,9 @@ def shim_config(mongod_shim, monkeypatch):
 def test_binary_backend_checkpoints_then_stops_with_a_grace_that_fits(shim_config, tmp_path, monkeypatch):
     timeline: list = []
     listener = _Commands(timeline)
-    monkeypatch.setattr(binary, "MongoClient", lambda *a, **kw: MongoClient(*a, event_listeners=[listener], **kw))
+    monkeypatch.setattr(
+        binary, "MongoClient", lambda *a, **kw: MongoClient(*a, event_listeners=[listener], **kw)
+    )
     real_stop = binary.stop_process
 
     def recording_stop(proc, grace_s=binary.STOP_GRACE_S):

@@ -16,11 +16,11 @@ from collections import Counter
 
 import polars as pl
 import pytest
-
 from workflow import dry_runs, external, planned, standin, workflow
+
 from costlab.namespaces import run_id
-from costlab.server.setup import not_run_record
 from costlab.report.studies import STUDIES
+from costlab.server.setup import not_run_record
 
 # Rules that measure on a server (resources: mongod=1) and the setup step they all depend on.
 MEASURING_RULES = {"docsize_load", "docsize_measure", "appversions_load", "appversions_correctness",
@@ -50,7 +50,9 @@ def story(smoke_all, tmp_path_factory, server_uri, second_server):
     steps["no_server_fresh_plan"] = planned(smoke_all.dry_runs["no_server_fresh"])
     steps["no_server"] = smoke_all.no_server
     steps["no_server_report"] = (no_server_results / "report.html").read_text()
-    steps["no_server_not_run"] = {p.parent.name: json.loads(p.read_text()) for p in no_server_results.glob("*/not_run.json")}
+    steps["no_server_not_run"] = {
+        p.parent.name: json.loads(p.read_text()) for p in no_server_results.glob("*/not_run.json")
+    }
     steps["no_server_servers"] = (no_server_results / "servers").exists()
     steps["no_server_plan"] = planned(smoke_all.dry_runs["no_server_again"])
     steps["server_appears_plan"] = planned(smoke_all.dry_runs["server_appears"])
@@ -98,7 +100,13 @@ def server_free_rules(story) -> set[str]:
     """What `all` plans with no server besides the report: models and engine lab."""
     # run_manifest records the config for the report (it follows any config change, as the report does);
     # findings (results/findings.csv) gathers every study's verdicts for the report, like the report itself
-    return set(story["no_server_fresh_plan"]) - {"report", "findings", "all", "mongod_not_run", "run_manifest"}
+    return set(story["no_server_fresh_plan"]) - {
+        "report",
+        "findings",
+        "all",
+        "mongod_not_run",
+        "run_manifest",
+    }
 
 
 def test_no_server_builds_the_server_free_parts_and_says_what_was_left_out(story):
@@ -115,7 +123,9 @@ def test_no_server_builds_the_server_free_parts_and_says_what_was_left_out(story
         assert "not run: no MongoDB server" in section and "start a Docker engine" in section
         assert "Traceback" not in section and "could not be drawn" not in section
         # no empty figure stands in for a measurement: the only figures are the engine lab's
-        assert all(f.startswith(f"fig-{study}-engine_") for f in re.findall(r'data-figure="([^"]+)"', section))
+        assert all(
+            f.startswith(f"fig-{study}-engine_") for f in re.findall(r'data-figure="([^"]+)"', section)
+        )
     assert 'data-status="server-free"' in page  # studies with a model show it
     for study in ("arraygrowth", "docsize"):  # engine-lab verdicts with no server
         section = re.search(rf'<section class="study" id="study-{study}".*?</section>', page, re.S).group(0)
@@ -192,7 +202,9 @@ def test_compare_puts_every_published_row_of_both_runs_side_by_side(story):
     assert proc.returncode == 0, proc.stderr[-4000:]
     page = story["compare_report"]
     results = story["workdir"] / "results"
-    this_version = json.loads(next(results.glob("docsize/provenance/*.json")).read_text())["server"]["version"]
+    this_version = json.loads(next(results.glob("docsize/provenance/*.json")).read_text())["server"][
+        "version"
+    ]
     for study in STUDIES:
         section = re.search(rf'<section class="study" id="study-{study}".*?</section>', page, re.S).group(0)
         table = re.search(r'<div class="table-box pvr">.*?</table>', section, re.S).group(0)
@@ -209,7 +221,10 @@ def test_compare_puts_every_published_row_of_both_runs_side_by_side(story):
             this_i, other_i = head.index(this_cols[0]), head.index(other_cols[0])
             assert cells[this_i] == cells[other_i], (study, cells)
         if study == "docsize":
-            assert "machine-b was measured at another scale or config: docsize.docs_per_collection = 4000" in section
+            assert (
+                "machine-b was measured at another scale or config: docsize.docs_per_collection = 4000"
+                in section
+            )
     assert 'data-figure="fig-docsize-compare_runs"' in page
     assert 'data-figure="fig-flatnested-compare_runs"' in page
 

@@ -59,8 +59,17 @@ def standin_uri(tmp_path_factory):
 
     port = portpicker.pick_unused_port()
     storage = tmp_path_factory.mktemp("secantus")
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "secantusd-py"), "--port", str(port),
-                             "--storage-path", str(storage)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "secantusd-py"),
+            "--port",
+            str(port),
+            "--storage-path",
+            str(storage),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     uri = f"mongodb://127.0.0.1:{port}/"
     try:
         deadline = time.monotonic() + 60
@@ -150,7 +159,9 @@ def test_a_job_that_cannot_see_the_results_directory_fails_naming_the_file(clust
                         targets=("results/uniqueidx/tables/conformance.csv",))
     env = cluster["env"] | {"XDG_CACHE_HOME": str(workdir / ".cache"), "CI": "1"}
     # Swap results/ for the node-local one once the mark is written, before the job starts.
-    proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     mark = results / ".costlab-submit.json"
     deadline = time.monotonic() + 120
     while not mark.exists() and time.monotonic() < deadline:

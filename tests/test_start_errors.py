@@ -8,17 +8,19 @@ import os
 import sys
 
 import pytest
+from mongod_logs import DBPATH_IN_USE, DBPATH_IN_USE_ERROR, PERMISSION_DENIED
 
 from costlab.server import ServerStartError, start_server
 from costlab.server.startlog import cause_line, start_log_excerpt
-from mongod_logs import DBPATH_IN_USE, DBPATH_IN_USE_ERROR, PERMISSION_DENIED
 
 
 def test_cause_is_further_up_than_the_last_20_lines():
     # the premise: mongod writes more than 20 shutdown lines after the error
     assert "DBPathInUse" not in "\n".join(DBPATH_IN_USE.splitlines()[-20:])
     excerpt = start_log_excerpt(DBPATH_IN_USE)
-    assert excerpt.splitlines()[0] == f"cause: DBException in initAndListen, terminating: {DBPATH_IN_USE_ERROR}"
+    assert (
+        excerpt.splitlines()[0] == f"cause: DBException in initAndListen, terminating: {DBPATH_IN_USE_ERROR}"
+    )
     assert '"s":"E"' in excerpt and '"id":20557' in excerpt
     assert "Options set by command line" in excerpt          # context before the error line
     assert '"exitCode":100' in excerpt                       # and the end of the log
@@ -26,15 +28,22 @@ def test_cause_is_further_up_than_the_last_20_lines():
 
 def test_wiredtiger_permission_denied_names_the_file_and_the_error():
     cause = cause_line(PERMISSION_DENIED)
-    assert cause == ("WiredTiger error message: __posix_open_file:815:/data/db/WiredTiger.wt: handle-open: open: "
-                     "Permission denied")
+    assert cause == (
+        "WiredTiger error message: __posix_open_file:815:/data/db/WiredTiger.wt: handle-open: open: "
+        "Permission denied"
+    )
     excerpt = start_log_excerpt(PERMISSION_DENIED)
     assert '"s":"F"' in excerpt and "Terminating." in excerpt and "Opening WiredTiger" in excerpt
 
 
 def test_plain_text_lines_from_outside_the_logger_are_kept():
-    log = "\n".join(["WARNING: MongoDB 5.0+ requires a CPU with AVX support, and your current system does not "
-                     "appear to have that!"] + [f"noise {i}" for i in range(40)])
+    log = "\n".join(
+        [
+            "WARNING: MongoDB 5.0+ requires a CPU with AVX support, and your current system does not "
+            "appear to have that!"
+        ]
+        + [f"noise {i}" for i in range(40)]
+    )
     assert "requires a CPU with AVX" in start_log_excerpt(log)
 
 

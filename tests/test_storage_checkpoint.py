@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 
+import polars as pl
 import pytest
 from pymongo.errors import OperationFailure
 
@@ -71,9 +72,16 @@ class _Admin:
         self.server.sent.append(name)
         assert name == "fsync"
         if self.server.refuse_fsync:
-            raise OperationFailure("not authorized on admin to execute command { fsync: 1 }", 13,
-                                   {"ok": 0.0, "errmsg": "not authorized on admin to execute command { fsync: 1 }",
-                                    "code": 13, "codeName": "Unauthorized"})
+            raise OperationFailure(
+                "not authorized on admin to execute command { fsync: 1 }",
+                13,
+                {
+                    "ok": 0.0,
+                    "errmsg": "not authorized on admin to execute command { fsync: 1 }",
+                    "code": 13,
+                    "codeName": "Unauthorized",
+                },
+            )
         self.server.checkpointed = True
         return {"numFiles": 1, "ok": 1.0}
 
@@ -84,7 +92,10 @@ def test_block_compressor_is_read_from_the_creation_string():
     assert block_compressor(mongod_collstats("", 1)) == "none"
     assert block_compressor({"size": 1, "storageSize": 1}) == NOT_REPORTED
     # WiredTiger config: a repeated key takes its last value
-    assert block_compressor({"wiredTiger": {"creationString": "block_compressor=snappy,block_compressor=zstd"}}) == "zstd"
+    assert (
+        block_compressor({"wiredTiger": {"creationString": "block_compressor=snappy,block_compressor=zstd"}})
+        == "zstd"
+    )
 
 
 def test_checkpoint_comes_before_the_sizes_are_read():
@@ -114,7 +125,10 @@ def test_study_size_readers_checkpoint_first_and_record_the_compressor(collectio
 def test_stand_in_reports_no_compressor(test_db, real_mongod):
     test_db.create_collection("z", storageEngine={"wiredTiger": {"configString": "block_compressor=zstd"}})
     test_db.z.insert_many([{"i": i} for i in range(5)])
-    for stats in (appversions_load.collection_stats(test_db, "z"), docsize_load.collection_stats(test_db, "z")):
+    for stats in (
+        appversions_load.collection_stats(test_db, "z"),
+        docsize_load.collection_stats(test_db, "z"),
+    ):
         assert stats["checkpoint"] == "fsync"
         if real_mongod:
             assert stats["block_compressor"] == "zstd"
@@ -143,21 +157,31 @@ def test_flatnested_load_marker_reads_sizes_after_a_checkpoint(tmp_path, externa
 
 
 def _appversions_stats(compressors: dict) -> "pl.DataFrame":
-    import polars as pl
 
     from costlab.appversions.tables import published_collection_stats
     from costlab.config import ROOT
 
-    published = published_collection_stats(ROOT / "resources" / "published" / "appversions_collection_stats.csv",
-                                           ROOT / "resources" / "published" / "appversions_event_stats.csv")
+    published = published_collection_stats(
+        ROOT / "resources" / "published" / "appversions_collection_stats.csv",
+        ROOT / "resources" / "published" / "appversions_event_stats.csv",
+    )
     rows = published.filter(pl.col("version").is_in(list(compressors)))
     return rows.with_columns(
         pl.col("published_documents_per_event").alias("documents_per_event"),
-        *[pl.col(f"published_{c}").alias(c) for c in ("avg_doc_bytes", "data_bytes_per_event", "index_bytes_per_event",
-                                                       "total_bytes_per_event", "storage_bytes_per_event",
-                                                       "storage_bytes")],
+        *[
+            pl.col(f"published_{c}").alias(c)
+            for c in (
+                "avg_doc_bytes",
+                "data_bytes_per_event",
+                "index_bytes_per_event",
+                "total_bytes_per_event",
+                "storage_bytes_per_event",
+                "storage_bytes",
+            )
+        ],
         pl.col("version").replace_strict(compressors).alias("block_compressor"),
-        pl.lit("mongod").alias("server_kind"))
+        pl.lit("mongod").alias("server_kind"),
+    )
 
 
 def test_zstd_finding_is_judged_only_on_the_compressors_the_article_compared():
@@ -168,7 +192,8 @@ def test_zstd_finding_is_judged_only_on_the_compressors_the_article_compared():
         return next(r for r in rows if r["finding"].startswith("zstd"))["verdict"]
 
     assert zstd_verdict({"appV6R3": "snappy", "appV6R4": "zstd"}) == "reproduced"
-    # a server whose default compressor is zstd (--wiredTigerCollectionBlockCompressor) compares zstd with zstd
+    # a server whose default compressor is zstd (--wiredTigerCollectionBlockCompressor) compares zstd with
+    # zstd
     assert zstd_verdict({"appV6R3": "zstd", "appV6R4": "zstd"}) == \
         "not comparable: the collections use zstd and zstd, not zstd and snappy"
     assert zstd_verdict({"appV6R3": NOT_REPORTED, "appV6R4": NOT_REPORTED}) == "reproduced"

@@ -7,9 +7,9 @@ import json
 import re
 
 import polars as pl
+from test_report import smoke_config
 
 from costlab.report.page import build_report
-from test_report import smoke_config
 
 
 def section_of(page: str, study: str) -> str:
@@ -20,13 +20,23 @@ def test_a_changed_engine_key_and_the_engines_n_are_on_the_page(tmp_path):
     results = tmp_path / "results"
     engine = results / "arraygrowth" / "engine"
     engine.mkdir(parents=True)
-    pl.DataFrame({"profile": ["standalone"] * 2, "workload": ["push"] * 2, "n": [150, 450],
-                  "log_bytes": [1000, 9000], "journal_compressor": ["lz4", "lz4"], "server_kind": ["engine"] * 2}
-                 ).write_csv(engine / "log_bytes.csv")
-    (engine / "provenance.json").write_text(json.dumps({"server_kind": "engine", "server": {"wiredtiger_version": "11.2.0"}}))
+    pl.DataFrame(
+        {
+            "profile": ["standalone"] * 2,
+            "workload": ["push"] * 2,
+            "n": [150, 450],
+            "log_bytes": [1000, 9000],
+            "journal_compressor": ["lz4", "lz4"],
+            "server_kind": ["engine"] * 2,
+        }
+    ).write_csv(engine / "log_bytes.csv")
+    (engine / "provenance.json").write_text(
+        json.dumps({"server_kind": "engine", "server": {"wiredtiger_version": "11.2.0"}})
+    )
     (results / "docsize" / "model").mkdir(parents=True)
-    pl.DataFrame({"size_kb": [1], "documents": [5], "avg_doc_bytes": [1024.0], "data_bytes": [5120]}).write_csv(
-        results / "docsize" / "model" / "collections.csv")
+    pl.DataFrame(
+        {"size_kb": [1], "documents": [5], "avg_doc_bytes": [1024.0], "data_bytes": [5120]}
+    ).write_csv(results / "docsize" / "model" / "collections.csv")
     defaults = smoke_config()
     config = smoke_config(engine={"arraygrowth": {"ns": [150, 450]}})
     build_report(results, results / "report.html", config, defaults=defaults)
@@ -46,10 +56,24 @@ def _cache_reads(small_cache_mb: int) -> pl.DataFrame:
                                    ("small_cache", small_cache_mb, "random")):
         for size_kb in (1, 4):
             for shape in ("whole", "projection", "covered"):
-                value = 0.0 if run != "small_cache" else {"whole": 9e4, "projection": 8e4, "covered": 0.0}[shape] * size_kb
-                rows.append({"size_kb": size_kb, "run": run, "cache_mb": cache_mb, "windows": windows, "shape": shape,
-                             "queries": 3, "bytes_read_into_cache_median": value, "block_compressor": "lz4",
-                             "block_compressor_wanted": "snappy"})
+                value = (
+                    0.0
+                    if run != "small_cache"
+                    else {"whole": 9e4, "projection": 8e4, "covered": 0.0}[shape] * size_kb
+                )
+                rows.append(
+                    {
+                        "size_kb": size_kb,
+                        "run": run,
+                        "cache_mb": cache_mb,
+                        "windows": windows,
+                        "shape": shape,
+                        "queries": 3,
+                        "bytes_read_into_cache_median": value,
+                        "block_compressor": "lz4",
+                        "block_compressor_wanted": "snappy",
+                    }
+                )
     return pl.DataFrame(rows)
 
 
@@ -77,8 +101,11 @@ def test_docsize_engine_panels_are_named_from_the_runs_cache_and_overlaps_are_sa
     spec = engine_bytes_read_chart(_cache_reads(51), published).to_dict()
     text = json.dumps(spec)
     assert "51 MB cache, random windows" in text and "256 MB cache, random windows" not in text
-    assert spec["facet"]["column"]["sort"] == ["2,048 MB cache, same window", "2,048 MB cache, random windows",
-                                               "51 MB cache, random windows"]
+    assert spec["facet"]["column"]["sort"] == [
+        "2,048 MB cache, same window",
+        "2,048 MB cache, random windows",
+        "51 MB cache, random windows",
+    ]
     # the default-cache panels' three lines all lie at 0 B: a note says so where they overlap
     data = next(iter(spec["datasets"].values()))
     notes = {(r["cache_setting"], r["size_kb"]): r["note"] for r in data if r.get("note")}
@@ -97,8 +124,12 @@ def test_subtitles_wrap_to_the_plot():
 
     from costlab.report.charts import SUBTITLE_CHARS, titled
 
-    long = "WiredTiger engine lab — not a mongod run; " + "; ".join(f"note number {i} about a setting" for i in range(8))
-    spec = titled(alt.Chart(pl.DataFrame({"x": [1]})).mark_point().encode(x="x:Q"), "t", subtitle=long).to_dict()
+    long = "WiredTiger engine lab — not a mongod run; " + "; ".join(
+        f"note number {i} about a setting" for i in range(8)
+    )
+    spec = titled(
+        alt.Chart(pl.DataFrame({"x": [1]})).mark_point().encode(x="x:Q"), "t", subtitle=long
+    ).to_dict()
     lines = spec["title"]["subtitle"]
     assert len(lines) > 1 and all(len(line) <= SUBTITLE_CHARS for line in lines)
     assert " ".join(lines) == long

@@ -71,10 +71,24 @@ def test_conformance_table_and_verdicts(test_db):
     base = table.head(4).with_columns(pl.Series("outcome", [PASS, FAIL, ERROR, PASS]),
                                       pl.Series("server_kind", ["mongod", "mongod", "mongod", "stand-in"]))
     pvr = published_vs_reproduced(base)
-    assert pvr.columns == ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
-                           "server_kind"]
+    assert pvr.columns == [
+        "finding",
+        "metric",
+        "unit",
+        "published",
+        "reproduced",
+        "ratio",
+        "tolerance",
+        "verdict",
+        "server_kind",
+    ]
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
-    assert pvr["verdict"].to_list() == ["reproduced", "not reproduced", "not executed", "not comparable (stand-in)"]
+    assert pvr["verdict"].to_list() == [
+        "reproduced",
+        "not reproduced",
+        "not executed",
+        "not comparable (stand-in)",
+    ]
 
 
 def test_smoke_workflow(smoke_all, real_mongod):

@@ -57,19 +57,26 @@ def run_workflow(workdir: Path, server: str, args: tuple[str, ...] | list[str] =
     return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=env, timeout=1800)
 
 
-def workflow(workdir: Path, server: str, *args: str, config: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+def workflow(
+    workdir: Path, server: str, *args: str, config: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
     """The workflow on config/smoke.yaml with `server` as the --config server section (plus `config` entries),
     on a machine with no server for `auto` to find."""
     return run_workflow(workdir, server, args, config=config)
 
 
 def dry_runs(workdir: Path, plans: dict[str, tuple]) -> dict[str, subprocess.CompletedProcess]:
-    """`workflow(workdir, server, "-n", *targets, config=config)` for each name -> (server, targets[, config]),
+    """`workflow(workdir, server, "-n", *targets, config=config)` for each name -> (server, targets[,
+    config]),
     two at a time (a dry run writes nothing, so they may share the directory)."""
     link_workflow(workdir)   # once, before the threads
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(workflow, workdir, plan[0], "-n", *plan[1], config=plan[2] if len(plan) > 2 else ())
-                   for name, plan in plans.items()}
+        futures = {
+            name: pool.submit(
+                workflow, workdir, plan[0], "-n", *plan[1], config=plan[2] if len(plan) > 2 else ()
+            )
+            for name, plan in plans.items()
+        }
         return {name: future.result() for name, future in futures.items()}
 
 

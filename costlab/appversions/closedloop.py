@@ -33,17 +33,56 @@ import polars as pl
 from pymongo import monitoring
 
 from costlab.appversions.loadtest import (
-    LoadTestPlan, _error_text, _in_bins, _lost, loadtest_server, run_worker_processes, segments, step_bins)
+    LoadTestPlan,
+    _error_text,
+    _in_bins,
+    _lost,
+    loadtest_server,
+    run_worker_processes,
+    segments,
+    step_bins,
+)
 
 AUTHORS_WRITE_CONCERN = {"w": "majority", "j": True}
 PUBLISHED_BIN_SECONDS = 300.0       # rates and latencies per 5-minute step / bin
 PUBLISHED_IDLE_SECONDS = 600.0      # the pause after each version
 REPORT_YEAR = (datetime(2020, 1, 1, tzinfo=timezone.utc), datetime(2021, 1, 1, tzinfo=timezone.utc))
-RAW_COLUMNS = ["version", "kind", "worker", "op_index", "phase", "step", "events", "start_s", "end_s", "call_ms",
-               "sleep_ms", "target_ops_per_s", "status", "error"]
-BIN_COLUMNS = ["version", "kind", "phase", "step", "bin", "bin_start_s", "bin_seconds", "target_rate",
-               "achieved_rate", "met", "ops_started", "ops_error", "call_ms_p50", "call_ms_p90", "call_ms_p95",
-               "call_ms_max", "mean_as_published_ms", "sleep_ms_mean"]
+RAW_COLUMNS = [
+    "version",
+    "kind",
+    "worker",
+    "op_index",
+    "phase",
+    "step",
+    "events",
+    "start_s",
+    "end_s",
+    "call_ms",
+    "sleep_ms",
+    "target_ops_per_s",
+    "status",
+    "error",
+]
+BIN_COLUMNS = [
+    "version",
+    "kind",
+    "phase",
+    "step",
+    "bin",
+    "bin_start_s",
+    "bin_seconds",
+    "target_rate",
+    "achieved_rate",
+    "met",
+    "ops_started",
+    "ops_error",
+    "call_ms_p50",
+    "call_ms_p90",
+    "call_ms_p95",
+    "call_ms_max",
+    "mean_as_published_ms",
+    "sleep_ms_mean",
+]
 
 
 # --- the pacing rule (pure) --------------------------------------------------------------------
@@ -90,7 +129,9 @@ class ClosedLoopSpec:
         return self.plan.total_seconds
 
 
-def _rates(plan: LoadTestPlan, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _rates(
+    plan: LoadTestPlan, kind: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     segs = segments(plan).filter(pl.col("kind") == kind).sort("start_s")
     return (segs["start_s"].to_numpy(), segs["end_s"].to_numpy(), segs["ops_per_s"].to_numpy(),
             segs["phase"].to_numpy(), segs["step"].to_numpy())
@@ -119,7 +160,9 @@ class _WriteConcerns(monitoring.CommandListener):
         pass
 
 
-def _closed_loop_main(spec: ClosedLoopSpec, ready_queue, go_event, t0_value, parent_pid: int | None = None) -> None:
+def _closed_loop_main(
+    spec: ClosedLoopSpec, ready_queue, go_event, t0_value, parent_pid: int | None = None
+) -> None:
     """One closed-loop worker process (see the module doc)."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -141,8 +184,10 @@ def _closed_loop_main(spec: ClosedLoopSpec, ready_queue, go_event, t0_value, par
     executor = ThreadPoolExecutor(5) if spec.kind == "report" and spec.concurrent_reports else None
     starts, ends, rates, phases, steps = _rates(spec.plan, spec.kind)
     rng = np.random.default_rng([spec.seed, spec.worker, 0 if spec.kind == "upsert" else 1])
-    rows: dict[str, list] = {c: [] for c in ("phase", "step", "start_s", "end_s", "sleep_ms", "target_ops_per_s",
-                                              "status", "error")}
+    rows: dict[str, list] = {
+        c: []
+        for c in ("phase", "step", "start_s", "end_s", "sleep_ms", "target_ops_per_s", "status", "error")
+    }
     try:
         collection = client[spec.database][spec.collection]
         if spec.write_concern:
@@ -168,8 +213,9 @@ def _closed_loop_main(spec: ClosedLoopSpec, ready_queue, go_event, t0_value, par
             try:
                 if spec.kind == "upsert":   # building the statements is part of the timed call, as theirs
                     j = (spec.worker + i * spec.workers) % batches
-                    send_update_statements(collection, update_statements(version, payload.slice(j * batch, batch)),
-                                           spec.version)
+                    send_update_statements(
+                        collection, update_statements(version, payload.slice(j * batch, batch)), spec.version
+                    )
                 else:
                     end_ms = int(rng.integers(year_ms[0], year_ms[1]))
                     version.get_reports(collection, keys[int(rng.integers(0, len(keys)))],
@@ -187,11 +233,21 @@ def _closed_loop_main(spec: ClosedLoopSpec, ready_queue, go_event, t0_value, par
             latency = ended - started
             now_segment = _segment_at(starts, ends, ended - t0)
             rate = rates[now_segment if now_segment is not None else segment]
-            sleep = pacing_sleep_s(mean_interval_s(rate, spec.workers), latency, float(rng.random())) if rate > 0 else 0.0
-            for column, value in (("phase", int(phases[segment])), ("step", int(steps[segment])),
-                                  ("start_s", started - t0), ("end_s", ended - t0), ("sleep_ms", sleep * 1000),
-                                  ("target_ops_per_s", float(rates[segment])), ("status", status),
-                                  ("error", error)):
+            sleep = (
+                pacing_sleep_s(mean_interval_s(rate, spec.workers), latency, float(rng.random()))
+                if rate > 0
+                else 0.0
+            )
+            for column, value in (
+                ("phase", int(phases[segment])),
+                ("step", int(steps[segment])),
+                ("start_s", started - t0),
+                ("end_s", ended - t0),
+                ("sleep_ms", sleep * 1000),
+                ("target_ops_per_s", float(rates[segment])),
+                ("status", status),
+                ("error", error),
+            ):
                 rows[column].append(value)
             i += 1
             _sleep_until(min(ended + sleep, t0 + spec.test_seconds))
@@ -200,9 +256,19 @@ def _closed_loop_main(spec: ClosedLoopSpec, ready_queue, go_event, t0_value, par
         if executor is not None:
             executor.shutdown(wait=True)
         client.close()
-    frame = pl.DataFrame(rows, schema={"phase": pl.Int32, "step": pl.Int32, "start_s": pl.Float64, "end_s": pl.Float64,
-                                       "sleep_ms": pl.Float64, "target_ops_per_s": pl.Float64, "status": pl.Utf8,
-                                       "error": pl.Utf8})
+    frame = pl.DataFrame(
+        rows,
+        schema={
+            "phase": pl.Int32,
+            "step": pl.Int32,
+            "start_s": pl.Float64,
+            "end_s": pl.Float64,
+            "sleep_ms": pl.Float64,
+            "target_ops_per_s": pl.Float64,
+            "status": pl.Utf8,
+            "error": pl.Utf8,
+        },
+    )
     frame = frame.with_columns(pl.lit(spec.worker).alias("worker"), pl.lit(spec.kind).alias("kind"),
                                pl.arange(0, frame.height, dtype=pl.Int64).alias("op_index"))
     frame.write_parquet(spec.out_path)
@@ -216,10 +282,20 @@ def _sleep_until(deadline: float) -> None:
         time.sleep(remaining)
 
 
-def run_closed_loop(uri: str, database: str, collection: str, version: str, plan: LoadTestPlan,
-                    upsert_events: pl.DataFrame, report_keys: list[str], upsert_workers: int, report_workers: int,
-                    seed: int, write_concern: dict | None = AUTHORS_WRITE_CONCERN,
-                    start_timeout_s: float = 180.0) -> tuple[pl.DataFrame, dict]:
+def run_closed_loop(
+    uri: str,
+    database: str,
+    collection: str,
+    version: str,
+    plan: LoadTestPlan,
+    upsert_events: pl.DataFrame,
+    report_keys: list[str],
+    upsert_workers: int,
+    report_workers: int,
+    seed: int,
+    write_concern: dict | None = AUTHORS_WRITE_CONCERN,
+    start_timeout_s: float = 180.0,
+) -> tuple[pl.DataFrame, dict]:
     """The closed-loop test of one version from worker processes; (raw rows, run facts)."""
     import tempfile
 
@@ -231,12 +307,25 @@ def run_closed_loop(uri: str, database: str, collection: str, version: str, plan
         events_path, keys_path = tmp_path / "upsert_events.parquet", tmp_path / "report_keys.parquet"
         upsert_events.write_parquet(events_path)
         pl.DataFrame({"key": list(report_keys)}, schema={"key": pl.Utf8}).write_parquet(keys_path)
-        specs = [ClosedLoopSpec(kind=kind, worker=w, workers=workers, version=version, uri=uri, database=database,
-                                collection=collection, plan=plan,
-                                payload_path=str(events_path if kind == "upsert" else keys_path), seed=seed,
-                                concurrent_reports=concurrent, write_concern=write_concern,
-                                out_path=str(tmp_path / f"{kind}_{w}.parquet"))
-                 for kind, workers in (("upsert", upsert_workers), ("report", report_workers)) for w in range(workers)]
+        specs = [
+            ClosedLoopSpec(
+                kind=kind,
+                worker=w,
+                workers=workers,
+                version=version,
+                uri=uri,
+                database=database,
+                collection=collection,
+                plan=plan,
+                payload_path=str(events_path if kind == "upsert" else keys_path),
+                seed=seed,
+                concurrent_reports=concurrent,
+                write_concern=write_concern,
+                out_path=str(tmp_path / f"{kind}_{w}.parquet"),
+            )
+            for kind, workers in (("upsert", upsert_workers), ("report", report_workers))
+            for w in range(workers)
+        ]
         parts, worker_facts, started_at = run_worker_processes(_closed_loop_main, specs, version, uri,
                                                                plan.total_seconds, start_timeout_s)
     concerns: dict[str, int] = {}
@@ -249,10 +338,17 @@ def run_closed_loop(uri: str, database: str, collection: str, version: str, plan
         ((pl.col("end_s") - pl.col("start_s")) * 1000).alias("call_ms"),
     ).sort("kind", "start_s").select(RAW_COLUMNS)
     cpu = sum(f["cpu_seconds"] for f in worker_facts.values())
-    return raw, {"driver": "authors", "started_at": started_at.isoformat(), "test_seconds": plan.total_seconds,
-                 "upsert_workers": upsert_workers, "report_workers": report_workers,
-                 "concurrent_reports": concurrent, "write_concern": write_concern,
-                 "update_commands_by_write_concern": concerns, "worker_cpu_seconds_total": round(cpu, 3)}
+    return raw, {
+        "driver": "authors",
+        "started_at": started_at.isoformat(),
+        "test_seconds": plan.total_seconds,
+        "upsert_workers": upsert_workers,
+        "report_workers": report_workers,
+        "concurrent_reports": concurrent,
+        "write_concern": write_concern,
+        "update_commands_by_write_concern": concerns,
+        "worker_cpu_seconds_total": round(cpu, 3),
+    }
 
 
 # --- summaries ---------------------------------------------------------------------------------
@@ -269,23 +365,41 @@ def closed_loop_bins(raw: pl.DataFrame, plan: LoadTestPlan, bin_seconds: float |
     version = raw["version"][0] if raw.height else None
     keys = ["kind", "bin_phase", "bin_step", "bin"]
     ok = pl.col("status") == "ok"
-    started = _in_bins(raw.filter(pl.col("phase") >= 1), bins, "start_s").group_by(keys).agg(
-        pl.col("events").filter(ok).sum().alias("achieved_events"), pl.len().alias("ops_started"),
-        (pl.col("status") == "error").sum().alias("ops_error"),
-        *[pl.col("call_ms").filter(ok).quantile(q, interpolation="linear").alias(f"call_ms_p{round(q * 100)}")
-          for q in (0.5, 0.9, 0.95)],
-        pl.col("call_ms").filter(ok).max().alias("call_ms_max"), pl.col("sleep_ms").mean().alias("sleep_ms_mean"))
+    started = (
+        _in_bins(raw.filter(pl.col("phase") >= 1), bins, "start_s")
+        .group_by(keys)
+        .agg(
+            pl.col("events").filter(ok).sum().alias("achieved_events"),
+            pl.len().alias("ops_started"),
+            (pl.col("status") == "error").sum().alias("ops_error"),
+            *[
+                pl.col("call_ms")
+                .filter(ok)
+                .quantile(q, interpolation="linear")
+                .alias(f"call_ms_p{round(q * 100)}")
+                for q in (0.5, 0.9, 0.95)
+            ],
+            pl.col("call_ms").filter(ok).max().alias("call_ms_max"),
+            pl.col("sleep_ms").mean().alias("sleep_ms_mean"),
+        )
+    )
     frame = (bins.rename({"phase": "bin_phase", "step": "bin_step"}).join(started, on=keys, how="left")
              .rename({"bin_phase": "phase", "bin_step": "step"})
              .with_columns(pl.col("achieved_events", "ops_started", "ops_error").fill_null(0),
                            (pl.col("bin_end_s") - pl.col("bin_start_s")).alias("bin_seconds"),
                            pl.lit(version, dtype=pl.Utf8).alias("version")))
-    return frame.with_columns(
-        pl.col("events_per_s").alias("target_rate"),
-        (pl.col("achieved_events") / pl.col("bin_seconds")).alias("achieved_rate"),
-        (pl.col("achieved_events") >= (1 - tolerance) * pl.col("events_per_s") * pl.col("bin_seconds")).alias("met"),
-        pl.col("call_ms_p50").alias("mean_as_published_ms"),
-    ).select(BIN_COLUMNS).sort("version", "kind", "phase", "step", "bin")
+    return (
+        frame.with_columns(
+            pl.col("events_per_s").alias("target_rate"),
+            (pl.col("achieved_events") / pl.col("bin_seconds")).alias("achieved_rate"),
+            (
+                pl.col("achieved_events") >= (1 - tolerance) * pl.col("events_per_s") * pl.col("bin_seconds")
+            ).alias("met"),
+            pl.col("call_ms_p50").alias("mean_as_published_ms"),
+        )
+        .select(BIN_COLUMNS)
+        .sort("version", "kind", "phase", "step", "bin")
+    )
 
 
 # --- the job -----------------------------------------------------------------------------------
@@ -309,17 +423,36 @@ def closed_loop_job(config: dict, version_name: str, data_dir: str | Path, raw_p
     events = new_events_2020(settings["events_per_year"], settings["seed"], needed)
     keys = keys_for_users(users_for(settings["events_per_year"])).to_list()
     idle = float(lt.get("idle_seconds", 0.0))
-    extra: dict = {"study": "appversions", "step": "loadtest", "driver": "authors", "version": version_name,
-                   "plan": {"phase_seconds": plan.phase_seconds, "warmup_seconds": plan.warmup_seconds,
-                            "idle_seconds": idle, "upsert_rates": list(plan.upsert_rates),
-                            "report_rates": list(plan.report_rates), "batch_size": plan.batch_size,
-                            "rate_scale": plan.rate_scale},
-                   "pacing": "closed loop: after each call sleep 2*U*m - latency (U uniform, m = workers / target rate)"}
+    extra: dict = {
+        "study": "appversions",
+        "step": "loadtest",
+        "driver": "authors",
+        "version": version_name,
+        "plan": {
+            "phase_seconds": plan.phase_seconds,
+            "warmup_seconds": plan.warmup_seconds,
+            "idle_seconds": idle,
+            "upsert_rates": list(plan.upsert_rates),
+            "report_rates": list(plan.report_rates),
+            "batch_size": plan.batch_size,
+            "rate_scale": plan.rate_scale,
+        },
+        "pacing": "closed loop: after each call sleep 2*U*m - latency (U uniform, m = workers / target rate)",
+    }
     with loadtest_server(config, version_name, data_dir, provenance_path, extra,
                          f"appversions_loadtest_authors_{version_name}", metrics_path) as server:
-        raw, facts = run_closed_loop(worker_uri(server, config), server.database, version.collection_name,
-                                     version_name, plan, events, keys, lt["upsert_workers"], lt["report_workers"],
-                                     settings["seed"])
+        raw, facts = run_closed_loop(
+            worker_uri(server, config),
+            server.database,
+            version.collection_name,
+            version_name,
+            plan,
+            events,
+            keys,
+            lt["upsert_workers"],
+            lt["report_workers"],
+            settings["seed"],
+        )
         time.sleep(idle)   # the authors' pause after a version, before the next one's warm-up
         extra.update(facts)
         write_parquet(raw, raw_path)

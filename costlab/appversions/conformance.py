@@ -21,7 +21,10 @@ from costlab.appversions.events import STATUSES
 from costlab.appversions.tables import _row as table_row
 from costlab.published import Tolerances, tolerances_or_published
 
-RULE_NAMES = {"dates": "dates: (start day, end day]", "day_ids": "day ids or item names: [start day, end day)"}
+RULE_NAMES = {
+    "dates": "dates: (start day, end day]",
+    "day_ids": "day ids or item names: [start day, end day)",
+}
 _SAMPLE = ["key", "end"]
 
 
@@ -57,9 +60,18 @@ def midday_findings(midday: pl.DataFrame, tolerances: Tolerances | None = None) 
     for (version,), mine in midday.group_by("version", maintain_order=True):
         rule = mine["day_rule"][0]
         share = float(mine["as_day_rule"].cast(pl.Float64).mean())
-        rows.append(_row(f"{version}: Get Reports at end times with a time of day count {RULE_NAMES[rule]}, "
-                         "as the authors' version does", "midday reports as the version's day rule", 1.0, share,
-                         "reproduced" if as_rule(share) else "not reproduced", _kind(mine), str(as_rule)))
+        rows.append(
+            _row(
+                f"{version}: Get Reports at end times with a time of day count {RULE_NAMES[rule]}, "
+                "as the authors' version does",
+                "midday reports as the version's day rule",
+                1.0,
+                share,
+                "reproduced" if as_rule(share) else "not reproduced",
+                _kind(mine),
+                str(as_rule),
+            )
+        )
 
     answers = _answers(midday)
     by_rule = {rule: sorted(set(group["version"].to_list()))
@@ -87,6 +99,15 @@ def midday_findings(midday: pl.DataFrame, tolerances: Tolerances | None = None) 
         verdict = "not comparable: no sampled end or start day held an event of the key"
     else:
         verdict = "reproduced" if disagree(share) else "not reproduced"
-    rows.append(_row(finding, "share of midday samples where the versions disagree", None, share, verdict, kind,
-                     f"{disagree}, and the versions of one day rule agree on every sample"))
+    rows.append(
+        _row(
+            finding,
+            "share of midday samples where the versions disagree",
+            None,
+            share,
+            verdict,
+            kind,
+            f"{disagree}, and the versions of one day rule agree on every sample",
+        )
+    )
     return rows

@@ -134,8 +134,17 @@ def midday_reports(db: Database, version: AppVersion | str, events: pl.DataFrame
     for key, end in progress(samples, total=len(samples), desc=f"midday {version.name}", unit="report"):
         got = version.get_reports(collection, key, end)
         expected = expected_reports(events, key, end, version.day_rule)
-        rows.extend({"version": version.name, "day_rule": version.day_rule, "key": key, "end": as_report_end(end),
-                     **window, "as_day_rule": window == want} for window, want in zip(got, expected))
+        rows.extend(
+            {
+                "version": version.name,
+                "day_rule": version.day_rule,
+                "key": key,
+                "end": as_report_end(end),
+                **window,
+                "as_day_rule": window == want,
+            }
+            for window, want in zip(got, expected)
+        )
     return pl.DataFrame(rows, schema=MIDDAY_SCHEMA)
 
 
@@ -162,7 +171,9 @@ def check_reports(db: Database, version: AppVersion | str, events: pl.DataFrame,
     return pl.DataFrame(rows, schema=CHECKED_SCHEMA)
 
 
-def _compare(version_name: str, key: str, end_date: date | datetime, got: list[dict], expected: list[dict]) -> None:
+def _compare(
+    version_name: str, key: str, end_date: date | datetime, got: list[dict], expected: list[dict]
+) -> None:
     windows = {years: (start, end) for years, start, end in report_windows(end_date)}
     if [g["window_years"] for g in got] != [e["window_years"] for e in expected]:
         raise ReportMismatch(f"{version_name}: key {key}, end date {end_date:%Y-%m-%d}: windows "
@@ -175,10 +186,13 @@ def _compare(version_name: str, key: str, end_date: date | datetime, got: list[d
                 raise ReportMismatch(
                     f"{version_name}: Get Reports differs from the model for key {key}, end date "
                     f"{end_date:%Y-%m-%d}, window {years} years [{start:%Y-%m-%d}, {end:%Y-%m-%d}): "
-                    f"{status} = {got_window[status]} from the server, {expected_window[status]} in the model")
+                    f"{status} = {got_window[status]} from the server, {expected_window[status]} in the model"
+                )
 
 
-def load_events(collection: Collection, version: AppVersion, events: pl.DataFrame, batch_size: int = 250) -> None:
+def load_events(
+    collection: Collection, version: AppVersion, events: pl.DataFrame, batch_size: int = 250
+) -> None:
     """Load `events` with the version's own Bulk Upsert as the loader sends it: unordered `update`
     commands of `batch_size` pre-encoded statements (statements.py), every reply checked."""
     from costlab.appversions.statements import iter_statement_batches, send_update_statements

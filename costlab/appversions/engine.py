@@ -47,7 +47,11 @@ BATCH = 250   # documents per transaction while loading
 
 
 def wanted_compressor(version: AppVersion) -> str:
-    config = version.create_collection_options.get("storageEngine", {}).get("wiredTiger", {}).get("configString", "")
+    config = (
+        version.create_collection_options.get("storageEngine", {})
+        .get("wiredTiger", {})
+        .get("configString", "")
+    )
     for part in config.split(","):
         if part.startswith("block_compressor="):
             return part.split("=", 1)[1]
@@ -73,7 +77,9 @@ def _document_groups(version: AppVersion, events: pl.DataFrame) -> Iterator[tupl
     layout = version.layout
     if layout in ("embedded_id", "key_string", "key_binary"):
         key_column = "key_bin" if layout == "key_binary" else "key"
-        groups = prepared.group_by(key_column, "date", maintain_order=True).agg(pl.col("field"), pl.col("row"))
+        groups = prepared.group_by(key_column, "date", maintain_order=True).agg(
+            pl.col("field"), pl.col("row")
+        )
         for i, (key, day, fields, rows) in enumerate(groups.iter_rows()):
             day = _utc(day)
 
@@ -83,12 +89,26 @@ def _document_groups(version: AppVersion, events: pl.DataFrame) -> Iterator[tupl
                     return doc, {"_id": doc["_id"], "_id.key": key, "_id.date": day}
                 key_value = Binary(key, 0) if layout == "key_binary" else key
                 # an upsert's query fields by path (costlab.engine.update.upsert_document): date, key
-                doc = {"_id": ObjectId(i.to_bytes(12, "big")), "date": day, "key": key_value, **_counts(fields[:j])}
-                return doc, {"_id": doc["_id"], "key": bytes(key) if layout == "key_binary" else key, "date": day}
+                doc = {
+                    "_id": ObjectId(i.to_bytes(12, "big")),
+                    "date": day,
+                    "key": key_value,
+                    **_counts(fields[:j]),
+                }
+                return doc, {
+                    "_id": doc["_id"],
+                    "key": bytes(key) if layout == "key_binary" else key,
+                    "date": day,
+                }
+
             yield rows, build
         return
     groups = prepared.group_by("id", maintain_order=True).agg(
-        pl.col("field"), pl.col("date"), pl.col("row"), *([pl.col("item")] if "item" in prepared.columns else []))
+        pl.col("field"),
+        pl.col("date"),
+        pl.col("row"),
+        *([pl.col("item")] if "item" in prepared.columns else []),
+    )
     for row in groups.iter_rows(named=True):
         def build(j: int, row=row) -> tuple[dict, dict]:
             return _bucket_document(version, row, j)
@@ -140,9 +160,17 @@ CHECKPOINT_EVERY_EVENTS = 60_000   # mongod checkpoints every 60 s; at the artic
                                    # (1,000 events/s, appversions_loadtest_method.csv) that is 60,000 events
 
 
-def _grow_by_upserts(collection, engine: Engine, version: AppVersion, events_path: Path, checkpoint_every: int,
-                     batch_size: int, workers: int, chunk_rows: int, on_batch: Callable | None = None
-                     ) -> tuple[int, int, int]:
+def _grow_by_upserts(
+    collection,
+    engine: Engine,
+    version: AppVersion,
+    events_path: Path,
+    checkpoint_every: int,
+    batch_size: int,
+    workers: int,
+    chunk_rows: int,
+    on_batch: Callable | None = None,
+) -> tuple[int, int, int]:
     """The version's Bulk Upsert stream as the load step sends it: the events file read chunk by
     chunk (costlab.appversions.load.load_batches: each load worker's keys, `batch_size` statements to a
     batch, built by statements.py), each statement applied as its own transaction the way mongod
@@ -215,8 +243,15 @@ def measure_version(version_name: str, events_path: str | Path, home: Path, cach
     if home.exists():
         shutil.rmtree(home)
     # the journal does not change a table's file; it is off to save time
-    engine = Engine(home, EngineSettings(cache_mb=cache_mb, journal_compressor=compressor_or_nearest("snappy")[0],
-                                         block_compressor=used, journal=False))
+    engine = Engine(
+        home,
+        EngineSettings(
+            cache_mb=cache_mb,
+            journal_compressor=compressor_or_nearest("snappy")[0],
+            block_compressor=used,
+            journal=False,
+        ),
+    )
     ns = f"costlab_appversions.{version.collection_name}"
     events = event_file_rows(events_path)
     try:
@@ -228,10 +263,15 @@ def measure_version(version_name: str, events_path: str | Path, home: Path, cach
         else:
             documents, data_bytes, checkpoints = _insert_final_documents(collection, version,
                                                                          read_events(events_path))
-        table_files = {"records": collection.records.uri, **{n: ix.uri for n, ix in collection.indexes.items()}}
+        table_files = {
+            "records": collection.records.uri,
+            **{n: ix.uri for n, ix in collection.indexes.items()},
+        }
     finally:
-        engine.close()   # closing checkpoints: the files hold everything
-    sizes = {name: (home / (uri.split(":", 1)[1] + ".wt")).stat().st_size for name, uri in table_files.items()}
+        engine.close()  # closing checkpoints: the files hold everything
+    sizes = {
+        name: (home / (uri.split(":", 1)[1] + ".wt")).stat().st_size for name, uri in table_files.items()
+    }
     index_bytes = sum(v for k, v in sizes.items() if k != "records")
     return {"version": version_name, "events": events, "documents": documents, "data_bytes": data_bytes,
             "avg_doc_bytes": data_bytes / documents if documents else None, "storage_bytes": sizes["records"],
@@ -244,7 +284,9 @@ def write_engine_events(events_per_year: int, seed: int, window: str, path: Path
     """The engine lab's events.parquet (integer-coded, chunk by chunk, as the model step writes it)."""
     from costlab.appversions.events import iter_event_chunks, write_events
 
-    return write_events(iter_event_chunks(events_per_year, seed, window=window, chunk_events=CHUNK_ROWS), path)
+    return write_events(
+        iter_event_chunks(events_per_year, seed, window=window, chunk_events=CHUNK_ROWS), path
+    )
 
 
 def storage_table(rows: list[dict], published: pl.DataFrame, wt_version: str) -> pl.DataFrame:
@@ -289,12 +331,20 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.Da
         r3, r4 = by_version["appV6R3"], by_version["appV6R4"]
         published = (r4["published_storage_bytes_per_event"] / r3["published_storage_bytes_per_event"]
                      if r3["published_storage_bytes_per_event"] else None)
-        row = _row("zstd stores appV6R4 in less space than snappy stores appV6R3 (same documents)",
-                   "storage size appV6R4 / appV6R3", "ratio", published, r4["storage_bytes"] / r3["storage_bytes"],
-                   zstd_rule, f"compared here: {r4['block_compressor']} / {r3['block_compressor']}")
+        row = _row(
+            "zstd stores appV6R4 in less space than snappy stores appV6R3 (same documents)",
+            "storage size appV6R4 / appV6R3",
+            "ratio",
+            published,
+            r4["storage_bytes"] / r3["storage_bytes"],
+            zstd_rule,
+            f"compared here: {r4['block_compressor']} / {r3['block_compressor']}",
+        )
         if (r3["block_compressor"], r4["block_compressor"]) != ("snappy", "zstd"):
-            row["verdict"] = (f"not comparable (snappy and zstd not available here; {r4['block_compressor']} / "
-                              f"{r3['block_compressor']} measured)")
+            row["verdict"] = (
+                f"not comparable (snappy and zstd not available here; {r4['block_compressor']} / "
+                f"{r3['block_compressor']} measured)"
+            )
         else:
             row["verdict"] = "reproduced" if zstd_rule(row["reproduced"]) else "not reproduced"
         rows.append(row)
@@ -337,24 +387,51 @@ def run_version_job(config: dict, name: str, row_path: str | Path) -> dict:
         cache_mb = engine_cache_mb(events, settings.get("cache_mb"))
         # a version job runs 6-21 s at the default: its bar counts the upserts applied (one per event)
         with progress(total=events, desc=f"engine {name}", unit="event") as bar:
-            row = measure_version(name, events_path, home / "wt", cache_mb=cache_mb, grown_by=settings["grown_by"],
-                                  checkpoint_every=int(settings["checkpoint_every_events"]),
-                                  batch_size=int(study["batch_size"]), workers=int(study["load_workers"]),
-                                  on_batch=lambda worker, statements: bar.update(len(statements)))
+            row = measure_version(
+                name,
+                events_path,
+                home / "wt",
+                cache_mb=cache_mb,
+                grown_by=settings["grown_by"],
+                checkpoint_every=int(settings["checkpoint_every_events"]),
+                batch_size=int(study["batch_size"]),
+                workers=int(study["load_workers"]),
+                on_batch=lambda worker, statements: bar.update(len(statements)),
+            )
     row["cache_mb"] = cache_mb
     ended = datetime.now(timezone.utc)
-    record = {"row": row, "provenance": engine_provenance(
-        "appversions_engine", config, started, ended,
-        {"version": name, "events": events, "events_per_year": settings["events_per_year"], "cache_mb": cache_mb,
-         "batch_size": study["batch_size"], "load_workers": study["load_workers"],
-         # the process's CPU, WiredTiger's eviction threads included
-         "cpu_s": round(time.process_time() - cpu_started, 2)})}
+    record = {
+        "row": row,
+        "provenance": engine_provenance(
+            "appversions_engine",
+            config,
+            started,
+            ended,
+            {
+                "version": name,
+                "events": events,
+                "events_per_year": settings["events_per_year"],
+                "cache_mb": cache_mb,
+                "batch_size": study["batch_size"],
+                "load_workers": study["load_workers"],
+                # the process's CPU, WiredTiger's eviction threads included
+                "cpu_s": round(time.process_time() - cpu_started, 2),
+            },
+        ),
+    }
     write_json_atomic(Path(row_path), record)
     return record
 
 
-def merge_engine_job(config: dict, version_paths: list[str | Path], storage_path, verdicts_path, provenance_path,
-                     published_path, tolerances_path=None) -> pl.DataFrame:
+def merge_engine_job(
+    config: dict,
+    version_paths: list[str | Path],
+    storage_path,
+    verdicts_path,
+    provenance_path,
+    published_path,
+    tolerances_path=None,
+) -> pl.DataFrame:
     """The per-version runs (run_version_job's files, in appversions.versions order) as the study's
     storage table, verdicts and one provenance holding each version job's own."""
     from costlab.engine.provenance import engine_provenance
@@ -374,7 +451,9 @@ def merge_engine_job(config: dict, version_paths: list[str | Path], storage_path
     started = min(datetime.fromisoformat(job["started_at"]) for job in jobs)
     ended = max(datetime.fromisoformat(job["ended_at"]) for job in jobs)
     settings, study = config["engine"]["appversions"], config["appversions"]
-    table = storage_table([records[name]["row"] for name in wanted], read_csv(published_path), wiredtiger_version())
+    table = storage_table(
+        [records[name]["row"] for name in wanted], read_csv(published_path), wiredtiger_version()
+    )
     write_csv(verdicts(table, read_tolerances(tolerances_path) if tolerances_path else None), verdicts_path)
     write_json_atomic(Path(provenance_path), engine_provenance(
         "appversions_engine", config, started, ended,

@@ -76,7 +76,9 @@ def event_count(events_per_year: int, start: date, end: date, window: str = "cal
     return event_window(window, events_per_year, start, end).events
 
 
-def _check(events_per_year: int, seed: int, start: date | datetime, end: date | datetime) -> tuple[int, date, date]:
+def _check(
+    events_per_year: int, seed: int, start: date | datetime, end: date | datetime
+) -> tuple[int, date, date]:
     users = users_for(events_per_year)
     if users >= 2**32:
         raise ValueError(f"events_per_year must give fewer than 2**32 users, got {events_per_year!r}")
@@ -176,7 +178,8 @@ def with_keys(codes: pl.DataFrame) -> pl.DataFrame:
 
 
 def keys_of(user_index: np.ndarray) -> pl.Series:
-    """The keys of 1-based user indexes (< 2**32): 64 uppercase hex digits each, vectorised via nibble lookup."""
+    """The keys of 1-based user indexes (< 2**32): 64 uppercase hex digits each, vectorised via nibble
+    lookup."""
     index = np.asarray(user_index, dtype=np.uint32)
     shifts = np.arange(28, -4, -4, dtype=np.uint32)  # 8 nibbles, most significant first
     nibbles = ((index[:, None] >> shifts) & np.uint32(0xF)).astype(np.uint8)
@@ -226,7 +229,8 @@ def _as_codes(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def iter_event_file(path: str | Path, chunk_rows: int = DEFAULT_CHUNK_EVENTS) -> Iterator[pl.DataFrame]:
-    """The events of an events.parquet as integer-coded chunks of `chunk_rows` rows (the last fewer), in file order.
+    """The events of an events.parquet as integer-coded chunks of `chunk_rows` rows (the last fewer), in file
+    order.
 
     Each chunk is its own slice of the file (polars reads only the row groups it overlaps), so
     nothing is held from one chunk to the next: memory stays flat over a 500-million-event file

@@ -13,11 +13,20 @@ import altair as alt
 import polars as pl
 
 from costlab.appversions.loadtest import LoadTestPlan, segments
-from costlab.appversions.names import figure_names, loadtest_figures  # figure_names: re-exported
+from costlab.appversions.names import loadtest_figures  # figure_names: re-exported
 from costlab.inputs import read_csv
-from costlab.report.charts import (APP_VERSION_COLORS, ENGINE_LABEL, PUBLISHED_COLOR, coincidence_note,
-                                   coincident_series, color_scale, compressor_text, save_chart, source_shape_scale,
-                                   titled)
+from costlab.report.charts import (
+    APP_VERSION_COLORS,
+    ENGINE_LABEL,
+    PUBLISHED_COLOR,
+    coincidence_note,
+    coincident_series,
+    color_scale,
+    compressor_text,
+    save_chart,
+    source_shape_scale,
+    titled,
+)
 
 OPERATION_TITLES = {"report": "Get Reports (requests/s)", "upsert": "Bulk Upsert (events/s)"}
 
@@ -53,17 +62,27 @@ def storage_per_event_frames(stats: pl.DataFrame, parts: tuple[str, ...] = ("dat
             pl.DataFrame(missing, schema={"version": pl.Utf8, "source": pl.Utf8, "missing": pl.Utf8}))
 
 
-def storage_per_event_chart(stats: pl.DataFrame, stand_in: bool, parts: tuple[str, ...] = ("data", "index"),
-                            ours: str = "reproduced", title: str = "Storage per event by version (collStats size / events)",
-                            subtitle: str = "left bar: this run; right bar (faded): published, 500 million events",
-                            x_label: dict[str, str] | None = None) -> alt.TopLevelMixin:
-    """Bytes per event by version in stacked `parts` (columns <part>_bytes_per_event), ours beside the published.
+def storage_per_event_chart(
+    stats: pl.DataFrame,
+    stand_in: bool,
+    parts: tuple[str, ...] = ("data", "index"),
+    ours: str = "reproduced",
+    title: str = "Storage per event by version (collStats size / events)",
+    subtitle: str = "left bar: this run; right bar (faded): published, 500 million events",
+    x_label: dict[str, str] | None = None,
+) -> alt.TopLevelMixin:
+    """Bytes per event by version in stacked `parts` (columns <part>_bytes_per_event), ours beside the
+    published.
 
     `x_label` optionally relabels versions on the axis (the engine lab adds each one's compressor).
     """
     frame, missing = storage_per_event_frames(stats, parts, ours)
     order = [v for v in APP_VERSION_COLORS if v in set(stats["version"])]
-    axis = alt.Axis(labelExpr=f"{json.dumps(x_label, ensure_ascii=False)}[datum.value] || datum.value") if x_label else alt.Axis()
+    axis = (
+        alt.Axis(labelExpr=f"{json.dumps(x_label, ensure_ascii=False)}[datum.value] || datum.value")
+        if x_label
+        else alt.Axis()
+    )
     x = alt.X("version:N", sort=order, title="app version", axis=axis)
     x_offset = alt.XOffset("source:N", sort=[ours, "published"], scale=alt.Scale(domain=[ours, "published"]))
     chart = alt.Chart(frame).mark_bar().encode(
@@ -77,11 +96,16 @@ def storage_per_event_chart(stats: pl.DataFrame, stand_in: bool, parts: tuple[st
         tooltip=["version", "source", "component", alt.Tooltip("bytes_per_event:Q", format=".1f")],
     )
     if missing.height:
-        marks = alt.Chart(missing).mark_text(text="n/p", baseline="bottom", dy=-2, color=PUBLISHED_COLOR).encode(
-            x=x, xOffset=x_offset, y=alt.datum(0), tooltip=["version", "source", "missing"])
+        marks = (
+            alt.Chart(missing)
+            .mark_text(text="n/p", baseline="bottom", dy=-2, color=PUBLISHED_COLOR)
+            .encode(x=x, xOffset=x_offset, y=alt.datum(0), tooltip=["version", "source", "missing"])
+        )
         chart = alt.layer(chart, marks)
     if missing.height:
-        subtitle += "; n/p: " + ", ".join(f"{r['version']} {r['missing']}" for r in missing.iter_rows(named=True))
+        subtitle += "; n/p: " + ", ".join(
+            f"{r['version']} {r['missing']}" for r in missing.iter_rows(named=True)
+        )
     return titled(chart.properties(width=alt.Step(18), height=280), title, stand_in, subtitle)
 
 
@@ -115,27 +139,44 @@ def _time_unit(total_seconds: float) -> tuple[str, float]:
 def target_steps(plan: LoadTestPlan, divisor: float) -> pl.DataFrame:
     """The schedule's target rates as step lines: (kind, time, target_rate) incl. each step's end."""
     segs = segments(plan)
-    starts = segs.select("kind", (pl.col("start_s") / divisor).alias("time"), pl.col("events_per_s").alias("target_rate"))
-    last = (segs.sort("end_s").group_by("kind").agg(pl.col("end_s").last(), pl.col("events_per_s").last())
-            .select("kind", (pl.col("end_s") / divisor).alias("time"), pl.col("events_per_s").alias("target_rate")))
+    starts = segs.select(
+        "kind", (pl.col("start_s") / divisor).alias("time"), pl.col("events_per_s").alias("target_rate")
+    )
+    last = (
+        segs.sort("end_s")
+        .group_by("kind")
+        .agg(pl.col("end_s").last(), pl.col("events_per_s").last())
+        .select(
+            "kind", (pl.col("end_s") / divisor).alias("time"), pl.col("events_per_s").alias("target_rate")
+        )
+    )
     upsert_warmup = (pl.DataFrame({"kind": ["upsert"], "time": [0.0], "target_rate": [0.0]})
                      if plan.warmup_seconds > 0 else None)
     parts = [starts, last] + ([upsert_warmup] if upsert_warmup is not None else [])
     return pl.concat(parts, how="vertical_relaxed").sort(["kind", "time"])
 
 
-# The server metrics drawn under a load test (costlab.measure.sampler): panel title -> (metric, label, scale, rate).
+# The server metrics drawn under a load test (costlab.measure.sampler): panel title -> (metric, label, scale,
+# rate).
 METRIC_PANELS = {
-    "WiredTiger cache (MB/s)": [("wiredTiger.cache.bytes read into cache", "read into cache", 1e-6, True),
-                                ("wiredTiger.cache.bytes written from cache", "written from cache", 1e-6, True)],
-    "pages evicted (per s)": [("wiredTiger.cache.modified pages evicted", "modified", 1.0, True),
-                              ("wiredTiger.cache.unmodified pages evicted", "unmodified", 1.0, True)],
-    "operations (opcounters, per s)": [("opcounters.update", "update", 1.0, True),
-                                       ("opcounters.command", "command", 1.0, True)],
+    "WiredTiger cache (MB/s)": [
+        ("wiredTiger.cache.bytes read into cache", "read into cache", 1e-6, True),
+        ("wiredTiger.cache.bytes written from cache", "written from cache", 1e-6, True),
+    ],
+    "pages evicted (per s)": [
+        ("wiredTiger.cache.modified pages evicted", "modified", 1.0, True),
+        ("wiredTiger.cache.unmodified pages evicted", "unmodified", 1.0, True),
+    ],
+    "operations (opcounters, per s)": [
+        ("opcounters.update", "update", 1.0, True),
+        ("opcounters.command", "command", 1.0, True),
+    ],
     "memory (MB)": [("mem.resident", "resident", 1.0, False), ("memory_bytes", "container", 1e-6, False)],
-    "container CPU (cores) and block I/O (MB/s)": [("cpu_seconds", "CPU", 1.0, True),
-                                                   ("block_read_bytes", "read", 1e-6, True),
-                                                   ("block_written_bytes", "written", 1e-6, True)],
+    "container CPU (cores) and block I/O (MB/s)": [
+        ("cpu_seconds", "CPU", 1.0, True),
+        ("block_read_bytes", "read", 1e-6, True),
+        ("block_written_bytes", "written", 1e-6, True),
+    ],
 }
 NOT_REPORTED = "not reported"
 
@@ -144,10 +185,25 @@ def read_server_metrics(paths: list[str | Path]) -> pl.DataFrame:
     """The load tests' server metrics (raw/server_metrics_<version>.parquet), with a version column."""
     from costlab.inputs import read_parquet
 
-    frames = [read_parquet(path).with_columns(pl.lit(Path(path).stem.removeprefix("server_metrics_")).alias("version"))
-              for path in paths]
-    return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame(
-        schema={"t_s": pl.Float64, "source": pl.Utf8, "metric": pl.Utf8, "value": pl.Float64, "version": pl.Utf8})
+    frames = [
+        read_parquet(path).with_columns(
+            pl.lit(Path(path).stem.removeprefix("server_metrics_")).alias("version")
+        )
+        for path in paths
+    ]
+    return (
+        pl.concat(frames, how="vertical_relaxed")
+        if frames
+        else pl.DataFrame(
+            schema={
+                "t_s": pl.Float64,
+                "source": pl.Utf8,
+                "metric": pl.Utf8,
+                "value": pl.Float64,
+                "version": pl.Utf8,
+            }
+        )
+    )
 
 
 def metric_series(metrics: pl.DataFrame, versions: tuple[str, ...]) -> pl.DataFrame:
@@ -156,10 +212,23 @@ def metric_series(metrics: pl.DataFrame, versions: tuple[str, ...]) -> pl.DataFr
     parts = []
     for panel, series in METRIC_PANELS.items():
         for metric, label, scale, is_rate in series:
-            rows = metrics.filter(pl.col("metric") == metric, pl.col("version").is_in(list(versions))).sort("version", "t_s")
-            value = ((pl.col("value").diff() / pl.col("t_s").diff()).over("version") if is_rate else pl.col("value"))
-            parts.append(rows.select(pl.lit(panel).alias("panel"), pl.lit(label).alias("series"), "version", "t_s",
-                                     (value * scale).alias("value")))
+            rows = metrics.filter(pl.col("metric") == metric, pl.col("version").is_in(list(versions))).sort(
+                "version", "t_s"
+            )
+            value = (
+                (pl.col("value").diff() / pl.col("t_s").diff()).over("version")
+                if is_rate
+                else pl.col("value")
+            )
+            parts.append(
+                rows.select(
+                    pl.lit(panel).alias("panel"),
+                    pl.lit(label).alias("series"),
+                    "version",
+                    "t_s",
+                    (value * scale).alias("value"),
+                )
+            )
     return pl.concat(parts, how="vertical_relaxed") if parts else pl.DataFrame()
 
 
@@ -171,10 +240,22 @@ def metrics_row(metrics: pl.DataFrame, versions: tuple[str, ...], time_x: alt.X,
     for panel in METRIC_PANELS:
         mine = series.filter(pl.col("panel") == panel).drop_nulls("value")
         if mine.height:
-            chart = alt.Chart(mine).mark_line(clip=True).encode(   # samples before and after the test: clipped
-                x=time_x, y=alt.Y("value:Q", title=panel), color=alt.Color("version:N", scale=scale, title="version"),
-                strokeDash=alt.StrokeDash("series:N", title="series"),
-                tooltip=["version", "series", alt.Tooltip("time:Q", format=".1f"), alt.Tooltip("value:Q", format=".3g")])
+            chart = (
+                alt.Chart(mine)
+                .mark_line(clip=True)
+                .encode(  # samples before and after the test: clipped
+                    x=time_x,
+                    y=alt.Y("value:Q", title=panel),
+                    color=alt.Color("version:N", scale=scale, title="version"),
+                    strokeDash=alt.StrokeDash("series:N", title="series"),
+                    tooltip=[
+                        "version",
+                        "series",
+                        alt.Tooltip("time:Q", format=".1f"),
+                        alt.Tooltip("value:Q", format=".3g"),
+                    ],
+                )
+            )
         else:
             chart = alt.Chart(pl.DataFrame({"text": [NOT_REPORTED]})).mark_text(size=14, color="#777").encode(
                 text="text:N").properties(title=f"{panel}: {NOT_REPORTED} by this server")
@@ -182,7 +263,9 @@ def metrics_row(metrics: pl.DataFrame, versions: tuple[str, ...], time_x: alt.X,
     return alt.hconcat(*panels)
 
 
-def _rate_panel(part: pl.DataFrame, targets: pl.DataFrame, kind: str, time_x: alt.X, scale: alt.Scale) -> alt.LayerChart:
+def _rate_panel(
+    part: pl.DataFrame, targets: pl.DataFrame, kind: str, time_x: alt.X, scale: alt.Scale
+) -> alt.LayerChart:
     """Achieved rate per bin (lines) against the target (dashed steps) of one kind."""
     rates = part.select("time", "version", pl.col("achieved_rate").alias("rate"))
     rate_lines = alt.Chart(rates).mark_line(point=True).encode(
@@ -201,8 +284,10 @@ def rates_overlap_note(part: pl.DataFrame) -> str | None:
     with the target, say), per operation; None when every version's line can be seen."""
     names = {kind: title.split(" (")[0] for kind, title in OPERATION_TITLES.items()}
     rates = part.with_columns(pl.col("kind").replace_strict(names, default=pl.col("kind")).alias("panel"))
-    return coincidence_note(coincident_series(rates, "version", "time", "achieved_rate", "panel", min_share=0.5),
-                            "achieved rates: ")
+    return coincidence_note(
+        coincident_series(rates, "version", "time", "achieved_rate", "panel", min_share=0.5),
+        "achieved rates: ",
+    )
 
 
 def authors_loadtest_chart(steps: pl.DataFrame, versions: tuple[str, ...], title: str, stand_in: bool,
@@ -219,33 +304,60 @@ def authors_loadtest_chart(steps: pl.DataFrame, versions: tuple[str, ...], title
     rows = []
     for kind in ("report", "upsert"):
         part = mine.filter(pl.col("kind") == kind)
-        latency = (part.select("time", "version", pl.col("mean_as_published_ms").alias("mean (median)"),
-                               pl.col("call_ms_p90").alias("p90"), pl.col("call_ms_p95").alias("p95"))
-                   .unpivot(["mean (median)", "p90", "p95"], index=["time", "version"], variable_name="statistic",
-                            value_name="latency_ms")
-                   .drop_nulls("latency_ms").filter(pl.col("latency_ms") > 0))
+        latency = (
+            part.select(
+                "time",
+                "version",
+                pl.col("mean_as_published_ms").alias("mean (median)"),
+                pl.col("call_ms_p90").alias("p90"),
+                pl.col("call_ms_p95").alias("p95"),
+            )
+            .unpivot(
+                ["mean (median)", "p90", "p95"],
+                index=["time", "version"],
+                variable_name="statistic",
+                value_name="latency_ms",
+            )
+            .drop_nulls("latency_ms")
+            .filter(pl.col("latency_ms") > 0)
+        )
         latency_lines = alt.Chart(latency).mark_line().encode(
             x=time_x, y=alt.Y("latency_ms:Q", scale=alt.Scale(type="log"),
                               title=f"{OPERATION_TITLES[kind].split(' (')[0]} latency (ms, log)"),
             color=alt.Color("version:N", scale=scale, title="version"),
             strokeDash=alt.StrokeDash("statistic:N", title="statistic"),
             tooltip=["version", "statistic", alt.Tooltip("latency_ms:Q", format=".1f")])
-        rows.append(alt.hconcat(_rate_panel(part, targets, kind, time_x, scale).properties(width=330, height=200),
-                                latency_lines.properties(width=330, height=200)))
+        rows.append(
+            alt.hconcat(
+                _rate_panel(part, targets, kind, time_x, scale).properties(width=330, height=200),
+                latency_lines.properties(width=330, height=200),
+            )
+        )
     if metrics is not None:
         rows.append(metrics_row(metrics, versions, time_x, divisor, scale))
-    subtitle = ("the authors' closed-loop driver (sleep 2·U·m − latency after each call): left, the rate of the calls "
-                "started in each step vs the target (dashed); right, latency per step: 'mean' is the median, as "
-                "the authors' graphs label it, with p90 and p95")
+    subtitle = (
+        "the authors' closed-loop driver (sleep 2·U·m − latency after each call): left, the rate of the "
+        "calls "
+        "started in each step vs the target (dashed); right, latency per step: 'mean' is the median, as "
+        "the authors' graphs label it, with p90 and p95"
+    )
     if metrics is not None:
-        subtitle += f"; bottom: the server's metrics during the test ('{NOT_REPORTED}' where the server gives none)"
+        subtitle += (
+            f"; bottom: the server's metrics during the test ('{NOT_REPORTED}' where the server gives none)"
+        )
     overlap = rates_overlap_note(mine)
     subtitle += f"; {overlap}" if overlap else ""
     return titled(alt.vconcat(*rows).resolve_scale(color="shared"), title, stand_in, subtitle)
 
 
-def build_authors_figures(steps_csv: str | Path, loadtest_versions: list[str], stand_in: bool, out_dir: str | Path,
-                          loadtest_settings: dict, metrics_paths: list[str | Path]) -> list[Path]:
+def build_authors_figures(
+    steps_csv: str | Path,
+    loadtest_versions: list[str],
+    stand_in: bool,
+    out_dir: str | Path,
+    loadtest_settings: dict,
+    metrics_paths: list[str | Path],
+) -> list[Path]:
     """authors_<name> for every load-test figure name: PNG, SVG and Vega-Lite JSON; the PNG paths."""
     out_dir = Path(out_dir)
     plan = LoadTestPlan.from_config(loadtest_settings)
@@ -255,24 +367,34 @@ def build_authors_figures(steps_csv: str | Path, loadtest_versions: list[str], s
     written = []
     for name, versions in loadtest_figures(loadtest_versions):
         label = "all load-tested versions" if name == "loadtest_all" else " vs ".join(versions)
-        chart = authors_loadtest_chart(steps, versions, f"Load test, the authors' driver: {label}", stand_in, plan,
-                                       metrics)
+        chart = authors_loadtest_chart(
+            steps, versions, f"Load test, the authors' driver: {label}", stand_in, plan, metrics
+        )
         paths = [out_dir / f"authors_{name}.{ext}" for ext in ("png", "svg", "vl.json")]
         save_chart(chart, *paths)
         written.append(paths[0])
     return written
 
 
-def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, stand_in: bool, plan: LoadTestPlan,
-                   published_points: pl.DataFrame | None = None,
-                   metrics: pl.DataFrame | None = None) -> alt.TopLevelMixin:
-    """2 x 3: rows Get Reports / Bulk Upsert; columns rate vs target, call duration p50/p99 (log), skipped ops;
+def loadtest_chart(
+    bins: pl.DataFrame,
+    versions: tuple[str, ...],
+    title: str,
+    stand_in: bool,
+    plan: LoadTestPlan,
+    published_points: pl.DataFrame | None = None,
+    metrics: pl.DataFrame | None = None,
+) -> alt.TopLevelMixin:
+    """2 x 3: rows Get Reports / Bulk Upsert; columns rate vs target, call duration p50/p99 (log), skipped
+    ops;
     with `metrics` (read_server_metrics), a third row of the server's metrics on the same time axis."""
     unit, divisor = _time_unit(plan.total_seconds)
     time_title = f"test time ({unit})"
     # Every panel spans the whole test on the same axis, so panels line up (a latency panel used to
     # cover only the bins that had latencies, 0.4-2.6 s of a 9 s test).
-    time_x = alt.X("time:Q", title=time_title, scale=alt.Scale(domain=[0, plan.total_seconds / divisor], nice=False))
+    time_x = alt.X(
+        "time:Q", title=time_title, scale=alt.Scale(domain=[0, plan.total_seconds / divisor], nice=False)
+    )
     mine = (bins.filter(pl.col("version").is_in(list(versions)))
             .with_columns(((pl.col("bin_start_s") + pl.col("bin_seconds") / 2) / divisor).alias("time")))
     targets = target_steps(plan, divisor)
@@ -287,14 +409,25 @@ def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, st
                             variable_name="percentile", value_name="latency_ms")
                    .with_columns(pl.col("percentile").str.replace("call_ms_", ""))
                    .drop_nulls("latency_ms").filter(pl.col("latency_ms") > 0))
-        latency_lines = alt.Chart(latency).mark_line().encode(
-            x=time_x,
-            y=alt.Y("latency_ms:Q", scale=alt.Scale(type="log"),
-                    title=f"{OPERATION_TITLES[kind].split(' (')[0]} latency (ms, log)"),
-            color=alt.Color("version:N", scale=scale, title="version"),
-            strokeDash=alt.StrokeDash("percentile:N", scale=alt.Scale(domain=["p50", "p99"], range=[[1, 0], [5, 3]]),
-                                      title="percentile"),
-            tooltip=["version", "percentile", alt.Tooltip("latency_ms:Q", format=".1f")])
+        latency_lines = (
+            alt.Chart(latency)
+            .mark_line()
+            .encode(
+                x=time_x,
+                y=alt.Y(
+                    "latency_ms:Q",
+                    scale=alt.Scale(type="log"),
+                    title=f"{OPERATION_TITLES[kind].split(' (')[0]} latency (ms, log)",
+                ),
+                color=alt.Color("version:N", scale=scale, title="version"),
+                strokeDash=alt.StrokeDash(
+                    "percentile:N",
+                    scale=alt.Scale(domain=["p50", "p99"], range=[[1, 0], [5, 3]]),
+                    title="percentile",
+                ),
+                tooltip=["version", "percentile", alt.Tooltip("latency_ms:Q", format=".1f")],
+            )
+        )
         latency_layer = latency_lines
         if published_points is not None and published_points.height:
             pts = published_points.filter(pl.col("kind") == kind).with_columns(
@@ -306,20 +439,30 @@ def loadtest_chart(bins: pl.DataFrame, versions: tuple[str, ...], title: str, st
                     tooltip=["label:N", alt.Tooltip("latency_ms:Q", format=".0f")]))
         # Operations that never started (the test ended first): counted per bin, shown, never hidden.
         skipped = part.select("time", "version", pl.col("ops_skipped").cast(pl.Int64).alias("skipped"))
-        skipped_marks = alt.Chart(skipped).mark_line(point=True).encode(
-            x=time_x,
-            y=alt.Y("skipped:Q", title=f"{OPERATION_TITLES[kind].split(' (')[0]}: not started (skipped) per bin"),
-            color=alt.Color("version:N", scale=scale, title="version"),
-            tooltip=["version", alt.Tooltip("time:Q", format=".2f"), "skipped:Q"])
+        skipped_marks = (
+            alt.Chart(skipped)
+            .mark_line(point=True)
+            .encode(
+                x=time_x,
+                y=alt.Y(
+                    "skipped:Q",
+                    title=f"{OPERATION_TITLES[kind].split(' (')[0]}: not started (skipped) per bin",
+                ),
+                color=alt.Color("version:N", scale=scale, title="version"),
+                tooltip=["version", alt.Tooltip("time:Q", format=".2f"), "skipped:Q"],
+            )
+        )
         rows.append(alt.hconcat(rate_panel.properties(width=330, height=200),
                                 latency_layer.properties(width=330, height=200),
                                 skipped_marks.properties(width=220, height=200)))
     if metrics is not None:
         rows.append(metrics_row(metrics, versions, time_x, divisor, scale))
     chart = alt.vconcat(*rows).resolve_scale(color="shared")
-    subtitle = ("left: achieved rate per bin (lines) vs target (dashed steps); middle: each call's own duration, "
-                "p50 solid, p99 dashed (latency from the intended start: loadtest_bins.csv); right: operations "
-                "that never started, per bin")
+    subtitle = (
+        "left: achieved rate per bin (lines) vs target (dashed steps); middle: each call's own duration, "
+        "p50 solid, p99 dashed (latency from the intended start: loadtest_bins.csv); right: operations "
+        "that never started, per bin"
+    )
     if metrics is not None:
         subtitle += ("; bottom: the server's metrics sampled during the test (serverStatus, docker stats; "
                      f"'{NOT_REPORTED}' where the server gives none)")
@@ -336,11 +479,18 @@ def published_latency_points(facts: pl.DataFrame, versions: tuple[str, ...], war
     peaks = facts.filter((pl.col("metric") == "latency_max") & pl.col("phase").is_not_null()
                          & pl.col("version").is_in(list(versions)))
     return peaks.select(
-        pl.when(pl.col("operation") == "bulk_upsert").then(pl.lit("upsert")).otherwise(pl.lit("report")).alias("kind"),
+        pl.when(pl.col("operation") == "bulk_upsert")
+        .then(pl.lit("upsert"))
+        .otherwise(pl.lit("report"))
+        .alias("kind"),
         (warmup_seconds + (pl.col("phase") - 0.5) * phase_seconds).alias("time_s"),
         pl.col("value").cast(pl.Float64).alias("latency_ms"),
-        (pl.col("version") + pl.lit(" published peak, phase ") + pl.col("phase").cast(pl.Int64).cast(pl.Utf8))
-        .alias("label"))
+        (
+            pl.col("version")
+            + pl.lit(" published peak, phase ")
+            + pl.col("phase").cast(pl.Int64).cast(pl.Utf8)
+        ).alias("label"),
+    )
 
 
 def build_figures(collection_stats_csv: str | Path, bins_csv: str | Path, facts_csv: str | Path,
@@ -378,14 +528,24 @@ def engine_storage_per_event_chart(storage: pl.DataFrame) -> alt.TopLevelMixin:
 
     Each version's axis label names its block compressor (used, and wanted where that was not available).
     """
-    labels = {r["version"]: (f"{r['version']} ({r['block_compressor']})" if r["block_compressor"] == r["block_compressor_wanted"]
-                             else f"{r['version']} ({r['block_compressor_wanted']}→{r['block_compressor']})")
-              for r in storage.iter_rows(named=True)}
-    compressor = compressor_text(set(storage["block_compressor"].cast(pl.Utf8).to_list()),
-                                 set(storage["block_compressor_wanted"].cast(pl.Utf8).to_list()), "block compressor")
+    labels = {
+        r["version"]: (
+            f"{r['version']} ({r['block_compressor']})"
+            if r["block_compressor"] == r["block_compressor_wanted"]
+            else f"{r['version']} ({r['block_compressor_wanted']}→{r['block_compressor']})"
+        )
+        for r in storage.iter_rows(named=True)
+    }
+    compressor = compressor_text(
+        set(storage["block_compressor"].cast(pl.Utf8).to_list()),
+        set(storage["block_compressor_wanted"].cast(pl.Utf8).to_list()),
+        "block compressor",
+    )
     events = sorted(set(storage["events"].to_list()))
-    subtitle = (f"{ENGINE_LABEL}; {compressor} (per version on the axis: wanted→used); left bar: engine lab, "
-                f"{', '.join(f'{e:,}' for e in events)} events; right bar (faded): published, 500 million events")
+    subtitle = (
+        f"{ENGINE_LABEL}; {compressor} (per version on the axis: wanted→used); left bar: engine lab, "
+        f"{', '.join(f'{e:,}' for e in events)} events; right bar (faded): published, 500 million events"
+    )
     return storage_per_event_chart(storage, False, parts=("storage", "index"), ours=ENGINE_SOURCE,
                                    title="Storage per event by version on WiredTiger (engine lab)",
                                    subtitle=subtitle, x_label=labels)

@@ -1,7 +1,8 @@
 """Load one app version's collection through its own Bulk Upsert, then read its collection stats.
 
 Published method: every version got the same 500 million events through its Bulk Upsert
-function, in unordered batches of 250. Here the events come from events.parquet (read chunk by chunk) and are sent
+function, in unordered batches of 250. Here the events come from events.parquet (read chunk by chunk) and are
+sent
 by several worker processes. Each worker owns a disjoint set of keys (all of a user's events go
 to one worker, in date order), so two workers never upsert the same document at the same time
 (no duplicate-key races on upsert, and a bucket's items keep the order they had in the source).
@@ -122,7 +123,9 @@ def worker_batches(version, events_path: str | Path, worker: int, workers: int, 
     yield from statement_batches(version, owner.rest(), batch_size)
 
 
-def load_batches(version, events_path: str | Path, workers: int, batch_size: int, chunk_rows: int = 1_000_000):
+def load_batches(
+    version, events_path: str | Path, workers: int, batch_size: int, chunk_rows: int = 1_000_000
+):
     """(worker, statements) of every batch the load step's `workers` send, the file read once: per
     chunk, the workers' batches taken in turn (the load's workers run at once; this is one order of
     the same batches). What the engine lab applies (costlab.appversions.engine)."""
@@ -140,7 +143,7 @@ def load_batches(version, events_path: str | Path, workers: int, batch_size: int
                     yield worker, batch
 
     for chunk in iter_event_file(events_path, chunk_rows):
-        yield from interleaved(lambda owner: owner.take(chunk))
+        yield from interleaved(lambda owner, chunk=chunk: owner.take(chunk))
     yield from interleaved(lambda owner: owner.rest())
 
 
@@ -191,9 +194,21 @@ def load_events(uri: str, database: str, collection: str, version: str, events_p
     total = event_file_rows(events_path)
     ctx = mp.get_context("spawn")   # fresh interpreters: no client state inherited across fork
     counters = ctx.Array("q", 4)
-    processes = [ctx.Process(target=_load_worker, name=f"load-{version}-{w}", daemon=True,
-                             args=(_LoadJob(uri, database, collection, version, str(events_path), w, workers,
-                                            batch_size, chunk_rows), counters, os.getpid())) for w in range(workers)]
+    processes = [
+        ctx.Process(
+            target=_load_worker,
+            name=f"load-{version}-{w}",
+            daemon=True,
+            args=(
+                _LoadJob(
+                    uri, database, collection, version, str(events_path), w, workers, batch_size, chunk_rows
+                ),
+                counters,
+                os.getpid(),
+            ),
+        )
+        for w in range(workers)
+    ]
     bar = progress(total=total, desc=f"load {version}", unit="events")
     try:
         for process in processes:
@@ -216,8 +231,12 @@ def load_events(uri: str, database: str, collection: str, version: str, events_p
     if failed:
         raise RuntimeError(f"loading {version} failed in worker processes {', '.join(failed)} "
                            "(see their traceback above)")
-    counts = UpsertCounts(statements=counters[_SENT], applied=counters[_APPLIED], modified=counters[_MODIFIED],
-                          upserted=counters[_UPSERTED])
+    counts = UpsertCounts(
+        statements=counters[_SENT],
+        applied=counters[_APPLIED],
+        modified=counters[_MODIFIED],
+        upserted=counters[_UPSERTED],
+    )
     if counts.statements != total or counts.applied != total:
         raise RuntimeError(f"loading {version}: {counts.statements} of {total} events sent, "
                            f"{counts.applied} applied")
@@ -255,7 +274,9 @@ def per_event_figures(stats: dict, events: int) -> dict:
         "index_bytes_per_event": per(index),
         "total_bytes_per_event": None if data is None or index is None else (data + index) / events,
         "storage_bytes_per_event": per(storage),
-        "total_storage_bytes_per_event": None if storage is None or index is None else (storage + index) / events,
+        "total_storage_bytes_per_event": None
+        if storage is None or index is None
+        else (storage + index) / events,
         "documents_per_event": per(stats.get("documents")),
     }
 
@@ -311,13 +332,22 @@ def load_job(config: dict, version_name: str, events_path: str | Path, data_dir:
         db = server.client[server.database]   # this run's database (costlab.namespaces)
         version.prepare_collection(db)
         started = time.monotonic()
-        counts = load_events(worker_uri(server, config), server.database, version.collection_name, version_name,
-                             events_path, batch_size=settings["batch_size"], workers=settings["load_workers"])
+        counts = load_events(
+            worker_uri(server, config),
+            server.database,
+            version.collection_name,
+            version_name,
+            events_path,
+            batch_size=settings["batch_size"],
+            workers=settings["load_workers"],
+        )
         events = counts.applied
         extra["load_seconds"] = round(time.monotonic() - started, 3)
         extra.update(events_applied=counts.applied, documents_upserted=counts.upserted,
                      documents_modified=counts.modified)
-        row = stats_row(version_name, version.collection_name, events, collection_stats(db, version.collection_name))
+        row = stats_row(
+            version_name, version.collection_name, events, collection_stats(db, version.collection_name)
+        )
         write_parquet(pl.DataFrame([row]), collstats_path)
         write_marker(data_dir, {"database": server.database, "load_id": server.load_id, **row})
     return row

@@ -38,7 +38,6 @@ from typing import Iterator
 import numpy as np
 import polars as pl
 
-from costlab.measure import summarize
 from costlab.progress import progress
 
 KINDS = ("report", "upsert")
@@ -52,7 +51,10 @@ PUBLISHED_WORKERS = 20
 RAW_COLUMNS = ["version", "kind", "op_index", "worker", "phase", "step", "events", "intended_s",
                "start_s", "end_s", "call_ms", "from_intended_ms", "queue_wait_ms", "client_lag_ms",
                "status", "error"]
-LATENCIES = ("call_ms", "from_intended_ms")  # primary: the call's own duration; second: from the intended start
+LATENCIES = (
+    "call_ms",
+    "from_intended_ms",
+)  # primary: the call's own duration; second: from the intended start
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,11 @@ def _error_text(exc: Exception) -> str:
     details = getattr(exc, "details", None)
     if isinstance(details, dict) and details.get("writeErrors"):
         first = details["writeErrors"][0]
-        return f"{type(exc).__name__}: {len(details['writeErrors'])} write errors, first: {first.get('errmsg')}"[:300]
+        return (
+            f"{type(exc).__name__}: {len(details['writeErrors'])} write errors, first: {first.get('errmsg')}"[
+                :300
+            ]
+        )
     return f"{type(exc).__name__}: {exc}"[:300]
 
 
@@ -302,8 +308,12 @@ def _lost_reason(specs: list[WorkerSpec]) -> str | None:
 def _finish_raw(frame: pl.DataFrame, version: str, batch_size: int,
                 plan_schedule: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """Add phase/step, latency, service time and the lateness split (per worker, in intended order)."""
-    steps = pl.concat([plan_schedule[kind].select("op_index", "phase", "step").with_columns(pl.lit(kind).alias("kind"))
-                       for kind in KINDS])
+    steps = pl.concat(
+        [
+            plan_schedule[kind].select("op_index", "phase", "step").with_columns(pl.lit(kind).alias("kind"))
+            for kind in KINDS
+        ]
+    )
     frame = frame.join(steps, on=["kind", "op_index"], how="left").sort(["kind", "worker", "intended_s"])
     previous_end = (frame.select(pl.col("end_s").shift(1).over(["kind", "worker"]))
                     .to_series().fill_null(-np.inf).to_numpy())
@@ -366,7 +376,10 @@ def run_loadtest(uri: str, database: str, collection: str, version: str, plan: L
         # Each worker gets a file with only its own requests: upsert batch j (rows j*batch ..) and
         # report j go to worker j mod workers, the same rule as assign_workers.
         batch_of_row = np.arange(upsert_events.height, dtype=np.int64) // plan.batch_size
-        payloads = {"upsert": (upsert_events, batch_of_row), "report": (reports, reports["op_index"].to_numpy())}
+        payloads = {
+            "upsert": (upsert_events, batch_of_row),
+            "report": (reports, reports["op_index"].to_numpy()),
+        }
         specs: list[WorkerSpec] = []
         for kind, workers in (("upsert", upsert_workers), ("report", report_workers)):
             ops = plan_schedule[kind]
@@ -376,24 +389,42 @@ def run_loadtest(uri: str, database: str, collection: str, version: str, plan: L
                 mine = ops.filter(pl.Series(owner == w))
                 payload_path = tmp_path / f"{kind}_{w}_requests.parquet"
                 rows.filter(pl.Series(op_of_row % workers == w)).write_parquet(payload_path)
-                specs.append(WorkerSpec(kind=kind, worker=w, version=version, uri=uri, database=database,
-                                        collection=collection, op_index=mine["op_index"].to_numpy(),
-                                        intended_s=mine["intended_s"].to_numpy(), payload_path=str(payload_path),
-                                        batch_size=plan.batch_size, test_seconds=plan.total_seconds,
-                                        out_path=str(tmp_path / f"{kind}_{w}.parquet")))
+                specs.append(
+                    WorkerSpec(
+                        kind=kind,
+                        worker=w,
+                        version=version,
+                        uri=uri,
+                        database=database,
+                        collection=collection,
+                        op_index=mine["op_index"].to_numpy(),
+                        intended_s=mine["intended_s"].to_numpy(),
+                        payload_path=str(payload_path),
+                        batch_size=plan.batch_size,
+                        test_seconds=plan.total_seconds,
+                        out_path=str(tmp_path / f"{kind}_{w}.parquet"),
+                    )
+                )
         parts, worker_facts, started_at = run_worker_processes(_worker_main, specs, version, uri,
                                                                plan.total_seconds, start_timeout_s)
     cpu = {name: facts["cpu_seconds"] for name, facts in worker_facts.items()}
     raw = _finish_raw(pl.concat(parts, how="vertical_relaxed"), version, plan.batch_size, plan_schedule)
-    facts = {"started_at": started_at.isoformat(), "test_seconds": plan.total_seconds,
-             "upsert_workers": upsert_workers, "report_workers": report_workers,
-             "worker_cpu_seconds_total": round(sum(cpu.values()), 3),
-             "worker_cpu_share_of_test": round(sum(cpu.values()) / (plan.total_seconds * (os.cpu_count() or 1)), 4)}
+    facts = {
+        "started_at": started_at.isoformat(),
+        "test_seconds": plan.total_seconds,
+        "upsert_workers": upsert_workers,
+        "report_workers": report_workers,
+        "worker_cpu_seconds_total": round(sum(cpu.values()), 3),
+        "worker_cpu_share_of_test": round(
+            sum(cpu.values()) / (plan.total_seconds * (os.cpu_count() or 1)), 4
+        ),
+    }
     return raw, facts
 
 
-def run_worker_processes(target, specs: list, version: str, uri: str, test_seconds: float,
-                         start_timeout_s: float = 180.0) -> tuple[list[pl.DataFrame], dict[str, dict], datetime]:
+def run_worker_processes(
+    target, specs: list, version: str, uri: str, test_seconds: float, start_timeout_s: float = 180.0
+) -> tuple[list[pl.DataFrame], dict[str, dict], datetime]:
     """Start one spawned process per spec running target(spec, ready_queue, go_event, t0_value, parent
     pid); when all are ready, set a common t0 and go; wait for them. A worker that lost the server
     stops all (ConnectionLost); one that failed stops all (RuntimeError naming it).
@@ -454,8 +485,10 @@ def run_worker_processes(target, specs: list, version: str, uri: str, test_secon
         if failed:
             raise RuntimeError(f"load test of {version}: worker processes failed: {', '.join(failed)}")
         parts = [pl.read_parquet(spec.out_path) for spec in specs]
-        facts = {f"{spec.kind}_{spec.worker}": json.loads(Path(spec.out_path).with_suffix(".json").read_text())
-                 for spec in specs}
+        facts = {
+            f"{spec.kind}_{spec.worker}": json.loads(Path(spec.out_path).with_suffix(".json").read_text())
+            for spec in specs
+        }
     finally:
         for process in processes:
             if process.is_alive():
@@ -503,13 +536,18 @@ def _latency_aggs(prefix_filter: pl.Expr, quantiles: tuple[float, ...]) -> list[
     aggs = []
     for value in LATENCIES:
         ok = pl.col(value).filter(prefix_filter)
-        aggs += [ok.quantile(q, interpolation="linear").alias(f"{value}_p{round(q * 100)}") for q in quantiles]
+        aggs += [
+            ok.quantile(q, interpolation="linear").alias(f"{value}_p{round(q * 100)}") for q in quantiles
+        ]
         aggs += [ok.mean().alias(f"{value}_mean"), ok.max().alias(f"{value}_max")]
     return aggs
 
 
-def _per_bin(raw: pl.DataFrame, plan: LoadTestPlan, bin_seconds: float | None, tolerance: float) -> pl.DataFrame:
-    """Every bin of every step: what the schedule asked, what completed in it, latencies, met, who fell behind."""
+def _per_bin(
+    raw: pl.DataFrame, plan: LoadTestPlan, bin_seconds: float | None, tolerance: float
+) -> pl.DataFrame:
+    """Every bin of every step: what the schedule asked, what completed in it, latencies, met, who fell
+    behind."""
     bins = step_bins(plan, bin_seconds)
     version = raw["version"][0] if raw.height else None
     keys = ["kind", "bin_phase", "bin_step", "bin"]
@@ -546,11 +584,14 @@ def _per_bin(raw: pl.DataFrame, plan: LoadTestPlan, bin_seconds: float | None, t
 
 
 def _behind(met: pl.Expr, skipped_counts: bool) -> pl.Expr:
-    """none when met; server for errors, skips after waiting on responses, or more waiting than lag; else client."""
+    """none when met; server for errors, skips after waiting on responses, or more waiting than lag; else
+    client."""
     server_side = (pl.col("ops_error") > 0) | (pl.col("queue_wait_ms_total") >= pl.col("client_lag_ms_total"))
     if skipped_counts:
         server_side = server_side | (pl.col("ops_skipped") > 0) & (pl.col("queue_wait_ms_total") > 0)
-    return pl.when(met).then(pl.lit("none")).when(server_side).then(pl.lit("server")).otherwise(pl.lit("client"))
+    return (
+        pl.when(met).then(pl.lit("none")).when(server_side).then(pl.lit("server")).otherwise(pl.lit("client"))
+    )
 
 
 LATENCY_COLUMNS = [f"{v}_{s}" for v in LATENCIES for s in ("p50", "p90", "p95", "p99", "mean", "max")]
@@ -565,7 +606,8 @@ STEP_COLUMNS = ["version", "kind", "phase", "step", "start_s", "step_seconds", "
 
 def summarize_bins(raw: pl.DataFrame, plan: LoadTestPlan, bin_seconds: float | None = None,
                    tolerance: float = 0.05) -> pl.DataFrame:
-    """Per (version, kind, phase, step, bin inside the step): target vs achieved, latencies, met, who fell behind.
+    """Per (version, kind, phase, step, bin inside the step): target vs achieved, latencies, met, who fell
+    behind.
 
     target_rate: events/s (upserts) or requests/s (reports) of the operations intended in the bin.
     achieved_rate: events or requests of successful operations that completed within the bin.
@@ -582,7 +624,8 @@ def summarize_bins(raw: pl.DataFrame, plan: LoadTestPlan, bin_seconds: float | N
 
 def summarize_phases(raw: pl.DataFrame, plan: LoadTestPlan, tolerance: float = 0.05,
                      bin_seconds: float | None = None) -> pl.DataFrame:
-    """Per (version, kind, phase, step): target vs achieved, whether every bin met it, latencies, who fell behind.
+    """Per (version, kind, phase, step): target vs achieved, whether every bin met it, latencies, who fell
+    behind.
 
     The step is the published unit of constant target rate (a tenth of a phase). met: every time
     bin of the step (summarize_bins, bin_seconds) met its target from the operations completed
@@ -605,17 +648,34 @@ def summarize_phases(raw: pl.DataFrame, plan: LoadTestPlan, tolerance: float = 0
         pl.col("ops_completed").sum().alias("ops_completed"))
     version = raw["version"][0] if raw.height else None
     segs = segments(plan).with_columns((pl.col("end_s") - pl.col("start_s")).alias("step_seconds"))
-    frame = (segs.join(from_bins, on=["kind", "phase", "step"], how="left")
-             .join(steps_of, on=["kind", "phase", "step"], how="left")
-             .with_columns(pl.lit(version, dtype=pl.Utf8).alias("version"),
-                           pl.col("ops_planned", "ops_ok", "ops_error", "ops_skipped", "achieved_events",
-                                  "ops_completed", "queue_wait_ms_total", "client_lag_ms_total").fill_null(0))
-             .with_columns(
-                 pl.when((pl.col("ops_planned") > 0) | (pl.col("ops_completed") > 0))
-                 .then(pl.col("achieved_events") / pl.col("step_seconds")).otherwise(None).alias("achieved_rate"),
-                 pl.col("events_per_s").alias("target_rate")))
+    frame = (
+        segs.join(from_bins, on=["kind", "phase", "step"], how="left")
+        .join(steps_of, on=["kind", "phase", "step"], how="left")
+        .with_columns(
+            pl.lit(version, dtype=pl.Utf8).alias("version"),
+            pl.col(
+                "ops_planned",
+                "ops_ok",
+                "ops_error",
+                "ops_skipped",
+                "achieved_events",
+                "ops_completed",
+                "queue_wait_ms_total",
+                "client_lag_ms_total",
+            ).fill_null(0),
+        )
+        .with_columns(
+            pl.when((pl.col("ops_planned") > 0) | (pl.col("ops_completed") > 0))
+            .then(pl.col("achieved_events") / pl.col("step_seconds"))
+            .otherwise(None)
+            .alias("achieved_rate"),
+            pl.col("events_per_s").alias("target_rate"),
+        )
+    )
     # A step that planned no operation measured nothing: neither met nor missed (null).
-    frame = frame.with_columns(pl.when(pl.col("ops_planned") > 0).then(pl.col("met")).otherwise(None).alias("met"))
+    frame = frame.with_columns(
+        pl.when(pl.col("ops_planned") > 0).then(pl.col("met")).otherwise(None).alias("met")
+    )
     frame = frame.with_columns(pl.when(pl.col("met").is_null()).then(pl.lit("none"))
                                .otherwise(_behind(pl.col("met"), skipped_counts=False)).alias("behind"))
     return frame.select(STEP_COLUMNS).sort(["version", "kind", "phase", "step"])
@@ -669,14 +729,24 @@ def loadtest_server(config: dict, version_name: str, data_dir: str | Path, prove
 
     version = get_version(version_name)
     marker = read_marker(data_dir)
-    with measuring_job(config, config["appversions"]["loadtest"]["profile"], provenance_path, data_dir=data_dir,
-                       job=job, extra=extra, study="appversions", dataset=version_name,
-                       rebuild=f"snakemake --forcerun {data_dir}") as server:
+    with measuring_job(
+        config,
+        config["appversions"]["loadtest"]["profile"],
+        provenance_path,
+        data_dir=data_dir,
+        job=job,
+        extra=extra,
+        study="appversions",
+        dataset=version_name,
+        rebuild=f"snakemake --forcerun {data_dir}",
+    ) as server:
         collection = server.client[server.database][version.collection_name]
         documents_before = collection.estimated_document_count()
         if documents_before == 0:
-            raise RuntimeError(f"collection {server.database}.{version.collection_name} is empty on this server: "
-                               f"load it first (snakemake -R appversions_load, or delete {data_dir})")
+            raise RuntimeError(
+                f"collection {server.database}.{version.collection_name} is empty on this server: "
+                f"load it first (snakemake -R appversions_load, or delete {data_dir})"
+            )
         extra["documents_before"] = documents_before
         # The article's findings rest on a working set larger than the cache: record which regime this is.
         extra["regime"] = measure_regime(server.client, server.database, version.collection_name)
@@ -688,8 +758,11 @@ def loadtest_server(config: dict, version_name: str, data_dir: str | Path, prove
         db = server.client[server.database]
         extra["storage"] = {"start": _storage(db, version.collection_name)}
         container = server.applied.get("container") if server.backend == "docker" else None
-        sampler = ServerSampler(worker_uri(server, config), float(config["appversions"]["loadtest"]["metrics_seconds"]),
-                                docker_stats_source(container) if container else None)
+        sampler = ServerSampler(
+            worker_uri(server, config),
+            float(config["appversions"]["loadtest"]["metrics_seconds"]),
+            docker_stats_source(container) if container else None,
+        )
         with sampler:
             yield server
         extra["storage"]["end"] = _storage(db, version.collection_name)
@@ -702,7 +775,11 @@ def write_server_metrics(samples: pl.DataFrame, started_at: str | None, path: st
     """The samples with t_s, seconds from the load test's start (negative before it), written to path."""
     from costlab.io import write_parquet
 
-    start = datetime.fromisoformat(started_at) if started_at else (samples["at"].min() if samples.height else None)
+    start = (
+        datetime.fromisoformat(started_at)
+        if started_at
+        else (samples["at"].min() if samples.height else None)
+    )
     frame = samples.with_columns(
         ((pl.col("at") - pl.lit(start, dtype=pl.Datetime("ms", "UTC"))).dt.total_milliseconds() / 1000)
         .alias("t_s") if start is not None else pl.lit(None, dtype=pl.Float64).alias("t_s"))
@@ -735,9 +812,18 @@ def loadtest_job(config: dict, version_name: str, data_dir: str | Path, raw_path
                                  "from_intended_ms": "from the operation's intended start (open loop)"}}
     with loadtest_server(config, version_name, data_dir, provenance_path, extra,
                          f"appversions_loadtest_{version_name}", metrics_path) as server:
-        raw, facts = run_loadtest(worker_uri(server, config), server.database, version.collection_name, version_name,
-                                  plan, upsert_events, reports, plan_schedule,
-                                  upsert_workers=lt["upsert_workers"], report_workers=lt["report_workers"])
+        raw, facts = run_loadtest(
+            worker_uri(server, config),
+            server.database,
+            version.collection_name,
+            version_name,
+            plan,
+            upsert_events,
+            reports,
+            plan_schedule,
+            upsert_workers=lt["upsert_workers"],
+            report_workers=lt["report_workers"],
+        )
         extra.update(facts)
         write_parquet(raw, raw_path)
     steps = summarize_phases(raw, plan, lt["tolerance"], lt.get("bin_seconds"))
@@ -755,7 +841,9 @@ def describe_shortfalls(steps: pl.DataFrame) -> str:
     for rec in missed.iter_rows(named=True):
         what = "events/s" if rec["kind"] == "upsert" else "requests/s"
         achieved = "none" if rec["achieved_rate"] is None else f"{rec['achieved_rate']:.1f}"
-        lines.append(f"  {rec['kind']} phase {rec['phase']} step {rec['step']}: target {rec['target_rate']:.1f} "
-                     f"{what}, achieved {achieved} ({rec['ops_ok']} of {rec['ops_planned']} operations ok, "
-                     f"{rec['ops_error']} errors, {rec['ops_skipped']} not started) - the {rec['behind']} fell behind")
+        lines.append(
+            f"  {rec['kind']} phase {rec['phase']} step {rec['step']}: target {rec['target_rate']:.1f} "
+            f"{what}, achieved {achieved} ({rec['ops_ok']} of {rec['ops_planned']} operations ok, "
+            f"{rec['ops_error']} errors, {rec['ops_skipped']} not started) - the {rec['behind']} fell behind"
+        )
     return "\n".join(lines) + "\n"

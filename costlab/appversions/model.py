@@ -87,8 +87,11 @@ def event_codes(events: pl.DataFrame) -> pl.DataFrame:
     else:
         code = pl.col("key").rank("dense").cast(pl.UInt32)
     status = pl.col("status").cast(STATUS_DTYPE).to_physical()
-    codes = events.select(code.alias("code"), day=pl.col("date").dt.epoch("d").cast(pl.Int32),
-                          packed=status.replace_strict(list(range(len(STATUSES))), _PACKED_ONE, return_dtype=pl.UInt64))
+    codes = events.select(
+        code.alias("code"),
+        day=pl.col("date").dt.epoch("d").cast(pl.Int32),
+        packed=status.replace_strict(list(range(len(STATUSES))), _PACKED_ONE, return_dtype=pl.UInt64),
+    )
     if codes.height:
         first, last = codes["day"].min(), codes["day"].max()
         if first < 0 or last >= CODE_SHIFT:
@@ -106,13 +109,27 @@ def day_rows(codes: pl.DataFrame) -> pl.DataFrame:
     day holds an event of status i)."""
     days = codes.group_by(pl.col("code").cast(pl.UInt64) * CODE_SHIFT + pl.col("day").cast(pl.UInt64)).agg(
         pl.col("packed").sum(), events=pl.len().cast(pl.UInt32))
-    if days.height and days.select(pl.any_horizontal(
-            (pl.col("packed") & _field_mask(i)) == _field_mask(i) for i in range(len(STATUSES))).any()).item():
-        raise ValueError(f"a key's day holds {FIELD_MAX} or more events of one status: more than the model's "
-                         f"{FIELD_BITS}-bit counters take (the method gives about 3.5 events per key and day)")
-    mask = sum(((pl.col("packed") & _field_mask(i)) != 0).cast(pl.UInt8) * (1 << i) for i in range(len(STATUSES)))
-    return days.select(code=(pl.col("code") // CODE_SHIFT).cast(pl.UInt32),
-                       day=(pl.col("code") % CODE_SHIFT).cast(pl.Int32), events="events", mask=mask.cast(pl.UInt8))
+    if (
+        days.height
+        and days.select(
+            pl.any_horizontal(
+                (pl.col("packed") & _field_mask(i)) == _field_mask(i) for i in range(len(STATUSES))
+            ).any()
+        ).item()
+    ):
+        raise ValueError(
+            f"a key's day holds {FIELD_MAX} or more events of one status: more than the model's "
+            f"{FIELD_BITS}-bit counters take (the method gives about 3.5 events per key and day)"
+        )
+    mask = sum(
+        ((pl.col("packed") & _field_mask(i)) != 0).cast(pl.UInt8) * (1 << i) for i in range(len(STATUSES))
+    )
+    return days.select(
+        code=(pl.col("code") // CODE_SHIFT).cast(pl.UInt32),
+        day=(pl.col("code") % CODE_SHIFT).cast(pl.Int32),
+        events="events",
+        mask=mask.cast(pl.UInt8),
+    )
 
 
 def _bucket_of_days(days: np.ndarray, bucket: Bucket) -> np.ndarray:
@@ -128,9 +145,15 @@ def bucket_rows(days: pl.DataFrame, bucket: Bucket) -> pl.DataFrame:
                for i in range(len(STATUSES)))
     events = pl.col("events")
     bucket_code = pl.Series(_bucket_of_days(days["day"].to_numpy(), bucket), dtype=pl.UInt64)
-    return days.select(id=pl.col("code").cast(pl.UInt64) * CODE_SHIFT + bucket_code, held=held, events=events
-                       ).group_by("id").agg(days=pl.len().cast(pl.Int64), events=pl.col("events").sum().cast(pl.Int64),
-                                            held=pl.col("held").sum())
+    return (
+        days.select(id=pl.col("code").cast(pl.UInt64) * CODE_SHIFT + bucket_code, held=held, events=events)
+        .group_by("id")
+        .agg(
+            days=pl.len().cast(pl.Int64),
+            events=pl.col("events").sum().cast(pl.Int64),
+            held=pl.col("held").sum(),
+        )
+    )
 
 
 def _combine(partials: pl.DataFrame) -> pl.DataFrame:
@@ -151,9 +174,17 @@ def day_size_by_mask(version: AppVersion) -> list[int]:
     if layout == "embedded_id":  # _id: {date, key}
         fixed = element("_id", document(element("date", DATE_BYTES) + element("key", string_value(KEY_HEX))))
     elif layout == "key_string":
-        fixed = element("_id", OBJECTID_BYTES) + element("key", string_value(KEY_HEX)) + element("date", DATE_BYTES)
+        fixed = (
+            element("_id", OBJECTID_BYTES)
+            + element("key", string_value(KEY_HEX))
+            + element("date", DATE_BYTES)
+        )
     elif layout == "key_binary":
-        fixed = element("_id", OBJECTID_BYTES) + element("key", binary_value(KEY_BYTES)) + element("date", DATE_BYTES)
+        fixed = (
+            element("_id", OBJECTID_BYTES)
+            + element("key", binary_value(KEY_BYTES))
+            + element("date", DATE_BYTES)
+        )
     else:
         fixed = element("_id", binary_value(KEY_BYTES + BUCKET_CODE_BYTES["day"]))
     return [document(fixed + sum(element(version.status_field(s), INT32_BYTES)
@@ -184,7 +215,9 @@ def _bucket_document_sizes(version: AppVersion, buckets: pl.DataFrame) -> pl.Ser
     held = [_field("held", i) for i in range(len(STATUSES))]   # per status: the days holding it
     if layout == "push":  # one {date, <status>: 1} element per event
         pushed = document(element("date", DATE_BYTES) + element("a", INT32_BYTES))
-        items = element("items", document(pl.col("events") * (1 + 1 + pushed) + array_index_name_bytes(pl.col("events"))))
+        items = element(
+            "items", document(pl.col("events") * (1 + 1 + pushed) + array_index_name_bytes(pl.col("events")))
+        )
         return buckets.select(size=document(id_bytes + items))["size"]
     statuses = _status_elements_bytes(version, held)  # the status elements of all the bucket's days
     if layout == "array_daily":  # one {date, statuses...} element per day
@@ -213,7 +246,9 @@ def document_sizes(version: AppVersion, events: pl.DataFrame) -> pl.Series:
     All of `events` in one frame, in any order; for many events stream them (`ModelStream`).
     """
     days = day_rows(event_codes(events))
-    buckets = {} if version.layout in DAY_LAYOUTS else {version.bucket: _combine(bucket_rows(days, version.bucket))}
+    buckets = (
+        {} if version.layout in DAY_LAYOUTS else {version.bucket: _combine(bucket_rows(days, version.bucket))}
+    )
     return _sizes(version, days, buckets)
 
 
@@ -254,8 +289,11 @@ class ModelStream:
         if self._last_day is not None:
             open_day = self._last_day["day"][0]
             if codes.height and codes["day"].min() < open_day:
-                raise ValueError(f"events are not in date order: a chunk holds {FIRST_DAY + timedelta(days=int(codes['day'].min()))} "
-                                 f"after events of {FIRST_DAY + timedelta(days=int(open_day))}")
+                raise ValueError(
+                    "events are not in date order: a chunk holds "
+                    f"{FIRST_DAY + timedelta(days=int(codes['day'].min()))} "
+                    f"after events of {FIRST_DAY + timedelta(days=int(open_day))}"
+                )
             codes = pl.concat([self._last_day, codes])
         if codes.height == 0 and not final:
             return
@@ -309,17 +347,34 @@ class ModelStream:
 
     def finish(self) -> pl.DataFrame:
         """Close what is still open; one row per version (STATS_COLUMNS)."""
-        if self._last_day is not None or any(frame.height for frames in self._open.values() for frame in frames):
-            self.add(pl.DataFrame(schema={"user": pl.UInt32, "date": pl.Datetime("ms", "UTC"), "status": STATUS_DTYPE}),
-                     final=True)
-        rows = [{"version": name, "events": self.events, "documents": self.documents[name],
-                 "avg_doc_bytes": self.data_bytes[name] / self.documents[name] if self.documents[name] else 0.0,
-                 "data_bytes": self.data_bytes[name]} for name in self.names]
+        if self._last_day is not None or any(
+            frame.height for frames in self._open.values() for frame in frames
+        ):
+            self.add(
+                pl.DataFrame(
+                    schema={"user": pl.UInt32, "date": pl.Datetime("ms", "UTC"), "status": STATUS_DTYPE}
+                ),
+                final=True,
+            )
+        rows = [
+            {
+                "version": name,
+                "events": self.events,
+                "documents": self.documents[name],
+                "avg_doc_bytes": self.data_bytes[name] / self.documents[name]
+                if self.documents[name]
+                else 0.0,
+                "data_bytes": self.data_bytes[name],
+            }
+            for name in self.names
+        ]
         return pl.DataFrame(rows, schema={"version": pl.Utf8, "events": pl.Int64, "documents": pl.Int64,
                                           "avg_doc_bytes": pl.Float64, "data_bytes": pl.Int64})
 
 
-def collection_stats(events: pl.DataFrame | Iterable[pl.DataFrame], versions: list[str] | None = None) -> pl.DataFrame:
+def collection_stats(
+    events: pl.DataFrame | Iterable[pl.DataFrame], versions: list[str] | None = None
+) -> pl.DataFrame:
     """One row per version: version, events, documents, avg_doc_bytes, data_bytes (BSON bytes).
 
     events: one frame (any order), or chunks in date order (e.g. `iter_event_file(path)`).
@@ -342,7 +397,8 @@ def reference_stats(events_per_year: int, seed: int, versions: list[str] | None 
     """collection_stats at the reference scale (or at this one when it is larger), with
     events_per_year and event_window (the generator's window, window.py) as columns.
 
-    stats_here (the model at events_per_year, same window) is reused when this scale is already the larger one.
+    stats_here (the model at events_per_year, same window) is reused when this scale is already the larger
+    one.
     """
     from costlab.appversions.events import iter_event_chunks
 
@@ -359,7 +415,9 @@ def _day_start(instant: datetime) -> datetime:
     return instant.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def expected_reports(events: pl.DataFrame, key: str, end_date: date | datetime, day_rule: str = "dates") -> list[dict]:
+def expected_reports(
+    events: pl.DataFrame, key: str, end_date: date | datetime, day_rule: str = "dates"
+) -> list[dict]:
     """Status counts of `key`'s events in each window [end - N years, end), N = 1, 3, 5, 7, 10.
 
     Straight from the events (no version logic). day_rule (versions.DayRule) says which days a

@@ -22,8 +22,14 @@ def expected_phase_operations(loadtest: dict[str, Any]) -> list[tuple[str, str, 
         rows.append(("warm-up Get Reports", f"report_rates[0] {reports[0]:g} x rate_scale {scale:g} x "
                      f"warmup_seconds {warmup_s:g}", reports[0] * scale * warmup_s))
     for phase, upsert in enumerate((float(r) for r in loadtest["upsert_rates"]), start=1):
-        rows.append((f"phase {phase} Bulk Upserts", f"upsert_rates[{phase - 1}] {upsert:g} x rate_scale {scale:g} x "
-                     f"phase_seconds {phase_s:g} / batch_size {batch}", upsert * scale * phase_s / batch))
+        rows.append(
+            (
+                f"phase {phase} Bulk Upserts",
+                f"upsert_rates[{phase - 1}] {upsert:g} x rate_scale {scale:g} x "
+                f"phase_seconds {phase_s:g} / batch_size {batch}",
+                upsert * scale * phase_s / batch,
+            )
+        )
         rows.append((f"phase {phase} Get Reports", f"sum(report_rates) x rate_scale {scale:g} x step "
                      f"{step_s:g} s", sum(reports) * scale * step_s))
     return rows

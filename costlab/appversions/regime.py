@@ -16,15 +16,23 @@ NOT_COMPARABLE_FITS = "not comparable: working set fits in cache"
 CACHE_MAX_PATH = ("wiredTiger", "cache", "maximum bytes configured")
 
 
-def working_set_regime(data_bytes: float | None, index_bytes: float | None, cache_bytes: float | None) -> dict:
+def working_set_regime(
+    data_bytes: float | None, index_bytes: float | None, cache_bytes: float | None
+) -> dict:
     """{working_set_bytes, cache_bytes, working_set_to_cache, regime} from collStats and the cache size."""
-    working_set = None if data_bytes is None or index_bytes is None else float(data_bytes) + float(index_bytes)
+    working_set = (
+        None if data_bytes is None or index_bytes is None else float(data_bytes) + float(index_bytes)
+    )
     if working_set is None or not cache_bytes:
         return {"working_set_bytes": working_set, "cache_bytes": cache_bytes, "working_set_to_cache": None,
                 "regime": UNKNOWN}
     ratio = working_set / float(cache_bytes)
-    return {"working_set_bytes": working_set, "cache_bytes": float(cache_bytes), "working_set_to_cache": ratio,
-            "regime": EXCEEDS if ratio > 1 else FITS}
+    return {
+        "working_set_bytes": working_set,
+        "cache_bytes": float(cache_bytes),
+        "working_set_to_cache": ratio,
+        "regime": EXCEEDS if ratio > 1 else FITS,
+    }
 
 
 def measure_regime(client, database: str, collection: str) -> dict:

@@ -100,7 +100,9 @@ def _ascii_digits(values: np.ndarray, width: int) -> np.ndarray:
 
 def _hex_pairs_to_bytes(ascii_hex: np.ndarray) -> np.ndarray:
     """(n, 2k) ASCII hex digits (0-9, A-F) -> (n, k) bytes, as bytes.fromhex does per row."""
-    nibbles = np.where(ascii_hex <= ord("9"), ascii_hex - ord("0"), ascii_hex - (ord("A") - 10)).astype(np.uint8)
+    nibbles = np.where(ascii_hex <= ord("9"), ascii_hex - ord("0"), ascii_hex - (ord("A") - 10)).astype(
+        np.uint8
+    )
     return nibbles[:, 0::2] << 4 | nibbles[:, 1::2]
 
 
@@ -139,7 +141,9 @@ def event_bytes(version: AppVersion, events: pl.DataFrame) -> EventBytes:
         raise ValueError(f"unknown status {unknown[0]!r}; allowed: {', '.join(STATUSES)}") from None
 
     # One string of all keys back to back: a single copy into numpy, no Python str per event.
-    key_text = np.frombuffer(keys.str.join("").item().encode("ascii"), dtype=np.uint8).reshape(n, KEY_HEX_DIGITS)
+    key_text = np.frombuffer(keys.str.join("").item().encode("ascii"), dtype=np.uint8).reshape(
+        n, KEY_HEX_DIGITS
+    )
     dates = events["date"]
     year = dates.dt.year().to_numpy().astype(np.int64)
     if n and not (1000 <= year.min() and year.max() <= 9999):
@@ -157,7 +161,9 @@ def event_bytes(version: AppVersion, events: pl.DataFrame) -> EventBytes:
         date_millis=dates.dt.epoch("ms").to_numpy().astype("<i8").view(np.uint8).reshape(n, 8),
         # The digits of YYYYMM.. read as hex: "202403" -> 0x20 0x24 0x03, as Buffer.from(.., 'hex').
         bucket_code=_hex_pairs_to_bytes(_ascii_digits(code_number, code_digits)),
-        item_name=None if item_digits is None else _ascii_digits(year * 10_000 + month * 100 + day, item_digits),
+        item_name=None
+        if item_digits is None
+        else _ascii_digits(year * 10_000 + month * 100 + day, item_digits),
         status_code=status_code.astype(np.intp),
     )
 

@@ -8,18 +8,27 @@ from typing import Iterable, Sequence
 
 import polars as pl
 
-from costlab.inputs import read_csv, read_parquet, require_values
-
 from costlab.appversions.load import COLLECTION_STATS_COLUMNS
 from costlab.appversions.loadtest import LoadTestPlan, summarize_bins, summarize_phases
 from costlab.appversions.regime import FITS, NOT_COMPARABLE_FITS
 from costlab.appversions.regime import UNKNOWN as UNKNOWN_REGIME
+from costlab.inputs import read_csv, read_parquet, require_values
 from costlab.published import Tolerances, read_tolerances, tolerances_or_published
 from costlab.server.provenance import read_provenance
 from costlab.verdicts import relative_within
 
 GIB = 1024 ** 3   # the articles' "GB" are GiB (see resources/published/appversions_collection_stats.csv)
-PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict", "server_kind"]
+PVR_COLUMNS = [
+    "finding",
+    "metric",
+    "unit",
+    "published",
+    "reproduced",
+    "ratio",
+    "tolerance",
+    "verdict",
+    "server_kind",
+]
 PVR_SCHEMA = {"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8, "published": pl.Float64,
               "reproduced": pl.Float64, "ratio": pl.Float64, "tolerance": pl.Utf8, "verdict": pl.Utf8,
               "server_kind": pl.Utf8}
@@ -71,14 +80,28 @@ def published_collection_stats(collection_csv: str | Path, event_csv: str | Path
         (pl.col("index_size_gib") * GIB).alias("published_index_bytes"),
         (pl.col("documents") / pl.col("events")).alias("published_documents_per_event"),
     )
-    events = events.select("version", *[pl.col(c).cast(pl.Float64).alias(f"published_{c}") for c in
-                                          ("data_bytes_per_event", "index_bytes_per_event", "total_bytes_per_event",
-                                           "storage_bytes_per_event", "total_storage_bytes_per_event")])
+    events = events.select(
+        "version",
+        *[
+            pl.col(c).cast(pl.Float64).alias(f"published_{c}")
+            for c in (
+                "data_bytes_per_event",
+                "index_bytes_per_event",
+                "total_bytes_per_event",
+                "storage_bytes_per_event",
+                "total_storage_bytes_per_event",
+            )
+        ],
+    )
     return stats.join(events, on="version", how="left")
 
 
-def collection_stats_table(collstats_paths: Sequence[str | Path], provenance_paths: Sequence[str | Path],
-                           published_collection_csv: str | Path, published_event_csv: str | Path) -> pl.DataFrame:
+def collection_stats_table(
+    collstats_paths: Sequence[str | Path],
+    provenance_paths: Sequence[str | Path],
+    published_collection_csv: str | Path,
+    published_event_csv: str | Path,
+) -> pl.DataFrame:
     """One row per loaded version: our collStats and per-event figures, the published ones, server_kind."""
     ours = pl.concat([read_parquet(p) for p in collstats_paths], how="vertical_relaxed")
     missing = [c for c in COLLECTION_STATS_COLUMNS if c not in ours.columns]
@@ -165,8 +188,10 @@ def relative_fraction(tolerances: Tolerances | None, finding_id: str) -> float:
 
     tolerance = tolerances_or_published(tolerances, STUDY)[finding_id]
     if tolerance.rule != "relative":
-        raise ToleranceError(f"costlab: {tolerance.source} ({finding_id}): rule {tolerance.rule!r} is not allowed "
-                             "here (allowed: relative, a distance from the published value)")
+        raise ToleranceError(
+            f"costlab: {tolerance.source} ({finding_id}): rule {tolerance.rule!r} is not allowed "
+            "here (allowed: relative, a distance from the published value)"
+        )
     return float(tolerance.high)
 
 
@@ -184,9 +209,14 @@ def model_fraction(tolerances: Tolerances | None, override: float | None = None)
 
 def _per_event(model: pl.DataFrame) -> dict[str, dict]:
     """{version: {documents_per_event, avg_doc_bytes, events}} of a model stats frame."""
-    return {rec["version"]: {"documents_per_event": rec["documents"] / rec["events"] if rec["events"] else None,
-                             "avg_doc_bytes": rec["avg_doc_bytes"], "events": rec["events"]}
-            for rec in model.iter_rows(named=True)}
+    return {
+        rec["version"]: {
+            "documents_per_event": rec["documents"] / rec["events"] if rec["events"] else None,
+            "avg_doc_bytes": rec["avg_doc_bytes"],
+            "events": rec["events"],
+        }
+        for rec in model.iter_rows(named=True)
+    }
 
 
 def _gap(published: float | None, value: float | None) -> float:
@@ -250,7 +280,11 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
         server_as_model = version in model and _verdict(
             model[version]["documents_per_event"], by_version[version]["documents_per_event"],
             server_model) == "reproduced"
-        return SCALE_VERDICT if verdict == "not reproduced" and explained.get(version) and server_as_model else verdict
+        return (
+            SCALE_VERDICT
+            if verdict == "not reproduced" and explained.get(version) and server_as_model
+            else verdict
+        )
 
     by_version = {rec["version"]: rec for rec in stats.iter_rows(named=True)}
     for rec in stats.iter_rows(named=True):
@@ -259,31 +293,66 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
         if version in model:
             expected = model[version]
             scale = f"{expected['events']:,} events"
-            rows.append(_row(f"{version}: documents per event, server vs model at this scale ({scale})",
-                             "documents_per_event vs model", "documents/event", expected["documents_per_event"],
-                             rec["documents_per_event"],
-                             _verdict(expected["documents_per_event"], rec["documents_per_event"], server_model),
-                             kind, relative_text(server_model)))
+            rows.append(
+                _row(
+                    f"{version}: documents per event, server vs model at this scale ({scale})",
+                    "documents_per_event vs model",
+                    "documents/event",
+                    expected["documents_per_event"],
+                    rec["documents_per_event"],
+                    _verdict(expected["documents_per_event"], rec["documents_per_event"], server_model),
+                    kind,
+                    relative_text(server_model),
+                )
+            )
             rows.append(_row(f"{version}: average document size, server vs model at this scale ({scale})",
                              "avg_doc_bytes vs model", "B", expected["avg_doc_bytes"], rec["avg_doc_bytes"],
                              STAND_IN_VERDICT if stand_in else
                              _verdict(expected["avg_doc_bytes"], rec["avg_doc_bytes"], server_model), kind,
                              relative_text(server_model)))
-        rows.append(_row(f"{version}: documents per event (bucketing)", "documents_per_event", "documents/event",
-                         rec["published_documents_per_event"], rec["documents_per_event"],
-                         against_published(version, rec["published_documents_per_event"], rec["documents_per_event"],
-                                           count), kind, relative_text(count)))
-        if rec.get("published_indexes") is not None and "indexes" in rec:   # its own indexes: exact on any server
-            rows.append(_row(f"{version}: indexes on the collection", "indexes", "indexes", rec["published_indexes"],
-                             rec["indexes"], _verdict(rec["published_indexes"], rec["indexes"], index_count), kind,
-                             relative_text(index_count)))
-        for metric, unit in (("avg_doc_bytes", "B"), ("data_bytes_per_event", "B/event"),
-                             ("index_bytes_per_event", "B/event"), ("total_bytes_per_event", "B/event"),
-                             ("storage_bytes_per_event", "B/event"), ("total_storage_bytes_per_event", "B/event")):
+        rows.append(
+            _row(
+                f"{version}: documents per event (bucketing)",
+                "documents_per_event",
+                "documents/event",
+                rec["published_documents_per_event"],
+                rec["documents_per_event"],
+                against_published(
+                    version, rec["published_documents_per_event"], rec["documents_per_event"], count
+                ),
+                kind,
+                relative_text(count),
+            )
+        )
+        if (
+            rec.get("published_indexes") is not None and "indexes" in rec
+        ):  # its own indexes: exact on any server
+            rows.append(
+                _row(
+                    f"{version}: indexes on the collection",
+                    "indexes",
+                    "indexes",
+                    rec["published_indexes"],
+                    rec["indexes"],
+                    _verdict(rec["published_indexes"], rec["indexes"], index_count),
+                    kind,
+                    relative_text(index_count),
+                )
+            )
+        for metric, unit in (
+            ("avg_doc_bytes", "B"),
+            ("data_bytes_per_event", "B/event"),
+            ("index_bytes_per_event", "B/event"),
+            ("total_bytes_per_event", "B/event"),
+            ("storage_bytes_per_event", "B/event"),
+            ("total_storage_bytes_per_event", "B/event"),
+        ):
             published = rec.get(f"published_{metric}")
             if published is None or metric not in rec:
                 continue
-            verdict = STAND_IN_VERDICT if stand_in else against_published(version, published, rec[metric], sizes)
+            verdict = (
+                STAND_IN_VERDICT if stand_in else against_published(version, published, rec[metric], sizes)
+            )
             rows.append(_row(f"{version}: {metric.replace('_', ' ')}", metric, unit, published, rec[metric],
                              verdict, kind, relative_text(sizes)))
 
@@ -292,7 +361,11 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
         if num not in by_version or den not in by_version:
             return
         a, b = by_version[num], by_version[den]
-        kind = a["server_kind"] if a["server_kind"] == b["server_kind"] else f"{a['server_kind']}/{b['server_kind']}"
+        kind = (
+            a["server_kind"]
+            if a["server_kind"] == b["server_kind"]
+            else f"{a['server_kind']}/{b['server_kind']}"
+        )
         published = published_num / published_den
         reproduced = a[metric] / b[metric] if a[metric] and b[metric] else None
         # The compressors the server reports (load.collection_stats); a server configured with another
@@ -301,7 +374,10 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
         if "stand-in" in kind:
             verdict = STAND_IN_VERDICT
         elif compressors and None not in found and "not reported" not in found and found != compressors:
-            verdict = f"not comparable: the collections use {found[0]} and {found[1]}, not {' and '.join(compressors)}"
+            verdict = (
+                f"not comparable: the collections use {found[0]} and {found[1]}, "
+                f"not {' and '.join(compressors)}"
+            )
         elif reproduced is None:
             verdict = "not reproduced"
         else:
@@ -349,7 +425,11 @@ def model_findings(model_stats: pl.DataFrame, published: pl.DataFrame,
 
     rows = rows_of(model_stats, "model", True)
     if model_reference is not None:
-        rate = int(model_reference["events_per_year"][0]) if "events_per_year" in model_reference.columns else None
+        rate = (
+            int(model_reference["events_per_year"][0])
+            if "events_per_year" in model_reference.columns
+            else None
+        )
         label = "model at the reference scale" + (f", {rate:,} events/year" if rate else "")
         if "event_window" in model_reference.columns:
             label += f", {model_reference['event_window'][0]} event window"
@@ -357,7 +437,9 @@ def model_findings(model_stats: pl.DataFrame, published: pl.DataFrame,
     return rows
 
 
-def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame, tolerances: Tolerances | None = None) -> list[dict]:
+def loadtest_findings(
+    steps: pl.DataFrame, facts: pl.DataFrame, tolerances: Tolerances | None = None
+) -> list[dict]:
     """Load-test findings the articles state in relative terms, checked on our steps (by
     appversions_tolerances.csv's loadtest_* rules, or `tolerances`).
 
@@ -385,14 +467,32 @@ def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame, tolerances: Tole
             continue
         kind = kinds[version]
         kind_of_op = {v: k for k, v in OPERATION_OF_KIND.items()}[fact["operation"]]
-        mine = steps.filter((pl.col("version") == version) & (pl.col("kind") == kind_of_op) & (pl.col("phase") > 0))
+        mine = steps.filter(
+            (pl.col("version") == version) & (pl.col("kind") == kind_of_op) & (pl.col("phase") > 0)
+        )
         if fact["metric"] == "all_targets_met":
             share = float(mine["met"].mean()) if mine.height else None
-            verdict = STAND_IN_VERDICT if kind == "stand-in" else (
-                "reproduced" if share is not None and all_met(share) == bool(fact["value"]) else "not reproduced")
-            rows.append(_row(f"{version}: {fact['statement']}", f"{fact['operation']} share of steps at target",
-                             "share", 1.0 if fact["value"] else None, share, in_regime(verdict, version), kind,
-                             str(all_met) if fact["value"] else f"not {all_met}"))
+            verdict = (
+                STAND_IN_VERDICT
+                if kind == "stand-in"
+                else (
+                    "reproduced"
+                    if share is not None and all_met(share) == bool(fact["value"])
+                    else "not reproduced"
+                )
+            )
+            rows.append(
+                _row(
+                    f"{version}: {fact['statement']}",
+                    f"{fact['operation']} share of steps at target",
+                    "share",
+                    1.0 if fact["value"] else None,
+                    share,
+                    in_regime(verdict, version),
+                    kind,
+                    str(all_met) if fact["value"] else f"not {all_met}",
+                )
+            )
         elif fact["metric"] == "peak_latency_reduction" and other in tested:
             theirs = steps.filter((pl.col("version") == other) & (pl.col("kind") == kind_of_op)
                                   & (pl.col("phase") == int(fact["phase"])))
@@ -412,9 +512,18 @@ def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame, tolerances: Tole
             share = float(first["achieved_rate"].max() / first["target_rate"].max()) if first.height else None
             verdict = STAND_IN_VERDICT if kind == "stand-in" else (
                 "reproduced" if share is not None and short_of_target(share) else "not reproduced")
-            rows.append(_row(f"{version}: {fact['statement']}", "get_reports first-step rate / target", "share",
-                             float(fact["value"]) / 25.0, share, in_regime(verdict, version), kind,
-                             str(short_of_target)))
+            rows.append(
+                _row(
+                    f"{version}: {fact['statement']}",
+                    "get_reports first-step rate / target",
+                    "share",
+                    float(fact["value"]) / 25.0,
+                    share,
+                    in_regime(verdict, version),
+                    kind,
+                    str(short_of_target),
+                )
+            )
         else:   # a published number no rule judges here: a row that says why
             rows.append(_row(f"{version}: {fact['statement']}", _fact_metric(fact), fact["unit"],
                              float(fact["value"]), None,
@@ -454,8 +563,12 @@ def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame,
     from costlab.appversions.conformance import midday_findings
 
     tol = tolerances_or_published(tolerances, STUDY)
-    explained = scale_explained(model_stats, model_reference, published, model_fraction(tol, model_tolerance)[0])
-    rows = collection_findings(collection_stats, model_stats, explained, tol) + loadtest_findings(steps, facts, tol)
+    explained = scale_explained(
+        model_stats, model_reference, published, model_fraction(tol, model_tolerance)[0]
+    )
+    rows = collection_findings(collection_stats, model_stats, explained, tol) + loadtest_findings(
+        steps, facts, tol
+    )
     if model_stats is not None:
         rows += model_findings(model_stats, published, model_tolerance, model_reference, tol)
     if midday is not None:
@@ -475,7 +588,9 @@ def published_vs_model(model_stats: pl.DataFrame, published: pl.DataFrame, toler
     return pl.DataFrame(rows, schema=PVR_SCHEMA).select(PVR_COLUMNS)
 
 
-def write_tables(inputs, outputs, loadtest_settings: dict, model_tolerance: float | None = None) -> pl.DataFrame:
+def write_tables(
+    inputs, outputs, loadtest_settings: dict, model_tolerance: float | None = None
+) -> pl.DataFrame:
     """The table step: read every input named in the rule, write each table atomically.
 
     Returns the count of findings per verdict and server kind (for the log)."""
@@ -487,10 +602,14 @@ def write_tables(inputs, outputs, loadtest_settings: dict, model_tolerance: floa
     bins, steps = loadtest_tables(inputs.loadtest_raw, inputs.loadtest_provenance, plan,
                                   loadtest_settings.get("bin_seconds"), loadtest_settings["tolerance"])
     published = published_collection_stats(inputs.published_collection, inputs.published_events)
-    model = read_model_stats(inputs.model, stats["version"].to_list()) if getattr(inputs, "model", None) else None
+    model = (
+        read_model_stats(inputs.model, stats["version"].to_list()) if getattr(inputs, "model", None) else None
+    )
     reference = read_csv(inputs.model_reference) if getattr(inputs, "model_reference", None) else None
     midday_paths = list(getattr(inputs, "midday", None) or [])
-    midday = pl.concat([read_csv(path) for path in midday_paths], how="diagonal_relaxed") if midday_paths else None
+    midday = (
+        pl.concat([read_csv(path) for path in midday_paths], how="diagonal_relaxed") if midday_paths else None
+    )
     authors_raw = list(getattr(inputs, "loadtest_authors_raw", None) or [])
     authors_steps = (authors_loadtest_steps(authors_raw, inputs.loadtest_authors_provenance, plan,
                                             loadtest_settings["tolerance"]) if authors_raw else None)

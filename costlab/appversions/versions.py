@@ -40,7 +40,13 @@ from pymongo.database import Database
 from costlab.appversions.events import STATUSES
 
 REPORT_YEARS: tuple[int, ...] = (1, 3, 5, 7, 10)
-WINDOW_NAMES: dict[int, str] = {1: "oneYear", 3: "threeYears", 5: "fiveYears", 7: "sevenYears", 10: "tenYears"}
+WINDOW_NAMES: dict[int, str] = {
+    1: "oneYear",
+    3: "threeYears",
+    5: "fiveYears",
+    7: "sevenYears",
+    10: "tenYears",
+}
 SHORT_NAMES: dict[str, str] = {"approved": "a", "noFunds": "n", "pending": "p", "rejected": "r"}
 # Field names compare as strings; "~" sorts after every digit, so it is an open upper bound.
 OPEN_HIGH = "~"
@@ -160,7 +166,8 @@ def full_bucket_bounds(key: str, start: datetime, end: datetime, bucket: Bucket)
 
 def chunked_batches(build: Callable[[pl.DataFrame], list], events: pl.DataFrame, batch_size: int = 250,
                     chunk_rows: int = 50_000) -> Iterator[list]:
-    """build(chunk) over `chunk_rows` events at a time (bounded memory), yielded in batches of `batch_size`."""
+    """build(chunk) over `chunk_rows` events at a time (bounded memory), yielded in batches of
+    `batch_size`."""
     if batch_size < 1 or chunk_rows < 1:
         raise ValueError(f"batch_size and chunk_rows must be >= 1, got {batch_size}, {chunk_rows}")
     chunk_rows = max(batch_size, chunk_rows - chunk_rows % batch_size)
@@ -345,7 +352,9 @@ def array_daily_update(day: datetime, status_field: str, totals: bool) -> list[d
     other statuses are not written, so `totals` holds only the statuses that occurred in the quarter,
     as the authors' Bulk Upsert does (and the published 413.7 B average size says).
     """
-    add_status = {"$mergeObjects": ["$$this", {status_field: {"$add": [{"$ifNull": [f"$$this.{status_field}", 0]}, 1]}}]}
+    add_status = {
+        "$mergeObjects": ["$$this", {status_field: {"$add": [{"$ifNull": [f"$$this.{status_field}", 0]}, 1]}}]
+    }
     stages: list[dict] = []
     if totals:
         stages.append({"$set": {"totals": {"$mergeObjects": [
@@ -449,7 +458,9 @@ def _dynamic_item_bounds(version: AppVersion, key: str, start: datetime, end: da
     fmt = version.item_name_format
     return {
         "lo": {"$cond": [{"$eq": ["$_id", build_id(key, start, version.bucket)]}, item_name(start, fmt), ""]},
-        "hi": {"$cond": [{"$eq": ["$_id", build_id(key, end, version.bucket)]}, item_name(end, fmt), OPEN_HIGH]},
+        "hi": {
+            "$cond": [{"$eq": ["$_id", build_id(key, end, version.bucket)]}, item_name(end, fmt), OPEN_HIGH]
+        },
     }
 
 
@@ -469,7 +480,9 @@ def _pipeline_reduce_dynamic(version: AppVersion, key: str, start: datetime, end
     ]
 
 
-def _pipeline_all_windows(version: AppVersion, key: str, windows: list[tuple[int, datetime, datetime]]) -> list[dict]:
+def _pipeline_all_windows(
+    version: AppVersion, key: str, windows: list[tuple[int, datetime, datetime]]
+) -> list[dict]:
     """appV6R3/R4: one pipeline; items named YYYYMMDD compared as strings with each window's start.
 
     As in the article, an item in the one-year window counts in all five, one in the three-year
@@ -483,9 +496,17 @@ def _pipeline_all_windows(version: AppVersion, key: str, windows: list[tuple[int
         {"case": {"$and": [{"$gte": ["$$this.k", item_name(start, fmt)]}, {"$lt": ["$$this.k", end_name]}]},
          "then": position}
         for position, (_, start, _) in enumerate(windows)], "default": len(windows)}}
-    totals_in = {"$let": {"vars": {"level": narrowest}, "in": {
-        WINDOW_NAMES[years]: _add_status_if({"$lte": ["$$level", position]}, f"$$value.{WINDOW_NAMES[years]}", "$$this.v")
-        for position, (years, _, _) in enumerate(windows)}}}
+    totals_in = {
+        "$let": {
+            "vars": {"level": narrowest},
+            "in": {
+                WINDOW_NAMES[years]: _add_status_if(
+                    {"$lte": ["$$level", position]}, f"$$value.{WINDOW_NAMES[years]}", "$$this.v"
+                )
+                for position, (years, _, _) in enumerate(windows)
+            },
+        }
+    }
     group = {"_id": None}
     project: dict[str, Any] = {"_id": 0}
     for years, _, _ in windows:
@@ -519,24 +540,41 @@ _REPORT_BUILDERS = {
 
 _ZSTD = {"storageEngine": {"wiredTiger": {"configString": "block_compressor=zstd"}}}
 
-VERSIONS: dict[str, AppVersion] = {v.name: v for v in (
-    AppVersion("appV1", "embedded_id", "day", "match_group", long_status_names=True,
-               index_keys=(("_id.key", "_id.date"),)),
-    AppVersion("appV2", "key_string", "day", "match_group", long_status_names=True, index_keys=(("key", "date"),)),
-    AppVersion("appV3", "key_binary", "day", "match_group", index_keys=(("key", "date"),)),
-    AppVersion("appV4", "id_day", "day", "match_group"),
-    AppVersion("appV5R0", "push", "month", "unwind"),
-    AppVersion("appV5R1", "push", "quarter", "unwind"),
-    AppVersion("appV5R2", "array_daily", "quarter", "unwind"),
-    AppVersion("appV5R3", "array_daily", "quarter", "reduce_array"),
-    AppVersion("appV5R4", "array_daily", "quarter", "reduce_array", totals=True),
-    AppVersion("appV6R0", "dynamic", "month", "reduce_dynamic", item_name_format="DD"),
-    AppVersion("appV6R1", "dynamic", "quarter", "reduce_dynamic", item_name_format="MMDD"),
-    AppVersion("appV6R2", "dynamic", "quarter", "reduce_dynamic", item_name_format="MMDD", totals=True),
-    AppVersion("appV6R3", "dynamic", "quarter", "reduce_dynamic_single", item_name_format="YYYYMMDD"),
-    AppVersion("appV6R4", "dynamic", "quarter", "reduce_dynamic_single", item_name_format="YYYYMMDD",
-               create_collection_options=_ZSTD),
-)}
+VERSIONS: dict[str, AppVersion] = {
+    v.name: v
+    for v in (
+        AppVersion(
+            "appV1",
+            "embedded_id",
+            "day",
+            "match_group",
+            long_status_names=True,
+            index_keys=(("_id.key", "_id.date"),),
+        ),
+        AppVersion(
+            "appV2", "key_string", "day", "match_group", long_status_names=True, index_keys=(("key", "date"),)
+        ),
+        AppVersion("appV3", "key_binary", "day", "match_group", index_keys=(("key", "date"),)),
+        AppVersion("appV4", "id_day", "day", "match_group"),
+        AppVersion("appV5R0", "push", "month", "unwind"),
+        AppVersion("appV5R1", "push", "quarter", "unwind"),
+        AppVersion("appV5R2", "array_daily", "quarter", "unwind"),
+        AppVersion("appV5R3", "array_daily", "quarter", "reduce_array"),
+        AppVersion("appV5R4", "array_daily", "quarter", "reduce_array", totals=True),
+        AppVersion("appV6R0", "dynamic", "month", "reduce_dynamic", item_name_format="DD"),
+        AppVersion("appV6R1", "dynamic", "quarter", "reduce_dynamic", item_name_format="MMDD"),
+        AppVersion("appV6R2", "dynamic", "quarter", "reduce_dynamic", item_name_format="MMDD", totals=True),
+        AppVersion("appV6R3", "dynamic", "quarter", "reduce_dynamic_single", item_name_format="YYYYMMDD"),
+        AppVersion(
+            "appV6R4",
+            "dynamic",
+            "quarter",
+            "reduce_dynamic_single",
+            item_name_format="YYYYMMDD",
+            create_collection_options=_ZSTD,
+        ),
+    )
+}
 
 
 def get_version(name: str) -> AppVersion:

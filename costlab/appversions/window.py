@@ -48,7 +48,8 @@ def span_in_years(start: date, end: date) -> float:
 
 
 def event_days(first: int, count: int, n_events: int, start: date, end: date) -> np.ndarray:
-    """Days (since 1970-01-01) of events first .. first + count - 1 of n_events spread evenly over [start, end).
+    """Days (since 1970-01-01) of events first .. first + count - 1 of n_events spread evenly over [start,
+    end).
 
     Event i sits at start + i * span / n_events, truncated to the UTC day. floor(floor(i * span_ms /
     n) / day_ms) = floor(i * span_days / n): the same day, and within int64 at any event count.
@@ -70,7 +71,8 @@ class EventWindow:
     authors_workers: int = 1
 
     def authors_instants_ms(self, first: int, count: int) -> np.ndarray:
-        """authors: the instant (ms since the epoch, before truncation to the day) of events first.. (count)."""
+        """authors: the instant (ms since the epoch, before truncation to the day) of events first..
+        (count)."""
         index = np.arange(first, first + count, dtype=np.int64)
         picked = ((index + 1) * self.authors_events) // self.events - 1   # the authors' event picked
         return _epoch_ms(self.start) + (picked // self.authors_workers + 1) * self.authors_delta_ms
@@ -96,7 +98,8 @@ def calendar_window(events_per_year: int, start: date, end: date) -> EventWindow
 def authors_window(events_per_year: int, start: date, end: date, workers: int = AUTHORS_WORKERS,
                    batch: int = AUTHORS_BATCH, published_events_per_year: int = AUTHORS_EVENTS_PER_YEAR
                    ) -> EventWindow:
-    """The span the authors' generator covered from `start` to `end`, at `events_per_year` (see module doc)."""
+    """The span the authors' generator covered from `start` to `end`, at `events_per_year` (see module
+    doc)."""
     delta_ms = math.ceil(YEAR_365_MS * workers / published_events_per_year)
     # A batch is kept while its first event's day is not after end's day: first instant < end + 1 day.
     kept_until_ms = _epoch_ms(end) + MS_PER_DAY - _epoch_ms(start)

@@ -19,17 +19,24 @@ import polars as pl
 from bson import ObjectId
 
 from costlab.arraygrowth.fit import FitError, fit_power_law
-from costlab.arraygrowth.workloads import (ARRAY_FIELD, FALLBACK_VARIANTS, JOB_FIELDS, FallbackParams,
-                                           big_element, job_name, timestamp)
+from costlab.arraygrowth.workloads import (
+    ARRAY_FIELD,
+    FALLBACK_VARIANTS,
+    JOB_FIELDS,
+    FallbackParams,
+    big_element,
+    job_name,
+    timestamp,
+)
 from costlab.engine import stats
 from costlab.engine.bsonbytes import append_int64_to_last_field
 from costlab.engine.connection import Engine, EngineSettings
-from costlab.engine.runs import engine_home, engine_settings
 from costlab.engine.deployment import PROFILES, Deployment, check_profile
-from costlab.progress import progress
 from costlab.engine.oplog import push_diff
 from costlab.engine.provenance import SERVER_KIND
+from costlab.engine.runs import engine_home, engine_settings
 from costlab.inputs import read_csv
+from costlab.progress import progress
 
 NAMESPACE = "costlab_arraygrowth.timestamps"
 WORKLOADS = ("insert", "push")

@@ -14,9 +14,17 @@ import polars as pl
 
 from costlab.arraygrowth.run import NOT_REPORTED
 from costlab.arraygrowth.tables import per_op, read_raw, with_provenance_kind
-from costlab.report.charts import (ENGINE_LABEL, PROFILE_COLORS, coincidence_note, coincident_series, color_scale,
-                                   compressor_text, save_chart, titled)
 from costlab.inputs import read_csv
+from costlab.report.charts import (
+    ENGINE_LABEL,
+    PROFILE_COLORS,
+    coincidence_note,
+    coincident_series,
+    color_scale,
+    compressor_text,
+    save_chart,
+    titled,
+)
 
 WORKLOAD_TITLES = {"insert": "insert N documents (one timestamp each)",
                    "push": "$push N timestamps into one document"}
@@ -29,16 +37,32 @@ def _data(frame: pl.DataFrame) -> alt.Data:
 
 
 def growth_points(raw: pl.DataFrame, published: pl.DataFrame) -> pl.DataFrame:
-    """Reproduced (non-null only) and published points: profile, workload, n, log_bytes, bytes_per_op, source."""
-    reproduced = (per_op(raw).filter(pl.col("log_bytes").is_not_null())
-                  .select("profile", "workload", "n", pl.col("log_bytes").cast(pl.Float64),
-                          pl.col("log_bytes_per_op").alias("bytes_per_op"), pl.lit("reproduced").alias("source")))
+    """Reproduced (non-null only) and published points: profile, workload, n, log_bytes, bytes_per_op,
+    source."""
+    reproduced = (
+        per_op(raw)
+        .filter(pl.col("log_bytes").is_not_null())
+        .select(
+            "profile",
+            "workload",
+            "n",
+            pl.col("log_bytes").cast(pl.Float64),
+            pl.col("log_bytes_per_op").alias("bytes_per_op"),
+            pl.lit("reproduced").alias("source"),
+        )
+    )
     return _with_published(reproduced, published)
 
 
 def _with_published(ours: pl.DataFrame, published: pl.DataFrame) -> pl.DataFrame:
-    article = published.select("profile", "workload", "n", pl.col("log_bytes").cast(pl.Float64),
-                               pl.col("bytes_per_op").cast(pl.Float64), pl.lit("published (article)").alias("source"))
+    article = published.select(
+        "profile",
+        "workload",
+        "n",
+        pl.col("log_bytes").cast(pl.Float64),
+        pl.col("bytes_per_op").cast(pl.Float64),
+        pl.lit("published (article)").alias("source"),
+    )
     points = pl.concat([ours, article], how="vertical")
     return points.with_columns(pl.col("workload").replace_strict(WORKLOAD_TITLES, default=pl.col("workload"))
                                .alias("workload_title"))
@@ -51,7 +75,7 @@ def growth_chart(points: pl.DataFrame, value: str, y_title: str, title: str, sta
     `ours` is the `source` value of this run's points (the engine lab labels its own). Both sources are drawn
     hollow, as the shared legend draws them; profiles that lie on top of each other are named in the subtitle.
     """
-    n_low, n_high = float(points["n"].min()) / 1.5, float(points["n"].max()) * 1.5   # keep edge points visible
+    n_low, n_high = float(points["n"].min()) / 1.5, float(points["n"].max()) * 1.5  # keep edge points visible
     # Ticks at the N values run or published only: a log axis's own ticks crowd ("7k 8k 9k10k").
     ns = sorted({int(n) for n in points["n"].to_list()})
     x = alt.X("n:Q", title="N (documents inserted or elements pushed)",
@@ -75,15 +99,22 @@ def growth_chart(points: pl.DataFrame, value: str, y_title: str, title: str, sta
     chart = (alt.layer(line, reproduced, article, data=_data(points)).properties(width=300, height=260)
              .facet(column=alt.Column("workload_title:N", title=None, sort=list(WORKLOAD_TITLES.values())))
              .resolve_scale(y="shared"))
-    overlaps = [coincidence_note(coincident_series(points.filter(pl.col("source") == source), "profile", "n", value,
-                                                   "workload_title", "N = {}"), f"{source}: ")
-                for source in (ours, "published (article)")]
+    overlaps = [
+        coincidence_note(
+            coincident_series(
+                points.filter(pl.col("source") == source), "profile", "n", value, "workload_title", "N = {}"
+            ),
+            f"{source}: ",
+        )
+        for source in (ours, "published (article)")
+    ]
     subtitle = "; ".join(filter(None, [missing_note, *overlaps])) or None
     return titled(chart, title, stand_in=stand_in, subtitle=subtitle)
 
 
 def fallback_chart(fallback: pl.DataFrame, model: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
-    """Left: the source conditions' prediction (server-free). Right: measured modify calls and log bytes per update."""
+    """Left: the source conditions' prediction (server-free). Right: measured modify calls and log bytes per
+    update."""
     variants = model["variant"].unique(maintain_order=True).to_list()
     predicted = (alt.Chart(_data(model)).mark_bar().encode(
         x=alt.X("variant:N", sort=variants, title=None),
@@ -133,25 +164,41 @@ def _missing_note(raw: pl.DataFrame) -> str | None:
     return None
 
 
-def build_figures(raw_paths: Sequence[str | Path], provenance_paths: Sequence[str | Path],
-                  published_path: str | Path, outputs: dict[str, Sequence[str | Path]],
-                  fallback_raw_paths: Sequence[str | Path] = (), fallback_provenance_paths: Sequence[str | Path] = (),
-                  model_path: str | Path | None = None) -> None:
-    """Write each figure in `outputs` (name -> [png, svg, vl.json]); names: log_bytes, bytes_per_op, fallback."""
+def build_figures(
+    raw_paths: Sequence[str | Path],
+    provenance_paths: Sequence[str | Path],
+    published_path: str | Path,
+    outputs: dict[str, Sequence[str | Path]],
+    fallback_raw_paths: Sequence[str | Path] = (),
+    fallback_provenance_paths: Sequence[str | Path] = (),
+    model_path: str | Path | None = None,
+) -> None:
+    """Write each figure in `outputs` (name -> [png, svg, vl.json]); names: log_bytes, bytes_per_op,
+    fallback."""
     raw = with_provenance_kind(read_raw(raw_paths), provenance_paths)
     stand_in = "stand-in" in set(raw["server_kind"].to_list())
     points = growth_points(raw, read_csv(published_path))
     note = _missing_note(raw)
     if "log_bytes" in outputs:
-        save_chart(growth_chart(points, "log_bytes", "journal bytes written (wiredTiger.log, bytes)",
-                                "Journal bytes vs N: $push grows quadratically on a standalone", stand_in, note),
-                   *outputs["log_bytes"])
+        save_chart(
+            growth_chart(
+                points,
+                "log_bytes",
+                "journal bytes written (wiredTiger.log, bytes)",
+                "Journal bytes vs N: $push grows quadratically on a standalone",
+                stand_in,
+                note,
+            ),
+            *outputs["log_bytes"],
+        )
     if "bytes_per_op" in outputs:
         save_chart(growth_chart(points, "bytes_per_op", "journal bytes per operation (bytes)",
                                 "Journal bytes per operation vs N", stand_in, note), *outputs["bytes_per_op"])
     if "fallback" in outputs:
         if model_path is None or not fallback_raw_paths:
-            raise ValueError("the fallback figure needs the fallback raw files and model/fallback_conditions.csv")
+            raise ValueError(
+                "the fallback figure needs the fallback raw files and model/fallback_conditions.csv"
+            )
         fallback = with_provenance_kind(read_raw(fallback_raw_paths), fallback_provenance_paths)
         fb_stand_in = "stand-in" in set(fallback["server_kind"].to_list())
         save_chart(fallback_chart(fallback, read_csv(model_path), fb_stand_in), *outputs["fallback"])
@@ -177,18 +224,31 @@ def engine_subtitle(log_bytes: pl.DataFrame, fit: pl.DataFrame) -> str:
     exponents = "; ".join(
         f"{r['profile']} {r['workload']} N^{r['exponent']:.2f}" if r["exponent"] is not None
         else f"{r['profile']} {r['workload']}: no fit" for r in fit.iter_rows(named=True))
-    return f"{ENGINE_LABEL}; {compressor_text(used, wanted, 'journal compressor')}; fitted exponents: {exponents}"
+    compressors = compressor_text(used, wanted, 'journal compressor')
+    return f"{ENGINE_LABEL}; {compressors}; fitted exponents: {exponents}"
 
 
-def engine_log_bytes_chart(log_bytes: pl.DataFrame, fit: pl.DataFrame, published: pl.DataFrame) -> alt.TopLevelMixin:
+def engine_log_bytes_chart(
+    log_bytes: pl.DataFrame, fit: pl.DataFrame, published: pl.DataFrame
+) -> alt.TopLevelMixin:
     """Journal bytes vs N on the engine lab, both profiles and workloads, the article's points as diamonds."""
-    return growth_chart(engine_growth_points(log_bytes, published), "log_bytes", "journal bytes written (bytes)",
-                        "Journal bytes vs N on WiredTiger (engine lab)", False,
-                        engine_subtitle(log_bytes, fit), ours=ENGINE_SOURCE)
+    return growth_chart(
+        engine_growth_points(log_bytes, published),
+        "log_bytes",
+        "journal bytes written (bytes)",
+        "Journal bytes vs N on WiredTiger (engine lab)",
+        False,
+        engine_subtitle(log_bytes, fit),
+        ours=ENGINE_SOURCE,
+    )
 
 
 def build_engine_figure(log_bytes_path: str | Path, fit_path: str | Path, published_path: str | Path,
                         outputs: Sequence[str | Path]) -> None:
     """Write the engine-lab figure to each of `outputs` (png, svg, vl.json)."""
-    chart = engine_log_bytes_chart(read_csv(log_bytes_path, numeric=("n", "log_bytes"), minimum={"n": 1, "log_bytes": 0}), read_csv(fit_path), read_csv(published_path))
+    chart = engine_log_bytes_chart(
+        read_csv(log_bytes_path, numeric=("n", "log_bytes"), minimum={"n": 1, "log_bytes": 0}),
+        read_csv(fit_path),
+        read_csv(published_path),
+    )
     save_chart(chart, *outputs)

@@ -26,8 +26,7 @@ import numpy as np
 import polars as pl
 from bson import ObjectId
 
-from costlab.arraygrowth.workloads import (ARRAY_FIELD, FALLBACK_VARIANTS, JOB_FIELDS, FallbackParams,
-                                           job_name)
+from costlab.arraygrowth.workloads import ARRAY_FIELD, FALLBACK_VARIANTS, JOB_FIELDS, FallbackParams, job_name
 
 MIN_LENGTH_FOR_DIFF = 1024
 MAX_GROWTH_FRACTION_DIVISOR = 10
@@ -65,7 +64,9 @@ def modify_eligible(old_bytes: np.ndarray, new_bytes: np.ndarray, table_logged: 
     new_bytes = np.asarray(new_bytes, dtype=np.int64)
     if table_logged:
         return np.zeros(new_bytes.shape, dtype=bool)
-    return (new_bytes > MIN_LENGTH_FOR_DIFF) & (new_bytes <= old_bytes + new_bytes // MAX_GROWTH_FRACTION_DIVISOR)
+    return (new_bytes > MIN_LENGTH_FOR_DIFF) & (
+        new_bytes <= old_bytes + new_bytes // MAX_GROWTH_FRACTION_DIVISOR
+    )
 
 
 def update_sizes(variant: str, params: FallbackParams) -> tuple[np.ndarray, np.ndarray]:

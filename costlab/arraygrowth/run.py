@@ -19,9 +19,16 @@ from bson.raw_bson import RawBSONDocument
 from pymongo import MongoClient
 from pymongo.collection import Collection
 
-from costlab.arraygrowth.workloads import (ARRAY_FIELD, FALLBACK_VARIANTS, FallbackParams, WorkloadResult,
-                                           fallback_settings, get_workload, prepare_fallback,
-                                           run_fallback_variant)
+from costlab.arraygrowth.workloads import (
+    ARRAY_FIELD,
+    FALLBACK_VARIANTS,
+    FallbackParams,
+    WorkloadResult,
+    fallback_settings,
+    get_workload,
+    prepare_fallback,
+    run_fallback_variant,
+)
 from costlab.io import write_parquet
 from costlab.measure import counter_delta, snapshot
 from costlab.server import measuring_job
@@ -39,12 +46,30 @@ COUNTERS: dict[str, str] = {
 }
 NOT_REPORTED = "not reported by this server"
 
-_CONTEXT_SCHEMA = {"topology": pl.Utf8, "server_kind": pl.Utf8, "backend": pl.Utf8, "profile_applied": pl.Utf8}
+_CONTEXT_SCHEMA = {
+    "topology": pl.Utf8,
+    "server_kind": pl.Utf8,
+    "backend": pl.Utf8,
+    "profile_applied": pl.Utf8,
+}
 _MEASURE_SCHEMA = {"operations": pl.Int64, "wall_s": pl.Float64, **{c: pl.Int64 for c in COUNTERS},
                    "documents_after": pl.Int64, "elements_after": pl.Int64, "max_doc_bytes_after": pl.Int64}
-GROWTH_SCHEMA = {"job": pl.Utf8, "profile": pl.Utf8, "workload": pl.Utf8, "n": pl.Int64, **_MEASURE_SCHEMA, **_CONTEXT_SCHEMA}
-FALLBACK_SCHEMA = {"job": pl.Utf8, "profile": pl.Utf8, "variant": pl.Utf8, "updates": pl.Int64, **_MEASURE_SCHEMA,
-                   **_CONTEXT_SCHEMA}
+GROWTH_SCHEMA = {
+    "job": pl.Utf8,
+    "profile": pl.Utf8,
+    "workload": pl.Utf8,
+    "n": pl.Int64,
+    **_MEASURE_SCHEMA,
+    **_CONTEXT_SCHEMA,
+}
+FALLBACK_SCHEMA = {
+    "job": pl.Utf8,
+    "profile": pl.Utf8,
+    "variant": pl.Utf8,
+    "updates": pl.Int64,
+    **_MEASURE_SCHEMA,
+    **_CONTEXT_SCHEMA,
+}
 
 
 def observed_topology(client: MongoClient) -> str:
@@ -88,7 +113,9 @@ def measure(client: MongoClient, collection: Collection, prepare: Callable[[Coll
         raise RuntimeError(f"{collection.name}: expected {result.documents} documents with {result.elements} "
                            f"array elements after the run, found {state['documents_after']} with "
                            f"{state['elements_after']}")
-    counters = {column: None if delta[path] is None else int(delta[path]) for column, path in COUNTERS.items()}
+    counters = {
+        column: None if delta[path] is None else int(delta[path]) for column, path in COUNTERS.items()
+    }
     return {"operations": result.operations, "wall_s": wall_s, **counters, **state}
 
 
@@ -126,7 +153,16 @@ def fallback_rows(client: MongoClient, profile: str, params: FallbackParams,
         collection = fresh_collection(client, f"fallback_{variant}", database)
         measured = measure(client, collection, lambda coll, v=variant: prepare_fallback(coll, v, params),
                            lambda coll, prepared, v=variant: run_fallback_variant(coll, v, params, prepared))
-        rows.append({"job": job, "profile": profile, "variant": variant, "updates": params.updates, **measured, **context})
+        rows.append(
+            {
+                "job": job,
+                "profile": profile,
+                "variant": variant,
+                "updates": params.updates,
+                **measured,
+                **context,
+            }
+        )
         collection.drop()
     return pl.DataFrame(rows, schema=FALLBACK_SCHEMA)
 
@@ -156,9 +192,14 @@ def run_fallback_job(config: dict, profile: str, fallback_section: dict, raw_pat
     """One measuring job for the fallback sweep (config arraygrowth.fallback) on `profile`."""
     params, variants = fallback_settings(fallback_section)
     job = Path(provenance_path).stem
-    with measuring_job(config, profile, provenance_path, job=job,
-                       extra={"study": "arraygrowth", "fallback": params.__dict__, "variants": list(variants)},
-                       study="arraygrowth") as server:
+    with measuring_job(
+        config,
+        profile,
+        provenance_path,
+        job=job,
+        extra={"study": "arraygrowth", "fallback": params.__dict__, "variants": list(variants)},
+        study="arraygrowth",
+    ) as server:
         frame = fallback_rows(server.client, profile, params, variants, server.backend, server.applied, job,
                               server.database)
         write_parquet(frame, raw_path)

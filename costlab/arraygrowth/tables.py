@@ -10,16 +10,16 @@ from typing import Iterable, Sequence
 
 import polars as pl
 
-from costlab.inputs import read_csv, read_parquet
-
 from costlab.arraygrowth.fit import FitError, PowerLawFit, fit_power_law
-from costlab.arraygrowth.run import COUNTERS, NOT_REPORTED
-from costlab.server.provenance import read_provenance
+from costlab.arraygrowth.run import NOT_REPORTED
+from costlab.inputs import read_csv, read_parquet
 from costlab.published import Tolerances, tolerances_or_published
+from costlab.server.provenance import read_provenance
 from costlab.verdicts import tolerance_text
 
 FIT_LABEL = "wiredTiger.log"   # what the fit step names when log bytes are missing
-# Verdict thresholds: resources/published/arraygrowth_tolerances.csv (each with its rationale; docs/arraygrowth.md).
+# Verdict thresholds: resources/published/arraygrowth_tolerances.csv (each with its rationale;
+# docs/arraygrowth.md).
 STUDY = "arraygrowth"
 
 
@@ -62,7 +62,9 @@ def present(frame: pl.DataFrame, columns: Sequence[str], digits: int = 3) -> pl.
     for column in columns:
         value = pl.col(column)
         if frame.schema[column].is_float():
-            value = value.round_sig_figs(digits) if hasattr(pl.Expr, "round_sig_figs") else value.round(digits)
+            value = (
+                value.round_sig_figs(digits) if hasattr(pl.Expr, "round_sig_figs") else value.round(digits)
+            )
         exprs.append(value.cast(pl.Utf8).fill_null(NOT_REPORTED).alias(column))
     return frame.with_columns(exprs)
 
@@ -92,7 +94,9 @@ def published_exponent(published: pl.DataFrame, profile: str, workload: str) -> 
                             & (pl.col("experiment") == "quadratic"))
     if rows["n"].n_unique() < 2:
         return None
-    return fit_power_law(rows["n"].to_list(), rows["log_bytes"].to_list(), label="published log bytes").exponent
+    return fit_power_law(
+        rows["n"].to_list(), rows["log_bytes"].to_list(), label="published log bytes"
+    ).exponent
 
 
 def fit_table(raw: pl.DataFrame, published: pl.DataFrame) -> pl.DataFrame:
@@ -111,9 +115,19 @@ def fit_table(raw: pl.DataFrame, published: pl.DataFrame) -> pl.DataFrame:
         row["published_exponent"] = published_exponent(published, profile, workload)
         row["server_kind"] = kind_of(group)
         rows.append(row)
-    schema = {"profile": pl.Utf8, "workload": pl.Utf8, "points": pl.Int64, "n_min": pl.Int64, "n_max": pl.Int64,
-              "exponent": pl.Float64, "coefficient": pl.Float64, "r_squared": pl.Float64, "status": pl.Utf8,
-              "published_exponent": pl.Float64, "server_kind": pl.Utf8}
+    schema = {
+        "profile": pl.Utf8,
+        "workload": pl.Utf8,
+        "points": pl.Int64,
+        "n_min": pl.Int64,
+        "n_max": pl.Int64,
+        "exponent": pl.Float64,
+        "coefficient": pl.Float64,
+        "r_squared": pl.Float64,
+        "status": pl.Utf8,
+        "published_exponent": pl.Float64,
+        "server_kind": pl.Utf8,
+    }
     frame = pl.DataFrame(rows, schema=schema).sort("profile", "workload")
     # A refused fit has no numbers: 'not fitted' (never 0), and `status` says why.
     return frame.with_columns(
@@ -137,7 +151,9 @@ def counts_table(raw: pl.DataFrame, published_calls: pl.DataFrame) -> pl.DataFra
                      "published_modify_per_op", "topology", "server_kind"))
     frame = present(frame, ["cursor_insert_calls", "cursor_modify_calls", "cursor_insert_per_op",
                             "cursor_modify_per_op"])
-    return frame.with_columns(pl.col("published_insert_per_op").round(4), pl.col("published_modify_per_op").round(4))
+    return frame.with_columns(
+        pl.col("published_insert_per_op").round(4), pl.col("published_modify_per_op").round(4)
+    )
 
 
 # ---- fallback sweep ------------------------------------------------------------------------
@@ -152,18 +168,38 @@ def fallback_table(raw: pl.DataFrame, model: pl.DataFrame) -> pl.DataFrame:
                                         "modify_eligible_fraction"),
                            on=["variant", "model_topology"], how="left")
     frame = joined.sort("variant", "profile").select(
-        "variant", "profile", "updates", "wall_s", "log_bytes", pl.col("log_bytes_per_op").alias("log_bytes_per_update"),
+        "variant",
+        "profile",
+        "updates",
+        "wall_s",
+        "log_bytes",
+        pl.col("log_bytes_per_op").alias("log_bytes_per_update"),
         pl.col("cursor_insert_per_op").alias("cursor_insert_per_update"),
         pl.col("cursor_modify_per_op").alias("cursor_modify_per_update"),
         pl.col("modify_eligible_fraction").alias("model_modify_eligible_fraction"),
-        "max_doc_bytes_after", "model_final_doc_bytes", "topology", "backend", "server_kind")
+        "max_doc_bytes_after",
+        "model_final_doc_bytes",
+        "topology",
+        "backend",
+        "server_kind",
+    )
     return present(frame, ["wall_s", "log_bytes", "log_bytes_per_update", "cursor_insert_per_update",
                            "cursor_modify_per_update"])
 
 
 # ---- published vs reproduced ---------------------------------------------------------------
 
-PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict", "server_kind"]
+PVR_COLUMNS = [
+    "finding",
+    "metric",
+    "unit",
+    "published",
+    "reproduced",
+    "ratio",
+    "tolerance",
+    "verdict",
+    "server_kind",
+]
 
 
 def _value_at(frame: pl.DataFrame, profile: str, workload: str, column: str, n: int | None = None
@@ -179,7 +215,10 @@ def _value_at(frame: pl.DataFrame, profile: str, workload: str, column: str, n: 
 
 
 def _largest_common_n(frame: pl.DataFrame, pairs: Sequence[tuple[str, str]], prefer: int) -> int | None:
-    sets = [set(frame.filter((pl.col("profile") == p) & (pl.col("workload") == w))["n"].to_list()) for p, w in pairs]
+    sets = [
+        set(frame.filter((pl.col("profile") == p) & (pl.col("workload") == w))["n"].to_list())
+        for p, w in pairs
+    ]
     common = set.intersection(*sets) if sets else set()
     if not common:
         return None
@@ -237,7 +276,9 @@ def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], Power
     pub_replica = published.filter(pl.col("experiment") == "replica")
 
     def pub_bytes(profile, workload):
-        return pub_replica.filter((pl.col("profile") == profile) & (pl.col("workload") == workload))["log_bytes"][0]
+        return pub_replica.filter((pl.col("profile") == profile) & (pl.col("workload") == workload))[
+            "log_bytes"
+        ][0]
 
     def profile_ratio(workload, numerator, denominator):
         """N used, published and reproduced log bytes numerator-profile / denominator-profile."""
@@ -262,24 +303,37 @@ def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], Power
         return row[column][0] / row["n"][0]
 
     rep, n_rs = _value_at(measured, "replset-1", "push", "cursor_modify_per_op")
-    add("on a replica set $push is stored as WiredTiger modify calls (deltas)",
-        f"cursor modify calls per $push (replset-1, published N=10000, reproduced N={n_rs})", "calls/op",
-        pub_calls_per_op("replset-1", "push", "cursor_modify_calls"), rep, tol["replset_modify_per_push"].holds())
+    add(
+        "on a replica set $push is stored as WiredTiger modify calls (deltas)",
+        f"cursor modify calls per $push (replset-1, published N=10000, reproduced N={n_rs})",
+        "calls/op",
+        pub_calls_per_op("replset-1", "push", "cursor_modify_calls"),
+        rep,
+        tol["replset_modify_per_push"].holds(),
+    )
     rep, n_sa = _value_at(measured, "standalone", "push", "cursor_modify_per_op")
     add("on a standalone $push rewrites the whole document (no modify calls)",
         f"cursor modify calls per $push (standalone, published N=10000, reproduced N={n_sa})", "calls/op",
         pub_calls_per_op("standalone", "push", "cursor_modify_calls"), rep,
         tol["standalone_modify_per_push"].holds())
 
-    # every N the article printed (10,000, 20,000, 40,000): compared at that N only (bytes per $push grow with N)
+    # every N the article printed (10,000, 20,000, 40,000): compared at that N only (bytes per $push grow with
+    # N)
     quadratic = published.filter((pl.col("experiment") == "quadratic") & (pl.col("profile") == "standalone")
                                  & (pl.col("workload") == "push")).sort("n")
     for point in quadratic.iter_rows(named=True):
         n_pub, pub = int(point["n"]), float(point["bytes_per_op"])
         rep, _ = _value_at(measured, "standalone", "push", "log_bytes_per_op", n_pub)
-        add(f"standalone $push journal bytes per update at N={n_pub} (~{pub / 1000:.0f} KB, the whole array each time)",
-            f"log bytes per $push (standalone, N={n_pub})", "bytes/op", pub, rep, tol["bytes_per_push"].holds(pub),
-            at_other_n("standalone", "push", n_pub))
+        add(
+            f"standalone $push journal bytes per update at N={n_pub} (~{pub / 1000:.0f} KB, the whole array "
+            "each time)",
+            f"log bytes per $push (standalone, N={n_pub})",
+            "bytes/op",
+            pub,
+            rep,
+            tol["bytes_per_push"].holds(pub),
+            at_other_n("standalone", "push", n_pub),
+        )
 
     # WiredTiger insert calls per write (the article's counter readings, N=10,000): every table's
     for calls in published_calls.sort("profile", "workload").iter_rows(named=True):
@@ -319,11 +373,17 @@ def fits_by_pair(raw: pl.DataFrame) -> dict[tuple[str, str], PowerLawFit | None]
     return out
 
 
-def build_tables(raw_paths: Sequence[str | Path], provenance_paths: Sequence[str | Path],
-                 outputs: dict[str, str | Path], fallback_raw_paths: Sequence[str | Path] = (),
-                 fallback_provenance_paths: Sequence[str | Path] = (), model_path: str | Path | None = None,
-                 published_log_bytes: str | Path | None = None, published_cursor_calls: str | Path | None = None,
-                 tolerances_path: str | Path | None = None) -> None:
+def build_tables(
+    raw_paths: Sequence[str | Path],
+    provenance_paths: Sequence[str | Path],
+    outputs: dict[str, str | Path],
+    fallback_raw_paths: Sequence[str | Path] = (),
+    fallback_provenance_paths: Sequence[str | Path] = (),
+    model_path: str | Path | None = None,
+    published_log_bytes: str | Path | None = None,
+    published_cursor_calls: str | Path | None = None,
+    tolerances_path: str | Path | None = None,
+) -> None:
     """Write runs, fit, counts, published_vs_reproduced (and fallback when given) CSVs atomically."""
     from costlab.arraygrowth.published import read_published_cursor_calls, read_published_log_bytes
     from costlab.io import write_csv
@@ -340,6 +400,8 @@ def build_tables(raw_paths: Sequence[str | Path], provenance_paths: Sequence[str
               outputs["published_vs_reproduced"])
     if "fallback" in outputs:
         if model_path is None or not fallback_raw_paths:
-            raise ValueError("the fallback table needs the fallback raw files and model/fallback_conditions.csv")
+            raise ValueError(
+                "the fallback table needs the fallback raw files and model/fallback_conditions.csv"
+            )
         fallback_raw = with_provenance_kind(read_raw(fallback_raw_paths), fallback_provenance_paths)
         write_csv(fallback_table(fallback_raw, read_csv(model_path)), outputs["fallback"])

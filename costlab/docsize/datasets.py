@@ -75,6 +75,10 @@ def check_study_config(study_config: dict) -> None:
     window = int(study_config["window_minutes"])
     customers = int(study_config["customers"])
     if window > docs:
-        raise ValueError(f"docsize.window_minutes ({window}) must not exceed docsize.docs_per_collection ({docs})")
+        raise ValueError(
+            f"docsize.window_minutes ({window}) must not exceed docsize.docs_per_collection ({docs})"
+        )
     if customers > docs:
-        raise ValueError(f"docsize.customers ({customers}) must not exceed docsize.docs_per_collection ({docs})")
+        raise ValueError(
+            f"docsize.customers ({customers}) must not exceed docsize.docs_per_collection ({docs})"
+        )

@@ -19,7 +19,8 @@ collection (costlab.docsize.generate, the same bytes the mongod path loads) with
 
 Shapes: whole = index range scan + FETCH (each record by mongod's seekExact: the record cursor
 stays on its page until the next record, so eviction cannot take a page between two of its
-documents; resetting it after every record made 16 KB queries read pages 2-6 times); projection = the same FETCH (mongod reads the whole
+documents; resetting it after every record made 16 KB queries read pages 2-6 times); projection = the same
+FETCH (mongod reads the whole
 document, then its PROJECTION_SIMPLE steps over the fields to createdAt and total: only those two
 are decoded here too); covered = the index alone. Per query the engine's
 statistics give bytes and pages read into the cache and block-manager bytes read.
@@ -156,8 +157,10 @@ def check_identical(collection, window_start: int, window_end: int) -> int:
     expected = window_end - window_start
     for shape, rows in results.items():
         if rows != results["whole"] or len(rows) != expected:
-            raise AssertionError(f"engine docsize: shape {shape!r} returned {len(rows)} rows for window "
-                                 f"[{window_start}, {window_end}), unlike whole documents ({expected} expected)")
+            raise AssertionError(
+                f"engine docsize: shape {shape!r} returned {len(rows)} rows for window "
+                f"[{window_start}, {window_end}), unlike whole documents ({expected} expected)"
+            )
     return expected
 
 
@@ -180,8 +183,15 @@ def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: Engi
     runs = engine_runs(engine_docsize, [size_kb, *study["sizes_kb"]])
     # Loading is not measured: it runs with the journal off (half the time here); every run
     # reopens the connection with the journal on, as mongod runs.
-    engine = Engine(home, EngineSettings(cache_mb=runs[0].cache_mb, journal_compressor=settings.journal_compressor,
-                                         block_compressor=settings.block_compressor, journal=False))
+    engine = Engine(
+        home,
+        EngineSettings(
+            cache_mb=runs[0].cache_mb,
+            journal_compressor=settings.journal_compressor,
+            block_compressor=settings.block_compressor,
+            journal=False,
+        ),
+    )
     rows: list[dict] = []
     try:
         started = time.perf_counter()
@@ -194,8 +204,13 @@ def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: Engi
                  "avg_doc_bytes": len(collection.records.read(1))}
         for run in runs:
             # a restart on the loaded data: the cache starts empty (the article's second server)
-            engine.reopen(EngineSettings(cache_mb=run.cache_mb, journal_compressor=settings.journal_compressor,
-                                         block_compressor=settings.block_compressor))
+            engine.reopen(
+                EngineSettings(
+                    cache_mb=run.cache_mb,
+                    journal_compressor=settings.journal_compressor,
+                    block_compressor=settings.block_compressor,
+                )
+            )
             collection.reopen_cursors()
             if run.cold_start == "none":
                 warm_cache(collection)
@@ -209,7 +224,9 @@ def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: Engi
                     engine.reopen()
                     collection.reopen_cursors()
                 for query in block.queries:
-                    cold = query.cold_start or (run.cold_start == "once" and block.index == 0 and query.query == 0)
+                    cold = query.cold_start or (
+                        run.cold_start == "once" and block.index == 0 and query.query == 0
+                    )
                     before = stats.snapshot(engine.session, flush_log=False)
                     t0 = time.perf_counter()
                     result = run_shape(collection, query.shape, query.window_start, query.window_end)
@@ -264,8 +281,8 @@ def summarize(queries: pl.DataFrame, settings: EngineSettings, wt_version: str, 
 
 def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path, verdicts_path=None,
                    published_queries=None, workdir=None, tolerances_path=None) -> pl.DataFrame:
-    from costlab.engine.runs import engine_home, engine_settings
     from costlab.engine.provenance import engine_provenance
+    from costlab.engine.runs import engine_home, engine_settings
     from costlab.engine.wt import wiredtiger_version
     from costlab.io import write_csv
     from costlab.server.provenance import write_json_atomic
@@ -280,7 +297,9 @@ def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path
         for size_kb in study["sizes_kb"]:   # one step of the bar per document size
             bar.set_postfix_str(f"{size_kb} KB")
             with engine_home(workdir or engine_config.get("workdir"), f"docsize-{size_kb}k") as home:
-                size_rows, size_facts = measure_size(int(size_kb), study, engine_docsize, settings, home / "wt")
+                size_rows, size_facts = measure_size(
+                    int(size_kb), study, engine_docsize, settings, home / "wt"
+                )
             rows += size_rows
             facts.append(size_facts)
             bar.update()
@@ -293,12 +312,30 @@ def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path
         from costlab.engine.verdicts import docsize_verdicts
         from costlab.published import read_tolerances
         tolerances = read_tolerances(tolerances_path) if tolerances_path else None
-        write_csv(docsize_verdicts(table, read_csv(published_queries), int(engine_docsize["window_minutes"]),
-                                   {f["size_kb"]: f["avg_doc_bytes"] for f in facts}, tolerances), verdicts_path)
-    write_json_atomic(provenance_path, engine_provenance(
-        "docsize_engine", config, started, ended,
-        {"collections": facts, "runs": [r.__dict__ for r in engine_runs(engine_docsize, list(study["sizes_kb"]))],
-         "window_minutes": engine_docsize["window_minutes"]}))
+        write_csv(
+            docsize_verdicts(
+                table,
+                read_csv(published_queries),
+                int(engine_docsize["window_minutes"]),
+                {f["size_kb"]: f["avg_doc_bytes"] for f in facts},
+                tolerances,
+            ),
+            verdicts_path,
+        )
+    write_json_atomic(
+        provenance_path,
+        engine_provenance(
+            "docsize_engine",
+            config,
+            started,
+            ended,
+            {
+                "collections": facts,
+                "runs": [r.__dict__ for r in engine_runs(engine_docsize, list(study["sizes_kb"]))],
+                "window_minutes": engine_docsize["window_minutes"],
+            },
+        ),
+    )
     write_csv(table, cache_reads_path)   # last: its presence means the job completed
     return table
 

@@ -1,4 +1,5 @@
-"""The study's figures: time by size per shape and cache setting, bytes read into cache, server vs client time.
+"""The study's figures: time by size per shape and cache setting, bytes read into cache, server vs client
+time.
 
 Reproduced medians are lines with filled points; published values are hollow diamonds of the
 same colour on the same axes. Values the server did not report are left out (never drawn as 0)
@@ -7,24 +8,32 @@ and the subtitle says so.
 from __future__ import annotations
 
 import math
-
 from pathlib import Path
 
 import altair as alt
 import polars as pl
 
-from costlab.docsize.names import FIGURES, RUNS
+from costlab.docsize.names import RUNS
 from costlab.docsize.run import SHAPES
-from costlab.report.charts import (ENGINE_LABEL, coincidence_note, coincident_series, color_scale, compressor_text,
-                                   save_chart, titled)
 from costlab.inputs import read_csv
+from costlab.report.charts import (
+    ENGINE_LABEL,
+    coincidence_note,
+    coincident_series,
+    color_scale,
+    compressor_text,
+    save_chart,
+    titled,
+)
 
 SHAPE_COLORS = {"whole": "#e45756", "projection": "#4c78a8", "covered": "#54a24b"}
 SHAPE_LABELS = {"whole": "whole documents", "projection": "projection, two fields", "covered": "covered"}
 RUN_ORDER = [RUNS[name].label for name in RUNS]
 SOURCE_SHAPES = {"reproduced (median)": "circle", "published": "diamond"}
-_BYTES_LABEL = ("datum.value >= 1e9 ? datum.value / 1e9 + ' GB' : datum.value >= 1e6 ? datum.value / 1e6 + ' MB'"
-                " : datum.value >= 1e3 ? datum.value / 1e3 + ' kB' : datum.value + ' B'")
+_BYTES_LABEL = (
+    "datum.value >= 1e9 ? datum.value / 1e9 + ' GB' : datum.value >= 1e6 ? datum.value / 1e6 + ' MB'"
+    " : datum.value >= 1e3 ? datum.value / 1e3 + ' kB' : datum.value + ' B'"
+)
 
 
 def _long(summary: pl.DataFrame, published: pl.DataFrame, measure: str, metric: str) -> pl.DataFrame:
@@ -48,8 +57,12 @@ def _missing_note(frame: pl.DataFrame, what: str) -> str | None:
 
 
 def _size_x() -> alt.X:
-    return alt.X("size_kb:Q", title="document size (KB, log scale)",
-                 scale=alt.Scale(type="log", base=2, nice=False), axis=alt.Axis(values=[1, 2, 4, 8, 16, 32, 64, 128]))
+    return alt.X(
+        "size_kb:Q",
+        title="document size (KB, log scale)",
+        scale=alt.Scale(type="log", base=2, nice=False),
+        axis=alt.Axis(values=[1, 2, 4, 8, 16, 32, 64, 128]),
+    )
 
 
 def _layers(data: pl.DataFrame, y: alt.Y, color: alt.Color, detail: str, tooltip: list,
@@ -63,8 +76,11 @@ def _layers(data: pl.DataFrame, y: alt.Y, color: alt.Color, detail: str, tooltip
     lines = mine.mark_line(opacity=0.8).encode(x=_size_x(), y=y, color=color, detail=detail)
     points = mine.mark_point(size=70, filled=False, strokeWidth=2, opacity=0.95).encode(
         x=_size_x(), y=y, color=color, shape=shape, tooltip=tooltip)
-    published = base.transform_filter(alt.datum.source == "published").mark_point(
-        size=130, filled=False, strokeWidth=2.2).encode(x=_size_x(), y=y, color=color, shape=shape, tooltip=tooltip)
+    published = (
+        base.transform_filter(alt.datum.source == "published")
+        .mark_point(size=130, filled=False, strokeWidth=2.2)
+        .encode(x=_size_x(), y=y, color=color, shape=shape, tooltip=tooltip)
+    )
     layers = [lines, points, published]
     if "note" in data.columns:
         layers.append(base.transform_filter("isValid(datum.note)").mark_text(
@@ -74,8 +90,16 @@ def _layers(data: pl.DataFrame, y: alt.Y, color: alt.Color, detail: str, tooltip
 
 def _lines_and_points(frame: pl.DataFrame, y: alt.Y, tooltip_title: str,
                       shapes: dict[str, str] = SOURCE_SHAPES) -> alt.LayerChart:
-    color = alt.Color("query:N", title="query", scale=color_scale({SHAPE_LABELS[s]: SHAPE_COLORS[s] for s in SHAPES}))
-    tooltip = ["cache_setting:N", "query:N", "source:N", "size_kb:Q", alt.Tooltip("value:Q", title=tooltip_title)]
+    color = alt.Color(
+        "query:N", title="query", scale=color_scale({SHAPE_LABELS[s]: SHAPE_COLORS[s] for s in SHAPES})
+    )
+    tooltip = [
+        "cache_setting:N",
+        "query:N",
+        "source:N",
+        "size_kb:Q",
+        alt.Tooltip("value:Q", title=tooltip_title),
+    ]
     return _layers(frame.filter(pl.col("value").is_not_null()), y, color, "query:N", tooltip, shapes)
 
 
@@ -91,7 +115,8 @@ def _subtitle(window_minutes: int | None, note: str | None) -> str | None:
 def overlap_subtitle(frame: pl.DataFrame, series: str, panel: str, subtitle: str | None,
                      noted: tuple[str, ...] = ()) -> str | None:
     """`subtitle` and, per source (but those in `noted`, whose points carry their own note), the series that
-    lie on top of each other (e.g. 'published: projection, two fields and whole documents coincide at 64 KB')."""
+    lie on top of each other (e.g. 'published: projection, two fields and whole documents coincide at 64
+    KB')."""
     notes = [coincidence_note(coincident_series(frame.filter(pl.col("source") == source), series, "size_kb",
                                                 "value", panel, "{} KB"), f"{source}: ")
              for source in frame["source"].unique(maintain_order=True).to_list() if source not in noted]
@@ -125,9 +150,14 @@ def symlog_axis_top(largest: float | None, floor: float = 1e4) -> float:
 def bytes_read_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool,
                      window_minutes: int | None = None) -> alt.TopLevelMixin:
     frame = _long(summary, published, "bytes_read_into_cache", "bytes_read_into_cache")
-    return _by_cache_setting(frame, _bytes_read_y(frame), "bytes",
-                             "Bytes read into the cache by document size and query shape",
-                             stand_in, _subtitle(window_minutes, _missing_note(frame, "bytes read into cache")))
+    return _by_cache_setting(
+        frame,
+        _bytes_read_y(frame),
+        "bytes",
+        "Bytes read into the cache by document size and query shape",
+        stand_in,
+        _subtitle(window_minutes, _missing_note(frame, "bytes read into cache")),
+    )
 
 
 def _bytes_read_y(frame: pl.DataFrame) -> alt.Y:
@@ -143,8 +173,12 @@ def _bytes_read_y(frame: pl.DataFrame) -> alt.Y:
 
 def server_vs_client_chart(summary: pl.DataFrame, published: pl.DataFrame, stand_in: bool,
                            window_minutes: int | None = None) -> alt.TopLevelMixin:
-    client = _long(summary, published, "client_ms", "client_ms").with_columns(pl.lit("client wall time").alias("timing"))
-    server = _long(summary, published, "server_ms", "server_ms").with_columns(pl.lit("server time (opLatencies)").alias("timing"))
+    client = _long(summary, published, "client_ms", "client_ms").with_columns(
+        pl.lit("client wall time").alias("timing")
+    )
+    server = _long(summary, published, "server_ms", "server_ms").with_columns(
+        pl.lit("server time (opLatencies)").alias("timing")
+    )
     frame = pl.concat([client, server], how="vertical_relaxed")
     note = _missing_note(server, "server time")
     data = frame.filter(pl.col("value").is_not_null())
@@ -155,8 +189,13 @@ def server_vs_client_chart(summary: pl.DataFrame, published: pl.DataFrame, stand
     layers = _layers(data, y, color, "timing:N", tooltip)
     chart = layers.properties(width=180, height=160).facet(
         column=alt.Column("query:N", title=None, sort=[SHAPE_LABELS[s] for s in SHAPES]),
-        row=alt.Row("cache_setting:N", title=None, sort=RUN_ORDER,
-                    header=alt.Header(labelOrient="top", labelAngle=0, labelAnchor="start", labelFontWeight="bold")))
+        row=alt.Row(
+            "cache_setting:N",
+            title=None,
+            sort=RUN_ORDER,
+            header=alt.Header(labelOrient="top", labelAngle=0, labelAnchor="start", labelFontWeight="bold"),
+        ),
+    )
     panels = data.with_columns(pl.format("{}, {}", "cache_setting", "query").alias("panel"))
     return titled(chart, "Server time vs client time (decoding included)", stand_in,
                   overlap_subtitle(panels, "timing", "panel", _subtitle(window_minutes, note)))
@@ -261,10 +300,17 @@ def engine_bytes_read_chart(cache_reads: pl.DataFrame, published: pl.DataFrame) 
     subtitle = (f"{ENGINE_LABEL}; {compressor}; median of {', '.join(map(str, queries))} queries per point; "
                 "projection reads what a FETCH reads; published: the article's default cache (15.7 GB) and "
                 "256 MB cache, in the panel of the run each mirrors")
-    return _by_cache_setting(frame, _bytes_read_y(frame), "bytes",
-                             "Bytes read into the cache per query on WiredTiger (engine lab)", False, subtitle,
-                             shapes={ENGINE_SOURCE: SOURCE_SHAPES["reproduced (median)"],
-                                     "published": SOURCE_SHAPES["published"]}, order=order, noted=(ENGINE_SOURCE,))
+    return _by_cache_setting(
+        frame,
+        _bytes_read_y(frame),
+        "bytes",
+        "Bytes read into the cache per query on WiredTiger (engine lab)",
+        False,
+        subtitle,
+        shapes={ENGINE_SOURCE: SOURCE_SHAPES["reproduced (median)"], "published": SOURCE_SHAPES["published"]},
+        order=order,
+        noted=(ENGINE_SOURCE,),
+    )
 
 
 def build_engine_figure(cache_reads_path: str | Path, published_queries: str | Path,

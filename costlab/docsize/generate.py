@@ -2,7 +2,8 @@
 
 Every order has `_id, customerId, status, createdAt, total` drawn from one seed, so those fields
 are identical in every collection; a `history` array of notes fills each document to exactly
-`target_doc_bytes(size_kb)`: the article's mean document for its four sizes, `size_kb * 1024` for others. Notes are slices of a text made of words from a fixed vocabulary, so
+`target_doc_bytes(size_kb)`: the article's mean document for its four sizes, `size_kb * 1024` for others.
+Notes are slices of a text made of words from a fixed vocabulary, so
 they compress like real text (a run of one character would compress to nothing and hide the cost).
 
 Speed: documents are not built as dicts. For each (size, status, layout) there is one BSON
@@ -197,7 +198,9 @@ class _Writer:
 def _history_lengths(budget: int, seed: int, size_kb: int) -> list[int]:
     """Note lengths of entries whose elements fill `budget` bytes exactly (the last one absorbs the rest)."""
     rng = np.random.default_rng([seed, size_kb, 2])
-    draws = rng.integers(MIN_NOTE_BYTES, MAX_NOTE_BYTES + 1, size=budget // (ENTRY_OVERHEAD + MIN_NOTE_BYTES) + 2)
+    draws = rng.integers(
+        MIN_NOTE_BYTES, MAX_NOTE_BYTES + 1, size=budget // (ENTRY_OVERHEAD + MIN_NOTE_BYTES) + 2
+    )
     lengths: list[int] = []
     remaining = budget
     for k, draw in enumerate(draws.tolist()):
@@ -290,7 +293,9 @@ def template(size_kb: int, status_code: int, layout: str = "history_last", seed:
     gaps_rng = np.random.default_rng([seed, size_kb, 3])
     at_gaps_ms = np.cumsum(gaps_rng.integers(1, 240, size=len(lengths))) * MINUTE_MS
     buf = np.frombuffer(bytes(writer.buf), dtype=np.uint8)
-    text_offsets = np.concatenate([[0], np.cumsum(note_lengths)[:-1]]).astype(np.int64) if lengths else note_lengths
+    text_offsets = (
+        np.concatenate([[0], np.cumsum(note_lengths)[:-1]]).astype(np.int64) if lengths else note_lengths
+    )
     return Template(buf, dict(writer.slots), np.array(at_offsets, dtype=np.int64),
                     np.array(note_offsets, dtype=np.int64), note_lengths, text_offsets, at_gaps_ms)
 
@@ -314,7 +319,9 @@ def _fill(tpl: Template, fields: OrderFields, rows_index: np.ndarray, text_u: np
     rows[:, slots["_id"]:slots["_id"] + 12] = fields.ids[rows_index]
     created = fields.created_at_ms[rows_index]
     if "customerId" in slots:
-        rows[:, slots["customerId"]:slots["customerId"] + 4] = _le_bytes(fields.customer_id[rows_index], "<i4")
+        rows[:, slots["customerId"] : slots["customerId"] + 4] = _le_bytes(
+            fields.customer_id[rows_index], "<i4"
+        )
     if "createdAt" in slots:
         rows[:, slots["createdAt"]:slots["createdAt"] + 8] = _le_bytes(created, "<i8")
     if "total" in slots:
@@ -339,8 +346,15 @@ def default_batch_docs(size_kb: int) -> int:
     return int(max(16, min(10_000, (8 * 1024 * 1024) // target_doc_bytes(size_kb))))
 
 
-def generate_bson_batches(size_kb: int, documents: int, seed: int = 42, *, layout: str = "history_last",
-                          customers: int | None = None, batch_docs: int | None = None) -> Iterator[list[bytes]]:
+def generate_bson_batches(
+    size_kb: int,
+    documents: int,
+    seed: int = 42,
+    *,
+    layout: str = "history_last",
+    customers: int | None = None,
+    batch_docs: int | None = None,
+) -> Iterator[list[bytes]]:
     """Yield lists of encoded BSON orders (bytes), in createdAt order, `batch_docs` per list.
 
     Wrap each in bson.raw_bson.RawBSONDocument for insert_many. The same (size_kb, documents,
@@ -349,7 +363,9 @@ def generate_bson_batches(size_kb: int, documents: int, seed: int = 42, *, layou
     size_kb = _check_positive_int("size_kb", size_kb)
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; allowed: {', '.join(LAYOUTS)}")
-    batch_docs = default_batch_docs(size_kb) if batch_docs is None else _check_positive_int("batch_docs", batch_docs)
+    batch_docs = (
+        default_batch_docs(size_kb) if batch_docs is None else _check_positive_int("batch_docs", batch_docs)
+    )
     fields = order_fields(documents, seed, customers)
     pool = text_pool(seed)
     text_u = np.random.default_rng([seed, size_kb, LAYOUTS.index(layout), 4]).random(documents)

@@ -111,7 +111,16 @@ def load_job(config: dict, dataset_name: str, data_dir: str | Path, provenance_p
     check_study_config(study_config)
     dataset = parse_dataset(dataset_name)
     Path(data_dir).mkdir(parents=True, exist_ok=True)
-    with measuring_job(config, "standalone", provenance_path, data_dir=data_dir, job=f"load_{dataset_name}",
-                       extra={"dataset": dataset_name}, study="docsize", dataset=dataset_name, loads=True) as server:
+    with measuring_job(
+        config,
+        "standalone",
+        provenance_path,
+        data_dir=data_dir,
+        job=f"load_{dataset_name}",
+        extra={"dataset": dataset_name},
+        study="docsize",
+        dataset=dataset_name,
+        loads=True,
+    ) as server:
         return load_dataset(server.client, dataset, study_config, data_dir, database=server.database,
                             load_id=server.load_id)

@@ -41,7 +41,12 @@ def _collection_rows(ds: Dataset, study_config: dict) -> list[dict]:
 
 def collections_model(study_config: dict) -> pl.DataFrame:
     """The contract table: one row per base collection (size_kb, documents, avg_doc_bytes, data_bytes)."""
-    rows = [row for ds in datasets(study_config) if ds.variant == "base" for row in _collection_rows(ds, study_config)]
+    rows = [
+        row
+        for ds in datasets(study_config)
+        if ds.variant == "base"
+        for row in _collection_rows(ds, study_config)
+    ]
     return pl.DataFrame(rows).select(COLLECTIONS_COLUMNS)
 
 
@@ -58,7 +63,9 @@ def datasets_model(study_config: dict, published_collections: str | Path, memory
         .then(pl.col("published_avg_doc_bytes")).otherwise(None).alias("published_avg_doc_bytes"))
     default_cache = default_cache_bytes(memory_bytes)
     return frame.with_columns(
-        ((pl.col("avg_doc_bytes") / pl.col("published_avg_doc_bytes") - 1) * 100).round(2).alias("avg_doc_diff_pct"),
+        ((pl.col("avg_doc_bytes") / pl.col("published_avg_doc_bytes") - 1) * 100)
+        .round(2)
+        .alias("avg_doc_diff_pct"),
         pl.lit(SMALL_CACHE_BYTES).alias("small_cache_bytes"),
         (pl.col("data_bytes") <= SMALL_CACHE_BYTES).alias("fits_small_cache"),
         pl.lit(default_cache).alias("default_cache_bytes_this_host"),
@@ -67,8 +74,17 @@ def datasets_model(study_config: dict, published_collections: str | Path, memory
 
 
 # The published-vs-model table: the report's verdict columns (costlab.report.findings reads them).
-MODEL_VERDICT_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
-                         "server_kind"]
+MODEL_VERDICT_COLUMNS = [
+    "finding",
+    "metric",
+    "unit",
+    "published",
+    "reproduced",
+    "ratio",
+    "tolerance",
+    "verdict",
+    "server_kind",
+]
 
 
 def published_vs_model(datasets_table: pl.DataFrame, published_collections: str | Path,
@@ -76,7 +92,8 @@ def published_vs_model(datasets_table: pl.DataFrame, published_collections: str 
     """Per base collection: the generated mean BSON document size, then the data size, vs the article's
     collection table.
 
-    Judged within the `tolerance_pct` beside each published size (resources/published/docsize_collections.csv);
+    Judged within the `tolerance_pct` beside each published size
+    (resources/published/docsize_collections.csv);
     only the published layout (the order with its history) is compared. The data size (MB) is judged only
     when the collection holds the article's `published_documents` (docsize_facts.csv docs_per_collection);
     at another count the row says so.
@@ -84,41 +101,71 @@ def published_vs_model(datasets_table: pl.DataFrame, published_collections: str 
     base = _published_base(datasets_table, published_collections)
     same_count = pl.lit(published_documents is not None) & (pl.col("documents") == (published_documents or 0))
     mean_size = _judged_rows(
-        base, pl.format("a {} KB order's mean BSON size is the article's", pl.col("size_kb")),
-        pl.format("mean document bytes, {} ({} generated documents)", pl.col("collection"), pl.col("documents")),
-        "published_avg_doc_bytes", "avg_doc_bytes")
+        base,
+        pl.format("a {} KB order's mean BSON size is the article's", pl.col("size_kb")),
+        pl.format(
+            "mean document bytes, {} ({} generated documents)", pl.col("collection"), pl.col("documents")
+        ),
+        "published_avg_doc_bytes",
+        "avg_doc_bytes",
+    )
     data_size = _judged_rows(
-        base, pl.format("a {} KB collection's data size is the article's", pl.col("size_kb")),
-        pl.format("data bytes (collStats size), {} ({} generated documents; published {} MB, MB = 10^6 B)",
-                  pl.col("collection"), pl.col("documents"), (pl.col("published_data_bytes") / 1e6)),
-        "published_data_bytes", "data_bytes",
-        pl.when(~same_count).then(pl.format("not comparable at this scale ({} documents here, the article's {})",
-                                            pl.col("documents"), pl.lit(str(published_documents or "not given")))))
+        base,
+        pl.format("a {} KB collection's data size is the article's", pl.col("size_kb")),
+        pl.format(
+            "data bytes (collStats size), {} ({} generated documents; published {} MB, MB = 10^6 B)",
+            pl.col("collection"),
+            pl.col("documents"),
+            (pl.col("published_data_bytes") / 1e6),
+        ),
+        "published_data_bytes",
+        "data_bytes",
+        pl.when(~same_count).then(
+            pl.format(
+                "not comparable at this scale ({} documents here, the article's {})",
+                pl.col("documents"),
+                pl.lit(str(published_documents or "not given")),
+            )
+        ),
+    )
     return pl.concat([mean_size, data_size])
 
 
 def _published_base(datasets_table: pl.DataFrame, published_collections: str | Path) -> pl.DataFrame:
     """The base collections of the published layout beside their published data size and tolerance_pct."""
     published = pl.read_csv(published_collections, comment_prefix="#").select(
-        pl.col("size_kb").cast(pl.Int64), (pl.col("data_mb") * 1e6).alias("published_data_bytes"),
-        pl.col("tolerance_pct").cast(pl.Float64), pl.col("tolerance_pct").cast(pl.Utf8).alias("tolerance_text"))
-    return (datasets_table.filter((pl.col("variant") == "base") & pl.col("published_avg_doc_bytes").is_not_null())
-            .with_columns(pl.col("size_kb").cast(pl.Int64)).join(published, on="size_kb", how="left")
-            .sort("size_kb"))
+        pl.col("size_kb").cast(pl.Int64),
+        (pl.col("data_mb") * 1e6).alias("published_data_bytes"),
+        pl.col("tolerance_pct").cast(pl.Float64),
+        pl.col("tolerance_pct").cast(pl.Utf8).alias("tolerance_text"),
+    )
+    return (
+        datasets_table.filter((pl.col("variant") == "base") & pl.col("published_avg_doc_bytes").is_not_null())
+        .with_columns(pl.col("size_kb").cast(pl.Int64))
+        .join(published, on="size_kb", how="left")
+        .sort("size_kb")
+    )
 
 
 def _judged_rows(base: pl.DataFrame, finding: pl.Expr, metric: pl.Expr, published: str, reproduced: str,
                  not_comparable: pl.Expr | None = None) -> pl.DataFrame:
     """reproduced vs published within each row's tolerance_pct; not_comparable: a when-then verdict first."""
     ratio = pl.col(reproduced) / pl.col(published)
-    verdict = pl.when(pl.col("tolerance_pct").is_null()).then(pl.lit("not comparable (no tolerance published)"))
+    verdict = pl.when(pl.col("tolerance_pct").is_null()).then(
+        pl.lit("not comparable (no tolerance published)")
+    )
     if not_comparable is not None:
         verdict = pl.coalesce(pl.when(pl.col("tolerance_pct").is_not_null()).then(not_comparable), verdict)
     within = (ratio - 1).abs() * 100 <= pl.col("tolerance_pct")
     judged = pl.when(within).then(pl.lit("reproduced")).otherwise(pl.lit("not reproduced"))
     return base.select(
-        finding.alias("finding"), metric.alias("metric"), pl.lit("B").alias("unit"),
-        pl.col(published).cast(pl.Float64).alias("published"), pl.col(reproduced).cast(pl.Float64).alias("reproduced"),
-        ratio.round_sig_figs(4).alias("ratio"), pl.format("within ±{} %", pl.col("tolerance_text")).alias("tolerance"),
-        pl.coalesce(verdict, judged).alias("verdict"), pl.lit("model (no server)").alias("server_kind"),
+        finding.alias("finding"),
+        metric.alias("metric"),
+        pl.lit("B").alias("unit"),
+        pl.col(published).cast(pl.Float64).alias("published"),
+        pl.col(reproduced).cast(pl.Float64).alias("reproduced"),
+        ratio.round_sig_figs(4).alias("ratio"),
+        pl.format("within ±{} %", pl.col("tolerance_text")).alias("tolerance"),
+        pl.coalesce(verdict, judged).alias("verdict"),
+        pl.lit("model (no server)").alias("server_kind"),
     ).select(MODEL_VERDICT_COLUMNS)

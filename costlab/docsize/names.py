@@ -20,14 +20,25 @@ class RunSpec:
     warmups_in: str = "each"   # the warm-ups before `each` shape, or the `first` only (protocol.WARMUPS_IN)
 
 
-RUNS: dict[str, RunSpec] = {r.name: r for r in (
-    RunSpec("same_window", "standalone", "same", "default cache, same window"),
-    RunSpec("random_windows", "standalone", "random", "default cache, random windows"),
-    # one start on the loaded data, the 50 warm-ups once, then whole, projection and covered back to back: what the
-    # article describes and what its bytes-read table fits (docs/engine-lab.md, "which protocol ... matches")
-    RunSpec("small_cache", "standalone-small-cache", "random", "256 MB cache, random windows", cold_start="once",
-            warmups_in="first"),
-)}
+RUNS: dict[str, RunSpec] = {
+    r.name: r
+    for r in (
+        RunSpec("same_window", "standalone", "same", "default cache, same window"),
+        RunSpec("random_windows", "standalone", "random", "default cache, random windows"),
+        # one start on the loaded data, the 50 warm-ups once, then whole, projection and covered back to back:
+        # what the
+        # article describes and what its bytes-read table fits (docs/engine-lab.md, "which protocol ...
+        # matches")
+        RunSpec(
+            "small_cache",
+            "standalone-small-cache",
+            "random",
+            "256 MB cache, random windows",
+            cold_start="once",
+            warmups_in="first",
+        ),
+    )
+}
 
 # Which article table each reproduced table mirrors: (file stem, run, measure, published metric).
 QUERY_TABLES = (

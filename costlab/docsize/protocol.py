@@ -77,7 +77,8 @@ class Plan:
             yield from block.queries
 
     def rows(self) -> list[dict]:
-        """One dict per planned query (block, shape, query, phase, rep, window_start, window_end, cold_start)."""
+        """One dict per planned query (block, shape, query, phase, rep, window_start, window_end,
+        cold_start)."""
         return [q.as_row() for q in self.queries()]
 
 
@@ -95,13 +96,15 @@ def _seed(seed: int | Sequence[int]) -> list[int]:
 
 
 def shape_key(shape: str) -> int:
-    """A stable integer per shape name (crc32): its windows do not depend on which shapes run or their order."""
+    """A stable integer per shape name (crc32): its windows do not depend on which shapes run or their
+    order."""
     return zlib.crc32(shape.encode("utf-8"))
 
 
 def window_starts(windows: str, count: int, documents: int, window: int, rng: np.random.Generator | None
                   ) -> list[int]:
-    """`count` window starts: the middle window every time (same; rng unused) or uniform over all full windows."""
+    """`count` window starts: the middle window every time (same; rng unused) or uniform over all full
+    windows."""
     if windows == "same":
         return [(documents - window) // 2] * count
     return rng.integers(0, documents - window + 1, size=count).tolist()
@@ -149,13 +152,32 @@ def plan_blocks(*, documents: int, window: int, windows: str, warmups: int, quer
         starts = (window_starts(windows, block_warmups, documents, window, rng)
                   + window_starts(windows, queries, documents, window, rng))
         planned = tuple(
-            PlannedQuery(block=index, shape=shape, query=i, phase="warmup" if i < block_warmups else "measured",
-                         rep=i if i < block_warmups else i - block_warmups, window_start=int(start),
-                         window_end=int(start) + window, cold_start=bool(cold_cache and i == 0))
-            for i, start in enumerate(starts))
+            PlannedQuery(
+                block=index,
+                shape=shape,
+                query=i,
+                phase="warmup" if i < block_warmups else "measured",
+                rep=i if i < block_warmups else i - block_warmups,
+                window_start=int(start),
+                window_end=int(start) + window,
+                cold_start=bool(cold_cache and i == 0),
+            )
+            for i, start in enumerate(starts)
+        )
         blocks.append(Block(index=index, shape=shape, cold_cache=bool(cold_cache), queries=planned))
     return Plan(windows=windows, block_order=shapes, blocks=tuple(blocks))
 
 
-__all__ = ["SHAPES", "WINDOW_MODES", "BLOCK_ORDERS", "WARMUPS_IN", "PHASES", "PlannedQuery", "Block", "Plan", "plan_blocks",
-           "shape_key", "window_starts"]
+__all__ = [
+    "SHAPES",
+    "WINDOW_MODES",
+    "BLOCK_ORDERS",
+    "WARMUPS_IN",
+    "PHASES",
+    "PlannedQuery",
+    "Block",
+    "Plan",
+    "plan_blocks",
+    "shape_key",
+    "window_starts",
+]

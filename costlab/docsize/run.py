@@ -3,7 +3,8 @@
 The protocol (costlab/docsize/protocol.py): one block per shape with its own seeded windows,
 warm-ups then timed queries; the small-cache run starts once from a cold cache (the server is
 restarted on the same data directory after the plans are read; an external deployment cannot be,
-and the rows say so), warms up once and then runs the three shapes back to back, as the article did. Each raw row records its block, the block order, its position in the block and its window.
+and the rows say so), warms up once and then runs the three shapes back to back, as the article did. Each raw
+row records its block, the block order, its position in the block and its window.
 
 Per query: client wall time (find + iterating the cursor + decoding into dicts, the way an
 application pays it), server time from the opLatencies.reads delta, bytes read into the
@@ -32,7 +33,6 @@ from costlab.docsize.protocol import Plan, plan_blocks, window_starts
 from costlab.measure import counter_delta, get_path, plan_summary, snapshot
 from costlab.progress import progress
 from costlab.server.provenance import server_kind as kind_of_server
-
 
 SHAPES = ("whole", "projection", "covered")
 PROJECTIONS: dict[str, dict | None] = {
@@ -185,9 +185,17 @@ def family_plan(family: str, run: RunSpec, warmups: int, queries: int, study_con
     The seed does not depend on the dataset: every size and variant is queried on the same windows.
     """
     documents, window = family_extent(family, study_config)
-    return plan_blocks(documents=documents, window=window, windows=run.windows, warmups=warmups, queries=queries,
-                       seed=[int(study_config["seed"]), list(RUNS).index(run.name), FAMILIES.index(family)],
-                       cold_cache=run.cold_start == "per_shape", shapes=SHAPES, warmups_in=run.warmups_in)
+    return plan_blocks(
+        documents=documents,
+        window=window,
+        windows=run.windows,
+        warmups=warmups,
+        queries=queries,
+        seed=[int(study_config["seed"]), list(RUNS).index(run.name), FAMILIES.index(family)],
+        cold_cache=run.cold_start == "per_shape",
+        shapes=SHAPES,
+        warmups_in=run.warmups_in,
+    )
 
 
 def _param(family: str, window_start: int) -> int:
@@ -195,15 +203,23 @@ def _param(family: str, window_start: int) -> int:
     return int(window_start) if family == "window" else int(window_start) + 1
 
 
-def _expected(family: str, param: int, study_config: dict, _cache: dict = {}) -> int:
+# orders per customer of the last study config _expected saw: computed once per config, not once per query
+_ORDERS_PER_CUSTOMER: dict[tuple, np.ndarray] = {}
+
+
+def _expected(family: str, param: int, study_config: dict) -> int:
     if family == "window":
         return int(study_config["window_minutes"])
-    key = (int(study_config["docs_per_collection"]), int(study_config["seed"]), int(study_config["customers"]))
-    if key not in _cache:  # orders per customer, computed once per study config (not once per query)
+    key = (
+        int(study_config["docs_per_collection"]),
+        int(study_config["seed"]),
+        int(study_config["customers"]),
+    )
+    if key not in _ORDERS_PER_CUSTOMER:
         fields = order_fields(*key)
-        _cache.clear()
-        _cache[key] = np.bincount(fields.customer_id, minlength=key[2] + 1)
-    return int(_cache[key][param])
+        _ORDERS_PER_CUSTOMER.clear()
+        _ORDERS_PER_CUSTOMER[key] = np.bincount(fields.customer_id, minlength=key[2] + 1)
+    return int(_ORDERS_PER_CUSTOMER[key][param])
 
 
 def measure_dataset(client, dataset: Dataset, run_name: str, study_config: dict,
@@ -228,10 +244,18 @@ def measure_dataset(client, dataset: Dataset, run_name: str, study_config: dict,
     rows: list[dict] = []
     for family in families_for(dataset, study_config):
         plan = family_plan(family, run, warmups, queries, study_config)
-        # The plans and the identical-results check read before the first block (a cold block restarts after them).
-        reference = _param(family, window_starts("same", 1, *family_extent(family, study_config), rng=None)[0])
-        check_identical(collection, query_filter(family, reference, window), _expected(family, reference, study_config))
-        plans = {shape: explain_shape(collection, shape, query_filter(family, reference, window)) for shape in SHAPES}
+        # The plans and the identical-results check read before the first block (a cold block restarts after
+        # them).
+        reference = _param(
+            family, window_starts("same", 1, *family_extent(family, study_config), rng=None)[0]
+        )
+        check_identical(
+            collection, query_filter(family, reference, window), _expected(family, reference, study_config)
+        )
+        plans = {
+            shape: explain_shape(collection, shape, query_filter(family, reference, window))
+            for shape in SHAPES
+        }
         for block in plan.blocks:
             cache_reset = CACHE_KEPT if run.cold_start == "once" else CACHE_NOT_REQUIRED
             if block.cold_cache or (run.cold_start == "once" and block.index == 0):
@@ -243,7 +267,9 @@ def measure_dataset(client, dataset: Dataset, run_name: str, study_config: dict,
             shape, plan_row = block.shape, plans[block.shape]
             for planned in block.queries:
                 if planned.phase == "warmup":
-                    find(collection, shape, query_filter(family, _param(family, planned.window_start), window))
+                    find(
+                        collection, shape, query_filter(family, _param(family, planned.window_start), window)
+                    )
             measured = block.measured()
             desc = f"{run_name} {dataset.name} {family} {shape}"
             for planned in progress(measured, desc=desc, unit="query"):
@@ -251,24 +277,44 @@ def measure_dataset(client, dataset: Dataset, run_name: str, study_config: dict,
                 row = timed_query(client, collection, shape, query_filter(family, param, window))
                 expected = _expected(family, param, study_config)
                 if row["n_returned"] != expected:
-                    raise ResultsMismatch(f"{dataset.collection}: {shape} returned {row['n_returned']} orders "
-                                          f"for {family} {param}, expected {expected}")
+                    raise ResultsMismatch(
+                        f"{dataset.collection}: {shape} returned {row['n_returned']} orders "
+                        f"for {family} {param}, expected {expected}"
+                    )
                 in_window = family == "window"
-                rows.append(row | {
-                    "run": run.name, "run_label": run.label, "profile": run.profile, "dataset": dataset.name,
-                    "variant": dataset.variant, "size_kb": dataset.size_kb, "family": family, "shape": shape,
-                    "rep": planned.rep, "query_param": param, "plan": plan_row["plan"],
-                    "plan_keys_examined": plan_row["keys_examined"], "plan_docs_examined": plan_row["docs_examined"],
-                    "covered_plan": plan_row["covered"], "server_kind": kind,
-                    "block": block.index, "block_order": plan.block_order_label, "block_query": planned.query,
-                    "window_start": planned.window_start if in_window else None,
-                    "window_end": planned.window_end if in_window else None, "cache_reset": cache_reset,
-                })
+                rows.append(
+                    row
+                    | {
+                        "run": run.name,
+                        "run_label": run.label,
+                        "profile": run.profile,
+                        "dataset": dataset.name,
+                        "variant": dataset.variant,
+                        "size_kb": dataset.size_kb,
+                        "family": family,
+                        "shape": shape,
+                        "rep": planned.rep,
+                        "query_param": param,
+                        "plan": plan_row["plan"],
+                        "plan_keys_examined": plan_row["keys_examined"],
+                        "plan_docs_examined": plan_row["docs_examined"],
+                        "covered_plan": plan_row["covered"],
+                        "server_kind": kind,
+                        "block": block.index,
+                        "block_order": plan.block_order_label,
+                        "block_query": planned.query,
+                        "window_start": planned.window_start if in_window else None,
+                        "window_end": planned.window_end if in_window else None,
+                        "cache_reset": cache_reset,
+                    }
+                )
     raw = pl.DataFrame(rows, schema=RAW_SCHEMA) if rows else pl.DataFrame(schema=RAW_SCHEMA)
     return raw.select(list(RAW_SCHEMA)), collections_frame(client, dataset, run, kind, database)
 
 
-def collections_frame(client, dataset: Dataset, run: RunSpec, kind: str, database: str = DATABASE) -> pl.DataFrame:
+def collections_frame(
+    client, dataset: Dataset, run: RunSpec, kind: str, database: str = DATABASE
+) -> pl.DataFrame:
     """size / storageSize / index size per collection and the configured cache (None when not reported)."""
     cache_max = get_path(client.admin.command("serverStatus"), CACHE_MAX_PATH)
     db = client[database]
@@ -276,18 +322,42 @@ def collections_frame(client, dataset: Dataset, run: RunSpec, kind: str, databas
     for name in filter(None, (dataset.collection, dataset.history_collection)):
         stats = collection_stats(db, name)
         index_bytes = stats["index_sizes"].get(WINDOW_INDEX_NAME)
-        rows.append({
-            "run": run.name, "profile": run.profile, "dataset": dataset.name, "variant": dataset.variant,
-            "size_kb": dataset.size_kb, "collection": name, "documents": stats["documents"],
-            "size_bytes": stats["size_bytes"], "avg_obj_bytes": stats["avg_obj_bytes"],
-            "storage_bytes": stats["storage_bytes"], "index_bytes": index_bytes,
-            "total_index_bytes": stats["total_index_bytes"], "cache_max_bytes": cache_max, "server_kind": kind,
-        })
+        rows.append(
+            {
+                "run": run.name,
+                "profile": run.profile,
+                "dataset": dataset.name,
+                "variant": dataset.variant,
+                "size_kb": dataset.size_kb,
+                "collection": name,
+                "documents": stats["documents"],
+                "size_bytes": stats["size_bytes"],
+                "avg_obj_bytes": stats["avg_obj_bytes"],
+                "storage_bytes": stats["storage_bytes"],
+                "index_bytes": index_bytes,
+                "total_index_bytes": stats["total_index_bytes"],
+                "cache_max_bytes": cache_max,
+                "server_kind": kind,
+            }
+        )
     return pl.DataFrame(rows, schema=COLLECTION_SCHEMA)
 
 
-__all__ = ["RUNS", "SHAPES", "PROJECTIONS", "RunSpec", "ResultsMismatch", "check_identical", "measure_dataset",
-           "timed_query", "window_filter", "query_filter", "explain_shape", "get_run", "CUSTOMER_INDEX_NAME"]
+__all__ = [
+    "RUNS",
+    "SHAPES",
+    "PROJECTIONS",
+    "RunSpec",
+    "ResultsMismatch",
+    "check_identical",
+    "measure_dataset",
+    "timed_query",
+    "window_filter",
+    "query_filter",
+    "explain_shape",
+    "get_run",
+    "CUSTOMER_INDEX_NAME",
+]
 
 
 def measure_job(config: dict, run_name: str, dataset_name: str, data_dir: str, provenance_path: str
@@ -303,11 +373,25 @@ def measure_job(config: dict, run_name: str, dataset_name: str, data_dir: str, p
     dataset = parse_dataset(dataset_name)
     read_marker(data_dir, dataset, study_config)
     extra = {"dataset": dataset_name, "run": run_name, "run_label": run.label}
-    with measuring_job(config, run.profile, provenance_path, data_dir=data_dir, job=f"{run_name}__{dataset_name}",
-                       extra=extra, study="docsize", dataset=dataset_name,
-                       rebuild=f"snakemake --forcerun {data_dir}") as server:
-        raw, collections = measure_dataset(server.client, dataset, run_name, study_config, database=server.database,
-                                           reset_cache=lambda: cold_cache(server))
+    with measuring_job(
+        config,
+        run.profile,
+        provenance_path,
+        data_dir=data_dir,
+        job=f"{run_name}__{dataset_name}",
+        extra=extra,
+        study="docsize",
+        dataset=dataset_name,
+        rebuild=f"snakemake --forcerun {data_dir}",
+    ) as server:
+        raw, collections = measure_dataset(
+            server.client,
+            dataset,
+            run_name,
+            study_config,
+            database=server.database,
+            reset_cache=lambda: cold_cache(server),
+        )
         # Provenance is written when the job ends; it says how many cold starts the run made.
         extra["cache_restarts"] = server.restarts
         return raw, collections

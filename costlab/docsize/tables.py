@@ -10,19 +10,35 @@ from typing import Iterable
 
 import polars as pl
 
-from costlab.inputs import read_csv, read_parquet
-
 from costlab.docsize.names import QUERY_TABLES, RUNS, table_names
 from costlab.docsize.run import SHAPES
+from costlab.inputs import read_csv, read_parquet
 from costlab.measure import summarize
 from costlab.published import Tolerances, tolerances_or_published
 from costlab.verdicts import Rule, at_least, relative_within, tolerance_text
 
-MEASURES = ("client_ms", "server_ms", "bytes_read_into_cache", "keys_examined", "docs_examined", "bytes_returned")
+MEASURES = (
+    "client_ms",
+    "server_ms",
+    "bytes_read_into_cache",
+    "keys_examined",
+    "docs_examined",
+    "bytes_returned",
+)
 GROUP = ["run", "run_label", "profile", "dataset", "variant", "size_kb", "family", "shape"]
 STAND_IN_VERDICT = "not comparable (stand-in)"
 SCALE_VERDICT = "not comparable at this scale"
-PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict", "server_kind"]
+PVR_COLUMNS = [
+    "finding",
+    "metric",
+    "unit",
+    "published",
+    "reproduced",
+    "ratio",
+    "tolerance",
+    "verdict",
+    "server_kind",
+]
 CASES = {  # (variant, family) -> how the variants table names it
     ("base", "window"): "published layout, one window",
     ("tail", "window"): "fields after history, one window",
@@ -41,12 +57,17 @@ def summary_table(raw: pl.DataFrame) -> pl.DataFrame:
     out = None
     for measure in MEASURES:
         part = summarize(raw, GROUP, measure, quantiles=(0.5, 0.95)).select(
-            GROUP + [pl.col(f"{measure}_p50"), pl.col(f"{measure}_p95")] + ([pl.col("n")] if out is None else []))
+            GROUP
+            + [pl.col(f"{measure}_p50"), pl.col(f"{measure}_p95")]
+            + ([pl.col("n")] if out is None else [])
+        )
         out = part if out is None else out.join(part, on=GROUP, how="left", nulls_equal=True)
     plans = raw.group_by(GROUP, maintain_order=True).agg(
         pl.col("plan").first(), pl.col("plan_docs_examined").first(), pl.col("plan_keys_examined").first(),
         pl.col("covered_plan").first(), pl.col("server_kind").first())
-    return out.join(plans, on=GROUP, how="left", nulls_equal=True).sort(["run", "variant", "family", "size_kb"])
+    return out.join(plans, on=GROUP, how="left", nulls_equal=True).sort(
+        ["run", "variant", "family", "size_kb"]
+    )
 
 
 def _published_queries(path: str | Path) -> pl.DataFrame:
@@ -56,14 +77,20 @@ def _published_queries(path: str | Path) -> pl.DataFrame:
 def query_table(summary: pl.DataFrame, published: pl.DataFrame, run: str, measure: str,
                 published_metric: str | None) -> pl.DataFrame:
     """Rows = document sizes, columns = shape x (published, reproduced median, reproduced p95)."""
-    base = summary.filter((pl.col("run") == run) & (pl.col("variant") == "base") & (pl.col("family") == "window"))
+    base = summary.filter(
+        (pl.col("run") == run) & (pl.col("variant") == "base") & (pl.col("family") == "window")
+    )
     sizes = sorted(set(base["size_kb"].to_list()))
     rows = []
     for size in sizes:
         row: dict = {"document": f"{size} KB", "size_kb": size}
         for shape in SHAPES:
-            pub = published.filter((pl.col("run") == run) & (pl.col("size_kb") == size) & (pl.col("shape") == shape)
-                                   & (pl.col("metric") == (published_metric or "")))
+            pub = published.filter(
+                (pl.col("run") == run)
+                & (pl.col("size_kb") == size)
+                & (pl.col("shape") == shape)
+                & (pl.col("metric") == (published_metric or ""))
+            )
             mine = base.filter((pl.col("size_kb") == size) & (pl.col("shape") == shape))
             row[f"{shape}_published"] = pub["value"][0] if len(pub) else None
             row[f"{shape}_median"] = mine[f"{measure}_p50"][0] if len(mine) else None
@@ -72,7 +99,11 @@ def query_table(summary: pl.DataFrame, published: pl.DataFrame, run: str, measur
         rows.append(row)
     schema = {"document": pl.Utf8, "size_kb": pl.Int64}
     for shape in SHAPES:
-        schema |= {f"{shape}_published": pl.Float64, f"{shape}_median": pl.Float64, f"{shape}_p95": pl.Float64}
+        schema |= {
+            f"{shape}_published": pl.Float64,
+            f"{shape}_median": pl.Float64,
+            f"{shape}_p95": pl.Float64,
+        }
     schema["server_kind"] = pl.Utf8
     return pl.DataFrame(rows, schema=schema)
 
@@ -108,9 +139,20 @@ def variants_table(summary: pl.DataFrame) -> pl.DataFrame:
     """Beyond the published study: each case's median client time and bytes read, per run, size, shape."""
     cases = pl.DataFrame([{"variant": v, "family": f, "case": c} for (v, f), c in CASES.items()])
     rows = summary.join(cases, on=["variant", "family"], how="inner")
-    return rows.select("run", "run_label", "size_kb", "shape", "case", "dataset", "client_ms_p50", "server_ms_p50",
-                       "bytes_read_into_cache_p50", "docs_examined_p50", "plan", "server_kind"
-                       ).sort(["run", "size_kb", "shape", "case"])
+    return rows.select(
+        "run",
+        "run_label",
+        "size_kb",
+        "shape",
+        "case",
+        "dataset",
+        "client_ms_p50",
+        "server_ms_p50",
+        "bytes_read_into_cache_p50",
+        "docs_examined_p50",
+        "plan",
+        "server_kind",
+    ).sort(["run", "size_kb", "shape", "case"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,7 +183,11 @@ NO_SMALL_CACHE_VERDICT = "not comparable (256 MB cache not applied)"
 def small_cache_applied(collections: pl.DataFrame) -> bool | None:
     """False when the small_cache run's server reported a cache well above 256 MB (e.g. an external
     deployment, where profiles cannot be applied); None when it did not report one."""
-    rows = collections.filter(pl.col("run") == "small_cache")["cache_max_bytes"].drop_nulls() if len(collections) else []
+    rows = (
+        collections.filter(pl.col("run") == "small_cache")["cache_max_bytes"].drop_nulls()
+        if len(collections)
+        else []
+    )
     if len(rows) == 0:
         return None
     return bool(max(rows) <= 1.1 * 256 * 1024 * 1024)
@@ -160,7 +206,9 @@ def _collection_tolerances(published_collections: str | Path | None) -> dict[int
     from costlab.published import PUBLISHED_DIR
 
     published_collections = published_collections or PUBLISHED_DIR / "docsize_collections.csv"
-    frame = read_csv(published_collections, columns=("size_kb", "tolerance_pct"), numeric=("size_kb", "tolerance_pct"))
+    frame = read_csv(
+        published_collections, columns=("size_kb", "tolerance_pct"), numeric=("size_kb", "tolerance_pct")
+    )
     return {int(r["size_kb"]): float(r["tolerance_pct"]) for r in frame.iter_rows(named=True)}
 
 
@@ -183,7 +231,8 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
                             published_collections: str | Path | None = None,
                             tolerances: Tolerances | None = None,
                             published_facts: str | Path | None = None) -> pl.DataFrame:
-    """The report's findings table; every rule from docsize_tolerances.csv (or `tolerances`), the mean document
+    """The report's findings table; every rule from docsize_tolerances.csv (or `tolerances`), the mean
+    document
     size within the `tolerance_pct` beside it in docsize_collections.csv."""
     tol = tolerances_or_published(tolerances, "docsize")
     size_pct = _collection_tolerances(published_collections)
@@ -205,8 +254,15 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
         pct = size_pct.get(int(row["size_kb"]))
         holds = (relative_within(row.get("published_avg_doc_bytes"), pct / 100) if pct is not None
                  else Rule(lambda r: False, "no tolerance published for this size"))
-        add("the generated orders have the published mean size", f"mean document, {row['size_kb']} KB", "bytes",
-            row.get("published_avg_doc_bytes"), row["avg_doc_bytes"], holds, server_kind="generator (no server)")
+        add(
+            "the generated orders have the published mean size",
+            f"mean document, {row['size_kb']} KB",
+            "bytes",
+            row.get("published_avg_doc_bytes"),
+            row["avg_doc_bytes"],
+            holds,
+            server_kind="generator (no server)",
+        )
     if not sizes:
         return pl.DataFrame(rows, schema=dict.fromkeys(PVR_COLUMNS, pl.Utf8) | {
             "published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64})
@@ -221,9 +277,16 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
     def large_ratio(numerator, denominator):
         """(published, reproduced) numerator / denominator, each (run, shape, metric) at the largest size."""
         (run_n, shape_n, metric_n), (run_d, shape_d, metric_d) = numerator, denominator
-        return (_div(_published(pub, run_n, large, shape_n, metric_n), _published(pub, run_d, large, shape_d, metric_d)),
-                _div(_value(summary, run_n, large, shape_n, f"{metric_n}_p50"),
-                     _value(summary, run_d, large, shape_d, f"{metric_d}_p50")))
+        return (
+            _div(
+                _published(pub, run_n, large, shape_n, metric_n),
+                _published(pub, run_d, large, shape_d, metric_d),
+            ),
+            _div(
+                _value(summary, run_n, large, shape_n, f"{metric_n}_p50"),
+                _value(summary, run_d, large, shape_d, f"{metric_d}_p50"),
+            ),
+        )
 
     mine, theirs = ratio_of("same_window", "projection", "client_ms_p50", "client_ms")
     add("with everything in the cache, projection time does not grow with document size",
@@ -250,12 +313,21 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
     large_model = model.filter((pl.col("variant") == "base") & (pl.col("size_kb") == large))
     doc_bytes, published_doc = large_model["avg_doc_bytes"], large_model["published_avg_doc_bytes"]
     published_window_bytes = _published(pub, "small_cache", large, "projection", "bytes_read_into_cache")
-    add("projection reads whole document at small cache",
-        f"projection bytes read into cache / (window x mean document), {large} KB, 256 MB cache", "ratio",
-        _div(published_window_bytes, 1000 * published_doc[0]) if len(published_doc) and published_doc[0] else None,
-        _div(_value(summary, "small_cache", large, "projection", "bytes_read_into_cache_p50"),
-             window_minutes * doc_bytes[0]) if len(doc_bytes) else None,
-        tol["projection_over_window_bytes"].holds())
+    add(
+        "projection reads whole document at small cache",
+        f"projection bytes read into cache / (window x mean document), {large} KB, 256 MB cache",
+        "ratio",
+        _div(published_window_bytes, 1000 * published_doc[0])
+        if len(published_doc) and published_doc[0]
+        else None,
+        _div(
+            _value(summary, "small_cache", large, "projection", "bytes_read_into_cache_p50"),
+            window_minutes * doc_bytes[0],
+        )
+        if len(doc_bytes)
+        else None,
+        tol["projection_over_window_bytes"].holds(),
+    )
     add("a covered query reads next to nothing into the cache",
         f"covered bytes read into cache / projection bytes read, {large} KB, 256 MB cache", "ratio",
         *large_ratio(("small_cache", "covered", "bytes_read_into_cache"),
@@ -282,7 +354,11 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
     for cell in pub.filter((pl.col("run") == "small_cache") & (pl.col("metric") == "bytes_read_into_cache")) \
             .sort("size_kb", "shape").iter_rows(named=True):
         size, shape, expected = int(cell["size_kb"]), cell["shape"], float(cell["value"])
-        value = _value(summary, "small_cache", size, shape, "bytes_read_into_cache_p50") if size in sizes else None
+        value = (
+            _value(summary, "small_cache", size, shape, "bytes_read_into_cache_p50")
+            if size in sizes
+            else None
+        )
         add(f"{size} KB, small cache, {shape}: bytes read into cache per query",
             f"median bytes read into cache per query, {size} KB, 256 MB cache, random windows, {shape} "
             f"(window {window_minutes} orders scaled to 1,000)", "bytes", expected,
@@ -295,61 +371,105 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
     facts = _facts(published_facts)
     for size in sizes:
         value = _value(summary, "same_window", size, "projection", "bytes_returned_p50")
-        add("the projection returns the same 48 KB at every size",
-            f"projection bytes returned per query, {size} KB (window {window_minutes} orders scaled to 1,000)",
-            "bytes", facts.get("projection_bytes_returned"), value * scale if value is not None else None,
-            tol["bytes_returned"].holds(facts.get("projection_bytes_returned")))
+        add(
+            "the projection returns the same 48 KB at every size",
+            f"projection bytes returned per query, {size} KB "
+            f"(window {window_minutes} orders scaled to 1,000)",
+            "bytes",
+            facts.get("projection_bytes_returned"),
+            value * scale if value is not None else None,
+            tol["bytes_returned"].holds(facts.get("projection_bytes_returned")),
+        )
     value = _value(summary, "same_window", 64, "whole", "bytes_returned_p50") if 64 in sizes else None
-    add("whole 64 KB documents return 66 MB per query",
-        f"whole-document bytes returned per query, 64 KB (window {window_minutes} orders scaled to 1,000)", "bytes",
-        facts.get("whole_64k_bytes_returned"), value * scale if value is not None else None,
-        tol["bytes_returned"].holds(facts.get("whole_64k_bytes_returned")))
+    add(
+        "whole 64 KB documents return 66 MB per query",
+        f"whole-document bytes returned per query, 64 KB (window {window_minutes} orders scaled to 1,000)",
+        "bytes",
+        facts.get("whole_64k_bytes_returned"),
+        value * scale if value is not None else None,
+        tol["bytes_returned"].holds(facts.get("whole_64k_bytes_returned")),
+    )
     if 64 not in sizes and rows[-1]["verdict"] != STAND_IN_VERDICT:
         rows[-1]["verdict"] = f"{SCALE_VERDICT} (published for 64 KB orders; this run: " \
                               f"{', '.join(f'{s} KB' for s in sizes)})"
     # The published times no rule judges one by one: a row per table that says why (and where they stand).
     for stem, run, measure, metric in QUERY_TABLES:
-        times = pub.filter((pl.col("run") == run) & (pl.col("metric") == metric)) if metric and "_ms" in metric \
+        times = (
+            pub.filter((pl.col("run") == run) & (pl.col("metric") == metric))
+            if metric and "_ms" in metric
             else pub.clear()
+        )
         if times.height:
-            rows.append({"finding": f"the article's {measure.replace('_', ' ')} per size and shape, {run} "
-                                    f"({times.height} published times)",
-                         "metric": f"{measure} at {', '.join(f'{s} KB' for s in sorted(set(times['size_kb'])))}",
-                         "unit": "ms", "published": None, "reproduced": None, "ratio": None,
-                         "tolerance": "none: not judged (see the verdict)",
-                         "verdict": STAND_IN_VERDICT if kind == "stand-in" else
-                         f"not comparable: absolute times of the article's machine; the ratios above judge them, and "
-                         f"tables/{stem}.csv shows them beside this run's",
-                         "server_kind": kind})
+            rows.append(
+                {
+                    "finding": f"the article's {measure.replace('_', ' ')} per size and shape, {run} "
+                    f"({times.height} published times)",
+                    "metric": f"{measure} at {', '.join(f'{s} KB' for s in sorted(set(times['size_kb'])))}",
+                    "unit": "ms",
+                    "published": None,
+                    "reproduced": None,
+                    "ratio": None,
+                    "tolerance": "none: not judged (see the verdict)",
+                    "verdict": STAND_IN_VERDICT
+                    if kind == "stand-in"
+                    else "not comparable: absolute times of the article's machine; the ratios above judge "
+                         "them, and "
+                    f"tables/{stem}.csv shows them beside this run's",
+                    "server_kind": kind,
+                }
+            )
     add("the covered query examines no documents (PROJECTION_COVERED, no FETCH)",
         f"covered documents examined, {large} KB (explain)", "documents", 0.0,
         _value(summary, "same_window", large, "covered", "plan_docs_examined"),
         _with_plan(tol["covered_docs_examined"].holds(),
                    lambda: _value(summary, "same_window", large, "covered", "plan"), "PROJECTION_COVERED"))
-    return pl.DataFrame(rows, schema={"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8, "published": pl.Float64,
-                                      "reproduced": pl.Float64, "ratio": pl.Float64, "tolerance": pl.Utf8,
-                                      "verdict": pl.Utf8, "server_kind": pl.Utf8}).select(PVR_COLUMNS)
+    return pl.DataFrame(
+        rows,
+        schema={
+            "finding": pl.Utf8,
+            "metric": pl.Utf8,
+            "unit": pl.Utf8,
+            "published": pl.Float64,
+            "reproduced": pl.Float64,
+            "ratio": pl.Float64,
+            "tolerance": pl.Utf8,
+            "verdict": pl.Utf8,
+            "server_kind": pl.Utf8,
+        },
+    ).select(PVR_COLUMNS)
 
 
-def build_tables(raw_paths: Iterable[str | Path], collection_paths: Iterable[str | Path], model_path: str | Path,
-                 published_collections: str | Path, published_queries: str | Path,
-                 window_minutes: int, tolerances_path: str | Path | None = None,
-                 published_facts: str | Path | None = None) -> dict[str, pl.DataFrame]:
+def build_tables(
+    raw_paths: Iterable[str | Path],
+    collection_paths: Iterable[str | Path],
+    model_path: str | Path,
+    published_collections: str | Path,
+    published_queries: str | Path,
+    window_minutes: int,
+    tolerances_path: str | Path | None = None,
+    published_facts: str | Path | None = None,
+) -> dict[str, pl.DataFrame]:
     from costlab.published import read_tolerances
 
     raw = read_frames(raw_paths)
     summary = summary_table(raw)
     published = _published_queries(published_queries)
     collections = read_frames(collection_paths)
-    tables = {"summary": summary,
-              "collections": collections_table(collections, published_collections),
-              "variants": variants_table(summary),
-              "published_vs_reproduced": published_vs_reproduced(summary, read_csv(model_path),
-                                                                  published_queries, window_minutes,
-                                                                  small_cache_applied(collections),
-                                                                  published_collections,
-                                                                  read_tolerances(tolerances_path)
-                                                                  if tolerances_path else None, published_facts)}
+    tables = {
+        "summary": summary,
+        "collections": collections_table(collections, published_collections),
+        "variants": variants_table(summary),
+        "published_vs_reproduced": published_vs_reproduced(
+            summary,
+            read_csv(model_path),
+            published_queries,
+            window_minutes,
+            small_cache_applied(collections),
+            published_collections,
+            read_tolerances(tolerances_path) if tolerances_path else None,
+            published_facts,
+        ),
+    }
     for stem, run, measure, metric in QUERY_TABLES:
         tables[stem] = query_table(summary, published, run, measure, metric)
     assert set(tables) == set(table_names())

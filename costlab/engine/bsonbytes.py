@@ -58,7 +58,19 @@ def _value_size(document: bytes, kind: int, offset: int) -> int:
     raise ValueError(f"BSON type {kind:#x} not handled here")
 
 
-_FIXED_SIZES = {0x01: 8, 0x07: 12, 0x08: 1, 0x09: 8, 0x0A: 0, 0x10: 4, 0x11: 8, 0x12: 8, 0x13: 16, 0xFF: 0, 0x7F: 0}
+_FIXED_SIZES = {
+    0x01: 8,
+    0x07: 12,
+    0x08: 1,
+    0x09: 8,
+    0x0A: 0,
+    0x10: 4,
+    0x11: 8,
+    0x12: 8,
+    0x13: 16,
+    0xFF: 0,
+    0x7F: 0,
+}
 
 
 def pick_fields(document: bytes, names: tuple[str, ...]) -> list[object]:

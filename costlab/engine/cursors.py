@@ -25,8 +25,10 @@ def _pack_int() -> Callable[[int], bytes]:
 
 def check_formats(cursor, key_formats: tuple[str, ...], value_format: str = "u") -> None:
     if cursor.key_format not in key_formats or cursor.value_format != value_format:
-        raise ValueError(f"raw cursor access needs key_format in {key_formats} and value_format={value_format}, "
-                         f"got {cursor.key_format!r} / {cursor.value_format!r}")
+        raise ValueError(
+            f"raw cursor access needs key_format in {key_formats} and value_format={value_format}, "
+            f"got {cursor.key_format!r} / {cursor.value_format!r}"
+        )
 
 
 def set_key_bytes(cursor, key: bytes) -> None:

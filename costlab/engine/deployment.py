@@ -11,7 +11,6 @@ _id index entry together and a replica set logs the oplog insert only.
 """
 from __future__ import annotations
 
-
 import bson
 
 from costlab.engine.index import IndexTable

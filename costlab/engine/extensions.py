@@ -67,7 +67,9 @@ int costlab_wt_header_version[3] = {{WIREDTIGER_VERSION_MAJOR, WIREDTIGER_VERSIO
                                      WIREDTIGER_VERSION_PATCH}};
 const char costlab_library_version[] = {library_version};
 """
-_LIBRARY_VERSION_EXPR = {"zstd": '"zstd " ZSTD_VERSION_STRING'}   # snappy's version header is C++: read as text
+_LIBRARY_VERSION_EXPR = {
+    "zstd": '"zstd " ZSTD_VERSION_STRING'
+}   # snappy's version header is C++: read as text
 
 
 class ExtensionMismatch(RuntimeError):
@@ -76,15 +78,19 @@ class ExtensionMismatch(RuntimeError):
 
 def install_line(missing: list[str]) -> str:
     packages = " ".join(EXTENSIONS[name].debian_package for name in missing)
-    return (f"mongod's {' and '.join(missing)} compressor{'s' if len(missing) > 1 else ''} for the engine lab: "
-            f"install {packages} (Debian/Ubuntu: apt-get install {packages}) and a C compiler, then run "
-            "`make wt-extensions`; until then the nearest built-in compressor is used, labelled")
+    return (
+        f"mongod's {' and '.join(missing)} compressor{'s' if len(missing) > 1 else ''} for the engine lab: "
+        f"install {packages} (Debian/Ubuntu: apt-get install {packages}) and a C compiler, then run "
+        "`make wt-extensions`; until then the nearest built-in compressor is used, labelled"
+    )
 
 
 def extensions_dir() -> Path:
     """Where the built libraries live: $COSTLAB_WT_EXTENSIONS, else inside the running venv."""
     configured = os.environ.get("COSTLAB_WT_EXTENSIONS")
-    return Path(configured) if configured else Path(sys.prefix) / "share" / "costlab" / "wiredtiger-extensions"
+    return (
+        Path(configured) if configured else Path(sys.prefix) / "share" / "costlab" / "wiredtiger-extensions"
+    )
 
 
 def _version_tuple(version: str) -> tuple[int, int, int]:
@@ -105,9 +111,24 @@ def fetch_sources(version: str, cache: Path) -> Path:
         return root
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache) as download:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-                        f"wiredtiger=={version}", "-d", download], check=True,
-                       capture_output=True, text=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                f"wiredtiger=={version}",
+                "-d",
+                download,
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         (sdist,) = Path(download).glob("wiredtiger-*.tar.gz")
         with tarfile.open(sdist) as archive:
             prefix = f"wiredtiger-{version}/"
@@ -129,10 +150,16 @@ def write_header(source_root: Path, include_dir: Path, version: str) -> None:
     includes = "\n".join(f"#include <{h}>" for h in
                          ("sys/types.h", "inttypes.h", "stdarg.h", "stdbool.h", "stdint.h", "stdio.h"))
     text = (source_root / "src/include/wiredtiger.in").read_text()
-    for token, value in (("@VERSION_MAJOR@", str(major)), ("@VERSION_MINOR@", str(minor)),
-                         ("@VERSION_PATCH@", str(patch)), ("@VERSION_STRING@", f'"WiredTiger {version}"'),
-                         ("@wiredtiger_includes_decl@", includes), ("@off_t_decl@", "typedef off_t wt_off_t;"),
-                         ("@uintmax_t_decl@", ""), ("@uintptr_t_decl@", "")):
+    for token, value in (
+        ("@VERSION_MAJOR@", str(major)),
+        ("@VERSION_MINOR@", str(minor)),
+        ("@VERSION_PATCH@", str(patch)),
+        ("@VERSION_STRING@", f'"WiredTiger {version}"'),
+        ("@wiredtiger_includes_decl@", includes),
+        ("@off_t_decl@", "typedef off_t wt_off_t;"),
+        ("@uintmax_t_decl@", ""),
+        ("@uintptr_t_decl@", ""),
+    ):
         text = text.replace(token, value)
     if "@" in "".join(line for line in text.splitlines() if line.startswith("#")):
         raise RuntimeError("wiredtiger.in has a placeholder this build does not fill")
@@ -233,8 +260,10 @@ def read_stamp(library: Path) -> dict[str, str]:
         major, minor, patch = (ctypes.c_int * 3).in_dll(handle, "costlab_wt_header_version")
         library_version = ctypes.c_char.in_dll(handle, "costlab_library_version")
     except ValueError:
-        raise ExtensionMismatch(f"{library}: no costlab version stamp (not built by costlab.engine.extensions): "
-                                "not loaded; rebuild with `make wt-extensions`") from None
+        raise ExtensionMismatch(
+            f"{library}: no costlab version stamp (not built by costlab.engine.extensions): "
+            "not loaded; rebuild with `make wt-extensions`"
+        ) from None
     text = ctypes.string_at(ctypes.addressof(library_version))
     return {"wt_header_version": f"{major}.{minor}.{patch}", "library_version": text.decode()}
 
@@ -244,9 +273,11 @@ def check_library(library: Path, module_version: str) -> dict[str, str]:
     facts = read_stamp(library)
     if facts["wt_header_version"] != module_version:
         raise ExtensionMismatch(
-            f"{library.name} was compiled against the WiredTiger {facts['wt_header_version']} header, but the "
+            f"{library.name} was compiled against the WiredTiger {facts['wt_header_version']} header, but "
+            "the "
             f"loaded wiredtiger module is {module_version}: not loaded (its WT_CONNECTION layout differs); "
-            "rebuild with `make wt-extensions`")
+            "rebuild with `make wt-extensions`"
+        )
     return facts
 
 
@@ -280,7 +311,7 @@ def extension_status(directory: str | None = None) -> dict[str, dict[str, Any]]:
 def open_config_extensions(directory: str | None = None) -> str:
     """The `extensions=[...]` part of a wiredtiger_open config: every verified library ('' if none)."""
     loaded = []
-    for name, entry in extension_status(directory).items():
+    for entry in extension_status(directory).values():
         if entry["state"] == "loaded":
             config = f"=(config=[{entry['config']}])" if entry["config"] else ""
             loaded.append(f"{entry['path']}{config}")

@@ -19,8 +19,14 @@ from __future__ import annotations
 from typing import Iterator
 
 from costlab.engine.cursors import check_formats, key_bytes, set_key_bytes, set_value_bytes, value_bytes
-from costlab.engine.keys import (decode_fields, decode_record_id_at_start, encode_key, id_index_entry, index_entry,
-                                 split_entry)
+from costlab.engine.keys import (
+    decode_fields,
+    decode_record_id_at_start,
+    encode_key,
+    id_index_entry,
+    index_entry,
+    split_entry,
+)
 
 
 def index_config(logged: bool) -> str:

@@ -115,7 +115,9 @@ def _double(value: float) -> bytes:
                 raise ValueError(f"doubles below 2**-255 are not handled here, got {value!r}")
             bits = struct.unpack(">Q", struct.pack(">d", magnitude))[0] << 2
             body = bits.to_bytes(8, "big")
-            return bytes([NEGATIVE_SMALL if negative else POSITIVE_SMALL]) + (_flip(body) if negative else body)
+            return bytes([NEGATIVE_SMALL if negative else POSITIVE_SMALL]) + (
+                _flip(body) if negative else body
+            )
         if value == 0.0:
             return bytes([NUMERIC_ZERO])
         return bytes([NUMERIC_NAN])
@@ -300,7 +302,10 @@ def _decode_value(key: bytes, i: int) -> tuple[object, int]:
         bits = int.from_bytes(_flip(body) if kind == NEGATIVE_SMALL else body, "big") >> 2
         magnitude = struct.unpack(">d", bits.to_bytes(8, "big"))[0]
         return (-magnitude if kind == NEGATIVE_SMALL else magnitude), i + 9
-    if kind in (POSITIVE_LARGE, NEGATIVE_LARGE):   # the double's bits shifted left one; the top exponent bit is 1
+    if kind in (
+        POSITIVE_LARGE,
+        NEGATIVE_LARGE,
+    ):  # the double's bits shifted left one; the top exponent bit is 1
         body = key[i + 1:i + 9]
         encoded = int.from_bytes(_flip(body) if kind == NEGATIVE_LARGE else body, "big")
         bits = 0x7FF0000000000000 if encoded == 0xFFFFFFFFFFFFFFFF else (encoded >> 1) | (1 << 62)

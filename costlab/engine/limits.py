@@ -30,7 +30,8 @@ def large_cache_mb(docs_per_collection: int, sizes_kb: list[int], configured: in
 
 
 def min_load_cache_mb(size_kb: int) -> int:
-    """The smallest cache (MB) in which a load transaction of `size_kb` orders stays under the dirty trigger."""
+    """The smallest cache (MB) in which a load transaction of `size_kb` orders stays under the dirty
+    trigger."""
     import math
 
     return math.ceil(DOCSIZE_LOAD_BATCH * size_kb * 1024 * ORDER_OVERHEAD / DIRTY_TRIGGER / (1 << 20))
@@ -45,7 +46,10 @@ def engine_problem(config: dict[str, Any]) -> str | None:
     if workdir:
         path = Path(workdir)
         if path.exists() and not path.is_dir():
-            return f"invalid config key engine.workdir: {workdir!r} is a file, not a directory (allowed: a directory, or null)"
+            return (
+                f"invalid config key engine.workdir: {workdir!r} is a file, not a directory "
+                "(allowed: a directory, or null)"
+            )
     docsize = engine.get("docsize") or {}
     studies = config.get("studies") or ()
     if "docsize" not in studies or not docsize:
@@ -57,13 +61,19 @@ def engine_problem(config: dict[str, Any]) -> str | None:
     for key in ("default_cache_mb", "small_cache_mb"):
         value = docsize.get(key)
         if value is not None and int(value) > WT_MAX_CACHE_MB:
-            return (f"invalid config key engine.docsize.{key}: {value} MB is more than WiredTiger's largest cache "
-                    f"({WT_MAX_CACHE_MB} MB = 10 TB)")
+            return (
+                f"invalid config key engine.docsize.{key}: {value} MB is more than WiredTiger's largest "
+                "cache "
+                f"({WT_MAX_CACHE_MB} MB = 10 TB)"
+            )
     sizes = [int(s) for s in (config.get("docsize") or {}).get("sizes_kb") or []]
     if sizes:
         needed = min_load_cache_mb(max(sizes))
         if large_cache_mb(docs, sizes, docsize.get("default_cache_mb")) < needed:
-            return (f"invalid config key engine.docsize.default_cache_mb: {docsize['default_cache_mb']} MB cannot load "
-                    f"{max(sizes)} KB orders ({DOCSIZE_LOAD_BATCH} per transaction must stay under WiredTiger's "
-                    f"20 % dirty trigger; allowed: at least {needed} MB for docsize.sizes_kb up to {max(sizes)})")
+            return (
+                f"invalid config key engine.docsize.default_cache_mb: {docsize['default_cache_mb']} MB "
+                "cannot load "
+                f"{max(sizes)} KB orders ({DOCSIZE_LOAD_BATCH} per transaction must stay under WiredTiger's "
+                f"20 % dirty trigger; allowed: at least {needed} MB for docsize.sizes_kb up to {max(sizes)})"
+            )
     return None

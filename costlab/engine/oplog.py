@@ -2,7 +2,8 @@
 
 Fields (mongod's OplogEntry / DurableReplOperation): `op` ('i' insert, 'u' update), `ns`,
 `ui` (the collection UUID), `o` (the inserted document, or for an update the $v:2 diff),
-`o2` (the _id of the document), `ts` (Timestamp), `t` (term), `v` (2, a BSON long), `wall` (date); verified in mongod's
+`o2` (the _id of the document), `ts` (Timestamp), `t` (term), `v` (2, a BSON long), `wall` (date); verified
+in mongod's
 src/mongo/db/repl/oplog_entry.idl (DurableReplOperation, OplogEntryBase).
 A retryable write (drivers retry writes by default since MongoDB 4.2 / driver spec; the
 article's Rust demo uses the driver's default) also carries the session fields `lsid`

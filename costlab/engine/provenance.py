@@ -31,17 +31,22 @@ def engine_provenance(job: str, config: dict, started_at: datetime, ended_at: da
         "job": job,
         "server_kind": SERVER_KIND,
         "label": LABEL,
-        "server": {"kind": SERVER_KIND, "storage_engine": "wiredTiger",
-                   "wiredtiger_version": wiredtiger_version(),
-                   "wiredtiger_module": "wiredtiger (shipped in the secantusdb wheel)",
-                   "compressors_built_in": list(available_compressors()),
-                   # mongod's snappy / zstd: the extension file, its library's version and the
-                   # WiredTiger header version it was compiled against (or why it is not loaded)
-                   "compressor_extensions": extension_status()},
+        "server": {
+            "kind": SERVER_KIND,
+            "storage_engine": "wiredTiger",
+            "wiredtiger_version": wiredtiger_version(),
+            "wiredtiger_module": "wiredtiger (shipped in the secantusdb wheel)",
+            "compressors_built_in": list(available_compressors()),
+            # mongod's snappy / zstd: the extension file, its library's version and the
+            # WiredTiger header version it was compiled against (or why it is not loaded)
+            "compressor_extensions": extension_status(),
+        },
         "compressors": resolved_compressors(engine_config),
         "backend": "engine",
         "profile": None,
         # what a rerun of this engine job depends on: its study's keys and the engine's
-        "engine_config_hash": config_hash({"study": config.get(job.split("_", 1)[0]), "engine": engine_config}),
+        "engine_config_hash": config_hash(
+            {"study": config.get(job.split("_", 1)[0]), "engine": engine_config}
+        ),
     }
     return with_run_facts(record, config, started_at, ended_at, extra)

@@ -11,7 +11,6 @@ from typing import Any, Iterator
 
 from costlab.engine.connection import EngineSettings
 
-
 HOME_PREFIX = "costlab-engine-"
 # costlab-engine-<label>-<owner pid>.<owner start time>-<random>: whose home it is, in its name
 _OWNER = re.compile(r"-(\d+)\.(\d+)-[^-]+$")

@@ -134,7 +134,10 @@ def _cond(spec):
 
     def run(variables):
         chosen = condition(variables)
-        return (then if (not _nullish(chosen) and chosen is not False and chosen != 0) else otherwise)(variables)
+        return (then if (not _nullish(chosen) and chosen is not False and chosen != 0) else otherwise)(
+            variables
+        )
+
     return run
 
 
@@ -268,7 +271,9 @@ def _pipeline(document: dict, stages: list[dict]) -> dict:
                       for field, expr in spec.items()}
             for field, value in values.items():
                 if "." in field:
-                    raise ValueError(f"{name} of a dotted path ({field!r}) is not implemented in the engine lab")
+                    raise ValueError(
+                        f"{name} of a dotted path ({field!r}) is not implemented in the engine lab"
+                    )
                 if value is MISSING:
                     document.pop(field, None)
                 else:
@@ -287,8 +292,11 @@ def apply_update(document: dict, update: dict | list) -> dict:
         return _pipeline(document, update)
     for name, spec in update.items():
         if name not in MODIFIERS:
-            raise ValueError(f"update operator {name} is not implemented in the engine lab"
-                             if name.startswith("$") else "replacement updates are not implemented in the engine lab")
+            raise ValueError(
+                f"update operator {name} is not implemented in the engine lab"
+                if name.startswith("$")
+                else "replacement updates are not implemented in the engine lab"
+            )
         MODIFIERS[name](document, spec)
     return document
 
@@ -317,7 +325,9 @@ def field_value(document: dict, name: str) -> object:
 
 def index_keys(collection, document: dict) -> dict:
     """{field: value} of every field the collection's indexes key on (dotted paths resolved)."""
-    return {name: field_value(document, name) for index in collection.indexes.values() for name in index.fields}
+    return {
+        name: field_value(document, name) for index in collection.indexes.values() for name in index.fields
+    }
 
 
 def find_record(collection, query: dict) -> int | None:
@@ -325,7 +335,9 @@ def find_record(collection, query: dict) -> int | None:
     for index in collection.indexes.values():
         if set(index.fields) == set(query):
             return index.find(tuple(query[name] for name in index.fields))
-    raise ValueError(f"no index on exactly {sorted(query)} in {collection.ns}: a collection scan is not modelled")
+    raise ValueError(
+        f"no index on exactly {sorted(query)} in {collection.ns}: a collection scan is not modelled"
+    )
 
 
 class ObjectIds:
@@ -337,7 +349,9 @@ class ObjectIds:
 
     def __call__(self) -> ObjectId:
         seconds = self.start + self.count // self.per_second
-        oid = ObjectId(seconds.to_bytes(4, "big") + b"\x63\x6f\x73\x74\x6c" + (self.count & 0xFFFFFF).to_bytes(3, "big"))
+        oid = ObjectId(
+            seconds.to_bytes(4, "big") + b"\x63\x6f\x73\x74\x6c" + (self.count & 0xFFFFFF).to_bytes(3, "big")
+        )
         self.count += 1
         return oid
 
@@ -369,4 +383,12 @@ def apply_statement(collection, statement: bytes, new_id: Callable[[], ObjectId]
         return collection.records.update(record_id, bson.encode(document), old)
 
 
-__all__ = ["apply_update", "upsert_document", "apply_statement", "find_record", "ObjectIds", "evaluate", "MISSING"]
+__all__ = [
+    "apply_update",
+    "upsert_document",
+    "apply_statement",
+    "find_record",
+    "ObjectIds",
+    "evaluate",
+    "MISSING",
+]

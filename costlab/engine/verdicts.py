@@ -15,8 +15,18 @@ from costlab.engine.provenance import SERVER_KIND
 from costlab.published import Tolerances, tolerances_or_published
 from costlab.verdicts import tolerance_text
 
-COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict", "server_kind",
-           "note"]
+COLUMNS = [
+    "finding",
+    "metric",
+    "unit",
+    "published",
+    "reproduced",
+    "ratio",
+    "tolerance",
+    "verdict",
+    "server_kind",
+    "note",
+]
 SCALE_VERDICT = "not comparable at this scale"   # the mongod path's wording
 
 
@@ -35,11 +45,29 @@ def _row(finding, metric, unit, published, reproduced, holds, note=None) -> dict
 
 
 def _frame(rows: list[dict]) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema={"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8,
-                                      "published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64,
-                                      "tolerance": pl.Utf8, "verdict": pl.Utf8, "server_kind": pl.Utf8, "note": pl.Utf8}).with_columns(
-        pl.col("published").round_sig_figs(4), pl.col("reproduced").round_sig_figs(4),
-        pl.col("ratio").round_sig_figs(3)).select(COLUMNS)
+    return (
+        pl.DataFrame(
+            rows,
+            schema={
+                "finding": pl.Utf8,
+                "metric": pl.Utf8,
+                "unit": pl.Utf8,
+                "published": pl.Float64,
+                "reproduced": pl.Float64,
+                "ratio": pl.Float64,
+                "tolerance": pl.Utf8,
+                "verdict": pl.Utf8,
+                "server_kind": pl.Utf8,
+                "note": pl.Utf8,
+            },
+        )
+        .with_columns(
+            pl.col("published").round_sig_figs(4),
+            pl.col("reproduced").round_sig_figs(4),
+            pl.col("ratio").round_sig_figs(3),
+        )
+        .select(COLUMNS)
+    )
 
 
 # ---- arraygrowth ---------------------------------------------------------------------------
@@ -57,13 +85,17 @@ def arraygrowth_verdicts(log_bytes: pl.DataFrame, published: pl.DataFrame,
         pl.col("n").alias("operations"), pl.col("modify_calls").alias("cursor_modify_calls"),
         pl.col("insert_calls").alias("cursor_insert_calls"), pl.lit(SERVER_KIND).alias("server_kind"))
     base = published_vs_reproduced(raw, fits_by_pair(raw), published, published_calls, tol)
-    base = base.with_columns(pl.col("reproduced").cast(pl.Float64, strict=False), pl.lit(None, pl.Utf8).alias("note"))
+    base = base.with_columns(
+        pl.col("reproduced").cast(pl.Float64, strict=False), pl.lit(None, pl.Utf8).alias("note")
+    )
     rows = base.to_dicts()
     for row in rows:
         row["server_kind"] = SERVER_KIND
         if row["finding"].startswith("on a replica set $push is stored as WiredTiger modify"):
-            row["note"] = ("the article counts every table's modify calls; the engine counts the collection's "
-                           "(mongod's other tables are not modelled)")
+            row["note"] = (
+                "the article counts every table's modify calls; the engine counts the collection's "
+                "(mongod's other tables are not modelled)"
+            )
         if "WiredTiger insert calls per write" in row["finding"] and row["reproduced"] is not None:
             row["verdict"] = ("not comparable (the article counts every table mongod writes: collection, _id "
                               "index, oplog, ...; the engine counts the collection's)")
@@ -78,17 +110,30 @@ def arraygrowth_verdicts(log_bytes: pl.DataFrame, published: pl.DataFrame,
 
     replica = published.filter(pl.col("experiment") == "replica")
     for profile, workload in (("standalone", "insert"), ("replset-1", "insert"), ("replset-1", "push")):
-        pub_column = replica.filter((pl.col("profile") == profile) & (pl.col("workload") == workload))["bytes_per_op"]
+        pub_column = replica.filter((pl.col("profile") == profile) & (pl.col("workload") == workload))[
+            "bytes_per_op"
+        ]
         pub = float(pub_column[0]) if len(pub_column) else None
         value, n = measured(profile, workload)
         note = None
         if profile == "replset-1":
-            note = ("one 128-byte log unit per write short: with a retryable write's session fields the oplog "
-                    "entry's log record falls just under 384 B; ~15 more bytes of entry (a longer namespace, a "
-                    "bigger document) reach 512 B (docs/engine-lab.md)")
-        rows.append(_row(f"journal bytes per write, {profile} {workload} (WiredTiger log records are padded to "
-                         "128 bytes)", f"log bytes per write ({profile}, {workload}, published N=10000, "
-                         f"engine N={n})", "bytes/op", pub, value, tol["engine_log_bytes"].holds(pub), note))
+            note = (
+                "one 128-byte log unit per write short: with a retryable write's session fields the oplog "
+                "entry's log record falls just under 384 B; ~15 more bytes of entry (a longer namespace, a "
+                "bigger document) reach 512 B (docs/engine-lab.md)"
+            )
+        rows.append(
+            _row(
+                f"journal bytes per write, {profile} {workload} (WiredTiger log records are padded to "
+                "128 bytes)",
+                f"log bytes per write ({profile}, {workload}, published N=10000, engine N={n})",
+                "bytes/op",
+                pub,
+                value,
+                tol["engine_log_bytes"].holds(pub),
+                note,
+            )
+        )
     quad = published.filter((pl.col("experiment") == "quadratic") & (pl.col("n") == 10_000))
     value, n = measured("standalone", "push")
     if value is not None and n == 10_000:   # an absolute count is compared at the published N only
@@ -116,43 +161,71 @@ def docsize_verdicts(cache_reads: pl.DataFrame, published_queries: pl.DataFrame,
     cache_mb = int(small["cache_mb"][0])
 
     def engine(shape: str) -> float | None:
-        r = small.filter((pl.col("size_kb") == large) & (pl.col("shape") == shape))["bytes_read_into_cache_median"]
+        r = small.filter((pl.col("size_kb") == large) & (pl.col("shape") == shape))[
+            "bytes_read_into_cache_median"
+        ]
         return float(r[0]) if len(r) else None
 
     def published(shape: str, size: int = large) -> float | None:
-        r = published_queries.filter((pl.col("run") == "small_cache") & (pl.col("size_kb") == size)
-                                     & (pl.col("shape") == shape) & (pl.col("metric") == "bytes_read_into_cache"))
+        r = published_queries.filter(
+            (pl.col("run") == "small_cache")
+            & (pl.col("size_kb") == size)
+            & (pl.col("shape") == shape)
+            & (pl.col("metric") == "bytes_read_into_cache")
+        )
         return float(r["value"][0]) if len(r) else None
 
     def div(a, b):
         return a / b if a is not None and b not in (None, 0) else None
 
     where = f"{large} KB, small cache ({cache_mb} MB here, 256 MB published), random windows"
-    rows.append(_row("projection reads whole document at small cache",
-                     f"bytes read into cache, projection / whole documents, {where}", "ratio",
-                     div(published("projection"), published("whole")), div(engine("projection"), engine("whole")),
-                     tol["projection_over_whole_bytes"].holds()))
-    whole_window = _row("projection reads whole document at small cache",
-                        f"projection bytes read into cache / (window x document), {where}", "ratio",
-                        div(published("projection"), 1000 * 65876) if large == 64 else None,
-                        div(engine("projection"), window * doc_bytes.get(large, large * 1024)),
-                        tol["projection_over_window_bytes"].holds(), "published: 1,000-order window, 65,876-byte mean document (64 KB)")
+    rows.append(
+        _row(
+            "projection reads whole document at small cache",
+            f"bytes read into cache, projection / whole documents, {where}",
+            "ratio",
+            div(published("projection"), published("whole")),
+            div(engine("projection"), engine("whole")),
+            tol["projection_over_whole_bytes"].holds(),
+        )
+    )
+    whole_window = _row(
+        "projection reads whole document at small cache",
+        f"projection bytes read into cache / (window x document), {where}",
+        "ratio",
+        div(published("projection"), 1000 * 65876) if large == 64 else None,
+        div(engine("projection"), window * doc_bytes.get(large, large * 1024)),
+        tol["projection_over_window_bytes"].holds(),
+        "published: 1,000-order window, 65,876-byte mean document (64 KB)",
+    )
     if large != 64 and whole_window["reproduced"] is not None:
         # published for 64 KB orders only; with smaller ones a small cache holds a larger share of the
         # collection, so part of a window is already in cache: not a verdict on the finding
         whole_window["verdict"] = f"{SCALE_VERDICT} (published for 64 KB documents; largest here {large} KB)"
     rows.append(whole_window)
-    rows.append(_row("a covered query reads next to nothing into the cache",
-                     f"covered bytes read into cache / projection bytes read, {where}", "ratio",
-                     div(published("covered"), published("projection")), div(engine("covered"), engine("projection")),
-                     tol["covered_over_projection_bytes"].holds()))
+    rows.append(
+        _row(
+            "a covered query reads next to nothing into the cache",
+            f"covered bytes read into cache / projection bytes read, {where}",
+            "ratio",
+            div(published("covered"), published("projection")),
+            div(engine("covered"), engine("projection")),
+            tol["covered_over_projection_bytes"].holds(),
+        )
+    )
     if large == 64:
         value = engine("projection")
-        rows.append(_row("to return two fields of 1,000 64 KB orders the projection reads ~61 MB",
-                         f"projection bytes read into cache per query, {where}", "bytes", published("projection"),
-                         value * 1000 / window if value is not None else None,
-                         tol["engine_bytes_read"].holds(published("projection")),
-                         f"engine value scaled to a 1,000-order window (window here: {window})"))
+        rows.append(
+            _row(
+                "to return two fields of 1,000 64 KB orders the projection reads ~61 MB",
+                f"projection bytes read into cache per query, {where}",
+                "bytes",
+                published("projection"),
+                value * 1000 / window if value is not None else None,
+                tol["engine_bytes_read"].holds(published("projection")),
+                f"engine value scaled to a 1,000-order window (window here: {window})",
+            )
+        )
     return pl.concat([_frame(rows), cells])
 
 
@@ -200,18 +273,29 @@ def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, wi
         spread = f"median {median:,.0f} B, sd {std:,.0f} B over {queries} queries"
         if r.get("zero_read_share") is not None:
             spread += f", {r['zero_read_share']:.0%} of them read 0"
-        row = _row(f"{r['size_kb']} KB, {r['run']}, {r['shape']}: bytes read into cache per query",
-                   f"mean bytes read into cache per query, {r['size_kb']} KB, {r['run']} ({r['cache_mb']} MB), "
-                   f"{r['shape']}", "bytes", expected, mean, holds,
-                   f"tolerance: {holds}; {spread}; engine window {window} orders scaled to 1,000"
-                   + ("; published for the article's small-cache run (256 MB, 50,000 orders)" if small_run
-                      else "; the article's tables give times only for this run"))
+        row = _row(
+            f"{r['size_kb']} KB, {r['run']}, {r['shape']}: bytes read into cache per query",
+            f"mean bytes read into cache per query, {r['size_kb']} KB, {r['run']} ({r['cache_mb']} MB), "
+            f"{r['shape']}",
+            "bytes",
+            expected,
+            mean,
+            holds,
+            f"tolerance: {holds}; {spread}; engine window {window} orders scaled to 1,000"
+            + (
+                "; published for the article's small-cache run (256 MB, 50,000 orders)"
+                if small_run
+                else "; the article's tables give times only for this run"
+            ),
+        )
         if small_run and row["verdict"] == "not reproduced" and queries > 0:
             error = sampling_error(std, queries)
             if abs(mean - expected) <= sampling_z * error:
-                row["verdict"] = (f"not comparable: {mean:,.0f} B is {abs(mean - expected):,.0f} B from the published "
-                                  f"mean, within the sampling error of two {queries}-query means "
-                                  f"({sampling_z:g} x {error:,.0f} B; {spread})")
+                row["verdict"] = (
+                    f"not comparable: {mean:,.0f} B is {abs(mean - expected):,.0f} B from the published "
+                    f"mean, within the sampling error of two {queries}-query means "
+                    f"({sampling_z:g} x {error:,.0f} B; {spread})"
+                )
         rows.append(row)
     return _frame(rows)
 

@@ -13,8 +13,8 @@ import sys
 import tempfile
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Iterator
 from types import ModuleType
+from typing import Iterator
 
 KNOWN_COMPRESSORS = ("snappy", "zstd", "lz4", "zlib")
 NO_COMPRESSOR = "none"
@@ -117,7 +117,8 @@ def compressor_or_nearest(wanted: str, preference: tuple[str, ...] = ("lz4", "zl
 
 
 def forget_compressors() -> None:
-    """Ask the build again next time (after building extensions or pointing COSTLAB_WT_EXTENSIONS elsewhere)."""
+    """Ask the build again next time (after building extensions or pointing COSTLAB_WT_EXTENSIONS
+    elsewhere)."""
     from costlab.engine.extensions import extension_status
 
     extension_status.cache_clear()

@@ -4,8 +4,14 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from costlab.report.charts import (LAYOUT_COLORS, coincidence_note, coincident_series, color_scale,
-                                   source_shape_scale, titled)
+from costlab.report.charts import (
+    LAYOUT_COLORS,
+    coincidence_note,
+    coincident_series,
+    color_scale,
+    source_shape_scale,
+    titled,
+)
 
 PUBLISHED_SOURCE = "published (in-memory engine)"
 
@@ -43,8 +49,12 @@ def time_chart(comparison: pl.DataFrame, stand_in: bool) -> alt.LayerChart:
         # Times scale with the documents walked: say so when the count is not the published one.
         subtitle += scale_note(comparison["documents"][0], comparison["published_documents"][0])
     for source in ("reproduced", PUBLISHED_SOURCE):
-        note = coincidence_note(coincident_series(long.filter(pl.col("source") == source), "layout", "fields", "ms",
-                                                  x_text="{} fields"), f"{source}: ")
+        note = coincidence_note(
+            coincident_series(
+                long.filter(pl.col("source") == source), "layout", "fields", "ms", x_text="{} fields"
+            ),
+            f"{source}: ",
+        )
         subtitle += f"; {note}" if note else ""
     return titled(chart, "Query for an absent field: flat vs structured schema", stand_in=stand_in,
                   subtitle=subtitle)

@@ -12,7 +12,12 @@ from typing import Callable
 import polars as pl
 from faker import Faker
 
-from costlab.flatnested.shapes import FIELDS_PER_GROUP, MAX_FIELDS, MAX_GROUPS, Shape  # MAX_FIELDS: re-exported
+from costlab.flatnested.shapes import (
+    FIELDS_PER_GROUP,
+    MAX_FIELDS,  # noqa: F401 (re-exported)
+    MAX_GROUPS,
+    Shape,
+)
 from costlab.progress import progress
 
 SEPARATOR = "_"
@@ -39,56 +44,170 @@ def _address(prefix: str) -> tuple[str, tuple[tuple[str, Gen], ...]]:
 # MAX_GROUPS (20) groups x 5 fields = the widest published shape (100 fields / 20x5). Order matters:
 # a shape with G groups uses the first G. Names are what a person record could really hold.
 GROUPS: tuple[tuple[str, tuple[tuple[str, Gen], ...]], ...] = (
-    ("name", (("first", lambda f: f.first_name()), ("middle", lambda f: f.first_name()),
-              ("last", lambda f: f.last_name()), ("prefix", lambda f: f.prefix()),
-              ("suffix", lambda f: f.suffix()))),
+    (
+        "name",
+        (
+            ("first", lambda f: f.first_name()),
+            ("middle", lambda f: f.first_name()),
+            ("last", lambda f: f.last_name()),
+            ("prefix", lambda f: f.prefix()),
+            ("suffix", lambda f: f.suffix()),
+        ),
+    ),
     _address("home"),
     _address("work"),
-    ("job", (("title", lambda f: f.job()), ("company", lambda f: f.company()),
-             ("phone", lambda f: f.phone_number()), ("email", lambda f: f.company_email()),
-             ("since", _date))),
-    ("card", (("number", lambda f: f.credit_card_number()), ("provider", lambda f: f.credit_card_provider()),
-              ("expires", lambda f: f"{f.random_int(1, 12):02d}/{f.random_int(26, 35)}"),
-              ("code", lambda f: f.credit_card_security_code()), ("holder", lambda f: f.name()))),
-    ("bank", (("iban", lambda f: f.iban()), ("swift", lambda f: f.swift()), ("account", lambda f: f.bban()),
-              ("routing", lambda f: f.aba()),
-              ("balance", lambda f: round(f.pyfloat(left_digits=6, right_digits=2, positive=True), 2)))),
-    ("contact", (("email", lambda f: f.email()), ("phone", lambda f: f.phone_number()),
-                 ("mobile", lambda f: f.phone_number()), ("website", lambda f: f.url()),
-                 ("username", lambda f: f.user_name()))),
-    ("device", (("ip", lambda f: f.ipv4()), ("mac", lambda f: f.mac_address()),
-                ("agent", lambda f: f.user_agent()), ("os", lambda f: f.random_element(
-                    ("linux", "windows", "macos", "android", "ios"))), ("language", lambda f: f.language_code()))),
-    ("birth", (("date", _date), ("city", lambda f: f.city()), ("state", lambda f: f.state()),
-               ("country", lambda f: f.country()), ("weight", lambda f: f.random_int(2200, 4800)))),
-    ("vehicle", (("plate", lambda f: f.license_plate()), ("vin", lambda f: f.vin()),
-                 ("color", lambda f: f.color_name()), ("year", lambda f: f.random_int(1995, 2025)),
-                 ("mileage", lambda f: f.random_int(0, 300000)))),
+    (
+        "job",
+        (
+            ("title", lambda f: f.job()),
+            ("company", lambda f: f.company()),
+            ("phone", lambda f: f.phone_number()),
+            ("email", lambda f: f.company_email()),
+            ("since", _date),
+        ),
+    ),
+    (
+        "card",
+        (
+            ("number", lambda f: f.credit_card_number()),
+            ("provider", lambda f: f.credit_card_provider()),
+            ("expires", lambda f: f"{f.random_int(1, 12):02d}/{f.random_int(26, 35)}"),
+            ("code", lambda f: f.credit_card_security_code()),
+            ("holder", lambda f: f.name()),
+        ),
+    ),
+    (
+        "bank",
+        (
+            ("iban", lambda f: f.iban()),
+            ("swift", lambda f: f.swift()),
+            ("account", lambda f: f.bban()),
+            ("routing", lambda f: f.aba()),
+            ("balance", lambda f: round(f.pyfloat(left_digits=6, right_digits=2, positive=True), 2)),
+        ),
+    ),
+    (
+        "contact",
+        (
+            ("email", lambda f: f.email()),
+            ("phone", lambda f: f.phone_number()),
+            ("mobile", lambda f: f.phone_number()),
+            ("website", lambda f: f.url()),
+            ("username", lambda f: f.user_name()),
+        ),
+    ),
+    (
+        "device",
+        (
+            ("ip", lambda f: f.ipv4()),
+            ("mac", lambda f: f.mac_address()),
+            ("agent", lambda f: f.user_agent()),
+            ("os", lambda f: f.random_element(("linux", "windows", "macos", "android", "ios"))),
+            ("language", lambda f: f.language_code()),
+        ),
+    ),
+    (
+        "birth",
+        (
+            ("date", _date),
+            ("city", lambda f: f.city()),
+            ("state", lambda f: f.state()),
+            ("country", lambda f: f.country()),
+            ("weight", lambda f: f.random_int(2200, 4800)),
+        ),
+    ),
+    (
+        "vehicle",
+        (
+            ("plate", lambda f: f.license_plate()),
+            ("vin", lambda f: f.vin()),
+            ("color", lambda f: f.color_name()),
+            ("year", lambda f: f.random_int(1995, 2025)),
+            ("mileage", lambda f: f.random_int(0, 300000)),
+        ),
+    ),
     _address("shipping"),
     _address("billing"),
-    ("emergency", (("name", lambda f: f.name()), ("relation", lambda f: f.random_element(
-        ("parent", "partner", "sibling", "friend", "child"))), ("phone", lambda f: f.phone_number()),
-        ("email", lambda f: f.free_email()), ("city", lambda f: f.city()))),
-    ("employer", (("name", lambda f: f.company()), ("motto", lambda f: f.catch_phrase()),
-                  ("ein", lambda f: f.ein()), ("phone", lambda f: f.phone_number()),
-                  ("website", lambda f: f.url()))),
-    ("profile", (("bio", lambda f: f.sentence()), ("color", lambda f: f.safe_color_name()),
-                 ("created", _date), ("active", lambda f: f.pybool()), ("score", lambda f: f.random_int(0, 1000)))),
-    ("social", (("handle", lambda f: f.user_name()), ("url", lambda f: f.url()),
-                ("followers", lambda f: f.random_int(0, 100000)), ("following", lambda f: f.random_int(0, 5000)),
-                ("verified", lambda f: f.pybool()))),
-    ("education", (("school", lambda f: f"{f.city()} University"), ("degree", lambda f: f.random_element(
-        ("BSc", "BA", "MSc", "MA", "PhD", "MBA"))), ("field", lambda f: f.job()), ("start", _date),
-        ("end", _date))),
-    ("health", (("blood", lambda f: f.random_element(("A+", "A-", "B+", "B-", "AB+", "AB-", "O+", "O-"))),
-                ("height", lambda f: f.random_int(150, 200)),
-                ("weight", lambda f: round(f.pyfloat(min_value=45, max_value=130), 1)),
-                ("insurance", lambda f: f.bban()), ("doctor", lambda f: f.name()))),
-    ("preferences", (("currency", lambda f: f.currency_code()), ("timezone", lambda f: f.timezone()),
-                     ("locale", lambda f: f.locale()), ("newsletter", lambda f: f.pybool()),
-                     ("theme", lambda f: f.random_element(("light", "dark", "system"))))),
-    ("login", (("username", lambda f: f.user_name()), ("password", lambda f: f.sha256()),
-               ("last", _date), ("ip", lambda f: f.ipv4_public()), ("attempts", lambda f: f.random_int(0, 5)))),
+    (
+        "emergency",
+        (
+            ("name", lambda f: f.name()),
+            ("relation", lambda f: f.random_element(("parent", "partner", "sibling", "friend", "child"))),
+            ("phone", lambda f: f.phone_number()),
+            ("email", lambda f: f.free_email()),
+            ("city", lambda f: f.city()),
+        ),
+    ),
+    (
+        "employer",
+        (
+            ("name", lambda f: f.company()),
+            ("motto", lambda f: f.catch_phrase()),
+            ("ein", lambda f: f.ein()),
+            ("phone", lambda f: f.phone_number()),
+            ("website", lambda f: f.url()),
+        ),
+    ),
+    (
+        "profile",
+        (
+            ("bio", lambda f: f.sentence()),
+            ("color", lambda f: f.safe_color_name()),
+            ("created", _date),
+            ("active", lambda f: f.pybool()),
+            ("score", lambda f: f.random_int(0, 1000)),
+        ),
+    ),
+    (
+        "social",
+        (
+            ("handle", lambda f: f.user_name()),
+            ("url", lambda f: f.url()),
+            ("followers", lambda f: f.random_int(0, 100000)),
+            ("following", lambda f: f.random_int(0, 5000)),
+            ("verified", lambda f: f.pybool()),
+        ),
+    ),
+    (
+        "education",
+        (
+            ("school", lambda f: f"{f.city()} University"),
+            ("degree", lambda f: f.random_element(("BSc", "BA", "MSc", "MA", "PhD", "MBA"))),
+            ("field", lambda f: f.job()),
+            ("start", _date),
+            ("end", _date),
+        ),
+    ),
+    (
+        "health",
+        (
+            ("blood", lambda f: f.random_element(("A+", "A-", "B+", "B-", "AB+", "AB-", "O+", "O-"))),
+            ("height", lambda f: f.random_int(150, 200)),
+            ("weight", lambda f: round(f.pyfloat(min_value=45, max_value=130), 1)),
+            ("insurance", lambda f: f.bban()),
+            ("doctor", lambda f: f.name()),
+        ),
+    ),
+    (
+        "preferences",
+        (
+            ("currency", lambda f: f.currency_code()),
+            ("timezone", lambda f: f.timezone()),
+            ("locale", lambda f: f.locale()),
+            ("newsletter", lambda f: f.pybool()),
+            ("theme", lambda f: f.random_element(("light", "dark", "system"))),
+        ),
+    ),
+    (
+        "login",
+        (
+            ("username", lambda f: f.user_name()),
+            ("password", lambda f: f.sha256()),
+            ("last", _date),
+            ("ip", lambda f: f.ipv4_public()),
+            ("attempts", lambda f: f.random_int(0, 5)),
+        ),
+    ),
 )
 assert len(GROUPS) == MAX_GROUPS  # shapes.MAX_FIELDS, which the workflow plans with, counts on it
 assert all(len(fields) == FIELDS_PER_GROUP for _, fields in GROUPS)

@@ -4,10 +4,9 @@ from __future__ import annotations
 import bson
 import polars as pl
 
-from costlab.published import Tolerances, tolerances_or_published
-
 from costlab.flatnested.generate import documents_for
 from costlab.flatnested.shapes import Shape
+from costlab.published import Tolerances, tolerances_or_published
 
 SIZE_COLUMNS = ["shape", "layout", "fields", "groups", "documents", "data_bytes", "avg_doc_bytes"]
 
@@ -21,16 +20,34 @@ def size_table(values: pl.DataFrame, shapes: list[Shape]) -> pl.DataFrame:
     rows = []
     for shape in shapes:
         sizes = bson_sizes(documents_for(values, shape))
-        rows.append({"shape": shape.name, "layout": shape.layout, "fields": shape.fields, "groups": shape.groups,
-                     "documents": len(sizes), "data_bytes": sum(sizes), "avg_doc_bytes": sum(sizes) / len(sizes)})
+        rows.append(
+            {
+                "shape": shape.name,
+                "layout": shape.layout,
+                "fields": shape.fields,
+                "groups": shape.groups,
+                "documents": len(sizes),
+                "data_bytes": sum(sizes),
+                "avg_doc_bytes": sum(sizes) / len(sizes),
+            }
+        )
     return pl.DataFrame(rows, schema={"shape": pl.String, "layout": pl.String, "fields": pl.Int64,
                                       "groups": pl.Int64, "documents": pl.Int64, "data_bytes": pl.Int64,
                                       "avg_doc_bytes": pl.Float64})
 
 
 # The published-vs-model table: the report's verdict columns (costlab.report.findings reads them).
-MODEL_VERDICT_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
-                         "server_kind"]
+MODEL_VERDICT_COLUMNS = [
+    "finding",
+    "metric",
+    "unit",
+    "published",
+    "reproduced",
+    "ratio",
+    "tolerance",
+    "verdict",
+    "server_kind",
+]
 
 
 def published_vs_model(sizes: pl.DataFrame, sample_sizes: pl.DataFrame,
@@ -51,9 +68,14 @@ def published_vs_model(sizes: pl.DataFrame, sample_sizes: pl.DataFrame,
     saving = (pl.col("flat_bytes") - pl.col("structured_bytes")) / pl.col("flat_bytes") * 100
     published = float(structured["saving_pct"])
     frame = pairs.select(
-        pl.format("structured is smaller ({} vs {})", pl.col("flat_shape"), pl.col("structured_shape")).alias("finding"),
-        pl.format("BSON data size saving of structured over flat, {} generated documents (published: the "
-                  "article's example document)", pl.col("documents")).alias("metric"),
+        pl.format("structured is smaller ({} vs {})", pl.col("flat_shape"), pl.col("structured_shape")).alias(
+            "finding"
+        ),
+        pl.format(
+            "BSON data size saving of structured over flat, {} generated documents (published: the "
+            "article's example document)",
+            pl.col("documents"),
+        ).alias("metric"),
         pl.lit("%").alias("unit"),
         pl.lit(published).alias("published"),
         saving.round_sig_figs(4).alias("reproduced"),
@@ -61,7 +83,9 @@ def published_vs_model(sizes: pl.DataFrame, sample_sizes: pl.DataFrame,
         pl.lit(str(smaller)).alias("tolerance"),
         pl.lit("model (no server)").alias("server_kind"),
     )
-    verdicts = ["reproduced" if v is not None and smaller(v) else "not reproduced" for v in frame["reproduced"]]
+    verdicts = [
+        "reproduced" if v is not None and smaller(v) else "not reproduced" for v in frame["reproduced"]
+    ]
     judged = frame.with_columns(pl.Series("verdict", verdicts, dtype=pl.String)).select(MODEL_VERDICT_COLUMNS)
     return pl.concat([judged, example_document_row(sample_sizes, "model (no server)")])
 
@@ -69,11 +93,22 @@ def published_vs_model(sizes: pl.DataFrame, sample_sizes: pl.DataFrame,
 def example_document_row(sample_sizes: pl.DataFrame, server_kind: str) -> pl.DataFrame:
     """The article's example document sizes (403 / 307 B): a row that says why they are not judged."""
     sizes = dict(zip(sample_sizes["layout"], sample_sizes["document_bytes"]))
-    return pl.DataFrame([{
-        "finding": "the article's example user document: "
-                   + ", ".join(f"{bytes_} B {layout}" for layout, bytes_ in sizes.items()),
-        "metric": "BSON bytes of one example document", "unit": "B", "published": None, "reproduced": None,
-        "ratio": None, "tolerance": "none: not judged (see the verdict)",
-        "verdict": "not comparable: that document is not generated here; its saving's direction is judged per pair",
-        "server_kind": server_kind}], schema={c: pl.String for c in MODEL_VERDICT_COLUMNS}
-        | {"published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64})
+    return pl.DataFrame(
+        [
+            {
+                "finding": "the article's example user document: "
+                + ", ".join(f"{bytes_} B {layout}" for layout, bytes_ in sizes.items()),
+                "metric": "BSON bytes of one example document",
+                "unit": "B",
+                "published": None,
+                "reproduced": None,
+                "ratio": None,
+                "tolerance": "none: not judged (see the verdict)",
+                "verdict": "not comparable: that document is not generated here; its saving's direction is "
+                           "judged per pair",
+                "server_kind": server_kind,
+            }
+        ],
+        schema={c: pl.String for c in MODEL_VERDICT_COLUMNS}
+        | {"published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64},
+    )

@@ -52,17 +52,31 @@ def load_dataset(config: dict, values_path: str | Path, shape_name: str, data_di
         database = server.database
         collection = server.client[database][shape.name]
         collection.drop()  # external deployments keep old data: start from nothing
-        for start in progress(range(0, len(documents), INSERT_BATCH), desc=f"load {shape.name}", unit="batch"):
+        for start in progress(
+            range(0, len(documents), INSERT_BATCH), desc=f"load {shape.name}", unit="batch"
+        ):
             collection.insert_many(documents[start:start + INSERT_BATCH], ordered=True)
         # After a checkpoint: storageSize is the file size, which grows only when pages reach disk.
         stats, compressor, checkpoint = checkpointed_coll_stats(server.client[database], shape.name)
         description = server_description(server.client)
         load_id = server.load_id
-    record = {"shape": shape.name, "layout": shape.layout, "fields": shape.fields, "groups": shape.groups,
-              "database": database, "load_id": load_id, "collection": shape.name, "documents": int(stats["count"]),
-              "server_data_bytes": int(stats["size"]), "server_storage_bytes": int(stats.get("storageSize", 0)),
-              "model_data_bytes": sum(bson_sizes(documents)), "storage_engine": description["storage_engine"],
-              "server_kind": description["server_kind"], "block_compressor": compressor, "checkpoint": checkpoint}
+    record = {
+        "shape": shape.name,
+        "layout": shape.layout,
+        "fields": shape.fields,
+        "groups": shape.groups,
+        "database": database,
+        "load_id": load_id,
+        "collection": shape.name,
+        "documents": int(stats["count"]),
+        "server_data_bytes": int(stats["size"]),
+        "server_storage_bytes": int(stats.get("storageSize", 0)),
+        "model_data_bytes": sum(bson_sizes(documents)),
+        "storage_engine": description["storage_engine"],
+        "server_kind": description["server_kind"],
+        "block_compressor": compressor,
+        "checkpoint": checkpoint,
+    }
     if record["documents"] != len(documents):
         raise RuntimeError(f"loaded {record['documents']} documents into {database}.{shape.name}, "
                            f"expected {len(documents)}")
@@ -83,7 +97,9 @@ def measure_dataset(config: dict, data_dir: str | Path, shape_name: str, runs: i
                     provenance_path: str | Path) -> pl.DataFrame:
     """`runs` timed queries for an absent field on one shape: one row per query."""
     if runs < 1 or warmup_runs < 0:
-        raise ValueError(f"flatnested runs must be >= 1 and warmup_runs >= 0, got {runs!r} and {warmup_runs!r}")
+        raise ValueError(
+            f"flatnested runs must be >= 1 and warmup_runs >= 0, got {runs!r} and {warmup_runs!r}"
+        )
     shape = parse_shape(shape_name, MAX_FIELDS)
     marker = read_marker(data_dir)
     if marker["shape"] != shape.name:
@@ -119,8 +135,10 @@ def measure_dataset(config: dict, data_dir: str | Path, shape_name: str, runs: i
     frame = pl.DataFrame(rows, schema={k: RAW_SCHEMA[k] for k in ("run", "client_ms", "docs_returned",
                                                                   "server_ms", "server_read_ops")})
     return frame.with_columns(
-        pl.lit(shape.name).alias("shape"), pl.lit(shape.layout).alias("layout"),
-        pl.lit(shape.fields, dtype=pl.Int64).alias("fields"), pl.lit(shape.groups, dtype=pl.Int64).alias("groups"),
+        pl.lit(shape.name).alias("shape"),
+        pl.lit(shape.layout).alias("layout"),
+        pl.lit(shape.fields, dtype=pl.Int64).alias("fields"),
+        pl.lit(shape.groups, dtype=pl.Int64).alias("groups"),
         pl.lit(count, dtype=pl.Int64).alias("documents"),
         pl.lit(plan["docs_examined"], dtype=pl.Int64).alias("docs_examined"),
         # collStats as the server reports it (on the stand-in storageSize is just size)

@@ -34,7 +34,12 @@ class Shape:
 
 
 def check_field_count(fields: int, max_fields: int) -> int:
-    if not isinstance(fields, int) or fields < FIELDS_PER_GROUP or fields % FIELDS_PER_GROUP or fields > max_fields:
+    if (
+        not isinstance(fields, int)
+        or fields < FIELDS_PER_GROUP
+        or fields % FIELDS_PER_GROUP
+        or fields > max_fields
+    ):
         raise ValueError(f"flatnested field count {fields!r} is not allowed: use a multiple of "
                          f"{FIELDS_PER_GROUP} between {FIELDS_PER_GROUP} and {max_fields}")
     return fields

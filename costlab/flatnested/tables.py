@@ -10,7 +10,6 @@ from pathlib import Path
 import polars as pl
 
 from costlab.inputs import read_csv, read_parquet
-
 from costlab.measure import summarize
 from costlab.published import Tolerances, read_tolerances, study_tolerances, tolerances_or_published
 from costlab.server.provenance import is_stand_in, read_provenance
@@ -19,7 +18,17 @@ from costlab.verdicts import Rule
 PUBLISHED_QUERIES = 100
 STAND_IN_VERDICT = "not comparable (stand-in)"
 SCALE_VERDICT = "not comparable at this scale"
-PVR_COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict", "server_kind"]
+PVR_COLUMNS = [
+    "finding",
+    "metric",
+    "unit",
+    "published",
+    "reproduced",
+    "ratio",
+    "tolerance",
+    "verdict",
+    "server_kind",
+]
 
 
 def server_kind_of(provenance_paths: list[str | Path]) -> str:
@@ -67,35 +76,64 @@ def comparison_table(summary: pl.DataFrame, sizes: pl.DataFrame, published: pl.D
             pl.col("documents").alias(f"{layout}_documents"))
 
     pairs = side("flat").join(side("structured"), on="fields", how="inner")
-    pub = published.select(pl.col("flat_fields").alias("fields"), pl.col("flat_ms").alias("published_flat_ms"),
-                           pl.col("documents").alias("published_documents"),
-                           pl.col("structured_ms").alias("published_structured_ms"),
-                           pl.col("improvement_pct").alias("published_improvement_pct"),
-                           pl.col("storage_engine").alias("published_engine"))
+    pub = published.select(
+        pl.col("flat_fields").alias("fields"),
+        pl.col("flat_ms").alias("published_flat_ms"),
+        pl.col("documents").alias("published_documents"),
+        pl.col("structured_ms").alias("published_structured_ms"),
+        pl.col("improvement_pct").alias("published_improvement_pct"),
+        pl.col("storage_engine").alias("published_engine"),
+    )
     engines = sorted(set(pairs["flat_engine"].to_list() + pairs["structured_engine"].to_list()))
-    return (pairs.join(pub, on="fields", how="left")
-            .with_columns(
-                _improvement(pl.col("reproduced_flat_ms"), pl.col("reproduced_structured_ms"))
-                .alias("reproduced_improvement_pct"),
-                _improvement(pl.col("server_flat_ms"), pl.col("server_structured_ms")).alias("server_improvement_pct"),
-                _improvement(pl.col("flat_data_bytes"), pl.col("structured_data_bytes")).alias("size_saving_pct"),
-                pl.lit(", ".join(str(e) for e in engines)).alias("reproduced_engine"),
-                pl.lit(server_kind).alias("server_kind"))
-            .select("fields", "flat_shape", "structured_shape", "flat_runs", "structured_runs",
-                    "published_flat_ms", "published_structured_ms", "published_improvement_pct",
-                    "reproduced_flat_ms", "reproduced_structured_ms", "reproduced_improvement_pct",
-                    "reproduced_flat_p50_ms_per_query", "reproduced_structured_p50_ms_per_query",
-                    "server_flat_ms", "server_structured_ms", "server_improvement_pct",
-                    "published_engine", "reproduced_engine",
-                    pl.col("flat_documents").alias("documents"), "published_documents",
-                    "flat_data_bytes", "structured_data_bytes", "flat_avg_doc_bytes", "structured_avg_doc_bytes",
-                    "size_saving_pct", "server_kind")
-            .sort("fields"))
+    return (
+        pairs.join(pub, on="fields", how="left")
+        .with_columns(
+            _improvement(pl.col("reproduced_flat_ms"), pl.col("reproduced_structured_ms")).alias(
+                "reproduced_improvement_pct"
+            ),
+            _improvement(pl.col("server_flat_ms"), pl.col("server_structured_ms")).alias(
+                "server_improvement_pct"
+            ),
+            _improvement(pl.col("flat_data_bytes"), pl.col("structured_data_bytes")).alias("size_saving_pct"),
+            pl.lit(", ".join(str(e) for e in engines)).alias("reproduced_engine"),
+            pl.lit(server_kind).alias("server_kind"),
+        )
+        .select(
+            "fields",
+            "flat_shape",
+            "structured_shape",
+            "flat_runs",
+            "structured_runs",
+            "published_flat_ms",
+            "published_structured_ms",
+            "published_improvement_pct",
+            "reproduced_flat_ms",
+            "reproduced_structured_ms",
+            "reproduced_improvement_pct",
+            "reproduced_flat_p50_ms_per_query",
+            "reproduced_structured_p50_ms_per_query",
+            "server_flat_ms",
+            "server_structured_ms",
+            "server_improvement_pct",
+            "published_engine",
+            "reproduced_engine",
+            pl.col("flat_documents").alias("documents"),
+            "published_documents",
+            "flat_data_bytes",
+            "structured_data_bytes",
+            "flat_avg_doc_bytes",
+            "structured_avg_doc_bytes",
+            "size_saving_pct",
+            "server_kind",
+        )
+        .sort("fields")
+    )
 
 
 def speed_verdict(improvement_pct: float | None, flat_p50: float | None, structured_p50: float | None,
                   server_kind: str, improved: Rule | None = None) -> str:
-    """'structured is faster' holds when its mean improves on flat's by `improved` (flatnested_tolerances.csv's
+    """'structured is faster' holds when its mean improves on flat's by `improved`
+    (flatnested_tolerances.csv's
     improvement: above 0) and its median time is below flat's."""
     improved = improved if improved is not None else study_tolerances("flatnested")["improvement"].holds()
     if server_kind == "stand-in":
@@ -145,19 +183,40 @@ def published_vs_reproduced(comparison: pl.DataFrame, sample_sizes: pl.DataFrame
         # Sizes come from the server-free BSON model (exact for any server): the published figure
         # is the article's single example document, so only the direction is compared.
         saving = pair["size_saving_pct"]
-        rows.append({"finding": f"structured is smaller ({label})",
-                     "metric": "BSON data size saving of structured over flat (published: the article's example "
-                               "document; reproduced: the generated collection)",
-                     "unit": "%", "published": published_saving, "reproduced": saving, "tolerance": str(smaller),
-                     "verdict": "reproduced" if saving is not None and smaller(saving) else "not reproduced",
-                     "server_kind": "server-free (BSON model)"})
-    frame = pl.DataFrame(rows, schema={"finding": pl.String, "metric": pl.String, "unit": pl.String,
-                                       "published": pl.Float64, "reproduced": pl.Float64, "tolerance": pl.String,
-                                       "verdict": pl.String, "server_kind": pl.String})
+        rows.append(
+            {
+                "finding": f"structured is smaller ({label})",
+                "metric": "BSON data size saving of structured over flat (published: the article's example "
+                "document; reproduced: the generated collection)",
+                "unit": "%",
+                "published": published_saving,
+                "reproduced": saving,
+                "tolerance": str(smaller),
+                "verdict": "reproduced" if saving is not None and smaller(saving) else "not reproduced",
+                "server_kind": "server-free (BSON model)",
+            }
+        )
+    frame = pl.DataFrame(
+        rows,
+        schema={
+            "finding": pl.String,
+            "metric": pl.String,
+            "unit": pl.String,
+            "published": pl.Float64,
+            "reproduced": pl.Float64,
+            "tolerance": pl.String,
+            "verdict": pl.String,
+            "server_kind": pl.String,
+        },
+    )
     from costlab.flatnested.model import example_document_row
 
-    frame = frame.with_columns((pl.col("reproduced") / pl.col("published")).alias("ratio")).select(PVR_COLUMNS)
-    return pl.concat([frame, example_document_row(sample_sizes, "server-free (BSON model)").select(PVR_COLUMNS)])
+    frame = frame.with_columns((pl.col("reproduced") / pl.col("published")).alias("ratio")).select(
+        PVR_COLUMNS
+    )
+    return pl.concat(
+        [frame, example_document_row(sample_sizes, "server-free (BSON model)").select(PVR_COLUMNS)]
+    )
 
 
 def build_tables(raw_paths: list[str | Path], sizes_path: str | Path, published_timings_path: str | Path,

@@ -43,7 +43,9 @@ def snapshot(client: MongoClient, paths: Iterable[str]) -> dict[str, float | Non
     return {p: get_path(status, p) for p in paths}
 
 
-def counter_delta(before: Mapping[str, float | None], after: Mapping[str, float | None]) -> dict[str, float | None]:
+def counter_delta(
+    before: Mapping[str, float | None], after: Mapping[str, float | None]
+) -> dict[str, float | None]:
     """after - before per counter; None where either side is missing."""
     delta: dict[str, float | None] = {}
     for path, end in after.items():

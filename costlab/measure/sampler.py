@@ -43,18 +43,27 @@ def container_stats(stats: dict) -> dict[str, float | None]:
     if io is not None:
         read = float(sum(e.get("value", 0) for e in io if str(e.get("op", "")).lower() == "read"))
         written = float(sum(e.get("value", 0) for e in io if str(e.get("op", "")).lower() == "write"))
-    return {"cpu_seconds": None if cpu is None else cpu / 1e9, "memory_bytes": None if memory is None else float(memory),
-            "block_read_bytes": read, "block_written_bytes": written}
+    return {
+        "cpu_seconds": None if cpu is None else cpu / 1e9,
+        "memory_bytes": None if memory is None else float(memory),
+        "block_read_bytes": read,
+        "block_written_bytes": written,
+    }
 
 
 class ServerSampler:
-    """Samples `uri`'s serverStatus (and `container_stats_source()`, a Docker stats reply) every interval_s."""
+    """Samples `uri`'s serverStatus (and `container_stats_source()`, a Docker stats reply) every
+    interval_s."""
 
     def __init__(self, uri: str, interval_s: float = 5.0,
                  container_stats_source: Callable[[], dict] | None = None) -> None:
         if not interval_s > 0:
             raise ValueError(f"sampling interval must be > 0 s, got {interval_s!r}")
-        self.uri, self.interval_s, self.container_stats_source = uri, float(interval_s), container_stats_source
+        self.uri, self.interval_s, self.container_stats_source = (
+            uri,
+            float(interval_s),
+            container_stats_source,
+        )
         self._rows: list[dict] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -67,14 +76,18 @@ class ServerSampler:
         except Exception as exc:   # a sample lost is recorded, the run goes on
             self.errors.append(f"serverStatus at {at:%H:%M:%S}: {type(exc).__name__}: {exc}"[:300])
             values = dict.fromkeys(SERVER_METRICS)
-        self._rows += [{"at": at, "source": "serverStatus", "metric": m, "value": v} for m, v in values.items()]
+        self._rows += [
+            {"at": at, "source": "serverStatus", "metric": m, "value": v} for m, v in values.items()
+        ]
         if self.container_stats_source is not None:
             try:
                 container = container_stats(self.container_stats_source())
             except Exception as exc:
                 self.errors.append(f"docker stats at {at:%H:%M:%S}: {type(exc).__name__}: {exc}"[:300])
                 container = dict.fromkeys(CONTAINER_METRICS)
-            self._rows += [{"at": at, "source": "docker stats", "metric": m, "value": v} for m, v in container.items()]
+            self._rows += [
+                {"at": at, "source": "docker stats", "metric": m, "value": v} for m, v in container.items()
+            ]
 
     def _run(self) -> None:
         from pymongo import MongoClient

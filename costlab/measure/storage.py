@@ -33,7 +33,10 @@ def checkpoint(client) -> str:
         return CHECKPOINT_DONE
     except OperationFailure as err:
         reason = (err.details or {}).get("errmsg") or str(err)
-        return f"not done: fsync refused (code {err.code}: {reason}); sizes are as of the server's last checkpoint"
+        return (
+            f"not done: fsync refused (code {err.code}: {reason}); "
+            "sizes are as of the server's last checkpoint"
+        )
 
 
 def block_compressor(coll_stats: Mapping) -> str:

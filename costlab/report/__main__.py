@@ -1,6 +1,7 @@
 """Build the report outside Snakemake from whatever is in results/ (for timing it, or a quick look).
 
-    .venv/bin/python -m costlab.report [--configfile config/smoke.yaml] [--results results] [--out results/report.html]
+.venv/bin/python -m costlab.report [--configfile config/smoke.yaml] [--results results] [--out
+results/report.html]
 """
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from costlab.report.page import build_report
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m costlab.report", description=__doc__.splitlines()[0])
-    parser.add_argument("--configfile", action="append", default=[], help="config file(s) on top of the defaults")
+    parser.add_argument(
+        "--configfile", action="append", default=[], help="config file(s) on top of the defaults"
+    )
     parser.add_argument("--results", default="results", help="results folder (default: results)")
     parser.add_argument("--out", default="results/report.html", help="page to write")
     args = parser.parse_args(argv)

@@ -14,10 +14,19 @@ import altair as alt
 import polars as pl
 
 from costlab.io import atomic_path
+
 # One colour per recurring category, across all figures: kept in palette.py (no altair) so light
 # modules that rule files import at parse time can use them too; re-exported here.
-from costlab.report.palette import (APP_VERSION_COLORS, LAYOUT_COLORS, PROFILE_COLORS, PUBLISHED_COLOR,
-                                    PUBLISHED_SHAPE, QUERY_SHAPE_COLORS, REPRODUCED_SHAPE, SERVER_KIND_COLORS)
+from costlab.report.palette import (  # noqa: F401 (re-exported)
+    APP_VERSION_COLORS,
+    LAYOUT_COLORS,
+    PROFILE_COLORS,
+    PUBLISHED_COLOR,
+    PUBLISHED_SHAPE,
+    QUERY_SHAPE_COLORS,
+    REPRODUCED_SHAPE,
+    SERVER_KIND_COLORS,
+)
 
 STAND_IN_LABEL = "stand-in server — not a MongoDB measurement"
 # Every engine-lab figure (docs/engine-lab.md) says this in its subtitle, with the compressor used.
@@ -25,7 +34,8 @@ ENGINE_LABEL = "WiredTiger engine lab — not a mongod run"
 
 
 def compressor_text(used: set[str], wanted: set[str], what: str) -> str:
-    """'<what> lz4 (snappy wanted, not available here)': the compressor used, and the one asked for if it differs."""
+    """'<what> lz4 (snappy wanted, not available here)': the compressor used, and the one asked for if it
+    differs."""
     text = f"{what} {', '.join(sorted(used))}"
     return text + (f" ({', '.join(sorted(wanted))} wanted, not available here)" if wanted != used else "")
 
@@ -45,8 +55,10 @@ def source_shape_scale(reproduced: str = "reproduced", published: str = "publish
 # subtitle, so a long subtitle never sets the figure's width (appversions' PNG was 2,458 px wide with the plot
 # half of it).
 SUBTITLE_CHARS = 90
-# Text sizes (px in the spec) of every figure: the page never draws a figure below its spec size (it scrolls in
-# its frame), so this is the smallest text a reader sees at any page width (Vega's defaults went down to 10 px).
+# Text sizes (px in the spec) of every figure: the page never draws a figure below its spec size (it scrolls
+# in
+# its frame), so this is the smallest text a reader sees at any page width (Vega's defaults went down to 10
+# px).
 FONT_SIZES = {"axis_label": 11, "axis_title": 12, "legend_label": 11, "legend_title": 12, "header": 12,
               "title": 15, "subtitle": 12}
 # Widest average character of the subtitle font, in px per px of font size (Liberation Sans / Helvetica ~0.5;
@@ -65,10 +77,12 @@ def wrap_subtitle(text: str, width: int = SUBTITLE_CHARS) -> list[str]:
 
 def legible(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     """The chart with FONT_SIZES for its axes, legends, facet headers, title and subtitle."""
-    return (chart.configure_axis(labelFontSize=FONT_SIZES["axis_label"], titleFontSize=FONT_SIZES["axis_title"])
-            .configure_legend(labelFontSize=FONT_SIZES["legend_label"], titleFontSize=FONT_SIZES["legend_title"])
-            .configure_header(labelFontSize=FONT_SIZES["header"], titleFontSize=FONT_SIZES["header"])
-            .configure_title(fontSize=FONT_SIZES["title"], subtitleFontSize=FONT_SIZES["subtitle"]))
+    return (
+        chart.configure_axis(labelFontSize=FONT_SIZES["axis_label"], titleFontSize=FONT_SIZES["axis_title"])
+        .configure_legend(labelFontSize=FONT_SIZES["legend_label"], titleFontSize=FONT_SIZES["legend_title"])
+        .configure_header(labelFontSize=FONT_SIZES["header"], titleFontSize=FONT_SIZES["header"])
+        .configure_title(fontSize=FONT_SIZES["title"], subtitleFontSize=FONT_SIZES["subtitle"])
+    )
 
 
 def titled(chart: alt.TopLevelMixin, title: str, stand_in: bool = False, subtitle: str | None = None):
@@ -137,8 +151,13 @@ def coincident_series(frame: pl.DataFrame, series: str, x: str, y: str, panel: s
     ('{} KB'). min_share: name only series that overlap at that share of the panel's x values or more (a
     noisy line crossing another now and then hides nothing)."""
     keys = [c for c in (panel,) if c]
-    points = frame.filter(pl.col(y).is_not_null()).select(
-        *keys, pl.col(x), pl.col(series).cast(pl.Utf8).alias("_s"), pl.col(y).cast(pl.Float64).alias("_y")).unique()
+    points = (
+        frame.filter(pl.col(y).is_not_null())
+        .select(
+            *keys, pl.col(x), pl.col(series).cast(pl.Utf8).alias("_s"), pl.col(y).cast(pl.Float64).alias("_y")
+        )
+        .unique()
+    )
     pairs = points.join(points, on=[*keys, x], suffix="_b").filter(
         (pl.col("_s") < pl.col("_s_b"))
         & (((pl.col("_y") == 0) & (pl.col("_y_b") == 0))
@@ -162,8 +181,13 @@ def coincident_series(frame: pl.DataFrame, series: str, x: str, y: str, panel: s
             continue
         if any("," in name for name in names):   # 'projection, two fields' and 'whole documents'
             names = [f"'{name}'" for name in names]
-        where = ("at every point" if len(xs) == row["_xs"] and len(xs) > 1 else
-                 "at " + ", ".join(x_text.format(_number_text(v)) for v in xs[:6]) + (", …" if len(xs) > 6 else ""))
+        where = (
+            "at every point"
+            if len(xs) == row["_xs"] and len(xs) > 1
+            else "at "
+            + ", ".join(x_text.format(_number_text(v)) for v in xs[:6])
+            + (", …" if len(xs) > 6 else "")
+        )
         found.setdefault((f"{', '.join(names[:-1])} and {names[-1]}", where), []).append(
             str(row[panel]) if panel else "")
     return [f"{who} overlap {where}" + (f" ({'; '.join(panels)})" if panel else "")
@@ -179,4 +203,6 @@ def coincidence_note(sentences: list[str], what: str = "") -> str | None:
 def _number_text(value) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    return f"{value:,}" if isinstance(value, int) else f"{value:.3g}" if isinstance(value, float) else str(value)
+    return (
+        f"{value:,}" if isinstance(value, int) else f"{value:.3g}" if isinstance(value, float) else str(value)
+    )

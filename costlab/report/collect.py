@@ -17,8 +17,14 @@ import polars as pl
 from costlab.digests import edited_reason, without_edited_verdicts
 from costlab.inputs import InputError, rebuild_command
 from costlab.report.charts import STAND_IN_LABEL
-from costlab.report.compare import (VERDICT_TABLES, engine_overlay_spec, load_runs, merged_published, notes,
-                                    overlay_spec)
+from costlab.report.compare import (
+    VERDICT_TABLES,
+    engine_overlay_spec,
+    load_runs,
+    merged_published,
+    notes,
+    overlay_spec,
+)
 from costlab.report.studies import STUDIES, StudyInfo
 from costlab.server.provenance import is_stand_in, read_provenance
 
@@ -27,7 +33,16 @@ ENGINE_PUBLISHED_TABLE = "published_vs_engine"
 MODEL_PUBLISHED_TABLE = "published_vs_model"   # results/<study>/model/: the server-free model's verdicts
 ENGINE_RAW_TABLES = ("queries",)   # per-query rows: linked from the CSVs, not shown
 NOT_RUN_FILE = "not_run.json"
-PUBLISHED_COLUMNS = ("finding", "metric", "unit", "published", "reproduced", "ratio", "verdict", "server_kind")
+PUBLISHED_COLUMNS = (
+    "finding",
+    "metric",
+    "unit",
+    "published",
+    "reproduced",
+    "ratio",
+    "verdict",
+    "server_kind",
+)
 MAX_TABLE_ROWS = 200
 RUN_COMMAND = ".venv/bin/snakemake --profile profiles/default results/report.html"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -64,7 +79,9 @@ class StudySection:
     provenance: list[dict] = field(default_factory=list)
     figures: list[FigureItem] = field(default_factory=list)
     tables: list[TableItem] = field(default_factory=list)
-    model_tables: list[TableItem] = field(default_factory=list)  # server-free numbers (results/<study>/model/)
+    model_tables: list[TableItem] = field(
+        default_factory=list
+    )  # server-free numbers (results/<study>/model/)
     published: TableItem | None = None
     engine: list[TableItem] = field(default_factory=list)        # results/<study>/engine/*.csv (engine lab)
     engine_provenance: list[dict] = field(default_factory=list)  # results/<study>/engine/*.json
@@ -153,7 +170,9 @@ def _spec_mentions_stand_in(spec: dict) -> bool:
     return STAND_IN_LABEL in json.dumps(spec, ensure_ascii=False)
 
 
-def read_table(path: Path, study: str, captions_dir: Path | None, problems: list[str] | None = None) -> TableItem:
+def read_table(
+    path: Path, study: str, captions_dir: Path | None, problems: list[str] | None = None
+) -> TableItem:
     """The table; one changed after its step wrote it (costlab/digests.py) has its verdicts replaced
     by "edited after the run" and a line in `problems`."""
     frame = pl.read_csv(path, infer_schema_length=10000)
@@ -204,7 +223,8 @@ def _records(paths: list[Path], what: str, problems: list[str]) -> list[dict]:
 
 def _tables(paths: list[Path], what: str, study: str, captions_dir: Path | None, problems: list[str],
             verdicts_first: str) -> list[TableItem]:
-    """Each table, the verdict table named `verdicts_first` first; an unreadable one is a problem, not an error."""
+    """Each table, the verdict table named `verdicts_first` first; an unreadable one is a problem, not an
+    error."""
     tables = []
     for path in dict.fromkeys(paths):
         try:
@@ -246,7 +266,9 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
             section.problems.append(f"table {path} unreadable: {err}")
             continue
         if "server_kind" not in table.frame.columns:
-            section.problems.append(f"table {path.name} has no server_kind column (the results contract needs one)")
+            section.problems.append(
+                f"table {path.name} has no server_kind column (the results contract needs one)"
+            )
         if table.name == PUBLISHED_TABLE:
             absent = [c for c in PUBLISHED_COLUMNS if c not in table.frame.columns]
             if absent:
@@ -327,14 +349,24 @@ def add_comparison(sections: list[StudySection], results_dir: Path, compare_with
                                                  stand_in=any(r.stand_in for r in runs)))
         engine_spec = engine_overlay_spec(study, runs)
         if engine_spec is not None:
-            caption = ("<p>The study's engine-lab results in every run that has them (WiredTiger driven as mongod "
-                       "drives it, no server), one colour per run, the published values in black; the subtitle names "
-                       "the settings that differ between the runs.</p>")
-            section.figures.insert(0, FigureItem("engine_compare_runs", caption, spec=engine_spec, stand_in=False))
+            caption = (
+                "<p>The study's engine-lab results in every run that has them (WiredTiger driven as mongod "
+                "drives it, no server), one colour per run, the published values in black; the subtitle "
+                "names "
+                "the settings that differ between the runs.</p>"
+            )
+            section.figures.insert(
+                0, FigureItem("engine_compare_runs", caption, spec=engine_spec, stand_in=False)
+            )
 
 
-def collect_sections(results_dir: Path, config: dict, study_targets: dict[str, list[str]] | None,
-                     captions_dir: Path | None, compare_with: list[str | Path] | None = None) -> list[StudySection]:
+def collect_sections(
+    results_dir: Path,
+    config: dict,
+    study_targets: dict[str, list[str]] | None,
+    captions_dir: Path | None,
+    compare_with: list[str | Path] | None = None,
+) -> list[StudySection]:
     """Every known study's section, in STUDIES order; study_targets None scans the folders instead.
 
     A study enabled in config but absent from study_targets has no rules yet; compare_with adds
@@ -344,7 +376,9 @@ def collect_sections(results_dir: Path, config: dict, study_targets: dict[str, l
     for study in STUDIES:
         registered = None if study_targets is None else study_targets.get(study)
         if study_targets is not None and registered is None:
-            section = StudySection(STUDIES[study], enabled=study in config.get("studies", []), has_rules=False)
+            section = StudySection(
+                STUDIES[study], enabled=study in config.get("studies", []), has_rules=False
+            )
         else:
             section = collect_study(study, Path(results_dir), config, registered, captions_dir)
         sections.append(section)

@@ -55,15 +55,42 @@ class Overlay:
 
 
 OVERLAYS: dict[str, Overlay] = {
-    "docsize": Overlay("summary", "size_kb", "client_ms_p50", "O", "Client time by document size, runs overlaid",
-                       "median client ms, default cache, same window", facet="shape",
-                       filters=(("run", "same_window"), ("variant", "base"))),
-    "arraygrowth": Overlay("runs", "n", "log_bytes", "Q", "Journal bytes of N $push, runs overlaid",
-                           "wiredTiger.log bytes written", facet="profile", filters=(("workload", "push"),)),
-    "appversions": Overlay("collection_stats", "version", "total_storage_bytes_per_event", "O",
-                           "Storage per event by app version, runs overlaid", "storage + index bytes per event"),
-    "flatnested": Overlay("comparison", "fields", "reproduced_improvement_pct", "Q",
-                          "Structured over flat, runs overlaid", "improvement of structured over flat (%)"),
+    "docsize": Overlay(
+        "summary",
+        "size_kb",
+        "client_ms_p50",
+        "O",
+        "Client time by document size, runs overlaid",
+        "median client ms, default cache, same window",
+        facet="shape",
+        filters=(("run", "same_window"), ("variant", "base")),
+    ),
+    "arraygrowth": Overlay(
+        "runs",
+        "n",
+        "log_bytes",
+        "Q",
+        "Journal bytes of N $push, runs overlaid",
+        "wiredTiger.log bytes written",
+        facet="profile",
+        filters=(("workload", "push"),),
+    ),
+    "appversions": Overlay(
+        "collection_stats",
+        "version",
+        "total_storage_bytes_per_event",
+        "O",
+        "Storage per event by app version, runs overlaid",
+        "storage + index bytes per event",
+    ),
+    "flatnested": Overlay(
+        "comparison",
+        "fields",
+        "reproduced_improvement_pct",
+        "Q",
+        "Structured over flat, runs overlaid",
+        "improvement of structured over flat (%)",
+    ),
 }
 
 
@@ -131,8 +158,11 @@ def notes(study: str, runs: list[Run]) -> list[str]:
         server = [d for d in diffs if d.startswith("server.")]
         engine = [d for d in diffs if d.startswith("engine.")]
         if scale:
-            out.append(f"{other.name} was measured at another scale or config: " + "; ".join(scale)
-                       + ". Its values answer the same question on other data: compare findings, not numbers.")
+            out.append(
+                f"{other.name} was measured at another scale or config: "
+                + "; ".join(scale)
+                + ". Its values answer the same question on other data: compare findings, not numbers."
+            )
         if engine:
             out.append(f"{other.name}'s engine lab ran with other settings: " + "; ".join(engine) + ".")
         if server:
@@ -141,9 +171,11 @@ def notes(study: str, runs: list[Run]) -> list[str]:
         if not present:
             out.append(f"{other.name} has no results for this study.")
         elif "server" not in present:
-            out.append(f"{other.name} has no server measurement for this study; its "
-                       + " and ".join({"engine": "engine-lab", "model": "model"}[k] + " results" for k in present)
-                       + " are beside this run's.")
+            out.append(
+                f"{other.name} has no server measurement for this study; its "
+                + " and ".join({"engine": "engine-lab", "model": "model"}[k] + " results" for k in present)
+                + " are beside this run's."
+            )
         problem = published_problem(other.folder, study)
         if problem:
             out.append(f"{other.name} ({other.folder}): {problem}.")
@@ -208,7 +240,8 @@ def merged_published(study: str, runs: list[Run], this_frame: pl.DataFrame | Non
                      table: Path = VERDICT_TABLES["server"]) -> pl.DataFrame | None:
     """One row per (finding, metric) of any run: published, then reproduced and verdict per run.
 
-    `table`: which verdict table of each run (VERDICT_TABLES: the server run's, the engine lab's, the model's).
+    `table`: which verdict table of each run (VERDICT_TABLES: the server run's, the engine lab's, the
+    model's).
 
     Rows keep this run's order; rows only another run has (another N in the metric) follow.
     The last column is this run's server_kind (the report's stand-in marking reads it).
@@ -219,8 +252,10 @@ def merged_published(study: str, runs: list[Run], this_frame: pl.DataFrame | Non
     if all(f is None for f in frames):
         return None
     base_cols = [*KEYS, "unit", "published"]
-    keys = pl.concat([f.select([pl.col(c).cast(pl.Utf8) for c in base_cols]) for f in frames if f is not None],
-                     how="vertical").unique(subset=list(KEYS), keep="first", maintain_order=True)
+    keys = pl.concat(
+        [f.select([pl.col(c).cast(pl.Utf8) for c in base_cols]) for f in frames if f is not None],
+        how="vertical",
+    ).unique(subset=list(KEYS), keep="first", maintain_order=True)
     merged = keys.with_row_index("_order")
     for run, frame in zip(runs, frames):
         if frame is None:
@@ -263,8 +298,18 @@ def _selected(path: Path, x: str, ys: tuple[str, ...], x_type: str, facet: str |
 
 
 # Vega's category10, one per run in order; the published values, where drawn, in black.
-RUN_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-              "#17becf")
+RUN_COLORS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 
 
 # Axis scales an overlay may ask for: Vega-Lite scale properties by name.
@@ -272,12 +317,22 @@ SCALES = {"linear": {}, "log": {"type": "log"}, "log2": {"type": "log", "base": 
           "symlog": {"type": "symlog", "constant": 1000}}   # bytes: 0 B on a log-like axis above 1 kB
 
 
-def _runs_chart(data: pl.DataFrame, labels: list[str], x_type: str, x_title: str, y_title: str, facet: str | None,
-                scales: tuple[str, str] = ("linear", "linear"), published: str | None = None) -> alt.TopLevelMixin:
+def _runs_chart(
+    data: pl.DataFrame,
+    labels: list[str],
+    x_type: str,
+    x_title: str,
+    y_title: str,
+    facet: str | None,
+    scales: tuple[str, str] = ("linear", "linear"),
+    published: str | None = None,
+) -> alt.TopLevelMixin:
     """One line with hollow points per run (colour = run, the legend naming each run); the `published` series'
     rows as black hollow diamonds. scales: the x and y axes' (SCALES); an ordinal x keeps the data's order."""
     domain = labels + ([published] if published else [])
-    colors = [RUN_COLORS[i % len(RUN_COLORS)] for i in range(len(labels))] + (["#000000"] if published else [])
+    colors = [RUN_COLORS[i % len(RUN_COLORS)] for i in range(len(labels))] + (
+        ["#000000"] if published else []
+    )
     x_values = sorted(set(data["x"].to_list())) if x_type == "Q" and scales[0] != "linear" else alt.Undefined
     base = alt.Chart(data).encode(
         x=alt.X(f"x:{x_type}", title=x_title, sort=None if x_type == "O" else alt.Undefined,
@@ -306,10 +361,16 @@ def overlay_spec(study: str, runs: list[Run]) -> dict | None:
         return None
     parts = [_selected(run.folder / study / "tables" / f"{overlay.table}.csv", overlay.x, (overlay.y,),
                        overlay.x_type, overlay.facet, overlay.filters, run.label) for run in runs]
-    data = pl.concat([p for p in parts if p is not None]) if any(p is not None for p in parts) else pl.DataFrame()
+    data = (
+        pl.concat([p for p in parts if p is not None])
+        if any(p is not None for p in parts)
+        else pl.DataFrame()
+    )
     if data.is_empty():
         return None
-    chart = _runs_chart(data, [r.label for r in runs], overlay.x_type, overlay.x, overlay.y_title, overlay.facet)
+    chart = _runs_chart(
+        data, [r.label for r in runs], overlay.x_type, overlay.x, overlay.y_title, overlay.facet
+    )
     stand_in = any(r.stand_in for r in runs)
     return titled(chart, overlay.title, stand_in=stand_in,
                   subtitle=f"one colour per run; tables/{overlay.table}.csv of each").to_dict()
@@ -328,26 +389,49 @@ class EngineOverlay:
     facet: str | None = None
     filters: tuple[tuple[str, str], ...] = ()
     scales: tuple[str, str] = ("linear", "linear")   # x and y: SCALES
-    published: str | None = None                  # a CSV in resources/published/
-    published_y: tuple[str, ...] = ()             # its y column(s); or, with published=None, this run's table's
+    published: str | None = None  # a CSV in resources/published/
+    published_y: tuple[str, ...] = ()  # its y column(s); or, with published=None, this run's table's
     published_filters: tuple[tuple[str, str], ...] = ()
 
 
 ENGINE_OVERLAYS: dict[str, EngineOverlay] = {
-    "arraygrowth": EngineOverlay("log_bytes", "n", ("log_bytes",), "Q", "Journal bytes of N $push on the engine lab, "
-                                 "runs overlaid", "journal bytes written (bytes, log)", facet="profile",
-                                 filters=(("workload", "push"),), scales=("log", "log"), published="arraygrowth_log_bytes.csv",
-                                 published_y=("log_bytes",), published_filters=(("workload", "push"),)),
-    "docsize": EngineOverlay("cache_reads", "size_kb", ("bytes_read_into_cache_median",), "Q",
-                             "Bytes read into the cache per query on the engine lab, small cache, runs overlaid",
-                             "bytes read into cache per query (median, symlog)", facet="shape", scales=("log2", "symlog"),
-                             filters=(("run", "small_cache"),), published="docsize_query_tables.csv",
-                             published_y=("value",),
-                             published_filters=(("run", "small_cache"), ("metric", "bytes_read_into_cache"))),
-    "appversions": EngineOverlay("storage", "version", ("storage_bytes_per_event", "index_bytes_per_event"), "O",
-                                 "Storage per event by app version on the engine lab, runs overlaid",
-                                 "storage + index bytes per event",
-                                 published_y=("published_storage_bytes_per_event", "published_index_bytes_per_event")),
+    "arraygrowth": EngineOverlay(
+        "log_bytes",
+        "n",
+        ("log_bytes",),
+        "Q",
+        "Journal bytes of N $push on the engine lab, runs overlaid",
+        "journal bytes written (bytes, log)",
+        facet="profile",
+        filters=(("workload", "push"),),
+        scales=("log", "log"),
+        published="arraygrowth_log_bytes.csv",
+        published_y=("log_bytes",),
+        published_filters=(("workload", "push"),),
+    ),
+    "docsize": EngineOverlay(
+        "cache_reads",
+        "size_kb",
+        ("bytes_read_into_cache_median",),
+        "Q",
+        "Bytes read into the cache per query on the engine lab, small cache, runs overlaid",
+        "bytes read into cache per query (median, symlog)",
+        facet="shape",
+        scales=("log2", "symlog"),
+        filters=(("run", "small_cache"),),
+        published="docsize_query_tables.csv",
+        published_y=("value",),
+        published_filters=(("run", "small_cache"), ("metric", "bytes_read_into_cache")),
+    ),
+    "appversions": EngineOverlay(
+        "storage",
+        "version",
+        ("storage_bytes_per_event", "index_bytes_per_event"),
+        "O",
+        "Storage per event by app version on the engine lab, runs overlaid",
+        "storage + index bytes per event",
+        published_y=("published_storage_bytes_per_event", "published_index_bytes_per_event"),
+    ),
 }
 PUBLISHED_SERIES = "published"
 
@@ -369,18 +453,39 @@ def engine_overlay_spec(study: str, runs: list[Run], published_dir: Path | None 
     if len(drawn) < 2:
         return None
     if overlay.published:
-        published = _selected(Path(published_dir or PUBLISHED_DIR) / overlay.published, overlay.x, overlay.published_y,
-                              overlay.x_type, overlay.facet, overlay.published_filters, PUBLISHED_SERIES)
+        published = _selected(
+            Path(published_dir or PUBLISHED_DIR) / overlay.published,
+            overlay.x,
+            overlay.published_y,
+            overlay.x_type,
+            overlay.facet,
+            overlay.published_filters,
+            PUBLISHED_SERIES,
+        )
     else:
-        published = _selected(runs[0].folder / study / "engine" / f"{overlay.table}.csv", overlay.x,
-                              overlay.published_y, overlay.x_type, overlay.facet, overlay.filters, PUBLISHED_SERIES)
+        published = _selected(
+            runs[0].folder / study / "engine" / f"{overlay.table}.csv",
+            overlay.x,
+            overlay.published_y,
+            overlay.x_type,
+            overlay.facet,
+            overlay.filters,
+            PUBLISHED_SERIES,
+        )
     if published is not None and not published.is_empty():
         drawn.append(published)
     else:
         published = None
-    chart = _runs_chart(pl.concat(drawn, how="vertical_relaxed"), [r.label for r in runs], overlay.x_type, overlay.x,
-                        overlay.y_title, overlay.facet, overlay.scales,
-                        PUBLISHED_SERIES if published is not None else None)
+    chart = _runs_chart(
+        pl.concat(drawn, how="vertical_relaxed"),
+        [r.label for r in runs],
+        overlay.x_type,
+        overlay.x,
+        overlay.y_title,
+        overlay.facet,
+        overlay.scales,
+        PUBLISHED_SERIES if published is not None else None,
+    )
     differing = [f"{other.name}: " + "; ".join(diffs) for other in runs[1:]
                  if (diffs := [d for d in differences(study, runs[0], other) if not d.startswith("server.")])]
     names = {r.label: r.name for r in runs}   # the note names runs by name; the legend has their labels

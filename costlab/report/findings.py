@@ -18,7 +18,11 @@ from costlab.verdicts import VERDICT_CLASSES, verdict_class
 FINDINGS_FILE = "findings.csv"
 COLUMNS = ["study", "finding", "metric", "unit", "published", "this_run", "evidence", "ratio", "tolerance",
            "verdict", "note", "source"]
-SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {"published": pl.Float64, "this_run": pl.Float64, "ratio": pl.Float64}
+SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {
+    "published": pl.Float64,
+    "this_run": pl.Float64,
+    "ratio": pl.Float64,
+}
 ENGINE_EVIDENCE = "WiredTiger engine lab"
 MODEL_EVIDENCE = "server-free model"
 STAND_IN_EVIDENCE = "stand-in (SecantusDB, not MongoDB)"
@@ -54,7 +58,9 @@ def _row_evidence(server_kind: str | None, section: StudySection) -> str:
 
 
 def _number(frame: pl.DataFrame, column: str) -> pl.Expr:
-    return pl.col(column).cast(pl.Float64, strict=False) if column in frame.columns else pl.lit(None, pl.Float64)
+    return (
+        pl.col(column).cast(pl.Float64, strict=False) if column in frame.columns else pl.lit(None, pl.Float64)
+    )
 
 
 def _text(frame: pl.DataFrame, column: str) -> pl.Expr:
@@ -73,13 +79,19 @@ def table_findings(study: str, table: TableItem, section: StudySection, results_
     except ValueError:
         source = str(table.path)
     return frame.select(
-        pl.lit(study).alias("study"), _text(frame, "finding").alias("finding"), _text(frame, "metric").alias("metric"),
-        _text(frame, "unit").alias("unit"), _number(frame, "published").alias("published"),
+        pl.lit(study).alias("study"),
+        _text(frame, "finding").alias("finding"),
+        _text(frame, "metric").alias("metric"),
+        _text(frame, "unit").alias("unit"),
+        _number(frame, "published").alias("published"),
         _number(frame, "reproduced").alias("this_run"),
         pl.Series("evidence", [evidence[k] for k in kinds], dtype=pl.Utf8),
-        _number(frame, "ratio").alias("ratio"), _text(frame, "tolerance").alias("tolerance"),
-        _text(frame, "verdict").alias("verdict"), _text(frame, "note").alias("note"),
-        pl.lit(source).alias("source"))
+        _number(frame, "ratio").alias("ratio"),
+        _text(frame, "tolerance").alias("tolerance"),
+        _text(frame, "verdict").alias("verdict"),
+        _text(frame, "note").alias("note"),
+        pl.lit(source).alias("source"),
+    )
 
 
 def not_run_findings(study: str, section: StudySection) -> pl.DataFrame:
@@ -95,7 +107,8 @@ def not_run_findings(study: str, section: StudySection) -> pl.DataFrame:
 
 
 def study_findings(section: StudySection, results_dir: Path) -> pl.DataFrame:
-    """Every verdict row of one study: server run, then engine lab, then model checks, then what did not run."""
+    """Every verdict row of one study: server run, then engine lab, then model checks, then what did not
+    run."""
     study = section.info.name
     parts = []
     server_has_model_rows = False
@@ -103,7 +116,9 @@ def study_findings(section: StudySection, results_dir: Path) -> pl.DataFrame:
         parts.append(table_findings(study, section.published, section, results_dir))
         if "server_kind" in section.published.frame.columns:
             kinds = section.published.frame["server_kind"].cast(pl.Utf8)
-            server_has_model_rows = bool((kinds.str.starts_with("model") | kinds.str.starts_with("server-free")).any())
+            server_has_model_rows = bool(
+                (kinds.str.starts_with("model") | kinds.str.starts_with("server-free")).any()
+            )
     parts += [table_findings(study, t, section, results_dir, "engine") for t in section.engine
               if t.name == ENGINE_PUBLISHED_TABLE]
     if not server_has_model_rows:  # a server run's table already holds the model's rows

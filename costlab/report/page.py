@@ -50,7 +50,9 @@ def build_report(results_dir: str | Path, out_path: str | Path, config: dict,
     defaults = default_config() if defaults is None else defaults
     sections = collect_sections(Path(results_dir), config, study_targets, captions)
     # this run's findings, before the other runs' results join the sections
-    findings = read_findings(findings_path) if findings_path is not None else findings_frame(sections, results_dir)
+    findings = (
+        read_findings(findings_path) if findings_path is not None else findings_frame(sections, results_dir)
+    )
     if compare_with:
         add_comparison(sections, Path(results_dir), compare_with)
     page = render_page(sections, findings, config, defaults, out_path.parent, datetime.now(timezone.utc))

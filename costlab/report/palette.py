@@ -13,9 +13,20 @@ QUERY_SHAPE_COLORS = {"whole": "#e45756", "projection": "#4c78a8", "covered": "#
 LAYOUT_COLORS = {"flat": "#e45756", "structured": "#4c78a8"}
 # appversions: one hue family per generation (V1-V4 blues, V5 oranges, V6 greens), darker = later revision.
 APP_VERSION_COLORS = {
-    "appV1": "#c6dbef", "appV2": "#9ecae1", "appV3": "#6baed6", "appV4": "#2171b5",
-    "appV5R0": "#fdd0a2", "appV5R1": "#fdae6b", "appV5R2": "#fd8d3c", "appV5R3": "#e6550d", "appV5R4": "#a63603",
-    "appV6R0": "#c7e9c0", "appV6R1": "#a1d99b", "appV6R2": "#74c476", "appV6R3": "#31a354", "appV6R4": "#006d2c",
+    "appV1": "#c6dbef",
+    "appV2": "#9ecae1",
+    "appV3": "#6baed6",
+    "appV4": "#2171b5",
+    "appV5R0": "#fdd0a2",
+    "appV5R1": "#fdae6b",
+    "appV5R2": "#fd8d3c",
+    "appV5R3": "#e6550d",
+    "appV5R4": "#a63603",
+    "appV6R0": "#c7e9c0",
+    "appV6R1": "#a1d99b",
+    "appV6R2": "#74c476",
+    "appV6R3": "#31a354",
+    "appV6R4": "#006d2c",
 }
 SERVER_KIND_COLORS = {"mongod": "#4c78a8", "mongos": "#72b7b2", "stand-in": "#b00020"}
 # Published points are drawn as distinct marks on the same axes as ours.

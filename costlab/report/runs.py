@@ -34,9 +34,14 @@ def manifest(config: dict, server_backend: str | None) -> dict:
     import costlab
     from costlab.config import config_hash
 
-    return {"format": MANIFEST_FORMAT, "costlab_version": costlab.__version__, "config_hash": config_hash(config),
-            "server_backend": server_backend, "config": public_config(config),
-            "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    return {
+        "format": MANIFEST_FORMAT,
+        "costlab_version": costlab.__version__,
+        "config_hash": config_hash(config),
+        "server_backend": server_backend,
+        "config": public_config(config),
+        "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
 
 
 def results_dir(path: str | Path) -> Path:
@@ -52,7 +57,11 @@ MAX_SHOWN_PATH = 120
 
 def _shown(path: str | Path) -> str:
     text = str(path)
-    return repr(text) if len(text) <= MAX_SHOWN_PATH else f"{text[:MAX_SHOWN_PATH]!r}… ({len(text):,} characters)"
+    return (
+        repr(text)
+        if len(text) <= MAX_SHOWN_PATH
+        else f"{text[:MAX_SHOWN_PATH]!r}… ({len(text):,} characters)"
+    )
 
 
 def check_tree(path: str | Path, this_results: str | Path = "results") -> Path:
@@ -62,16 +71,22 @@ def check_tree(path: str | Path, this_results: str | Path = "results") -> Path:
     try:
         is_dir = given.is_dir()
         folder = results_dir(given)
-        is_this_run = is_dir and Path(this_results).is_dir() and folder.resolve() == Path(this_results).resolve()
-    except OSError as err:   # ENAMETOOLONG and the like: the path itself is unusable
-        raise CompareError(f"invalid config key compare.with: {_shown(given)} cannot be used as a path "
-                           f"({err.strerror or type(err).__name__}); give a results/ tree copied from another run") from None
+        is_this_run = (
+            is_dir and Path(this_results).is_dir() and folder.resolve() == Path(this_results).resolve()
+        )
+    except OSError as err:  # ENAMETOOLONG and the like: the path itself is unusable
+        raise CompareError(
+            f"invalid config key compare.with: {_shown(given)} cannot be used as a path "
+            f"({err.strerror or type(err).__name__}); give a results/ tree copied from another run"
+        ) from None
     if not is_dir:
         raise CompareError(f"invalid config key compare.with: {_shown(given)} is not a directory "
                            "(give a results/ tree copied from another run)")
     if is_this_run:
-        raise CompareError(f"invalid config key compare.with: {_shown(given)} is this run's own results/ "
-                           "(compare.with names other runs' trees, copied here from another machine or checkout)")
+        raise CompareError(
+            f"invalid config key compare.with: {_shown(given)} is this run's own results/ "
+            "(compare.with names other runs' trees, copied here from another machine or checkout)"
+        )
     missing = [name for name in REQUIRED if not (folder / name).exists()]
     if missing:
         from costlab import STUDIES
@@ -88,9 +103,11 @@ def check_tree(path: str | Path, this_results: str | Path = "results") -> Path:
     except (OSError, ValueError) as err:
         raise CompareError(f"compare.with: {folder / MANIFEST} is unreadable: {err}") from None
     if not isinstance(record, dict) or record.get("format") != MANIFEST_FORMAT or "config" not in record:
-        raise CompareError(f"compare.with: {folder / MANIFEST} is not a run manifest of format "
-                           f"{MANIFEST_FORMAT} (found format {record.get('format') if isinstance(record, dict) else '?'}); "
-                           "rerun the workflow there with this costlab version")
+        raise CompareError(
+            f"compare.with: {folder / MANIFEST} is not a run manifest of format "
+            f"{MANIFEST_FORMAT} (found format {record.get('format') if isinstance(record, dict) else '?'}); "
+            "rerun the workflow there with this costlab version"
+        )
     config = record["config"]
     from costlab import STUDIES
 
@@ -99,8 +116,10 @@ def check_tree(path: str | Path, this_results: str | Path = "results") -> Path:
         if config.get(key) is not None and not isinstance(config[key], dict)]
     if bad:
         held = type(config).__name__ if bad == ["config"] else "values of the wrong type"
-        raise CompareError(f"compare.with: {folder / MANIFEST} is not a run manifest: {', '.join(bad)} holds "
-                           f"{held} (a manifest's config is the mapping the run used); copy that run's results/ again")
+        raise CompareError(
+            f"compare.with: {folder / MANIFEST} is not a run manifest: {', '.join(bad)} holds "
+            f"{held} (a manifest's config is the mapping the run used); copy that run's results/ again"
+        )
     return folder
 
 

@@ -23,8 +23,16 @@ from markupsafe import Markup
 from costlab.config import config_hash, study_config_hash
 from costlab.io import atomic_path
 from costlab.report.charts import STAND_IN_LABEL
-from costlab.report.collect import (ENGINE_PUBLISHED_TABLE, MAX_TABLE_ROWS, MODEL_PUBLISHED_TABLE, PUBLISHED_TABLE,
-                                    RUN_COMMAND, FigureItem, StudySection, TableItem)
+from costlab.report.collect import (
+    ENGINE_PUBLISHED_TABLE,
+    MAX_TABLE_ROWS,
+    MODEL_PUBLISHED_TABLE,
+    PUBLISHED_TABLE,
+    RUN_COMMAND,
+    FigureItem,
+    StudySection,
+    TableItem,
+)
 from costlab.report.findings import verdict_counts
 from costlab.report.settings import concerns, config_differences, flatten
 from costlab.report.studies import STUDIES
@@ -156,7 +164,9 @@ def jobs_view(records: list[dict]) -> TableView:
     rows = []
     for r in records:
         applied = r.get("applied_options")
-        applied_text = ", ".join(f"{k}={v}" for k, v in applied.items()) if isinstance(applied, dict) else applied
+        applied_text = (
+            ", ".join(f"{k}={v}" for k, v in applied.items()) if isinstance(applied, dict) else applied
+        )
         rows.append({"job": r.get("job") or Path(r["_path"]).stem, "server_kind": r.get("server_kind"),
                      "profile": r.get("profile"), "backend": r.get("backend"),
                      "applied options": None if applied_text is None else str(applied_text),
@@ -170,9 +180,16 @@ def _value_text(value: Any) -> str:
 
 
 # Columns of the engine lab's tables that say at what scale and with what it ran (read from the results).
-ENGINE_SCALE_COLUMNS = {"n": "N", "size_kb": "document sizes (KB)", "cache_mb": "WiredTiger cache (MB)",
-                        "events": "events", "documents": "documents", "queries": "queries per point",
-                        "block_compressor": "block compressor used", "journal_compressor": "journal compressor used"}
+ENGINE_SCALE_COLUMNS = {
+    "n": "N",
+    "size_kb": "document sizes (KB)",
+    "cache_mb": "WiredTiger cache (MB)",
+    "events": "events",
+    "documents": "documents",
+    "queries": "queries per point",
+    "block_compressor": "block compressor used",
+    "journal_compressor": "journal compressor used",
+}
 
 
 def engine_scale_rows(tables: list[TableItem]) -> list[tuple[str, str]]:
@@ -191,7 +208,8 @@ def engine_scale_rows(tables: list[TableItem]) -> list[tuple[str, str]]:
 
 
 def config_view(study: str, config: dict, defaults: dict, records: list[dict]) -> dict[str, Any]:
-    """The study's scale (keys, values, changed?), the config hashes and the keys that differ from the defaults."""
+    """The study's scale (keys, values, changed?), the config hashes and the keys that differ from the
+    defaults."""
     # Per study: its own keys and the server's (records from before study hashes: the whole config).
     current_hash = study_config_hash(config, study)
     whole = config_hash(config)
@@ -200,12 +218,18 @@ def config_view(study: str, config: dict, defaults: dict, records: list[dict]) -
                      for r in records if r.get("study_config_hash") or r.get("config_hash")})
     default_scale = flatten(defaults.get(study) or {}) | flatten(
         {"engine": {study: ((defaults.get("engine") or {}).get(study) or {})}})
-    mine = flatten(config.get(study) or {}) | flatten({"engine": {study: ((config.get("engine") or {}).get(study) or {})}})
+    mine = flatten(config.get(study) or {}) | flatten(
+        {"engine": {study: ((config.get("engine") or {}).get(study) or {})}}
+    )
     scale = [(k, _value_text(v), default_scale.get(k, v) != v) for k, v in mine.items()]
     diffs = [(k, _value_text(d), _value_text(v)) for k, d, v in config_differences(config, defaults)
              if concerns(k, study)]
-    return {"current_hash": current_hash, "measured_hashes": hashes if hashes and hashes != [current_hash] else [],
-            "scale": scale, "differences": diffs}
+    return {
+        "current_hash": current_hash,
+        "measured_hashes": hashes if hashes and hashes != [current_hash] else [],
+        "scale": scale,
+        "differences": diffs,
+    }
 
 
 def figure_view(study: str, item: FigureItem, out_dir: Path, stand_in_shown: bool = False) -> dict[str, Any]:
@@ -214,13 +238,18 @@ def figure_view(study: str, item: FigureItem, out_dir: Path, stand_in_shown: boo
         # Nothing in the spec can close the script tag it sits in.
         spec_json = Markup(json.dumps(item.spec).replace("<", "\\u003c"))
     return {
-        "study": study, "name": item.name, "stand_in": item.stand_in and not stand_in_shown,
+        "study": study,
+        "name": item.name,
+        "stand_in": item.stand_in and not stand_in_shown,
         "element_id": f"fig-{study}-{re.sub(r'[^A-Za-z0-9_-]', '-', item.name)}",
         "spec_json": spec_json,
         "svg": Markup(item.svg) if item.svg is not None else None,
-        "png_data": base64.b64encode(item.png.read_bytes()).decode() if item.png is not None and spec_json is None
-        and item.svg is None else None,
-        "links": [(suffix.lstrip("."), os.path.relpath(p, out_dir)) for suffix, p in sorted(item.files.items())],
+        "png_data": base64.b64encode(item.png.read_bytes()).decode()
+        if item.png is not None and spec_json is None and item.svg is None
+        else None,
+        "links": [
+            (suffix.lstrip("."), os.path.relpath(p, out_dir)) for suffix, p in sorted(item.files.items())
+        ],
         "caption": Markup(item.caption) if item.caption else None,
     }
 
@@ -251,7 +280,9 @@ def table_block_view(item: TableItem, out_dir: Path, heading: bool = True, stand
     frame = item.frame
     if verdicts and "verdict" in frame.columns and frame.columns[0] == "finding":
         # the verdict beside the finding it judges, inside the window at any width
-        frame = frame.select("finding", "verdict", *[c for c in frame.columns if c not in ("finding", "verdict")])
+        frame = frame.select(
+            "finding", "verdict", *[c for c in frame.columns if c not in ("finding", "verdict")]
+        )
     return {"name": item.name, "file_name": item.path.name, "href": os.path.relpath(item.path, out_dir),
             "heading": heading, "stand_in": item.stand_in and not stand_in_shown,
             "caption": Markup(item.caption) if item.caption else None, "table": table_view(frame),
@@ -278,8 +309,11 @@ def not_run_view(section: StudySection, config: dict) -> dict[str, Any]:
 
 def mongod_not_run_view(record: dict) -> dict[str, str]:
     """The study's mongod part when this run had no server (results/<study>/not_run.json)."""
-    return {"part": str(record.get("part", "mongod")), "reason": str(record.get("reason", "no MongoDB server")),
-            "fix": str(record.get("fix", ""))}
+    return {
+        "part": str(record.get("part", "mongod")),
+        "reason": str(record.get("reason", "no MongoDB server")),
+        "fix": str(record.get("fix", "")),
+    }
 
 
 def section_status(section: StudySection) -> str:
@@ -296,15 +330,29 @@ def engine_view(section: StudySection, out_dir: Path) -> dict[str, Any] | None:
     compressors = [r.get("compressors") or {} for r in records]
 
     def used(kind: str) -> str:
-        return _distinct(f"{c.get(kind)} (wanted {c.get(kind + '_wanted')})" if c.get(kind) != c.get(kind + "_wanted")
-                         else c.get(kind) for c in compressors)
+        return _distinct(
+            f"{c.get(kind)} (wanted {c.get(kind + '_wanted')})"
+            if c.get(kind) != c.get(kind + "_wanted")
+            else c.get(kind)
+            for c in compressors
+        )
 
-    rows = [("server kind", _distinct(r.get("server_kind") for r in records)),
+    rows = (
+        [
+            ("server kind", _distinct(r.get("server_kind") for r in records)),
             ("WiredTiger", _distinct((r.get("server") or {}).get("wiredtiger_version") for r in records)),
-            ("built-in compressors", _distinct(", ".join((r.get("server") or {}).get("compressors_built_in", []))
-                                               for r in records)),
+            (
+                "built-in compressors",
+                _distinct(
+                    ", ".join((r.get("server") or {}).get("compressors_built_in", [])) for r in records
+                ),
+            ),
             ("journal compressor", used("journal_compressor")),
-            ("block compressor", used("block_compressor"))] if records else []
+            ("block compressor", used("block_compressor")),
+        ]
+        if records
+        else []
+    )
     tables = [table_block_view(t, out_dir) for t in section.engine]
     rows += engine_scale_rows([t for t in section.engine if t.name != ENGINE_PUBLISHED_TABLE])
     return {"label": LABEL, "provenance_rows": rows,
@@ -315,8 +363,14 @@ def engine_view(section: StudySection, out_dir: Path) -> dict[str, Any] | None:
 def section_view(section: StudySection, config: dict, defaults: dict, out_dir: Path) -> dict[str, Any]:
     info = section.info
     study = info.name
-    view: dict[str, Any] = {"study": study, "title": info.title, "source": info.source, "measured": info.measured,
-                            "status": section_status(section), "stand_in": section.stand_in}
+    view: dict[str, Any] = {
+        "study": study,
+        "title": info.title,
+        "source": info.source,
+        "measured": info.measured,
+        "status": section_status(section),
+        "stand_in": section.stand_in,
+    }
     if not section.has_results:
         return view | {"not_run": not_run_view(section, config)}
     shown = section.stand_in  # one banner at the top of the study says it for every figure and table
@@ -369,17 +423,27 @@ def _no_tolerance(verdict: str | None) -> str:
 
 
 def findings_view(findings: pl.DataFrame) -> dict[str, Any]:
-    """The page's first table: one row per finding with its evidence, tolerance and verdict, then the counts."""
+    """The page's first table: one row per finding with its evidence, tolerance and verdict, then the
+    counts."""
     rows = []
     for row in findings.iter_rows(named=True):
-        rows.append({"study": row["study"], "anchor": f"study-{row['study']}", "finding": row["finding"] or "—",
-                     "metric": row["metric"], "published": _published_text(row),
-                     "published_is_rule": _judged_by_rule_alone(row),
-                     "this_run": _number_text(row["this_run"], row["unit"]), "evidence": row["evidence"] or "—",
-                     "ratio": format_cell(row["ratio"]).text if row["ratio"] is not None else "—",
-                     "tolerance": row["tolerance"] or _no_tolerance(row["verdict"]),
-                     "verdict": row["verdict"] or "no verdict",
-                     "verdict_css": verdict_css(row["verdict"] or ""), "note": row["note"]})
+        rows.append(
+            {
+                "study": row["study"],
+                "anchor": f"study-{row['study']}",
+                "finding": row["finding"] or "—",
+                "metric": row["metric"],
+                "published": _published_text(row),
+                "published_is_rule": _judged_by_rule_alone(row),
+                "this_run": _number_text(row["this_run"], row["unit"]),
+                "evidence": row["evidence"] or "—",
+                "ratio": format_cell(row["ratio"]).text if row["ratio"] is not None else "—",
+                "tolerance": row["tolerance"] or _no_tolerance(row["verdict"]),
+                "verdict": row["verdict"] or "no verdict",
+                "verdict_css": verdict_css(row["verdict"] or ""),
+                "note": row["note"],
+            }
+        )
     counts = verdict_counts(findings)
     by_evidence = []
     for evidence in dict.fromkeys(findings["evidence"].to_list()):
@@ -466,7 +530,7 @@ figure{margin:16px 0;padding:12px;border:1px solid #e3e3e3;border-radius:4px;ove
 figcaption{margin-top:8px}figcaption p{margin:4px 0}.files{font-weight:normal;font-size:13px}
 .na{color:#999}.changed{color:#9a5b00;font-size:12px}
 nav ul{columns:2}
-"""
+"""  # noqa: E501 (code in a string, kept as it runs)
 
 SCRIPT = """
 document.querySelectorAll('script[type="application/json"][data-figure]').forEach(function (el) {
@@ -498,7 +562,8 @@ def vega_bundle() -> str:
     """Vega, Vega-Lite and vega-embed as one script, from vl-convert (offline), matching altair's Vega-Lite.
 
     Bundling takes vl-convert 2-5 s, most of a report's rendering time; the result is kept in
-    $XDG_CACHE_HOME/costlab/ under a name holding both versions, so reports after the first take well under one.
+    $XDG_CACHE_HOME/costlab/ under a name holding both versions, so reports after the first take well under
+    one.
     """
     import altair as alt
     import vl_convert as vlc
@@ -519,8 +584,14 @@ def vega_bundle() -> str:
     return bundle
 
 
-def render_page(sections: list[StudySection], findings: pl.DataFrame, config: dict, defaults: dict, out_dir: Path,
-                generated_at: datetime) -> str:
+def render_page(
+    sections: list[StudySection],
+    findings: pl.DataFrame,
+    config: dict,
+    defaults: dict,
+    out_dir: Path,
+    generated_at: datetime,
+) -> str:
     needs_js = any(f.spec is not None for s in sections for f in s.figures)
     studies_changed = any(key == "studies" for key, _, _ in config_differences(config, defaults))
     return template_environment().get_template("report.html.j2").render(

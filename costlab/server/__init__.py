@@ -17,7 +17,9 @@ from costlab.procs import sigterm_raises
 from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_MESSAGE, ServerStartError, ServerUnavailable
 from costlab.server.profiles import PROFILES, Profile, get_profile
 
-if TYPE_CHECKING:  # pymongo is imported by the backends only: the rule files import this package's light modules
+if (
+    TYPE_CHECKING
+):  # pymongo is imported by the backends only: the rule files import this package's light modules
     from pymongo import MongoClient
 
 __all__ = ["RunningServer", "start_server", "measuring_job", "resolve_backend", "ServerUnavailable",
@@ -124,9 +126,14 @@ def start_server(server_config: dict, profile: str | Profile, data_dir: str | Pa
             from costlab.server.docker_backend import run_container
 
             def open_backend():
-                return run_container(profile, effective_dir, server_config.get("image") or "mongo:8.0", timeout_s,
-                                     pull=server_config.get("pull") or "missing",
-                                     network=server_config.get("network") or "bridge")
+                return run_container(
+                    profile,
+                    effective_dir,
+                    server_config.get("image") or "mongo:8.0",
+                    timeout_s,
+                    pull=server_config.get("pull") or "missing",
+                    network=server_config.get("network") or "bridge",
+                )
         elif backend == "binary":
             from costlab.server.binary import find_mongod, run_binary
             mongod = find_mongod(server_config.get("mongod"))
@@ -140,7 +147,9 @@ def start_server(server_config: dict, profile: str | Profile, data_dir: str | Pa
             def open_backend():
                 return _external(server_config, profile)
         else:
-            raise ServerUnavailable(f"unknown server.backend {backend!r}; allowed: auto, docker, binary, external")
+            raise ServerUnavailable(
+                f"unknown server.backend {backend!r}; allowed: auto, docker, binary, external"
+            )
 
         def restart() -> tuple[MongoClient, str, dict]:
             running.close()  # stops and removes the current server before the next one opens the data dir
@@ -182,8 +191,13 @@ def measuring_job(config: dict, profile: str | Profile, provenance_path: str | P
 
     from costlab import namespaces
     from costlab.server.connection import ConnectionLost, lost_message
-    from costlab.server.lease import (data_dir_lease, deployment_lease, document_lease, host_server_lease,
-                                      server_lease_key)
+    from costlab.server.lease import (
+        data_dir_lease,
+        deployment_lease,
+        document_lease,
+        host_server_lease,
+        server_lease_key,
+    )
     from costlab.server.markers import clear_marker, expected_load_id, verify_marker, write_marker
     from costlab.server.provenance import collect_provenance, write_json_atomic
 
@@ -223,8 +237,9 @@ def measuring_job(config: dict, profile: str | Profile, provenance_path: str | P
         try:
             yield server
         except ConnectionFailure as err:
-            where = server.uri + (f" (container {server.applied['container']})" if server.applied.get("container")
-                                  else "")
+            where = server.uri + (
+                f" (container {server.applied['container']})" if server.applied.get("container") else ""
+            )
             raise ConnectionLost(lost_message(where, job, err)) from None
         if namespace and dataset and loads:
             extra["dataset_marker"] = write_marker(server.client[server.database], dataset, load_id, job,

@@ -73,7 +73,9 @@ def what_auto_tried(server_config: dict) -> str:
     return f"server.backend auto found no Docker engine answering at {socket} and no mongod on PATH"
 
 
-def require_server(backend: str | None, server_config: dict, targets: Iterable[str], profile_name: str) -> list:
+def require_server(
+    backend: str | None, server_config: dict, targets: Iterable[str], profile_name: str
+) -> list:
     """The server setup step's input: nothing when there is a server; with none, NoServerForTarget.
 
     Raised while Snakemake plans the jobs (a real run or -n), so a target that needs a server stops
@@ -89,10 +91,13 @@ def require_server(backend: str | None, server_config: dict, targets: Iterable[s
 
 def no_server_sentences(what_needs: str, profile_name: str, server_config: dict) -> list[str]:
     """What to tell a user whose target (`what_needs`: "<target> needs") needs a server there is not."""
-    return [f"costlab: {what_needs} a MongoDB server (server profile {profile_name}) and none was found "
-            f"({NO_SERVER_REASON}: {what_auto_tried(server_config)}).",
-            f"To measure on MongoDB, {NO_SERVER_FIX}.",
-            "Without a server, `make all` (or `snakemake all`) builds the server-free parts: models, engine lab, report."]
+    return [
+        f"costlab: {what_needs} a MongoDB server (server profile {profile_name}) and none was found "
+        f"({NO_SERVER_REASON}: {what_auto_tried(server_config)}).",
+        f"To measure on MongoDB, {NO_SERVER_FIX}.",
+        "Without a server, `make all` (or `snakemake all`) builds the server-free parts: models, engine lab, "
+        "report.",
+    ]
 
 
 def check_configured(server_config: dict, backend: str) -> None:
@@ -131,9 +136,8 @@ def server_identity(server_config: dict, backend: str, profile_name: str) -> dic
     """
     from dataclasses import asdict
 
-    from costlab.server.profiles import get_profile
-
     from costlab.namespaces import run_id
+    from costlab.server.profiles import get_profile
 
     identity: dict = {"backend": backend, "profile": asdict(get_profile(profile_name)),
                       # which databases this run measures in (server.namespace, or host + directory):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ctypes
-import os
 import signal
 import subprocess
 from contextlib import contextmanager
@@ -26,7 +25,9 @@ def mongod_command(mongod: str, profile: Profile, port: int, data_dir: Path, log
 
 def applied_options(profile: Profile) -> dict:
     return {
-        "wiredTigerCacheSizeGB": profile.cache_size_gb if profile.cache_size_gb is not None else "server default",
+        "wiredTigerCacheSizeGB": profile.cache_size_gb
+        if profile.cache_size_gb is not None
+        else "server default",
         # A process on the host shares the host's memory and file cache: the limit is not enforced.
         "memory_limit_bytes": "not applied (binary backend)" if profile.memory_limit_bytes else "none",
         "cpus": "not applied (binary backend)" if profile.cpus else "none",
@@ -67,7 +68,9 @@ def stop_process(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:
 
 
 @contextmanager
-def run_binary(profile: Profile, data_dir: Path, mongod: str, timeout_s: float) -> Iterator[tuple[MongoClient, str, dict]]:
+def run_binary(
+    profile: Profile, data_dir: Path, mongod: str, timeout_s: float
+) -> Iterator[tuple[MongoClient, str, dict]]:
     data_dir.mkdir(parents=True, exist_ok=True)
     port = portpicker.pick_unused_port()
     log_path = data_dir / "mongod.log"

@@ -49,7 +49,9 @@ def display_uri(uri: str) -> str:
     from costlab.credentials import redact_uri
 
     parts = urlsplit(redact_uri(uri))
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in MEASUREMENT_OPTIONS]
+    query = [
+        (k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in MEASUREMENT_OPTIONS
+    ]
     return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query, safe=",:"), parts.fragment))
 
 
@@ -84,6 +86,10 @@ class PoolWatch(monitoring.ConnectionPoolListener):
 
 
 def lost_message(server_uri: str, job: str, err: BaseException | str) -> str:
-    reason = err if isinstance(err, str) else f"{type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"
+    reason = (
+        err
+        if isinstance(err, str)
+        else f"{type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"
+    )
     return (f"costlab: lost the connection to {server_uri} during {job} ({reason}); "
             "nothing of this job is recorded")

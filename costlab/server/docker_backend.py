@@ -1,7 +1,8 @@
 """The docker backend: one labelled container per job, published on 127.0.0.1 only.
 
 run_container is exercised end to end on a real Docker Engine by `make test-docker`
-(tests/test_docker_engine.py); the decisions are plain data and unit-tested: engine_facts (what the engine's info() says about user ids and SELinux),
+(tests/test_docker_engine.py); the decisions are plain data and unit-tested: engine_facts (what the engine's
+info() says about user ids and SELinux),
 container_spec (the containers.create arguments), start_report (why a container stopped).
 """
 from __future__ import annotations
@@ -62,7 +63,8 @@ def engine_client(timeout_s: float = PING_TIMEOUT_S, call_timeout_s: float = CAL
 
 @contextmanager
 def engine_call(call: str, container: str, timeout_s: float | None = None) -> Iterator[None]:
-    """An engine call that times out, or loses the engine, fails in one line naming the call and the container."""
+    """An engine call that times out, or loses the engine, fails in one line naming the call and the
+    container."""
     from requests.exceptions import ConnectionError as RequestsConnectionError
     from requests.exceptions import Timeout
 
@@ -70,9 +72,11 @@ def engine_call(call: str, container: str, timeout_s: float | None = None) -> It
     try:
         yield
     except Timeout:
-        raise ServerStartError(f"the Docker engine did not answer `{call}` of container {container} within "
-                               f"{timeout_s:g} s (a slow disk or storage driver, or a busy host); rerun when the "
-                               f"engine is less busy (a container left behind is removed by the next run)") from None
+        raise ServerStartError(
+            f"the Docker engine did not answer `{call}` of container {container} within "
+            f"{timeout_s:g} s (a slow disk or storage driver, or a busy host); rerun when the "
+            f"engine is less busy (a container left behind is removed by the next run)"
+        ) from None
     except RequestsConnectionError as err:
         raise ServerStartError(f"the Docker engine went away during `{call}` of container {container}: "
                                f"{str(err).splitlines()[0][:200]}") from None
@@ -120,7 +124,9 @@ def engine_facts(info: Mapping) -> EngineFacts:
         or bool(libpod_security)
     return EngineFacts(
         product="podman" if podman else "docker",
-        rootless="rootless" in names or info.get("Rootless") is True or libpod_security.get("rootless") is True,
+        rootless="rootless" in names
+        or info.get("Rootless") is True
+        or libpod_security.get("rootless") is True,
         userns_remap="userns" in names,
         selinux="selinux" in names or libpod_security.get("selinuxEnabled") is True,
         security_options=tuple(str(o) for o in options),
@@ -193,18 +199,25 @@ def container_spec(profile: Profile, image: str, data_dir: Path | None, uid: int
     return spec
 
 
-def applied_options(profile: Profile, image: str, spec: dict | None = None, engine: EngineFacts | None = None) -> dict:
+def applied_options(
+    profile: Profile, image: str, spec: dict | None = None, engine: EngineFacts | None = None
+) -> dict:
     applied = {
         "image": image,
-        "wiredTigerCacheSizeGB": profile.cache_size_gb if profile.cache_size_gb is not None else "server default",
+        "wiredTigerCacheSizeGB": profile.cache_size_gb
+        if profile.cache_size_gb is not None
+        else "server default",
         "memory_limit_bytes": profile.memory_limit_bytes or "none",
         "cpus": profile.cpus or "none",
         "replica_set": profile.replica_set or "none (standalone)",
     }
     if spec is not None:
         applied["container_user"] = spec["user"]
-        applied["entrypoint"] = ("mongod (image entrypoint bypassed: it would chown the data directory to uid "
-                                 f"{IMAGE_UID})") if "entrypoint" in spec else "image default"
+        applied["entrypoint"] = (
+            (f"mongod (image entrypoint bypassed: it would chown the data directory to uid {IMAGE_UID})")
+            if "entrypoint" in spec
+            else "image default"
+        )
         applied["userns_mode"] = spec.get("userns_mode", "engine default")
         volumes = spec.get("volumes") or {}
         applied["data_mount_mode"] = next(iter(volumes.values()))["mode"] if volumes else "none"
@@ -247,7 +260,9 @@ def check_data_dir_access(data_dir: Path) -> None:
         raise ServerUnavailable(
             f"the data directory {data_dir} holds files uid {os.getuid()} cannot read and write: {shown}. "
             f"mongod runs as you, so it could not open them. Give them back to you "
-            f"(sudo chown -R {os.getuid()}:{os.getgid()} {data_dir}) or delete {data_dir} and rerun its load step")
+            f"(sudo chown -R {os.getuid()}:{os.getgid()} {data_dir}) or delete {data_dir} and rerun its load "
+            "step"
+        )
 
 
 def remove_leftovers(engine) -> list[str]:
@@ -262,25 +277,39 @@ def remove_leftovers(engine) -> list[str]:
     return removed
 
 
-def _hints(state: Mapping, log_text: str, engine: EngineFacts, spec: Mapping, data_dir: Path | None) -> list[str]:
+def _hints(
+    state: Mapping, log_text: str, engine: EngineFacts, spec: Mapping, data_dir: Path | None
+) -> list[str]:
     """What to change, from the container's state, its log and the engine's facts."""
     hints = []
     lowered = log_text.lower()
     if state.get("OOMKilled"):
-        hints.append(f"the container hit its memory limit ({spec.get('mem_limit', 'none')} bytes): use a profile "
-                     "with a larger limit or a smaller wiredTigerCacheSizeGB")
+        hints.append(
+            f"the container hit its memory limit ({spec.get('mem_limit', 'none')} bytes): use a profile "
+            "with a larger limit or a smaller wiredTigerCacheSizeGB"
+        )
     if state.get("ExitCode") == 132 or "requires a cpu with avx" in lowered:
-        hints.append("the CPU lacks AVX, which MongoDB 5.0+ needs: use another machine, or server.image: mongo:4.4")
-    if "permission denied" in lowered or "read-only directory" in lowered or "operation not permitted" in lowered:
+        hints.append(
+            "the CPU lacks AVX, which MongoDB 5.0+ needs: use another machine, or server.image: mongo:4.4"
+        )
+    if (
+        "permission denied" in lowered
+        or "read-only directory" in lowered
+        or "operation not permitted" in lowered
+    ):
         where = f" {data_dir}" if data_dir is not None else ""
         hint = (f"mongod (container user {spec.get('user')}) could not use the data directory{where} on a "
                 f"{engine.describe()} engine; ")
         if engine.selinux:
-            hint += ("it was mounted with :z for SELinux — if the engine could not relabel it (system directories "
-                     "cannot be), move results/ under your project or home directory; ")
+            hint += (
+                "it was mounted with :z for SELinux — if the engine could not relabel it (system directories "
+                "cannot be), move results/ under your project or home directory; "
+            )
         if engine.userns_remap and not engine.rootless:
-            hint += ("the daemon remaps user ids (userns-remap) and costlab asked for userns_mode=host — if the "
-                     "daemon refuses that, use server.backend: binary; ")
+            hint += (
+                "the daemon remaps user ids (userns-remap) and costlab asked for userns_mode=host — if the "
+                "daemon refuses that, use server.backend: binary; "
+            )
         if engine.rootless:
             hint += "with a rootless engine container root is you: the directory must be yours; "
         hint += "or set server.backend: binary"
@@ -308,7 +337,10 @@ def start_report(container, engine: EngineFacts, spec: Mapping, data_dir: Path |
         log_text = container.logs(stdout=True, stderr=True, tail=START_LOG_LINES).decode(errors="replace")
     except Exception as err:   # the engine may already have lost the container; say so, keep the state
         log_text = f"(could not read the container's logs: {err.__class__.__name__}: {err})"
-    report = [f"container {getattr(container, 'name', '?')} ({', '.join(facts)})", start_log_excerpt(log_text)]
+    report = [
+        f"container {getattr(container, 'name', '?')} ({', '.join(facts)})",
+        start_log_excerpt(log_text),
+    ]
     report += [f"what to change: {hint}" for hint in _hints(state, log_text, engine, spec, data_dir)]
     return "\n".join(report)
 
@@ -330,10 +362,12 @@ def host_port(container, engine: EngineFacts | None = None, spec: Mapping | None
     for binding in (container.ports or {}).get(CONTAINER_PORT) or []:
         if binding.get("HostPort"):
             return int(binding["HostPort"])
-    raise ServerStartError(f"the container is running but publishes no host port for {CONTAINER_PORT} "
-                           f"(NetworkSettings.Ports: {container.ports!r}; an engine without a bridge network, "
-                           "dockerd --bridge=none, publishes nothing: set server.network: host); "
-                           + start_report(container, engine or EngineFacts(), spec or {}, data_dir))
+    raise ServerStartError(
+        f"the container is running but publishes no host port for {CONTAINER_PORT} "
+        f"(NetworkSettings.Ports: {container.ports!r}; an engine without a bridge network, "
+        "dockerd --bridge=none, publishes nothing: set server.network: host); "
+        + start_report(container, engine or EngineFacts(), spec or {}, data_dir)
+    )
 
 
 def _create_and_start(engine_client_, spec: dict, engine: EngineFacts, data_dir: Path | None,
@@ -357,8 +391,10 @@ def _create_and_start(engine_client_, spec: dict, engine: EngineFacts, data_dir:
             with engine_call("create", name, timeout_s):
                 container = engine_client_.containers.create(**spec)
     except APIError as err:
-        raise ServerStartError(f"the engine refused to create the container {name}: {err.explanation or err}; "
-                               f"engine {engine.describe()}, options {applied_options_line(spec)}") from None
+        raise ServerStartError(
+            f"the engine refused to create the container {name}: {err.explanation or err}; "
+            f"engine {engine.describe()}, options {applied_options_line(spec)}"
+        ) from None
     try:
         with engine_call("start", name, timeout_s):
             container.start()
@@ -381,7 +417,8 @@ def call_timeout(engine_client_) -> float:
 
 
 def stop_and_remove(engine_client_, container, name: str, grace_s: float) -> None:
-    """Stop (mongod gets grace_s to shut down cleanly; the call waits that long plus its own timeout), then remove."""
+    """Stop (mongod gets grace_s to shut down cleanly; the call waits that long plus its own timeout), then
+    remove."""
     try:
         with engine_call("stop", name, call_timeout(engine_client_) + grace_s):
             container.stop(timeout=grace_s)
@@ -418,9 +455,19 @@ def run_container(profile: Profile, data_dir: Path | None, image: str, timeout_s
             Path(data_dir).mkdir(parents=True, exist_ok=True)
             check_data_dir_access(Path(data_dir))
         import portpicker
-        spec = container_spec(profile, image, data_dir, os.getuid(), os.getgid(), uuid.uuid4().hex[:8], os.getpid(),
-                              engine=engine, network=network,
-                              host_port=portpicker.pick_unused_port() if network == "host" else None)
+
+        spec = container_spec(
+            profile,
+            image,
+            data_dir,
+            os.getuid(),
+            os.getgid(),
+            uuid.uuid4().hex[:8],
+            os.getpid(),
+            engine=engine,
+            network=network,
+            host_port=portpicker.pick_unused_port() if network == "host" else None,
+        )
         name = spec["name"]
         container = _create_and_start(engine_client_, spec, engine, data_dir, pull)
         # The container is not our child: a watchdog removes it if this job dies without cleaning up.

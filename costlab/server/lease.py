@@ -59,8 +59,10 @@ def data_dir_lease(data_dir: str | Path, job: str) -> Iterator[dict]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise LeaseHeld(f"costlab: {data_dir} is being measured by {describe_holder(_read_holder(fd))}; "
-                            f"{job} refuses to run at the same time (wait for it, or stop that process)") from None
+            raise LeaseHeld(
+                f"costlab: {data_dir} is being measured by {describe_holder(_read_holder(fd))}; "
+                f"{job} refuses to run at the same time (wait for it, or stop that process)"
+            ) from None
         with _holding(fd, job) as record:
             yield record
     finally:
@@ -132,8 +134,10 @@ def document_lease(db, key: str, job: str, ttl_s: float = LEASE_TTL_S) -> Iterat
     except DuplicateKeyError:
         current = collection.find_one({"_id": key}) or {}
         expires = current.get("expires_at")
-        raise LeaseHeld(f"costlab: {db.name} ({key}) is being measured by {describe_holder(current.get('holder'))}, "
-                        f"lease until {expires} UTC; {job} refuses to run at the same time") from None
+        raise LeaseHeld(
+            f"costlab: {db.name} ({key}) is being measured by {describe_holder(current.get('holder'))}, "
+            f"lease until {expires} UTC; {job} refuses to run at the same time"
+        ) from None
     renewer = _Renewer(collection, key, token, ttl_s)
     renewer.start()
     try:
@@ -186,8 +190,11 @@ def lease_dir() -> Path:
 def _say_waiting(job: str, holder: dict | None, what: str) -> None:
     import sys
 
-    print(f"costlab: {job} waits for {describe_holder(holder)}, which is measuring on {what}", file=sys.stderr,
-          flush=True)
+    print(
+        f"costlab: {job} waits for {describe_holder(holder)}, which is measuring on {what}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 @contextmanager
@@ -202,8 +209,12 @@ def host_server_lease(key: str, job: str, wait_s: float, note: dict) -> Iterator
         path = folder / f"{key}.lease"
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     except OSError as err:   # a read-only or foreign tmp: measure, and say it was not guarded
-        note.update(key=key, held=False, reason=f"no lease file in {folder} ({err.strerror or err}): "
-                                                "another run may have measured on this server at the same time")
+        note.update(
+            key=key,
+            held=False,
+            reason=f"no lease file in {folder} ({err.strerror or err}): "
+            "another run may have measured on this server at the same time",
+        )
         yield note
         return
     started, said = time.monotonic(), False
@@ -215,9 +226,11 @@ def host_server_lease(key: str, job: str, wait_s: float, note: dict) -> Iterator
             except BlockingIOError:
                 holder = _read_holder(fd)
                 if time.monotonic() - started >= wait_s:
-                    raise LeaseHeld(f"costlab: the server ({key}) is being measured by {describe_holder(holder)}; "
-                                    f"{job} waited {wait_s:g} s (server.lease_wait_s) and refuses to measure at "
-                                    "the same time") from None
+                    raise LeaseHeld(
+                        f"costlab: the server ({key}) is being measured by {describe_holder(holder)}; "
+                        f"{job} waited {wait_s:g} s (server.lease_wait_s) and refuses to measure at "
+                        "the same time"
+                    ) from None
                 if not said:
                     _say_waiting(job, holder, f"the same server ({key})")
                     said = True
@@ -235,10 +248,9 @@ def deployment_lease(client, key: str, job: str, wait_s: float, note: dict,
                      ttl_s: float = LEASE_TTL_S) -> Iterator[dict]:
     """The external deployment's lease document (database costlab_deployment), waiting up to wait_s."""
     import time
+    from contextlib import ExitStack
 
     from pymongo.errors import OperationFailure
-
-    from contextlib import ExitStack
 
     started, said = time.monotonic(), False
     db = client[SERVER_LEASE_DB]
@@ -256,8 +268,12 @@ def deployment_lease(client, key: str, job: str, wait_s: float, note: dict,
                 said, note["waited_for"] = True, holder
             time.sleep(POLL_S)
         except OperationFailure as err:   # no write access to costlab_deployment: on record, not guarded
-            note.update(key=key, held=False, reason=f"no lease on the deployment ({type(err).__name__}: "
-                                                    f"{str(err)[:120]}): others may have measured at the same time")
+            note.update(
+                key=key,
+                held=False,
+                reason=f"no lease on the deployment ({type(err).__name__}: "
+                f"{str(err)[:120]}): others may have measured at the same time",
+            )
             yield note
             return
     note.update(key=key, held=True, waited_s=round(time.monotonic() - started, 3))

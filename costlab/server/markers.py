@@ -41,7 +41,9 @@ def expected_load_id(data_dir: str | Path, rebuild: str) -> str:
         raise DatasetMismatch(f"{path} cannot be read ({err}); rebuild it: {rebuild}") from None
     load_id = record.get("load_id") if isinstance(record, dict) else None
     if not load_id:
-        raise DatasetMismatch(f"{path} records no load id (loaded by an older costlab); rebuild it: {rebuild}")
+        raise DatasetMismatch(
+            f"{path} records no load id (loaded by an older costlab); rebuild it: {rebuild}"
+        )
     return load_id
 
 

@@ -35,7 +35,9 @@ PROFILES: dict[str, Profile] = {
         Profile("standalone-2cpu-4gb", cache_size_gb=1.5, memory_limit_bytes=4 * GIB, cpus=2.0),
         # The authors' deployment for their load test: that machine as a one-node replica set, where
         # {w: "majority", j: true} waits for the journal and the oplog entry (Part 1, the test setup).
-        Profile("replset-1-2cpu-4gb", cache_size_gb=1.5, memory_limit_bytes=4 * GIB, cpus=2.0, replica_set="rs0"),
+        Profile(
+            "replset-1-2cpu-4gb", cache_size_gb=1.5, memory_limit_bytes=4 * GIB, cpus=2.0, replica_set="rs0"
+        ),
     )
 }
 

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import costlab
-from costlab.io import atomic_path
 from costlab.config import ROOT, config_hash, study_config_hash
+
 # Redaction lives in costlab.credentials (stdlib only, so the rule files can use it too).
 from costlab.credentials import SECRET_OPTION_WORDS, redact_uri  # noqa: F401
+from costlab.io import atomic_path
 
 if TYPE_CHECKING:
     from costlab.server import RunningServer
@@ -100,7 +101,8 @@ def collect_provenance(server: "RunningServer", config: dict, started_at: dateti
 
 def with_run_facts(record: dict, config: dict, started_at: datetime, ended_at: datetime,
                    extra: dict | None = None) -> dict:
-    """Add what every measuring job records, whatever ran it: host, config hash, costlab version and commit, times."""
+    """Add what every measuring job records, whatever ran it: host, config hash, costlab version and commit,
+    times."""
     record.update({
         "host": host_info(),
         "config_hash": config_hash(config),

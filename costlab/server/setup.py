@@ -21,9 +21,20 @@ from pathlib import Path
 from typing import Any, Callable
 
 import costlab
-from costlab.server.availability import find_mongod, no_server_sentences, public_uri, server_identity, server_uri
-from costlab.server.errors import (NO_SERVER_FIX, NO_SERVER_MESSAGE, NO_SERVER_REASON, ServerStartError,
-                                   ServerUnavailable)
+from costlab.server.availability import (
+    find_mongod,
+    no_server_sentences,
+    public_uri,
+    server_identity,
+    server_uri,
+)
+from costlab.server.errors import (
+    NO_SERVER_FIX,
+    NO_SERVER_MESSAGE,
+    NO_SERVER_REASON,
+    ServerStartError,
+    ServerUnavailable,
+)
 
 Log = Callable[[str], None]
 VERSION_RE = re.compile(r"db version v?(\S+)")
@@ -41,7 +52,10 @@ def parse_mongod_version(output: str) -> dict:
     match = VERSION_RE.search(output)
     if not match:
         first = output.strip().splitlines()[:1]
-        raise ValueError(f"`mongod --version` printed no 'db version' line (first line: {first[0] if first else '(nothing)'!r})")
+        raise ValueError(
+            "`mongod --version` printed no 'db version' line (first line: "
+            f"{first[0] if first else '(nothing)'!r})"
+        )
     parsed: dict[str, Any] = {"version": match.group(1), "git_version": None, "build_info": None}
     start = output.find("Build Info:")
     if start >= 0:
@@ -57,7 +71,8 @@ def parse_mongod_version(output: str) -> dict:
 # ---------------------------------------------------------------- docker
 
 def split_image(image: str) -> tuple[str, str | None]:
-    """(repository, tag) for the pull API: mongo:8.0 -> (mongo, 8.0); no tag -> latest; name@sha256:… -> (whole, None)."""
+    """(repository, tag) for the pull API: mongo:8.0 -> (mongo, 8.0); no tag -> latest; name@sha256:… ->
+    (whole, None)."""
     if "@" in image:
         return image, None
     name, _, tag = image.rpartition(":")
@@ -121,8 +136,11 @@ def _local_image(engine, image: str):
 
 
 def _how_to_get(image: str) -> str:
-    return (f"get it onto this engine with `docker pull {image}` where the registry answers, `docker load -i FILE` "
-            f"or `docker build -t {image} .`, or set server.image to an image you have (`docker images`)")
+    return (
+        f"get it onto this engine with `docker pull {image}` where the registry answers, `docker load -i "
+        "FILE` "
+        f"or `docker build -t {image} .`, or set server.image to an image you have (`docker images`)"
+    )
 
 
 def ensure_image(engine, image: str, policy: str = "missing", log: Log = _stderr) -> tuple[Any, bool]:
@@ -152,8 +170,10 @@ def ensure_image(engine, image: str, policy: str = "missing", log: Log = _stderr
         if local is not None:
             log(f"pull {image} failed ({reason}); using the local image {local.id} (server.pull: always)")
             return local, False
-        raise ServerUnavailable(f"image {image} is not on this Docker engine and pulling it failed ({reason}): "
-                                + _how_to_get(image))
+        raise ServerUnavailable(
+            f"image {image} is not on this Docker engine and pulling it failed ({reason}): "
+            + _how_to_get(image)
+        )
     except (DockerException, RequestException) as err:   # the engine itself failed us
         raise ServerUnavailable(f"the Docker engine failed while looking for image {image}: "
                                 f"{_engine_reason(err)}") from None
@@ -167,15 +187,23 @@ def version_container_spec(image: str) -> dict:
     """
     from costlab.server.docker_backend import container_labels
 
-    return {"image": image, "command": ["mongod", "--version"], "remove": True, "stdout": True,
-            "stderr": True, "network_disabled": True, "labels": container_labels(os.getpid(), purpose="version")}
+    return {
+        "image": image,
+        "command": ["mongod", "--version"],
+        "remove": True,
+        "stdout": True,
+        "stderr": True,
+        "network_disabled": True,
+        "labels": container_labels(os.getpid(), purpose="version"),
+    }
 
 
 STAND_IN_VERSION_WORD = "stand-in"   # what a test image's `mongod --version` says (tests/docker_engine.py)
 
 
 def docker_record(engine, image: str, log: Log = _stderr, pull: str = "missing") -> dict:
-    """The setup step's record of a docker image: id, digests (none for a local build), whether pulled, version."""
+    """The setup step's record of a docker image: id, digests (none for a local build), whether pulled,
+    version."""
     from docker.errors import DockerException
     from requests.exceptions import RequestException
 
@@ -183,15 +211,24 @@ def docker_record(engine, image: str, log: Log = _stderr, pull: str = "missing")
     try:
         output = engine.containers.run(**version_container_spec(image))
     except (DockerException, RequestException) as err:
-        raise ServerUnavailable(f"`mongod --version` in image {image} ({found.id}) failed: {_engine_reason(err)}; "
-                                "is it a MongoDB image? Set server.image to one") from None
+        raise ServerUnavailable(
+            f"`mongod --version` in image {image} ({found.id}) failed: {_engine_reason(err)}; "
+            "is it a MongoDB image? Set server.image to one"
+        ) from None
     text = output.decode(errors="replace") if isinstance(output, bytes) else str(output)
     parsed = parse_mongod_version(text)
     digests = list(found.attrs.get("RepoDigests") or [])
-    return {"image": image, "image_id": found.id, "repo_digests": digests,
-            "digest_note": None if digests else "no registry digest: a local image (built or loaded here)",
-            "pulled": pulled, "pull_policy": pull, "version": parsed["version"], "git_version": parsed["git_version"],
-            "server_kind": "stand-in" if STAND_IN_VERSION_WORD in text.lower() else "mongod"}
+    return {
+        "image": image,
+        "image_id": found.id,
+        "repo_digests": digests,
+        "digest_note": None if digests else "no registry digest: a local image (built or loaded here)",
+        "pulled": pulled,
+        "pull_policy": pull,
+        "version": parsed["version"],
+        "git_version": parsed["git_version"],
+        "server_kind": "stand-in" if STAND_IN_VERSION_WORD in text.lower() else "mongod",
+    }
 
 
 # ---------------------------------------------------------------- binary
@@ -206,7 +243,9 @@ def binary_record(mongod: str | None, timeout_s: float = 60) -> dict:
     except (OSError, subprocess.SubprocessError) as err:
         raise ServerUnavailable(f"{path} --version failed: {err}") from None
     if proc.returncode != 0:
-        raise ServerUnavailable(f"{path} --version exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:300]}")
+        raise ServerUnavailable(
+            f"{path} --version exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:300]}"
+        )
     parsed = parse_mongod_version(proc.stdout + proc.stderr)
     return {"mongod": path, "version": parsed["version"], "git_version": parsed["git_version"],
             "server_kind": "mongod"}
@@ -227,9 +266,8 @@ def external_record(server_config: dict) -> dict:
     from pymongo import MongoClient
     from pymongo.errors import PyMongoError
 
-    from costlab.server.provenance import server_kind
-
     from costlab.credentials import ENV_URI, connection_uri, redact_text
+    from costlab.server.provenance import server_kind
 
     uri = server_uri(server_config)
     if not uri:
@@ -289,8 +327,11 @@ def write_setup(path: str | Path, server_config: dict, backend: str | None, prof
     record = setup_record(server_config, backend, profile_name, log)
     write_json_atomic(Path(path), record)
     # the stand-in answers as a MongoDB version: say what it is where the user first sees it
-    kind = " (SecantusDB stand-in: not a MongoDB measurement)" if record["server"].get("server_kind") == "stand-in" \
+    kind = (
+        " (SecantusDB stand-in: not a MongoDB measurement)"
+        if record["server"].get("server_kind") == "stand-in"
         else ""
+    )
     log(f"server for profile {profile_name}: {backend} {record['server'].get('version')}{kind} -> {path}")
     return record
 
@@ -325,7 +366,8 @@ def run_setup_step(path: str | Path, server_config: dict, backend: str | None, p
 # ---------------------------------------------------------------- no server
 
 def not_run_record() -> dict:
-    """results/<study>/not_run.json when no server can be had (a contract: the end-of-run summary reads it)."""
+    """results/<study>/not_run.json when no server can be had (a contract: the end-of-run summary reads
+    it)."""
     return {"part": "mongod", "reason": NO_SERVER_REASON, "fix": NO_SERVER_FIX}
 
 

@@ -37,7 +37,8 @@ def data_dir_bytes(data_dir: Path | None) -> int:
 
 
 def stop_grace_seconds(data_bytes: int) -> int:
-    """Seconds to wait after SIGTERM before SIGKILL: 30 s plus the time to write data_bytes at 50 MB/s, at most 900."""
+    """Seconds to wait after SIGTERM before SIGKILL: 30 s plus the time to write data_bytes at 50 MB/s, at
+    most 900."""
     if data_bytes < 0:
         raise ValueError(f"data_bytes must be >= 0, got {data_bytes!r}")
     return int(min(STOP_GRACE_MAX_S, STOP_GRACE_MIN_S + -(-data_bytes // STOP_GRACE_BYTES_PER_S)))

@@ -18,7 +18,14 @@ CONTEXT_BEFORE = 3     # lines shown before each error line: what mongod was doi
 TAIL_LINES = 20
 MAX_KEY_LINES = 40     # a crash loop can log thousands of errors; the first ones name the cause
 READ_LIMIT_BYTES = 4 * 1024 * 1024
-_PLAIN_TEXT_MARKERS = ("error", "warning", "fatal", "illegal instruction", "permission denied", "segmentation")
+_PLAIN_TEXT_MARKERS = (
+    "error",
+    "warning",
+    "fatal",
+    "illegal instruction",
+    "permission denied",
+    "segmentation",
+)
 
 
 def _json_line(line: str) -> dict | None:
@@ -61,7 +68,8 @@ def _detail(attr: dict) -> str | None:
 
 
 def cause_line(log_text: str) -> str | None:
-    """One line naming the first error or fatal message, e.g. 'DBException in initAndListen, terminating: DBPathInUse: ...'."""
+    """One line naming the first error or fatal message, e.g. 'DBException in initAndListen, terminating:
+    DBPathInUse: ...'."""
     for line in log_text.splitlines():
         parsed = _json_line(line)
         if parsed is None or parsed.get("s") not in KEY_SEVERITIES:

@@ -14,9 +14,18 @@ from costlab.uniqueidx.steps import SetupError, Step, select_steps
 DATABASE = "costlab_uniqueidx"
 PROFILE = "standalone"
 PASS, FAIL, ERROR = "pass", "fail", "error"
-CONFORMANCE_SCHEMA = {"step": pl.Int64, "title": pl.String, "description": pl.String, "expected": pl.String,
-                      "observed": pl.String, "outcome": pl.String, "detail": pl.String, "server_messages": pl.String,
-                      "server_version": pl.String, "server_kind": pl.String}
+CONFORMANCE_SCHEMA = {
+    "step": pl.Int64,
+    "title": pl.String,
+    "description": pl.String,
+    "expected": pl.String,
+    "observed": pl.String,
+    "outcome": pl.String,
+    "detail": pl.String,
+    "server_messages": pl.String,
+    "server_version": pl.String,
+    "server_kind": pl.String,
+}
 
 
 def as_text(observations) -> str:

@@ -22,8 +22,11 @@ from pymongo.errors import PyMongoError, WriteError
 COLLECTION = "users"
 INDEX_SPEC = [("accounts.bank", 1), ("accounts.number", 1)]
 INDEX_V1 = {"name": "Unique Account", "unique": True}
-INDEX_V2 = {"name": "Unique Account V2", "unique": True,
-            "partialFilterExpression": {"accounts.bank": {"$exists": True}, "accounts.number": {"$exists": True}}}
+INDEX_V2 = {
+    "name": "Unique Account V2",
+    "unique": True,
+    "partialFilterExpression": {"accounts.bank": {"$exists": True}, "accounts.number": {"$exists": True}},
+}
 USER1 = {"_id": 1, "name": {"first": "john", "last": "smith"}}
 USER2 = {"_id": 2, "name": {"first": "john", "last": "appleseed"}}
 ACCOUNT1 = {"balance": 500, "bank": "abc", "number": "123"}
@@ -78,9 +81,13 @@ def fresh_collection(db: Database, index_options: dict, validator: dict | None =
     """Drop users, recreate it (with validator), create the index, optionally insert both users."""
     setup(lambda: db.drop_collection(COLLECTION), "drop users")
     if validator is not None:
-        setup(lambda: db.create_collection(COLLECTION, validator=validator), "createCollection with validator")
+        setup(
+            lambda: db.create_collection(COLLECTION, validator=validator), "createCollection with validator"
+        )
     collection = db[COLLECTION]
-    setup(lambda: collection.create_index(INDEX_SPEC, **index_options), f"createIndex {index_options['name']}")
+    setup(
+        lambda: collection.create_index(INDEX_SPEC, **index_options), f"createIndex {index_options['name']}"
+    )
     if users:
         setup(lambda: collection.insert_many([USER1, USER2]), "insertMany user1, user2")
     return collection
@@ -141,31 +148,61 @@ class Step:
 
 
 STEPS: tuple[Step, ...] = (
-    Step(1, "unique compound multikey index, users without accounts",
-         "Unique index on accounts.bank + accounts.number; two users without accounts: the second insert "
-         "fails with E11000 because both index as {null, null}.",
-         (("insert user1", "inserted"), ("insert user2", "error 11000")), step1),
-    Step(2, "partial unique index, users without accounts",
-         "Same index with partialFilterExpression $exists on both fields: documents without accounts are "
-         "not indexed, both users insert.",
-         (("insert user1", "inserted"), ("insert user2", "inserted")), step2),
-    Step(3, "same account for two users",
-         "Push the same account to user1 then to user2: the second push fails with E11000.",
-         (("push account1 to user1", "matched 1 modified 1"), ("push account1 to user2", "error 11000")), step3),
-    Step(4, "same account twice in one user",
-         "Push the same account to user1 twice: both succeed, the index keeps one entry per document and "
-         "key, so the duplicate inside one array is not caught; user1 ends with 2 accounts.",
-         (("push account1 to user1", "matched 1 modified 1"), ("push account1 to user1 again", "matched 1 modified 1"),
-          ("user1 afterwards", "accounts 2")), step4),
-    Step(5, "$not $elemMatch update guard",
-         "Filter the push with accounts: {$not: {$elemMatch: {bank, number}}}: the second push matches 0 "
-         "documents (no error); user1 keeps 1 account.",
-         (("guarded push to user1", "matched 1 modified 1"), ("guarded push to user1 again", "matched 0 modified 0"),
-          ("user1 afterwards", "accounts 1")), step5),
-    Step(6, "$expr validator: accounts unique by bank and number",
-         "Collection validator: $size of accounts equals $size of $setIntersection of the mapped "
-         "{bank, number} pairs; the duplicate push fails with Document failed validation (code 121).",
-         (("push account1 to user1", "matched 1 modified 1"), ("push account1 to user1 again", "error 121")), step6),
+    Step(
+        1,
+        "unique compound multikey index, users without accounts",
+        "Unique index on accounts.bank + accounts.number; two users without accounts: the second insert "
+        "fails with E11000 because both index as {null, null}.",
+        (("insert user1", "inserted"), ("insert user2", "error 11000")),
+        step1,
+    ),
+    Step(
+        2,
+        "partial unique index, users without accounts",
+        "Same index with partialFilterExpression $exists on both fields: documents without accounts are "
+        "not indexed, both users insert.",
+        (("insert user1", "inserted"), ("insert user2", "inserted")),
+        step2,
+    ),
+    Step(
+        3,
+        "same account for two users",
+        "Push the same account to user1 then to user2: the second push fails with E11000.",
+        (("push account1 to user1", "matched 1 modified 1"), ("push account1 to user2", "error 11000")),
+        step3,
+    ),
+    Step(
+        4,
+        "same account twice in one user",
+        "Push the same account to user1 twice: both succeed, the index keeps one entry per document and "
+        "key, so the duplicate inside one array is not caught; user1 ends with 2 accounts.",
+        (
+            ("push account1 to user1", "matched 1 modified 1"),
+            ("push account1 to user1 again", "matched 1 modified 1"),
+            ("user1 afterwards", "accounts 2"),
+        ),
+        step4,
+    ),
+    Step(
+        5,
+        "$not $elemMatch update guard",
+        "Filter the push with accounts: {$not: {$elemMatch: {bank, number}}}: the second push matches 0 "
+        "documents (no error); user1 keeps 1 account.",
+        (
+            ("guarded push to user1", "matched 1 modified 1"),
+            ("guarded push to user1 again", "matched 0 modified 0"),
+            ("user1 afterwards", "accounts 1"),
+        ),
+        step5,
+    ),
+    Step(
+        6,
+        "$expr validator: accounts unique by bank and number",
+        "Collection validator: $size of accounts equals $size of $setIntersection of the mapped "
+        "{bank, number} pairs; the duplicate push fails with Document failed validation (code 121).",
+        (("push account1 to user1", "matched 1 modified 1"), ("push account1 to user1 again", "error 121")),
+        step6,
+    ),
 )
 STEP_NUMBERS = tuple(step.number for step in STEPS)
 
