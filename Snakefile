@@ -19,11 +19,16 @@ configfile: str(Path(workflow.basedir) / "config" / "config.yaml")
 
 include: "rules/common.smk"
 include: "rules/servers.smk"
-include: "rules/docsize.smk"
-include: "rules/appversions.smk"
-include: "rules/arraygrowth.smk"
-include: "rules/flatnested.smk"
-include: "rules/uniqueidx.smk"
+
+
+# Each study's rules, in the registry's order (costlab/registry.py; a study's Study.rules_file).
+from costlab.registry import REGISTRY as _STUDY_REGISTRY
+
+for _study in _STUDY_REGISTRY.values():
+
+    include: _study.rules_file
+
+
 include: "rules/compare.smk"
 include: "rules/report.smk"
 

@@ -1,6 +1,8 @@
-"""Loading and validating the workflow config outside Snakemake (CLI checks, tests, benchmarks).
+"""Loading and validating the workflow config (rules/common.smk, CLI checks, tests, benchmarks).
 
-Inside the workflow, rules/common.smk validates with the same schema via snakemake.utils.validate.
+The schema is config/schema.yaml with the studies filled in from costlab.registry: the values
+`studies` takes (and its default, every study), and the section of a study that file does not
+describe (its Study.config_schema).
 """
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import yaml
+
+from costlab.registry import REGISTRY, STUDY_NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = ROOT / "config" / "schema.yaml"
@@ -32,8 +36,33 @@ def deep_merge(base: dict, override: dict) -> dict:
     return merged
 
 
-def _schema() -> dict:
-    return yaml.safe_load(SCHEMA_PATH.read_text())
+def schema() -> dict:
+    """The config's JSON schema: config/schema.yaml and the registry's studies."""
+    found = yaml.safe_load(SCHEMA_PATH.read_text())
+    properties = found["properties"]
+    properties["studies"]["items"]["enum"] = list(STUDY_NAMES)
+    properties["studies"]["default"] = list(STUDY_NAMES)
+    for name, study in REGISTRY.items():
+        if name not in properties:
+            properties[name] = copy.deepcopy(dict(study.config_schema or {"type": "object", "default": {}}))
+    return found
+
+
+def _defaulting_validator() -> type:
+    """A validator that fills in each property's default before it checks it (what Snakemake's
+    validate(set_default=True) does: https://python-jsonschema.readthedocs.io/en/latest/faq/)."""
+    import jsonschema  # only when validating: light modules import costlab.config for ROOT
+
+    check_properties = jsonschema.Draft202012Validator.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, node):
+        if isinstance(instance, dict):
+            for key, subschema in properties.items():
+                if "default" in subschema:
+                    instance.setdefault(key, copy.deepcopy(subschema["default"]))
+        yield from check_properties(validator, properties, instance, node)
+
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, {"properties": set_defaults})
 
 
 def _types(node: dict) -> set[str]:
@@ -75,7 +104,7 @@ def typed_command_line_config(command_line: Mapping[str, Any]) -> dict:
     A value that is still wrong after that is left for validation to name.
     """
     check_size(dict(command_line), "--config")   # an alias bomb on the command line: refused before the walk
-    return _typed(dict(command_line), _schema())
+    return _typed(dict(command_line), schema())
 
 
 def apply_command_line_config(config: dict, command_line: Mapping[str, Any]) -> dict:
@@ -125,14 +154,13 @@ def _short(text: str) -> str:
 
 
 def validate(config: dict) -> dict:
-    """Validate in place against config/schema.yaml, fill defaults, raise ConfigError naming the key."""
-    from snakemake.exceptions import WorkflowError
-    from snakemake.utils import validate as sm_validate
+    """Validate in place against the schema (schema()), fill defaults, raise ConfigError naming the key."""
+    from jsonschema import ValidationError
 
     check_size(config)
     try:
-        sm_validate(config, str(SCHEMA_PATH), set_default=True)
-    except WorkflowError as err:
+        _defaulting_validator()(schema()).validate(config)
+    except ValidationError as err:
         raise ConfigError(explain_validation_error(err)) from None
     check_semantics(config)
     return config
@@ -179,10 +207,8 @@ def check_semantics(config: dict) -> None:
 
     from costlab.credentials import ENV_PASSWORD, ENV_URI, redact_uri, uri_has_password, uri_problem
 
-    loadtest = (config.get("appversions") or {}).get("loadtest") or {}
-    if "appversions" in config.get("studies", ()) and loadtest:
-        from costlab.appversions.phases import empty_phase_problem
-        problem = empty_phase_problem(loadtest)
+    for name in config.get("studies", ()):
+        problem = REGISTRY[name].config_problem(config) if name in REGISTRY else None
         if problem:
             raise ConfigError(problem)
     from costlab.engine.limits import engine_problem

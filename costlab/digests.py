@@ -101,10 +101,12 @@ def edited_reason(path: str | Path) -> str | None:
             f"{record_path(path)})")
 
 
-def rebuild_hint(path: str | Path) -> str:
-    from costlab.inputs import rebuild_command
-
-    return rebuild_command(path)
+def rebuild_command(path: str | Path) -> str:
+    """How to get `path` back: files in resources/ come from git, results from their rule."""
+    text = Path(path).as_posix()
+    if text.startswith("resources/") or "/resources/" in text:
+        return f"git checkout -- {text}"
+    return f"snakemake --force {text}"
 
 
 def without_edited_verdicts(frame, path: str | Path):
@@ -118,4 +120,4 @@ def without_edited_verdicts(frame, path: str | Path):
     if "verdict" in frame.columns:
         frame = frame.with_columns(pl.lit(EDITED_TEXT, pl.Utf8).alias("verdict"))
     return frame, f"{reason}: its values are not this run's and its verdicts are not counted; rebuild it: " \
-                  f"{rebuild_hint(path)}"
+                  f"{rebuild_command(path)}"

@@ -11,19 +11,11 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import polars as pl
 
-from costlab.digests import EDITED_TEXT, edited_reason
+from costlab.digests import EDITED_TEXT, edited_reason, rebuild_command
 
 
 class InputError(RuntimeError):
     """An input file is unreadable or incomplete; the message names it and how to rebuild it."""
-
-
-def rebuild_command(path: str | Path) -> str:
-    """How to get `path` back: files in resources/ come from git, results from their rule."""
-    text = Path(path).as_posix()
-    if text.startswith("resources/") or "/resources/" in text:
-        return f"git checkout -- {text}"
-    return f"snakemake --force {text}"
 
 
 def _fail(path: str | Path, problem: str) -> InputError:

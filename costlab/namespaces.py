@@ -16,16 +16,14 @@ import re
 import socket
 from pathlib import Path
 
+from costlab.registry import REGISTRY
+from costlab.registry import study as declared_study
+
 PREFIX = "costlab_"
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9_]{1,20}$")
-# What changes each study's loaded data (and only that): the same keys the rule files' *_DATA_PARAMS use.
-STUDY_DATA_KEYS = {
-    "appversions": ("events_per_year", "seed", "batch_size"),
-    "docsize": ("docs_per_collection", "seed", "customers"),
-    "flatnested": ("documents", "seed"),
-    "arraygrowth": (),
-    "uniqueidx": (),
-}
+# What changes each study's loaded data (and only that): its Study.data_keys, which the rule files'
+# `data` params are too (data_params below), so the databases' names and the reloads agree.
+STUDY_DATA_KEYS = {name: declared.data_keys for name, declared in REGISTRY.items()}
 
 
 def _short_hash(value: object) -> str:
@@ -44,17 +42,9 @@ def run_id(config: dict, cwd: str | Path | None = None) -> str:
     return _short_hash(f"{socket.gethostname()}:{home.resolve()}")
 
 
-def data_params(config: dict, study: str) -> dict:
-    """The study's settings that change its loaded data."""
-    if study not in STUDY_DATA_KEYS:
-        raise ValueError(f"unknown study {study!r}; allowed: {', '.join(STUDY_DATA_KEYS)}")
-    section = config.get(study) or {}
-    params = {key: section.get(key) for key in STUDY_DATA_KEYS[study]}
-    if study == "docsize":
-        params["spread_customer"] = bool((section.get("variants") or {}).get("spread_customer", False))
-    if study == "flatnested":
-        params["groups"] = max(section.get("flat_fields") or [0]) // 5
-    return params
+def data_params(config: dict, name: str) -> dict:
+    """The study's settings that change its loaded data (Study.data_params)."""
+    return declared_study(name).data_params(config)
 
 
 def database_name(config: dict, study: str, cwd: str | Path | None = None) -> str:

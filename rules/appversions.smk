@@ -106,7 +106,7 @@ if not set(AV_TESTED) <= set(AV_LOADED):
                      f"are not loaded (allowed: {', '.join(AV_LOADED)})")
 AV_VERSION_RE = "appV[1-6](R[0-4])?"
 # What changes the loaded data (and only that: another load test must not reload).
-AV_DATA_PARAMS = {k: AV[k] for k in ("events_per_year", "seed", "event_window", "batch_size")}
+AV_DATA_PARAMS = _study_data_params(config, "appversions")   # costlab/appversions/__init__.py
 # What changes a load test's schedule (binning and tolerance only change the tables).
 AV_LT_PARAMS = {k: v for k, v in AV_LT.items()
                 if k not in ("versions", "bin_seconds", "tolerance", "authors_driver", "idle_seconds")}

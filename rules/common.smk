@@ -41,6 +41,9 @@ def engine_params(study):
     return {key: value for key, value in config["engine"].items() if key not in _STUDIES or key == study}
 
 
+from costlab.namespaces import data_params as _study_data_params
+
+
 def study_enabled(study):
     return study in config["studies"]
 

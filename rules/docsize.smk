@@ -17,8 +17,8 @@ DS_TABLES = {name: f"results/docsize/tables/{name}.csv" for name in _docsize_tab
 DS_FIGURES = [f"results/docsize/figures/{name}.{ext}" for name in _DOCSIZE_FIGURES for ext in ("png", "svg", "vl.json")]
 DS_MEASURE_PROVENANCE = expand("results/docsize/provenance/{run}__{dataset}.json", run=DS_RUNS, dataset=DS_DATASETS)
 # What changes the loaded data (and only that: more queries must not reload 3 GB).
-DS_DATA_PARAMS = {k: DS[k] for k in ("docs_per_collection", "seed", "customers")} | {
-    "spread_customer": DS["variants"]["spread_customer"]}
+# Study.data_params (costlab/docsize/__init__.py): the same keys name the study's databases.
+DS_DATA_PARAMS = _study_data_params(config, "docsize")
 
 
 rule docsize_model:

@@ -34,11 +34,14 @@ rule server_setup:
 
 # With no server, each enabled study's mongod part is recorded as not run (read by the report
 # and the end-of-run summary): {"part": "mongod", "reason": ..., "fix": ...}.
+from costlab.registry import wildcard_regex as _study_regex
+
+
 rule mongod_not_run:
     output:
         "results/{study}/not_run.json",
     wildcard_constraints:
-        study="docsize|appversions|arraygrowth|flatnested|uniqueidx",
+        study=_study_regex(),
     log:
         "results/logs/not_run_{study}.log",
     conda:

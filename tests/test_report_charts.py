@@ -8,12 +8,11 @@ import polars as pl
 import yaml
 
 from costlab.config import SCHEMA_PATH
+from costlab.registry import REGISTRY
 from costlab.report.charts import (
     APP_VERSION_COLORS,
-    LAYOUT_COLORS,
     PROFILE_COLORS,
     PUBLISHED_SHAPE,
-    QUERY_SHAPE_COLORS,
     REPRODUCED_SHAPE,
     STAND_IN_LABEL,
     color_scale,
@@ -45,13 +44,15 @@ def test_app_version_colours_cover_every_configurable_version_once():
 
 
 def test_profiles_and_category_colours_are_distinct():
-    for mapping in (PROFILE_COLORS, QUERY_SHAPE_COLORS, LAYOUT_COLORS):
+    study_colors = [mapping for study in REGISTRY.values() for mapping in study.colors.values()]
+    assert len(study_colors) >= 2   # docsize's query shapes, flatnested's layouts
+    for mapping in (PROFILE_COLORS, *study_colors):
         assert len(set(mapping.values())) == len(mapping)
     assert set(PROFILE_COLORS) == {"standalone", "standalone-small-cache", "replset-1"}
 
 
 def test_scales_fix_domain_order_and_values():
-    scale = color_scale(QUERY_SHAPE_COLORS).to_dict()
+    scale = color_scale(REGISTRY["docsize"].colors["shape"]).to_dict()
     assert scale == {"domain": ["whole", "projection", "covered"], "range": ["#e45756", "#4c78a8", "#54a24b"]}
     shapes = source_shape_scale("ours", "article").to_dict()
     assert shapes == {"domain": ["ours", "article"], "range": [REPRODUCED_SHAPE, PUBLISHED_SHAPE]}

@@ -13,7 +13,10 @@ import altair as alt
 import polars as pl
 
 from costlab.appversions.loadtest import LoadTestPlan, segments
-from costlab.appversions.names import loadtest_figures  # figure_names: re-exported
+from costlab.appversions.names import (
+    figure_names,  # noqa: F401 (re-exported: one source)
+    loadtest_figures,
+)
 from costlab.inputs import read_csv
 from costlab.report.charts import (
     APP_VERSION_COLORS,

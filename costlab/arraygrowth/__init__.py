@@ -5,3 +5,65 @@ Modules: workloads (what is sent to the server), run (measuring jobs -> raw rows
 model (server-free size conditions of WiredTiger's delta path), fit (power-law exponent),
 tables and figures (what the report shows), published (the article's numbers).
 """
+from __future__ import annotations
+
+from costlab.study import ENGINE_S, EngineOverlay, Overlay, RuleAsk, Study
+
+WRITE_OPS_PER_S = 100          # assumed single-document updates per second (arrays grow large)
+
+
+def _fallback_jobs(config: dict) -> int:
+    study = config["arraygrowth"]
+    return len(study["profiles"]) if study["fallback"]["enabled"] else 0
+
+
+def _fallback_s(config: dict) -> float:
+    fallback = config["arraygrowth"]["fallback"]
+    return len(fallback["variants"]) * int(fallback["updates"]) / WRITE_OPS_PER_S
+
+
+STUDY = Study(
+    name="arraygrowth",
+    title="Linear array growth",
+    source='"Linear array growth in MongoDB"',
+    measured=(
+        "Pushing N timestamps into one document's array versus inserting N documents: the WiredTiger "
+        "journal bytes written, which the article finds grow quadratically with N on a standalone and "
+        "linearly on a single-node replica set."
+    ),
+    measuring_rules={
+        "arraygrowth_run": RuleAsk(
+            work_s=lambda config: sum(int(n) for n in config["arraygrowth"]["ns"]) / WRITE_OPS_PER_S,
+            jobs=lambda config: (
+                len(config["arraygrowth"]["profiles"]) * len(config["arraygrowth"]["workloads"])
+            ),
+        ),
+        "arraygrowth_fallback": RuleAsk(work_s=_fallback_s, jobs=_fallback_jobs),
+    },
+    other_rules={"arraygrowth_engine": RuleAsk(work_s=lambda config: ENGINE_S)},
+    overlay=Overlay(
+        "runs",
+        "n",
+        "log_bytes",
+        "Q",
+        "Journal bytes of N $push, runs overlaid",
+        "wiredTiger.log bytes written",
+        facet="profile",
+        filters=(("workload", "push"),),
+    ),
+    engine_overlay=EngineOverlay(
+        "log_bytes",
+        "n",
+        ("log_bytes",),
+        "Q",
+        "Journal bytes of N $push on the engine lab, runs overlaid",
+        "journal bytes written (bytes, log)",
+        facet="profile",
+        filters=(("workload", "push"),),
+        scales=("log", "log"),
+        published="arraygrowth_log_bytes.csv",
+        published_y=("log_bytes",),
+        published_filters=(("workload", "push"),),
+    ),
+    published=("arraygrowth_cursor_calls.csv", "arraygrowth_log_bytes.csv", "arraygrowth_tolerances.csv"),
+)

@@ -13,7 +13,11 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 
-from costlab.docsize.names import RUNS
+from costlab.docsize import SHAPE_COLORS
+from costlab.docsize.names import (
+    FIGURES,  # noqa: F401 (re-exported: one source, tests/test_rule_imports.py)
+    RUNS,
+)
 from costlab.docsize.run import SHAPES
 from costlab.inputs import read_csv
 from costlab.report.charts import (
@@ -26,7 +30,6 @@ from costlab.report.charts import (
     titled,
 )
 
-SHAPE_COLORS = {"whole": "#e45756", "projection": "#4c78a8", "covered": "#54a24b"}
 SHAPE_LABELS = {"whole": "whole documents", "projection": "projection, two fields", "covered": "covered"}
 RUN_ORDER = [RUNS[name].label for name in RUNS]
 SOURCE_SHAPES = {"reproduced (median)": "circle", "published": "diamond"}

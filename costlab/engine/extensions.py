@@ -37,6 +37,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from costlab.engine.wtmodule import wiredtiger_version
+
 ZSTD_LEVEL = 6   # mongod's default zstd level (wiredTigerGlobalOptions.zstdCompressorLevel)
 MANIFEST = "manifest.json"
 
@@ -212,8 +214,6 @@ def build(dest: Path | None = None, version: str | None = None, names: tuple[str
     """Build the compressor extensions for WiredTiger `version` (default: the loaded module's)
     into `dest`, replacing what was there only once the new build is complete. Returns the
     manifest: what was built (path, library version, header version, sha256) and what is missing."""
-    from costlab.engine.wt import wiredtiger_version
-
     module_version = wiredtiger_version()
     version = version or module_version
     dest = dest or extensions_dir()
@@ -243,9 +243,7 @@ def build(dest: Path | None = None, version: str | None = None, names: tuple[str
         staging.rename(dest)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    from costlab.engine.wt import forget_compressors
-
-    forget_compressors()
+    extension_status.cache_clear()   # costlab.engine.wt probes again: its cache is keyed on what loads
     return manifest
 
 
@@ -285,8 +283,6 @@ def check_library(library: Path, module_version: str) -> dict[str, str]:
 def extension_status(directory: str | None = None) -> dict[str, dict[str, Any]]:
     """Per compressor extension: {'state': 'loaded'|'missing'|'refused', ...} for this module.
     'loaded' entries have the path, load config and stamp; the others a `reason` naming the fix."""
-    from costlab.engine.wt import wiredtiger_version
-
     module_version = wiredtiger_version()
     root = Path(directory) if directory else extensions_dir()
     manifest_path = root / MANIFEST

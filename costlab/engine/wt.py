@@ -13,32 +13,15 @@ import sys
 import tempfile
 from contextlib import contextmanager
 from functools import lru_cache
-from types import ModuleType
 from typing import Iterator
+
+from costlab.engine.extensions import extension_status, open_config_extensions
+from costlab.engine.wtmodule import EngineUnavailable, wiredtiger_module, wiredtiger_version
+
+__all__ = ["EngineUnavailable", "wiredtiger_module", "wiredtiger_version"]   # also said here: callers use wt
 
 KNOWN_COMPRESSORS = ("snappy", "zstd", "lz4", "zlib")
 NO_COMPRESSOR = "none"
-
-
-class EngineUnavailable(RuntimeError):
-    """The wiredtiger module cannot be imported; the message says what to install."""
-
-
-def wiredtiger_module() -> ModuleType:
-    try:
-        import wiredtiger  # shipped by secantusdb (see requirements.txt)
-    except ImportError as err:
-        raise EngineUnavailable(
-            "the engine lab needs the `wiredtiger` Python module; install it with "
-            "`pip install secantusdb==0.7.0b3` (make installs it from requirements.txt): " + str(err)
-        ) from None
-    return wiredtiger
-
-
-def wiredtiger_version() -> str:
-    """'11.2.0' (major.minor.patch of the loaded library)."""
-    _, major, minor, patch = wiredtiger_module().wiredtiger_version()
-    return f"{major}.{minor}.{patch}"
 
 
 @contextmanager
@@ -55,18 +38,20 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-@lru_cache(maxsize=1)
 def available_compressors() -> tuple[str, ...]:
     """The compressors this WiredTiger accepts with the verified extensions loaded, found by
-    asking it (not assumed)."""
-    from costlab.engine.extensions import open_config_extensions
+    asking it (not assumed); asked again when the loaded extensions change (`extensions build`)."""
+    return _probe_compressors(open_config_extensions())
 
+
+@lru_cache(maxsize=4)
+def _probe_compressors(extensions_config: str) -> tuple[str, ...]:
     wt = wiredtiger_module()
     home = tempfile.mkdtemp(prefix="costlab-wt-probe-")
     found = []
     try:
         conn = wt.wiredtiger_open(home, "create,cache_size=10MB,verbose=[],error_prefix=probe,"
-                                        + open_config_extensions())
+                                        + extensions_config)
         try:
             session = conn.open_session()
             with _quiet_stderr():
@@ -94,8 +79,6 @@ def check_compressor(name: str, what: str) -> str:
 
 
 def _why_missing(name: str) -> str:
-    from costlab.engine.extensions import extension_status
-
     entry = extension_status().get(name)
     return entry["reason"] if entry else "not a compressor WiredTiger ships"
 
@@ -119,7 +102,5 @@ def compressor_or_nearest(wanted: str, preference: tuple[str, ...] = ("lz4", "zl
 def forget_compressors() -> None:
     """Ask the build again next time (after building extensions or pointing COSTLAB_WT_EXTENSIONS
     elsewhere)."""
-    from costlab.engine.extensions import extension_status
-
     extension_status.cache_clear()
-    available_compressors.cache_clear()
+    _probe_compressors.cache_clear()

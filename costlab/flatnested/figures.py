@@ -4,8 +4,8 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from costlab.flatnested import LAYOUT_COLORS
 from costlab.report.charts import (
-    LAYOUT_COLORS,
     coincidence_note,
     coincident_series,
     color_scale,

@@ -19,11 +19,9 @@ from costlab.io import atomic_path
 # modules that rule files import at parse time can use them too; re-exported here.
 from costlab.report.palette import (  # noqa: F401 (re-exported)
     APP_VERSION_COLORS,
-    LAYOUT_COLORS,
     PROFILE_COLORS,
     PUBLISHED_COLOR,
     PUBLISHED_SHAPE,
-    QUERY_SHAPE_COLORS,
     REPRODUCED_SHAPE,
     SERVER_KIND_COLORS,
 )

@@ -15,10 +15,12 @@ import altair as alt
 import polars as pl
 
 from costlab.digests import EDITED_TEXT, edited_reason
+from costlab.registry import REGISTRY
 from costlab.report.charts import coincidence_note, coincident_series, titled
 from costlab.report.runs import check_tree, read_manifest, results_dir
 from costlab.report.settings import concerns, flatten
 from costlab.server.provenance import is_stand_in
+from costlab.study import EngineOverlay, Overlay
 
 THIS_RUN = "this run"
 KEYS = ("finding", "metric")
@@ -41,56 +43,10 @@ class Run:
         return any(is_stand_in(r) for records in self.provenance.values() for r in records)
 
 
-@dataclass(frozen=True)
-class Overlay:
-    """A study's main measurement, from one of its tables, drawn for every run."""
-    table: str
-    x: str
-    y: str
-    x_type: str              # Q | O
-    title: str
-    y_title: str
-    facet: str | None = None
-    filters: tuple[tuple[str, str], ...] = ()
-
-
-OVERLAYS: dict[str, Overlay] = {
-    "docsize": Overlay(
-        "summary",
-        "size_kb",
-        "client_ms_p50",
-        "O",
-        "Client time by document size, runs overlaid",
-        "median client ms, default cache, same window",
-        facet="shape",
-        filters=(("run", "same_window"), ("variant", "base")),
-    ),
-    "arraygrowth": Overlay(
-        "runs",
-        "n",
-        "log_bytes",
-        "Q",
-        "Journal bytes of N $push, runs overlaid",
-        "wiredTiger.log bytes written",
-        facet="profile",
-        filters=(("workload", "push"),),
-    ),
-    "appversions": Overlay(
-        "collection_stats",
-        "version",
-        "total_storage_bytes_per_event",
-        "O",
-        "Storage per event by app version, runs overlaid",
-        "storage + index bytes per event",
-    ),
-    "flatnested": Overlay(
-        "comparison",
-        "fields",
-        "reproduced_improvement_pct",
-        "Q",
-        "Structured over flat, runs overlaid",
-        "improvement of structured over flat (%)",
-    ),
+# Each study's main measurement and its engine lab's, drawn for every run (Study.overlay, .engine_overlay).
+OVERLAYS: dict[str, Overlay] = {name: s.overlay for name, s in REGISTRY.items() if s.overlay is not None}
+ENGINE_OVERLAYS: dict[str, EngineOverlay] = {
+    name: s.engine_overlay for name, s in REGISTRY.items() if s.engine_overlay is not None
 }
 
 
@@ -376,63 +332,6 @@ def overlay_spec(study: str, runs: list[Run]) -> dict | None:
                   subtitle=f"one colour per run; tables/{overlay.table}.csv of each").to_dict()
 
 
-@dataclass(frozen=True)
-class EngineOverlay:
-    """A study's engine-lab measurement (results/<study>/engine/<table>.csv) drawn for every run that has it,
-    with the published values (from resources/published/<published>, or columns of the run's own table)."""
-    table: str
-    x: str
-    y: tuple[str, ...]              # summed
-    x_type: str
-    title: str
-    y_title: str
-    facet: str | None = None
-    filters: tuple[tuple[str, str], ...] = ()
-    scales: tuple[str, str] = ("linear", "linear")   # x and y: SCALES
-    published: str | None = None  # a CSV in resources/published/
-    published_y: tuple[str, ...] = ()  # its y column(s); or, with published=None, this run's table's
-    published_filters: tuple[tuple[str, str], ...] = ()
-
-
-ENGINE_OVERLAYS: dict[str, EngineOverlay] = {
-    "arraygrowth": EngineOverlay(
-        "log_bytes",
-        "n",
-        ("log_bytes",),
-        "Q",
-        "Journal bytes of N $push on the engine lab, runs overlaid",
-        "journal bytes written (bytes, log)",
-        facet="profile",
-        filters=(("workload", "push"),),
-        scales=("log", "log"),
-        published="arraygrowth_log_bytes.csv",
-        published_y=("log_bytes",),
-        published_filters=(("workload", "push"),),
-    ),
-    "docsize": EngineOverlay(
-        "cache_reads",
-        "size_kb",
-        ("bytes_read_into_cache_median",),
-        "Q",
-        "Bytes read into the cache per query on the engine lab, small cache, runs overlaid",
-        "bytes read into cache per query (median, symlog)",
-        facet="shape",
-        scales=("log2", "symlog"),
-        filters=(("run", "small_cache"),),
-        published="docsize_query_tables.csv",
-        published_y=("value",),
-        published_filters=(("run", "small_cache"), ("metric", "bytes_read_into_cache")),
-    ),
-    "appversions": EngineOverlay(
-        "storage",
-        "version",
-        ("storage_bytes_per_event", "index_bytes_per_event"),
-        "O",
-        "Storage per event by app version on the engine lab, runs overlaid",
-        "storage + index bytes per event",
-        published_y=("published_storage_bytes_per_event", "published_index_bytes_per_event"),
-    ),
-}
 PUBLISHED_SERIES = "published"
 
 

@@ -7,10 +7,7 @@ from __future__ import annotations
 
 PROFILE_COLORS = {"standalone": "#4c78a8", "standalone-small-cache": "#f58518", "replset-1": "#54a24b"}
 PUBLISHED_COLOR = "#222222"
-# Query shapes of docsize (whole document / two-field projection / covered by the index).
-QUERY_SHAPE_COLORS = {"whole": "#e45756", "projection": "#4c78a8", "covered": "#54a24b"}
-# Field layouts of flatnested.
-LAYOUT_COLORS = {"flat": "#e45756", "structured": "#4c78a8"}
+# A study's own categories (query shapes, field layouts) are coloured in its declaration (Study.colors).
 # appversions: one hue family per generation (V1-V4 blues, V5 oranges, V6 greens), darker = later revision.
 APP_VERSION_COLORS = {
     "appV1": "#c6dbef",

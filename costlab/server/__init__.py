@@ -8,51 +8,21 @@ measuring_job() does the same and also writes the job's provenance JSON when the
 from __future__ import annotations
 
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Iterator
 
+from costlab.credentials import redact_uri
 from costlab.procs import sigterm_raises
 from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_MESSAGE, ServerStartError, ServerUnavailable
 from costlab.server.profiles import PROFILES, Profile, get_profile
+from costlab.server.running import RunningServer
 
-if (
-    TYPE_CHECKING
-):  # pymongo is imported by the backends only: the rule files import this package's light modules
+if TYPE_CHECKING:  # pymongo is imported by the backends only: the rule files import the light modules
     from pymongo import MongoClient
 
 __all__ = ["RunningServer", "start_server", "measuring_job", "resolve_backend", "ServerUnavailable",
            "ServerStartError", "PROFILES", "Profile", "get_profile"]
-
-
-@dataclass
-class RunningServer:
-    client: MongoClient         # connected, ready (and primary, for a replica-set profile)
-    uri: str                    # connection string with any password removed
-    backend: str                # docker | binary | external
-    profile: Profile
-    applied: dict = field(default_factory=dict)  # the options actually applied, for provenance
-    data_dir: Path | None = None
-    restarts: int = 0           # how many times restart() stopped and restarted the server
-    database: str | None = None  # this run's database of the job's study (costlab.namespaces)
-    load_id: str | None = None   # a load job's id: into dataset.json; the server's marker gets it on success
-    _restart: Callable[[], tuple[MongoClient, str, dict]] | None = field(default=None, repr=False)
-
-    def restart(self) -> bool:
-        """Stop the server and start it again on the same data directory: an empty WiredTiger cache.
-
-        Returns False, and changes nothing, when the backend cannot restart it (external: the
-        deployment is the user's); the caller records that the cache could not be reset. After a
-        restart `client` is a new, ready connection (the old one is closed).
-        """
-        if self._restart is None:
-            return False
-        self.client, uri, self.applied = self._restart()
-        from costlab.server.provenance import redact_uri
-        self.uri = redact_uri(uri)
-        self.restarts += 1
-        return True
 
 
 def resolve_backend(server_config: dict) -> str:
@@ -115,8 +85,6 @@ def start_server(server_config: dict, profile: str | Profile, data_dir: str | Pa
     missing, reused if it holds data); None means a throwaway directory. The external backend
     ignores it: the data lives in the deployment.
     """
-    from costlab.server.provenance import redact_uri
-
     profile = profile if isinstance(profile, Profile) else get_profile(profile)
     backend = resolve_backend(server_config)
     timeout_s = float(server_config.get("startup_timeout_s", 60))
@@ -199,7 +167,7 @@ def measuring_job(config: dict, profile: str | Profile, provenance_path: str | P
         server_lease_key,
     )
     from costlab.server.markers import clear_marker, expected_load_id, verify_marker, write_marker
-    from costlab.server.provenance import collect_provenance, write_json_atomic
+    from costlab.server.provenance import collect_provenance, write_json_atomic  # polars: not at parse time
 
     job = job or Path(provenance_path).stem
     extra = {} if extra is None else extra

@@ -18,6 +18,7 @@ from pymongo import MongoClient
 
 from costlab.procs import pid_alive, start_watchdog
 from costlab.server.errors import ServerStartError, ServerUnavailable
+from costlab.server.images import ensure_image
 from costlab.server.profiles import Profile
 from costlab.server.readiness import ensure_primary, wait_until_ready
 
@@ -377,8 +378,6 @@ def _create_and_start(engine_client_, spec: dict, engine: EngineFacts, data_dir:
     Unlike containers.run, a container whose start fails is kept long enough to report why, then removed.
     """
     from docker.errors import APIError, ImageNotFound
-
-    from costlab.server.setup import ensure_image
 
     name, timeout_s = spec["name"], call_timeout(engine_client_)
     try:

@@ -10,7 +10,7 @@ import platform
 import subprocess
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import costlab
 from costlab.config import ROOT, config_hash, study_config_hash
@@ -18,9 +18,7 @@ from costlab.config import ROOT, config_hash, study_config_hash
 # Redaction lives in costlab.credentials (stdlib only, so the rule files can use it too).
 from costlab.credentials import SECRET_OPTION_WORDS, redact_uri  # noqa: F401
 from costlab.io import atomic_path
-
-if TYPE_CHECKING:
-    from costlab.server import RunningServer
+from costlab.server.running import RunningServer
 
 STAND_IN_PROCESS = "secantus"
 
@@ -81,7 +79,7 @@ def server_description(client) -> dict:
     }
 
 
-def collect_provenance(server: "RunningServer", config: dict, started_at: datetime, ended_at: datetime,
+def collect_provenance(server: RunningServer, config: dict, started_at: datetime, ended_at: datetime,
                        job: str, extra: dict | None = None, study: str | None = None) -> dict:
     """The job's provenance record; `study` adds the hash of that study's keys and the server's."""
     description = server_description(server.client)
