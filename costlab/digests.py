@@ -119,5 +119,7 @@ def without_edited_verdicts(frame, path: str | Path):
 
     if "verdict" in frame.columns:
         frame = frame.with_columns(pl.lit(EDITED_TEXT, pl.Utf8).alias("verdict"))
+    if "reason" in frame.columns:   # the verdict's reason is as untrustworthy as the verdict
+        frame = frame.with_columns(pl.lit(None, pl.Utf8).alias("reason"))
     return frame, f"{reason}: its values are not this run's and its verdicts are not counted; rebuild it: " \
                   f"{rebuild_command(path)}"

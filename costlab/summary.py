@@ -4,8 +4,10 @@ Called by the Snakefile's `onsuccess:` handler (so `make all` and `snakemake all
 by `python -m costlab.summary` on an existing results/ folder. Reads only small files: results/findings.csv
 (every verdict row of every study, the rows the report opens with: counted per study and evidence), or,
 in a tree without it, each study's tables/published_vs_reproduced.csv and engine/published_vs_engine.csv
-(their `verdict` and `server_kind` columns); and not_run.json
+(their `verdict`, `kind` and `server_kind` columns); and not_run.json
 ({"part", "reason", "fix"}, one object or a list of them) when a part of the study could not run.
+It counts the Verdict members of the published findings' rows (costlab.verdicts): costlab's own variants
+get a line of their own and are never counted among the published findings.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from costlab import STUDIES
-from costlab.verdicts import VERDICT_CLASSES, verdict_class
+from costlab.verdicts import OTHER, VERDICT_CLASSES, counted, verdict_class
 
 PUBLISHED_TABLE = Path("tables") / "published_vs_reproduced.csv"
 ENGINE_TABLE = Path("engine") / "published_vs_engine.csv"
@@ -30,14 +32,17 @@ NOT_RUN_EVIDENCE = (
 )   # costlab.report.findings: a part that could not run (not_run.json says why)
 
 
+VARIANTS_LABEL = "costlab's variants beyond the article (not counted)"
+
+
 def verdict_counts(table: Path) -> tuple[Counter, bool]:
-    """Verdict -> rows, and whether any row came from the stand-in (server_kind)."""
+    """Verdict -> rows of the published findings, and whether any row came from the stand-in (server_kind)."""
     counts: Counter = Counter()
     stand_in = False
     with table.open(newline="") as handle:
         for row in csv.DictReader(handle):
-            verdict = (row.get("verdict") or "").strip() or "no verdict"
-            counts[verdict] += 1
+            if counted(row.get("kind")):
+                counts[_label(row.get("verdict"))] += 1
             stand_in = stand_in or (row.get("server_kind") or "").strip() == "stand-in"
     return counts, stand_in
 
@@ -51,10 +56,17 @@ def not_run_parts(path: Path) -> list[dict[str, Any]]:
     return [item for item in items if isinstance(item, dict)]
 
 
+def _label(verdict: str | None) -> str:
+    """The Verdict member a cell holds; a cell holding none is counted under its own words (an edited table's
+    "edited after the run", an older costlab's sentence), never as a verdict."""
+    member = verdict_class(verdict)
+    return member if member != OTHER else ((verdict or "").strip() or "no verdict")
+
+
 def _counts_text(counts: Counter) -> str:
-    # Most common first, ties by name, so the line reads the same run after run.
-    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return ", ".join(f"{n} {verdict}" for verdict, n in ordered)
+    # The enum's order, then any other words by name, so the line reads the same run after run.
+    others = sorted(k for k in counts if k not in VERDICT_CLASSES)
+    return ", ".join(f"{counts[v]} {v}" for v in (*VERDICT_CLASSES, *others) if counts[v])
 
 
 def _table_text(table: Path) -> str:
@@ -86,24 +98,35 @@ def read_findings_rows(path: Path) -> list[dict[str, str]]:
     return rows
 
 
+def _published(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    return [row for row in rows if counted(row.get("kind"))]
+
+
 def findings_texts(rows: list[dict[str, str]], study: str) -> list[str]:
-    """'<evidence>: 7 reproduced, 2 not reproduced' per evidence kind of the study, in the table's order."""
+    """'<evidence>: 7 reproduced, 2 not reproduced' per evidence kind of the study's published findings, in
+    the
+    table's order; then one line for costlab's own variants, if the study has any."""
     by_evidence: dict[str, Counter] = {}
+    variants: Counter = Counter()
     for row in rows:
         if row.get("study") != study or row.get("evidence") == NOT_RUN_EVIDENCE:
             continue
-        verdict = (row.get("verdict") or "").strip() or "no verdict"
+        verdict = _label(row.get("verdict"))
+        if not counted(row.get("kind")):
+            variants[verdict] += 1
+            continue
         by_evidence.setdefault(row.get("evidence") or "evidence not stated", Counter())[verdict] += 1
     texts = []
     for evidence, counts in by_evidence.items():
         label = f"{evidence} (not a mongod run)" if evidence.startswith("WiredTiger engine lab") else evidence
         texts.append(f"{label}: {_counts_text(counts)}")
+    if variants:
+        texts.append(f"{VARIANTS_LABEL}: {_counts_text(variants)}")
     return texts
 
 
 def _findings_total(rows: list[dict[str, str]]) -> str:
-    classes = Counter(verdict_class(row.get("verdict") or "") for row in rows)
-    return ", ".join(f"{classes[c]} {c}" for c in VERDICT_CLASSES if classes[c])
+    return _counts_text(Counter(_label(row.get("verdict")) for row in rows))
 
 
 def summary_lines(results_dir: str | Path = "results", studies: Iterable[str] | None = None,
@@ -119,8 +142,14 @@ def summary_lines(results_dir: str | Path = "results", studies: Iterable[str] | 
         except (OSError, csv.Error, UnicodeDecodeError):
             findings = None
     if findings is not None:
-        lines = [f"costlab summary: {len(findings)} findings ({_findings_total(findings) or 'none'}; "
-                 f"{findings_path}), per study and evidence"]
+        published = _published(findings)
+        variants = len(findings) - len(published)
+        lines = [
+            f"costlab summary: {len(published)} published findings ({_findings_total(published) or 'none'}; "
+            f"{findings_path})"
+            + (f" and {variants} rows of costlab's own variants, not counted" if variants else "")
+            + ", per study and evidence"
+        ]
     else:
         lines = ["costlab summary: verdicts per study (published vs reproduced)"]
     fixes: list[str] = []  # one line each at the end: with no server it is the same for every study

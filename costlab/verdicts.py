@@ -1,28 +1,76 @@
-"""How a verdict's wording is counted (standard library only: the console summary reads it too).
+"""What a verdict is, and the tolerance rules that decide it (standard library only: the console summary
+reads it too).
 
-Studies write verdicts as sentences ("reproduced", "not reproduced", "not comparable at this scale
-(...)", "not comparable (stand-in)", "not run: no MongoDB server"); the report and the summary count
-them by what they say about the finding.
+Every verdict row (a study's published_vs_*.csv, results/findings.csv) holds one `Verdict` member in its
+`verdict` column and, beside it, the `reason` in words ("stand-in", "at this scale: ..."); the row's `kind`
+says whether it judges a published finding or one of costlab's own variants. The report, the summary and
+compare count members, never wording. The row type itself is costlab.finding.Finding.
+
+Adding a verdict (#36's `inconclusive`) is one member here plus the rule that gives it; the counting, the
+page's chips and findings.csv follow the enum's order.
 """
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 
-VERDICT_CLASSES = ("reproduced", "not reproduced", "not comparable", "not run", "other")
+
+class Verdict(StrEnum):
+    """What a row says about its published finding."""
+    REPRODUCED = "reproduced"              # measured, and the finding's rule holds
+    NOT_REPRODUCED = "not reproduced"  # measured, and the rule does not hold
+    NOT_COMPARABLE = (
+        "not comparable"  # measured, but on something the finding is not about (the reason says what)
+    )
+    NOT_RUN = "not run"                    # no value: the part did not run, or this run did not measure it
+
+
+class Kind(StrEnum):
+    """What a row judges: a published finding is counted; costlab's variants beyond the article and a
+    user's variants are shown apart and never counted among the published findings."""
+    PUBLISHED = "published"
+    COSTLAB_VARIANT = "costlab variant"
+    USER_VARIANT = "user variant"
+
+
+VERDICT_CLASSES = tuple(v.value for v in Verdict)   # counting order (the page's chips, the summary)
+OTHER = (
+    "other"  # a cell holding no member: an edited table's "edited after the run", an older costlab's wording
+)
+COUNTED_KINDS = (Kind.PUBLISHED.value,)
+
+# The one rule for a missing value: no reproduced value is "not run" (nothing measured it), never
+# "not reproduced" (which would count an absent measurement as evidence against the article) nor
+# "not comparable" (which is for a value measured on something the finding is not about).
+NOT_MEASURED = "not measured in this run"
 
 
 def verdict_class(verdict: str | None) -> str:
-    """reproduced | not reproduced | not comparable | not run | other, from a verdict's wording."""
-    text = (verdict or "").strip().lower()
-    if text.startswith(("not run", "not in this run", "not measured")):
-        return "not run"
-    if text.startswith("not comparable") or "stand-in" in text:
-        return "not comparable"
-    if text.startswith("not "):
-        return "not reproduced"
-    if text.startswith("reproduced"):
-        return "reproduced"
-    return "other"
+    """The Verdict member's value a verdict cell holds, or OTHER (read, never inferred from wording)."""
+    text = (verdict.value if isinstance(verdict, Verdict) else verdict or "").strip()
+    return text if text in VERDICT_CLASSES else OTHER
+
+
+def counted(kind: str | None) -> bool:
+    """Whether a row of this kind is counted among the published findings (a missing kind: published)."""
+    return (kind or Kind.PUBLISHED.value) in COUNTED_KINDS
+
+
+def is_missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def judge(reproduced, rule) -> tuple[Verdict, str | None]:
+    """(verdict, reason) of a value under its rule; a missing value is NOT_RUN (NOT_MEASURED)."""
+    if is_missing(reproduced):
+        return Verdict.NOT_RUN, NOT_MEASURED
+    return (Verdict.REPRODUCED if rule(reproduced) else Verdict.NOT_REPRODUCED), None
+
+
+def verdict_text(verdict: str | None, reason: str | None = None) -> str:
+    """The words a reader sees: 'not comparable (stand-in)', 'reproduced'."""
+    text = str(verdict or "no verdict")
+    return f"{text} ({reason})" if reason else text
 
 
 class Rule:

@@ -193,8 +193,8 @@ def test_the_published_load_test_findings_are_judged_on_the_authors_driver_too()
     )
     facts = pl.read_csv(ROOT / "resources/published/appversions_loadtest_facts.csv")
     rows = loadtest_findings(steps, facts)
-    met = [r for r in rows if r["metric"] == "bulk_upsert share of steps at target"]
-    assert met and met[0]["reproduced"] == 1.0 and met[0]["verdict"] == "reproduced"
+    met = [r for r in rows if r.metric == "bulk_upsert share of steps at target"]
+    assert met and met[0].reproduced == 1.0 and met[0].verdict == "reproduced"
     assert AUTHORS_DRIVER == "authors' closed-loop driver"
 
 

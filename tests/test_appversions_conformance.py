@@ -69,22 +69,18 @@ def test_cross_version_finding_records_where_the_rules_part():
     rows = midday_findings(_frame(_rows("appV1", "dates", dates), _rows("appV5R3", "dates", dates),
                                   _rows("appV4", "day_ids", day_ids), _rows("appV6R3", "day_ids", day_ids)))
     cross = rows[-1]
-    assert cross["finding"].startswith(
-        "the versions disagree at end times with a time of day: appV4, appV6R3 ("
-    )
-    assert (
-        cross["reproduced"] == pytest.approx(0.5) and cross["verdict"] == "reproduced"
-    )  # key A parts, B not
-    assert [r["verdict"] for r in rows[:-1]] == ["reproduced"] * 4
+    assert cross.finding.startswith("the versions disagree at end times with a time of day: appV4, appV6R3 (")
+    assert cross.reproduced == pytest.approx(0.5) and cross.verdict == "reproduced"  # key A parts, B not
+    assert [r.verdict for r in rows[:-1]] == ["reproduced"] * 4
 
 
 def test_a_version_off_its_rule_or_its_group_is_not_reproduced():
     dates = {("A", 1): 5450}
     off = midday_findings(_frame(_rows("appV1", "dates", dates), _rows("appV2", "dates", {("A", 1): 5449}),
                                  _rows("appV4", "day_ids", {("A", 1): 5442})))
-    assert off[-1]["verdict"] == "not reproduced"   # appV1 and appV2 compare dates but differ
+    assert off[-1].verdict == "not reproduced"   # appV1 and appV2 compare dates but differ
     wrong = midday_findings(_frame(_rows("appV1", "dates", dates, as_rule=False),
                                    _rows("appV4", "day_ids", {("A", 1): 5442})))
-    assert wrong[0]["verdict"] == "not reproduced" and wrong[0]["reproduced"] == 0.0
+    assert wrong[0].verdict == "not reproduced" and wrong[0].reproduced == 0.0
     one_rule = midday_findings(_frame(_rows("appV4", "day_ids", dates), _rows("appV6R3", "day_ids", dates)))
-    assert one_rule[-1]["verdict"] == "not comparable: only appV4, appV6R3 loaded, all of one day rule"
+    assert one_rule[-1].text == "not comparable (only appV4, appV6R3 loaded, all of one day rule)"

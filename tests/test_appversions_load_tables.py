@@ -4,13 +4,13 @@ import pytest
 
 from costlab.appversions.tables import (
     GIB,
-    PVR_COLUMNS,
     collection_findings,
     loadtest_findings,
     published_collection_stats,
     published_vs_reproduced,
 )
 from costlab.config import ROOT
+from costlab.finding import COLUMNS
 
 PUBLISHED = ROOT / "resources" / "published"
 
@@ -43,23 +43,23 @@ def test_published_sizes_are_gib(published):
 
 
 def test_collection_findings_on_mongod_compare_values(published):
-    rows = {r["finding"]: r for r in collection_findings(stats_rows(published, "mongod", 1.05))}
-    assert rows["appV4: documents per event (bucketing)"]["verdict"] == "reproduced"
-    assert rows["appV4: avg doc bytes"]["verdict"] == "reproduced"                 # 5 % off, within 15 %
-    assert rows["appV4: avg doc bytes"]["ratio"] == pytest.approx(1.05)
+    rows = {r.finding: r for r in collection_findings(stats_rows(published, "mongod", 1.05))}
+    assert rows["appV4: documents per event (bucketing)"].verdict == "reproduced"
+    assert rows["appV4: avg doc bytes"].verdict == "reproduced"                 # 5 % off, within 15 %
+    assert rows["appV4: avg doc bytes"].ratio == pytest.approx(1.05)
     zstd = next(r for f, r in rows.items() if f.startswith("zstd"))
-    assert zstd["published"] == pytest.approx(1.47 / 2.56)
-    assert zstd["verdict"] == "reproduced"                                         # appV6R4 stores less
-    far = {r["finding"]: r for r in collection_findings(stats_rows(published, "mongod", 1.5))}
-    assert far["appV4: avg doc bytes"]["verdict"] == "not reproduced"
+    assert zstd.published == pytest.approx(1.47 / 2.56)
+    assert zstd.verdict == "reproduced"                                         # appV6R4 stores less
+    far = {r.finding: r for r in collection_findings(stats_rows(published, "mongod", 1.5))}
+    assert far["appV4: avg doc bytes"].verdict == "not reproduced"
 
 
 def test_collection_findings_on_stand_in_never_compare_sizes(published):
     rows = collection_findings(stats_rows(published, "stand-in", 1.0))
-    sizes = [r for r in rows if r["unit"] in ("B", "B/event", "ratio")]
-    assert sizes and {r["verdict"] for r in sizes} == {"not comparable (stand-in)"}
-    counts = [r for r in rows if r["metric"] == "documents_per_event"]
-    assert {r["verdict"] for r in counts} == {"reproduced"}                        # a count is a count
+    sizes = [r for r in rows if r.unit in ("B", "B/event", "ratio")]
+    assert sizes and {r.text for r in sizes} == {"not comparable (stand-in)"}
+    counts = [r for r in rows if r.metric == "documents_per_event"]
+    assert {r.verdict for r in counts} == {"reproduced"}                        # a count is a count
 
 
 def steps_frame(version, kind, server_kind, met, latency_max):
@@ -75,18 +75,14 @@ def test_loadtest_findings_peak_latency_reduction_and_targets():
         steps_frame("appV6R4", "upsert", "mongod", [True, True, True, False], [50.0, 100.0, 330.0, 200.0]),
     ])
     rows = loadtest_findings(steps, facts)
-    reductions = {
-        r["metric"]: r for r in rows if r["metric"].startswith("bulk_upsert peak latency reduction")
-    }
-    assert reductions["bulk_upsert peak latency reduction, phase 1"]["reproduced"] == pytest.approx(50.0)
-    assert reductions["bulk_upsert peak latency reduction, phase 1"]["verdict"] == "reproduced"
-    assert reductions["bulk_upsert peak latency reduction, phase 3"]["reproduced"] == pytest.approx(-10.0)
-    assert reductions["bulk_upsert peak latency reduction, phase 3"]["verdict"] == "not reproduced"
-    targets = {
-        r["finding"].split(":")[0]: r for r in rows if r["metric"] == "bulk_upsert share of steps at target"
-    }
-    assert targets["appV6R3"]["reproduced"] == 1.0 and targets["appV6R3"]["verdict"] == "reproduced"
-    assert targets["appV6R4"]["reproduced"] == 0.75 and targets["appV6R4"]["verdict"] == "not reproduced"
+    reductions = {r.metric: r for r in rows if r.metric.startswith("bulk_upsert peak latency reduction")}
+    assert reductions["bulk_upsert peak latency reduction, phase 1"].reproduced == pytest.approx(50.0)
+    assert reductions["bulk_upsert peak latency reduction, phase 1"].verdict == "reproduced"
+    assert reductions["bulk_upsert peak latency reduction, phase 3"].reproduced == pytest.approx(-10.0)
+    assert reductions["bulk_upsert peak latency reduction, phase 3"].verdict == "not reproduced"
+    targets = {r.finding.split(":")[0]: r for r in rows if r.metric == "bulk_upsert share of steps at target"}
+    assert targets["appV6R3"].reproduced == 1.0 and targets["appV6R3"].verdict == "reproduced"
+    assert targets["appV6R4"].reproduced == 0.75 and targets["appV6R4"].verdict == "not reproduced"
 
 
 def test_published_vs_reproduced_has_contract_columns(published):
@@ -95,13 +91,12 @@ def test_published_vs_reproduced_has_contract_columns(published):
     model = pl.DataFrame({"version": ["appV5R1"], "events": [500_000_000], "documents": [33_429_649],
                           "avg_doc_bytes": [600.0], "data_bytes": [0]})
     table = published_vs_reproduced(stats_rows(published, "stand-in", 1.0), steps, facts, model, published)
-    assert table.columns == PVR_COLUMNS
+    assert table.columns == COLUMNS
     model_rows = table.filter(pl.col("server_kind") == "model (no server)")
     assert dict(zip(model_rows["metric"], model_rows["verdict"])) == {"documents_per_event": "reproduced",
                                                                       "avg_doc_bytes": "not reproduced"}
 
 
-# --- the scale (issue #12): measured vs model at the same scale, model at the reference scale vs published
 # ---
 
 
@@ -129,23 +124,26 @@ def measured_as_model(published, model, server_kind="mongod", docs_factor=1.0):
 
 
 def test_small_scale_gap_is_not_comparable_not_red(published, models):
-    from costlab.appversions.tables import SCALE_VERDICT, model_findings, scale_explained
+    from costlab.appversions.tables import SCALE_REASON, model_findings, scale_explained
 
     here, reference = models
     explained = scale_explained(here, reference, published)
     assert explained["appV4"] is True  # 0.91 documents/event at 600 events/year against 0.72 published
     rows = collection_findings(measured_as_model(published, here), here, explained)
-    by = {r["finding"]: r for r in rows}
+    by = {r.finding: r for r in rows}
     server_check = by["appV4: documents per event, server vs model at this scale (6,000 events)"]
-    assert server_check["verdict"] == "reproduced" and server_check["published"] == pytest.approx(5440 / 6000)
-    assert by["appV4: documents per event (bucketing)"]["verdict"] == SCALE_VERDICT
-    per_version = [r for r in rows if r["finding"].startswith(("appV4:", "appV5R1:", "appV6R3:", "appV6R4:"))]
-    assert "not reproduced" not in {r["verdict"] for r in per_version}
+    assert server_check.verdict == "reproduced" and server_check.published == pytest.approx(5440 / 6000)
+    assert (
+        by["appV4: documents per event (bucketing)"].verdict,
+        by["appV4: documents per event (bucketing)"].reason,
+    ) == ("not comparable", SCALE_REASON)
+    per_version = [r for r in rows if r.finding.startswith(("appV4:", "appV5R1:", "appV6R3:", "appV6R4:"))]
+    assert "not reproduced" not in {r.verdict for r in per_version}
     model_rows = model_findings(here, published, model_reference=reference)
-    assert "not reproduced" not in {r["verdict"] for r in model_rows}
-    at_reference = [r for r in model_rows if "reference scale" in r["finding"]]
-    assert len(at_reference) == 8 and {r["verdict"] for r in at_reference} == {"reproduced"}
-    assert SCALE_VERDICT in {r["verdict"] for r in model_rows if "reference" not in r["finding"]}
+    assert "not reproduced" not in {r.verdict for r in model_rows}
+    at_reference = [r for r in model_rows if "reference scale" in r.finding]
+    assert len(at_reference) == 8 and {r.verdict for r in at_reference} == {"reproduced"}
+    assert SCALE_REASON in {r.reason for r in model_rows if "reference" not in r.finding}
 
 
 def test_a_server_that_differs_from_the_model_stays_not_reproduced(published, models):
@@ -153,11 +151,11 @@ def test_a_server_that_differs_from_the_model_stays_not_reproduced(published, mo
 
     here, reference = models
     explained = scale_explained(here, reference, published)
-    rows = {r["finding"]: r for r in collection_findings(measured_as_model(published, here, docs_factor=1.3),
+    rows = {r.finding: r for r in collection_findings(measured_as_model(published, here, docs_factor=1.3),
                                                           here, explained)}
-    assert rows["appV4: documents per event, server vs model at this scale (6,000 events)"]["verdict"] == \
+    assert rows["appV4: documents per event, server vs model at this scale (6,000 events)"].verdict == \
         "not reproduced"
-    assert rows["appV4: documents per event (bucketing)"]["verdict"] == "not reproduced"
+    assert rows["appV4: documents per event (bucketing)"].verdict == "not reproduced"
 
 
 def test_at_a_scale_where_the_model_matches_nothing_is_excused(published, models):

@@ -6,14 +6,7 @@ import json
 import polars as pl
 import pytest
 
-from costlab.appversions.regime import (
-    EXCEEDS,
-    FITS,
-    NOT_COMPARABLE_FITS,
-    UNKNOWN,
-    measure_regime,
-    working_set_regime,
-)
+from costlab.appversions.regime import EXCEEDS, FITS, UNKNOWN, measure_regime, working_set_regime
 from costlab.appversions.tables import loadtest_findings, loadtest_regimes
 from costlab.config import ROOT
 
@@ -57,23 +50,23 @@ def steps_frame(version, regime, met=True):
 def test_findings_that_rest_on_the_regime_are_not_comparable_when_the_working_set_fits():
     facts = pl.read_csv(ROOT / "resources" / "published" / "appversions_loadtest_facts.csv")
     def judged(rows):   # the published facts no rule judges here have rows of their own that say why
-        return [r for r in rows if not r["tolerance"].startswith("none: not judged")]
+        return [r for r in rows if not r.tolerance.startswith("none: not judged")]
 
     every = loadtest_findings(pl.concat([steps_frame("appV6R3", FITS), steps_frame("appV6R4", FITS)]), facts)
     fits = judged(every)
-    assert fits and {r["verdict"] for r in fits} == {NOT_COMPARABLE_FITS}
-    assert all(r["verdict"].startswith("not comparable: ") for r in every if r not in fits)
+    assert fits and {(r.verdict, r.reason) for r in fits} == {("not comparable", FITS)}
+    assert all(r.verdict == "not comparable" and r.reason for r in every if r not in fits)
     beyond = loadtest_findings(
         pl.concat([steps_frame("appV6R3", EXCEEDS), steps_frame("appV6R4", EXCEEDS)]), facts
     )
-    assert NOT_COMPARABLE_FITS not in {r["verdict"] for r in beyond}
-    assert "reproduced" in {r["verdict"] for r in beyond}
+    assert FITS not in {r.reason for r in beyond}
+    assert "reproduced" in {r.verdict for r in beyond}
     # one version of a compared pair in cache is enough to make the comparison not comparable
     mixed = loadtest_findings(
         pl.concat([steps_frame("appV6R3", FITS), steps_frame("appV6R4", EXCEEDS)]), facts
     )
-    pairs = [r for r in mixed if " vs " in r["finding"]]
-    assert pairs and {r["verdict"] for r in pairs} == {NOT_COMPARABLE_FITS}
+    pairs = [r for r in mixed if " vs " in r.finding]
+    assert pairs and {(r.verdict, r.reason) for r in pairs} == {("not comparable", FITS)}
 
 
 def test_regime_read_from_the_load_test_provenance(tmp_path):

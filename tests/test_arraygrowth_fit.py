@@ -8,6 +8,7 @@ import pytest
 from costlab.arraygrowth.fit import FitError, fit_power_law
 from costlab.arraygrowth.published import read_published_cursor_calls, read_published_log_bytes
 from costlab.arraygrowth.tables import fit_table, fits_by_pair, published_vs_reproduced, runs_table
+from costlab.finding import COLUMNS
 
 NS = [2500, 5000, 10000, 20000]
 
@@ -156,32 +157,22 @@ def test_published_vs_reproduced_verdicts_follow_the_finding():
     table = published_vs_reproduced(
         raw, fits_by_pair(raw), read_published_log_bytes(), read_published_cursor_calls()
     )
-    assert table.columns == [
-        "finding",
-        "metric",
-        "unit",
-        "published",
-        "reproduced",
-        "ratio",
-        "tolerance",
-        "verdict",
-        "server_kind",
-    ]
+    assert table.columns == COLUMNS
     # every verdict says what it held the value to
     tolerance = dict(zip(table["finding"], table["tolerance"]))
     assert tolerance["standalone $push: journal bytes grow quadratically with N"].startswith("k in [")
     assert all(tolerance.values()), tolerance
     verdicts = dict(zip(table["finding"], table["verdict"]))
+    reasons = dict(zip(table["finding"], table["reason"]))
     # the article's N=40000 bytes per $push: this run has no such N, and says so (N=20000 is judged)
     finding = next(
         f for f in verdicts if f.startswith("standalone $push journal bytes per update at N=40000 ")
     )
-    assert verdicts.pop(finding) == "not comparable at this scale (published N=40000; this run N=" \
-        + ", ".join(map(str, NS)) + ")"
+    assert (verdicts.pop(finding), reasons[finding]) == (
+        "not comparable", "at this scale: published N=40000; this run N=" + ", ".join(map(str, NS)))
     assert any(f.startswith("standalone $push journal bytes per update at N=20000 ") for f in verdicts)
-    assert verdicts.pop("the article's wall times per run (7 published)").startswith(
-        "not comparable: times of"
-    )
+    assert verdicts.pop("the article's wall times per run (7 published)") == "not comparable"
+    assert reasons["the article's wall times per run (7 published)"].startswith("times of")
     assert set(verdicts.values()) == {"reproduced"}, table.select(
         "finding", "reproduced", "verdict"
     ).to_dicts()
@@ -201,8 +192,8 @@ def test_published_vs_reproduced_on_stand_in_is_not_comparable():
     table = published_vs_reproduced(
         raw, fits_by_pair(raw), read_published_log_bytes(), read_published_cursor_calls()
     )
-    assert (table["verdict"] == "not comparable (stand-in)").all()
-    assert (table["reproduced"] == "not reported by this server").all()
+    assert (table["verdict"] == "not comparable").all() and (table["reason"] == "stand-in").all()
+    assert table["reproduced"].null_count() == table.height   # nothing reported: no value (never 0)
     # every published number beside its row, but the wall times' row (the article's machine: not judged)
     assert (
         table.filter(~pl.col("finding").str.starts_with("the article's wall times"))["published"].null_count()

@@ -39,12 +39,15 @@ def test_smoke_run_builds_tables_and_figures(smoke_all, real_mongod):
         "ratio",
         "tolerance",
         "verdict",
+        "reason",
+        "kind",
         "server_kind",
+        "note",
     ]
     if not real_mongod:
         assert raw["log_bytes"].null_count() == raw.height
         assert fit["status"].str.starts_with("not fitted: wiredTiger.log not reported by this server").all()
-        assert (pvr["verdict"] == "not comparable (stand-in)").all()
+        assert (pvr["verdict"] == "not comparable").all() and (pvr["reason"] == "stand-in").all()
         runs = pl.read_csv(out / "tables" / "runs.csv", infer_schema=False)
         assert (runs["log_bytes"] == "not reported by this server").all()
         spec = json.loads((out / "figures" / "log_bytes_vs_n.vl.json").read_text())

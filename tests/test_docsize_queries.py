@@ -20,7 +20,8 @@ from costlab.docsize.run import (
     timed_query,
     window_filter,
 )
-from costlab.docsize.tables import STAND_IN_VERDICT, published_vs_reproduced, summary_table
+from costlab.docsize.tables import published_vs_reproduced, summary_table
+from costlab.finding import COLUMNS
 
 DOCS, WINDOW = 1200, 100
 STUDY = {
@@ -274,17 +275,7 @@ ROWS_LIKE_ARTICLE = [
 
 def test_verdicts_reproduced_when_the_findings_hold():
     pvr = published_vs_reproduced(_summary(ROWS_LIKE_ARTICLE, "mongod"), _model(), PUBLISHED_QUERIES, 1000)
-    assert pvr.columns == [
-        "finding",
-        "metric",
-        "unit",
-        "published",
-        "reproduced",
-        "ratio",
-        "tolerance",
-        "verdict",
-        "server_kind",
-    ]
+    assert pvr.columns == COLUMNS
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     cell = pl.col("finding").str.ends_with(": bytes read into cache per query")
     times = pl.col("finding").str.ends_with("published times)")
@@ -295,7 +286,8 @@ def test_verdicts_reproduced_when_the_findings_hold():
         "the article's client ms per size and shape, same_window (12 published times)",
         "the article's server ms per size and shape, same_window (12 published times)",
         "the article's client ms per size and shape, small_cache (12 published times)"]
-    assert pvr.filter(times)["verdict"].str.starts_with("not comparable: absolute times").all()
+    assert (pvr.filter(times)["verdict"] == "not comparable").all()
+    assert pvr.filter(times)["reason"].str.starts_with("absolute times").all()
     # every published small-cache cell (4 sizes x 3 shapes): judged where this run measured it, else says why
     cells = dict(zip(pvr.filter(cell)["finding"].str.split(":").list.first(), pvr.filter(cell)["verdict"]))
     assert len(cells) == 12
@@ -303,10 +295,10 @@ def test_verdicts_reproduced_when_the_findings_hold():
         "reproduced"
     }
     assert cells["1 KB, small cache, covered"] == "reproduced"
-    assert (
-        cells["4 KB, small cache, whole"]
-        == "not comparable at this scale (published for 4 KB orders; this run: "
-        "1 KB, 64 KB)"
+    four = pvr.filter(pl.col("finding").str.starts_with("4 KB, small cache, whole")).row(0, named=True)
+    assert (four["verdict"], four["reason"]) == (
+        "not comparable",
+        "at this scale: published for 4 KB orders; this run: 1 KB, 64 KB",
     )
     reads = pvr.filter(pl.col("finding") == "projection reads whole document at small cache")
     assert reads["reproduced"][0] == pytest.approx(61 / 60)
@@ -327,15 +319,19 @@ def test_verdicts_not_reproduced_and_missing():
         by_metric["projection bytes read into cache / (window x mean document), 64 KB, 256 MB cache"]
         == "not reproduced"
     )
-    missing = by_metric["bytes read into cache, projection / whole documents, 64 KB, 256 MB cache"]
-    assert missing.startswith("not measured")
+    missing = pvr.filter(
+        pl.col("metric") == "bytes read into cache, projection / whole documents, 64 KB, 256 MB cache"
+    )
+    assert missing.select("verdict", "reason").rows() == [("not run", "counter not reported by the server")]
     assert pvr.filter(pl.col("metric").str.contains("projection / whole"))["reproduced"][0] is None
 
 
 def test_verdicts_on_the_stand_in_are_not_comparable():
     pvr = published_vs_reproduced(_summary(ROWS_LIKE_ARTICLE, "stand-in"), _model(), PUBLISHED_QUERIES, 1000)
     measured = pvr.filter(pl.col("server_kind") == "stand-in")
-    assert measured.height >= 8 and set(measured["verdict"]) == {STAND_IN_VERDICT}
+    assert measured.height >= 8 and set(measured.select("verdict", "reason").rows()) == {
+        ("not comparable", "stand-in")
+    }
     sizes = pvr.filter(pl.col("server_kind") != "stand-in")  # from the generator: comparable anywhere
     assert set(sizes["verdict"]) == {"reproduced"}
 
@@ -415,7 +411,7 @@ def test_counters_missing_from_status_stay_none():
 
 
 def test_small_cache_findings_not_comparable_when_the_cache_was_not_applied():
-    from costlab.docsize.tables import NO_SMALL_CACHE_VERDICT, small_cache_applied
+    from costlab.docsize.tables import NO_SMALL_CACHE, small_cache_applied
 
     def stats(cache):
         return pl.DataFrame({"run": ["same_window", "small_cache"], "cache_max_bytes": [16e9, cache]})
@@ -426,9 +422,8 @@ def test_small_cache_findings_not_comparable_when_the_cache_was_not_applied():
     pvr = published_vs_reproduced(_summary(ROWS_LIKE_ARTICLE, "mongod"), _model(), PUBLISHED_QUERIES, 1000,
                                   small_cache=False)
     small = pvr.filter(pl.col("metric").str.contains("256 MB cache"))
-    assert small.height == 5 + 12 and set(small["verdict"]) == {
-        NO_SMALL_CACHE_VERDICT
-    }  # findings, then cells
+    assert small.height == 5 + 12  # findings, then cells
+    assert set(small.select("verdict", "reason").rows()) == {("not comparable", NO_SMALL_CACHE)}
     others = pvr.filter(
         ~pl.col("metric").str.contains("256 MB cache") & ~pl.col("finding").str.contains("published times")
     )

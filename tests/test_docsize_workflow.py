@@ -38,16 +38,18 @@ def test_smoke_study_end_to_end(smoke_all, real_mongod):
         "ratio",
         "tolerance",
         "verdict",
+        "reason",
+        "kind",
         "server_kind",
+        "note",
     ]
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     provenance = json.loads((out / "provenance" / "small_cache__orders_4k.json").read_text())
     assert provenance["profile"] == "standalone-small-cache"
     if not real_mongod:
         assert provenance["server_kind"] == "stand-in"
-        assert set(pvr.filter(pl.col("server_kind") == "stand-in")["verdict"]) == {
-            "not comparable (stand-in)"
-        }
+        assert set(pvr.filter(pl.col("server_kind") == "stand-in").select("verdict", "reason").rows()) == {
+            ("not comparable", "stand-in")}
         spec = json.loads((out / "figures" / "bytes_read.vl.json").read_text())
         assert "stand-in" in json.dumps(spec["title"])
         assert "missing, not 0" in json.dumps(spec["title"])

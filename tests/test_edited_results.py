@@ -42,7 +42,7 @@ def edit_verdict(results: Path) -> Path:
 
 def test_an_edited_verdict_in_this_run_is_shown_as_edited_and_not_counted(tmp_path):
     results = tree(tmp_path / "a")
-    assert "1 not reproduced, 1 reproduced" in "\n".join(summary_lines(results, ["flatnested"]))
+    assert "1 reproduced, 1 not reproduced" in "\n".join(summary_lines(results, ["flatnested"]))
     path = edit_verdict(results)
     summary = "\n".join(summary_lines(results, ["flatnested"]))
     assert "edited after the run: its verdicts are not counted" in summary and "2 reproduced" not in summary

@@ -28,7 +28,11 @@ def test_window_fraction_at_a_size_the_article_did_not_publish_is_not_comparable
     'not reproduced' with no published value beside it."""
     row = window_row(docsize_verdicts(cache_reads(4, 112_200.0, 112_200.0), PUBLISHED, 100, {4: 4096}))
     assert row["published"] is None and row["reproduced"] is not None
-    assert row["verdict"].startswith("not comparable at this scale") and "64 KB" in row["verdict"]
+    assert (
+        row["verdict"] == "not comparable"
+        and row["reason"].startswith("at this scale")
+        and "64 KB" in row["reason"]
+    )
 
 
 def test_window_fraction_at_64_kb_is_judged():
@@ -81,8 +85,8 @@ def test_a_bimodal_cell_within_the_sampling_error_is_not_comparable_not_a_miss()
     # over 30 queries the difference of two such means has a standard error of sqrt(2 x 300^2 / 30) = 77.5 KB:
     # 100 KB apart is within two of them, so 30 queries cannot tell the two means apart
     row = _one_cell(150_000.0, 300_000.0)
-    assert row["verdict"].startswith("not comparable: ") and "30-query means" in row["verdict"]
-    assert "77,460" in row["verdict"] and "77% of them read 0" in row["verdict"]
+    assert row["verdict"] == "not comparable" and "30-query means" in row["reason"]
+    assert "77,460" in row["reason"] and "77% of them read 0" in row["reason"]
     # the same mean from steady queries (sd 30 KB: standard error 7.7 KB) is a real miss
     assert _one_cell(150_000.0, 30_000.0)["verdict"] == "not reproduced"
     # inside the tolerance it is reproduced whatever the spread

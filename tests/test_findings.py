@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def verdict_table(path: Path, rows: list[tuple[str, float | None, float | None, str]], kind: str,
-                  tolerance: str | None = None) -> None:
+                  tolerance: str | None = None, kinds: list[str] | None = None) -> None:
+    """A verdict table (kinds: each row's `kind`; absent, the column is too: every row a published
+    finding)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     frame = pl.DataFrame(
         {
@@ -37,6 +39,8 @@ def verdict_table(path: Path, rows: list[tuple[str, float | None, float | None, 
     )
     if tolerance is not None:
         frame = frame.with_columns(pl.lit(tolerance).alias("tolerance"))
+    if kinds is not None:
+        frame = frame.with_columns(pl.Series("kind", kinds))
     frame.write_csv(path)
 
 
@@ -104,12 +108,11 @@ def test_findings_hold_every_verdict_row_with_its_evidence(tree):
                                                         "WiredTiger engine lab 11.2.0", "server-free model"]
     # every one of arraygrowth's 13 engine rows, then its mongod part that did not run
     assert by_study["arraygrowth"].height == 14
-    assert by_study["arraygrowth"]["verdict"].to_list()[-2:] == [
-        "not reproduced",
-        "not run: no MongoDB server",
-    ]
+    assert by_study["arraygrowth"]["verdict"].to_list()[-2:] == ["not reproduced", "not run"]
+    assert by_study["arraygrowth"]["reason"].to_list()[-2:] == [None, "no MongoDB server"]
     assert by_study["flatnested"]["tolerance"].to_list() == ["saving > 0 %"]
-    assert by_study["uniqueidx"]["verdict"].to_list() == ["not run: no MongoDB server"]
+    assert by_study["uniqueidx"]["verdict"].to_list() == ["not run"]
+    assert set(findings["kind"]) == {"published"}   # tables without a kind column: published findings
     assert "start a Docker engine" in by_study["uniqueidx"]["note"][0]
     assert verdict_counts(findings) == {"reproduced": 16, "not reproduced": 2, "not run": 2}
     docsize_model = by_study["docsize"].row(3, named=True)
@@ -141,7 +144,7 @@ def test_findings_csv_round_trips_and_the_page_opens_with_it(tree):
     findings_at = page.index('id="findings"')
     assert findings_at < page.index('<section class="study"')
     block = page[findings_at:page.index("</section>", findings_at)]
-    rows = re.findall(r"<tr><td><a href=\"#study-(\w+)\">", block)
+    rows = re.findall(r"<tr data-kind=\"published\"><td><a href=\"#study-(\w+)\">", block)
     assert rows == written["study"].to_list()  # every row, in order, each linking to its study's section
     assert re.search(r'data-verdict="reproduced">16 reproduced<', block)
     assert re.search(r'data-verdict="not reproduced">2 not reproduced<', block)
@@ -194,14 +197,59 @@ def test_summary_counts_the_findings_csv(tree):
     with (tree / "findings.csv").open(newline="") as handle:
         total = sum(1 for _ in csv.DictReader(handle))
     assert lines[0].startswith(
-        f"costlab summary: {total} findings (16 reproduced, 2 not reproduced, 2 not run;"
+        f"costlab summary: {total} published findings (16 reproduced, 2 not reproduced, 2 not run;"
     )
-    assert "  docsize      mongod 8.0.4: 1 not reproduced, 1 reproduced\n" in text + "\n"
+    assert "  docsize      mongod 8.0.4: 1 reproduced, 1 not reproduced\n" in text + "\n"
     assert "WiredTiger engine lab 11.2.0 (not a mongod run): 1 reproduced" in text
     assert "server-free model: 1 reproduced" in text
     assert "  arraygrowth  WiredTiger engine lab (not a mongod run): 12 reproduced, 1 not reproduced" in text
     assert "not run: mongod: no MongoDB server" in text
     assert text.count("to run what was not run: start a Docker engine") == 1
+
+
+def test_variants_are_shown_but_never_counted_and_page_summary_and_csv_agree(tree):
+    """A costlab variant row (the engine lab's cold-per-shape protocol) is in findings.csv, on the page and in
+    the summary, marked, and counted in none of their published counts; the three counts agree."""
+    verdict_table(
+        tree / "docsize" / "engine" / "published_vs_engine.csv",
+        [
+            ("covered reads nothing", 0.005, 0.0, "reproduced"),
+            ("64 KB, small_cache_cold_per_shape, whole: bytes read", 100.0, 300.0, "not reproduced"),
+            ("64 KB, small_cache_cold_per_shape, covered: bytes read", 0.0, 0.0, "reproduced"),
+        ],
+        "engine",
+        kinds=["published", "costlab variant", "costlab variant"],
+    )
+    config = smoke_config()
+    write_findings(
+        findings_frame(collect_sections(tree, config, targets(tree), None), tree), tree / "findings.csv"
+    )
+    written = read_findings(tree / "findings.csv")
+    assert written.filter(pl.col("kind") == "costlab variant")["verdict"].to_list() == ["not reproduced",
+                                                                                         "reproduced"]
+    # 22 rows: the tree's 20 published ones (16 reproduced, 2 not reproduced, 2 not run) and the 2 variants
+    assert written.height == 22
+    assert verdict_counts(written) == {"reproduced": 16, "not reproduced": 2, "not run": 2}
+    build_report(
+        tree, tree / "report.html", config, study_targets=targets(tree), findings_path=tree / "findings.csv"
+    )
+    page = (tree / "report.html").read_text()
+    block = page[page.index('id="findings"'):page.index("</section>", page.index('id="findings"'))]
+    chips = dict((name, int(n)) for name, n in re.findall(r'data-verdict="([a-z ]+)">(\d+) ', block))
+    assert chips == {"reproduced": 16, "not reproduced": 2, "not run": 2}
+    assert "20 published findings in all" in block
+    assert re.search(r'id="variant-counts">Not counted above: 2 rows .*1 not reproduced, 1 reproduced|'
+                     r'id="variant-counts">Not counted above: 2 rows .*1 reproduced, 1 not reproduced', block)
+    assert block.count('<tr data-kind="costlab variant">') == 2
+    (tree / "report.html").write_text("<html></html>")
+    lines = summary_lines(tree, ["docsize", "arraygrowth", "flatnested", "uniqueidx"])
+    assert lines[0].startswith(
+        "costlab summary: 20 published findings (16 reproduced, 2 not reproduced, 2 not run;"
+    )
+    assert "and 2 rows of costlab's own variants, not counted" in lines[0]
+    text = "\n".join(lines)
+    assert "WiredTiger engine lab 11.2.0 (not a mongod run): 1 reproduced\n" in text
+    assert "costlab's variants beyond the article (not counted): 1 reproduced, 1 not reproduced" in text
 
 
 def test_model_checks_are_judged_by_the_published_tolerance(tmp_path):
@@ -229,8 +277,8 @@ def test_model_checks_are_judged_by_the_published_tolerance(tmp_path):
     assert rows["tolerance"].to_list() == ["within ±2 %"] * 4
     # the data size (the article's MB at its 50,000 orders) is judged only at the article's count
     data = rows.filter(~sizes)
-    assert data["published"].to_list() == [52e6, 205e6] and data["verdict"].str.starts_with(
-        "not comparable at this scale (10 documents here").all()
+    assert data["published"].to_list() == [52e6, 205e6] and (data["verdict"] == "not comparable").all()
+    assert data["reason"].str.starts_with("at this scale: 10 documents here").all()
     at_count = published_vs_model(
         datasets.with_columns(pl.col("data_bytes") * 5000, pl.lit(50_000).alias("documents")),
         published,
@@ -258,7 +306,8 @@ def test_flatnested_model_judges_the_direction_of_the_saving():
     rows = published_vs_model(sizes, sample)
     example = rows.row(-1, named=True)   # the article's example document: a row saying why it is not judged
     assert example["finding"] == "the article's example user document: 403 B flat, 307 B structured"
-    assert example["verdict"].startswith("not comparable: that document is not generated here")
+    assert example["verdict"] == "not comparable"
+    assert example["reason"].startswith("that document is not generated here")
     rows = rows.head(-1)
     assert rows["reproduced"].to_list() == [10.0, -10.0]
     assert rows["verdict"].to_list() == ["reproduced", "not reproduced"]
@@ -283,7 +332,7 @@ def test_smoke_tree_findings_hold_every_studys_verdict_rows(smoke_all):
                 )
     page = (results / "report.html").read_text()
     block = page[page.index('id="findings"'):]
-    assert len(re.findall(r"<tr><td><a href=\"#study-", block)) == findings.height
+    assert len(re.findall(r"<tr data-kind=\"[a-z ]+\"><td><a href=\"#study-", block)) == findings.height
 
 
 def test_smoke_tree_every_judged_finding_states_its_tolerance(smoke_all):
@@ -299,7 +348,7 @@ def test_smoke_tree_every_judged_finding_states_its_tolerance(smoke_all):
                              .is_in(["reproduced", "not reproduced"]))
     assert judged.height > 50 and judged["tolerance"].null_count() == 0
     assert (judged["tolerance"].str.len_chars() > 3).all()
-    everything = findings.filter(~pl.col("verdict").str.starts_with("not run"))
+    everything = findings.filter(pl.col("verdict") != "not run")
     assert everything["tolerance"].null_count() == 0, everything.filter(pl.col("tolerance").is_null())[
         "finding"
     ]
@@ -311,3 +360,26 @@ def test_smoke_tree_every_judged_finding_states_its_tolerance(smoke_all):
         "published"
     ].null_count():  # in a cell that wraps (a numeric cell does not: it widened the table)
         assert '<td class="rule">no single published number; the rule:' in block
+
+
+def test_smoke_tree_every_row_holds_a_verdict_member_and_the_counts_agree(smoke_all):
+    """Every row of the smoke tree's findings.csv holds a Verdict member and a Kind; the page's chips, the
+    console summary and findings.csv's published rows (counted here with the csv module) agree."""
+    from collections import Counter
+
+    from costlab.verdicts import Kind, Verdict
+
+    results = smoke_all.results()
+    with (results / "findings.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {row["verdict"] for row in rows} <= {v.value for v in Verdict}
+    assert {row["kind"] for row in rows} <= {k.value for k in Kind}
+    expected = Counter(row["verdict"] for row in rows if row["kind"] == "published")
+    page = (results / "report.html").read_text()
+    block = page[page.index('id="findings"'):page.index("</section>", page.index('id="findings"'))]
+    chips = {name: int(n) for name, n in re.findall(r'data-verdict="([a-z ]+)">(\d+) ', block)}
+    assert chips == dict(expected)
+    assert f"{sum(expected.values())} published findings in all" in block
+    first = summary_lines(results)[0]
+    total = ", ".join(f"{expected[v.value]} {v.value}" for v in Verdict if expected[v.value])
+    assert first.startswith(f"costlab summary: {sum(expected.values())} published findings ({total};")

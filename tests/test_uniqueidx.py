@@ -80,15 +80,14 @@ def test_conformance_table_and_verdicts(test_db):
         "ratio",
         "tolerance",
         "verdict",
+        "reason",
+        "kind",
         "server_kind",
+        "note",
     ]
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
-    assert pvr["verdict"].to_list() == [
-        "reproduced",
-        "not reproduced",
-        "not executed",
-        "not comparable (stand-in)",
-    ]
+    assert pvr["verdict"].to_list() == ["reproduced", "not reproduced", "not run", "not comparable"]
+    assert pvr["reason"].to_list()[2:] == [f"step not executed: {base['detail'][2]}", "stand-in"]
 
 
 def test_smoke_workflow(smoke_all, real_mongod):

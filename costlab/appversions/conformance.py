@@ -18,19 +18,15 @@ from __future__ import annotations
 import polars as pl
 
 from costlab.appversions.events import STATUSES
-from costlab.appversions.tables import _row as table_row
+from costlab.finding import Finding, judged
 from costlab.published import Tolerances, tolerances_or_published
+from costlab.verdicts import Verdict
 
 RULE_NAMES = {
     "dates": "dates: (start day, end day]",
     "day_ids": "day ids or item names: [start day, end day)",
 }
 _SAMPLE = ["key", "end"]
-
-
-def _row(finding: str, metric: str, published, reproduced, verdict: str, server_kind: str,
-         tolerance: str | None = None) -> dict:
-    return table_row(finding, metric, "share", published, reproduced, verdict, server_kind, tolerance)
 
 
 def _kind(frame: pl.DataFrame) -> str:
@@ -48,7 +44,7 @@ def _versions(names: list[str]) -> str:
     return ", ".join(names) or "no version loaded"
 
 
-def midday_findings(midday: pl.DataFrame, tolerances: Tolerances | None = None) -> list[dict]:
+def midday_findings(midday: pl.DataFrame, tolerances: Tolerances | None = None) -> list[Finding]:
     """Findings (published_vs_reproduced rows) from the loaded versions' Get Reports at end times
     with a time of day (correctness.MIDDAY_SCHEMA rows of every loaded version, + server_kind), judged by
     appversions_tolerances.csv's midday_as_day_rule and midday_disagree (or `tolerances`)."""
@@ -61,15 +57,15 @@ def midday_findings(midday: pl.DataFrame, tolerances: Tolerances | None = None) 
         rule = mine["day_rule"][0]
         share = float(mine["as_day_rule"].cast(pl.Float64).mean())
         rows.append(
-            _row(
+            judged(
                 f"{version}: Get Reports at end times with a time of day count {RULE_NAMES[rule]}, "
                 "as the authors' version does",
                 "midday reports as the version's day rule",
+                "share",
                 1.0,
                 share,
-                "reproduced" if as_rule(share) else "not reproduced",
-                _kind(mine),
-                str(as_rule),
+                as_rule,
+                server_kind=_kind(mine),
             )
         )
 
@@ -83,8 +79,19 @@ def midday_findings(midday: pl.DataFrame, tolerances: Tolerances | None = None) 
                f"{_versions(by_rule.get('dates', []))} ({RULE_NAMES['dates']})")
     if len(by_rule) < 2:
         only = _versions(sorted(set(midday["version"].to_list())))
-        rows.append(_row(finding, "share of midday samples where the versions disagree", None, None,
-                         f"not comparable: only {only} loaded, all of one day rule", kind, str(disagree)))
+        rows.append(
+            Finding(
+                finding,
+                "share of midday samples where the versions disagree",
+                "share",
+                None,
+                None,
+                Verdict.NOT_COMPARABLE,
+                f"only {only} loaded, all of one day rule",
+                str(disagree),
+                kind,
+            )
+        )
         return rows
     # Within one rule every version gives one answer per sample; across the rules, how often they part.
     per_rule = answers.group_by("day_rule", *_SAMPLE).agg(pl.col("answer").n_unique().alias("answers"),
@@ -93,21 +100,10 @@ def midday_findings(midday: pl.DataFrame, tolerances: Tolerances | None = None) 
     parted = per_rule.group_by(_SAMPLE).agg(pl.col("answer").n_unique().alias("rules"))
     share = float((parted["rules"] > 1).cast(pl.Float64).mean()) if samples else None
     as_rules = bool(midday["as_day_rule"].all())
-    if not agree_within or not as_rules:
-        verdict = "not reproduced"
-    elif not share:
-        verdict = "not comparable: no sampled end or start day held an event of the key"
-    else:
-        verdict = "reproduced" if disagree(share) else "not reproduced"
-    rows.append(
-        _row(
-            finding,
-            "share of midday samples where the versions disagree",
-            None,
-            share,
-            verdict,
-            kind,
-            f"{disagree}, and the versions of one day rule agree on every sample",
-        )
-    )
+    row = judged(finding, "share of midday samples where the versions disagree", "share", None, share,
+                 lambda value: agree_within and as_rules and disagree(value), server_kind=kind,
+                 tolerance=f"{disagree}, and the versions of one day rule agree on every sample")
+    if agree_within and as_rules and share is not None and not share:
+        row = row.but(Verdict.NOT_COMPARABLE, "no sampled end or start day held an event of the key")
+    rows.append(row)
     return rows

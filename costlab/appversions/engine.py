@@ -38,9 +38,11 @@ from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
 from costlab.engine.provenance import SERVER_KIND
 from costlab.engine.wt import compressor_or_nearest
+from costlab.finding import judged, verdict_table
 from costlab.inputs import read_csv
 from costlab.progress import progress
 from costlab.published import Tolerances, read_tolerances, tolerances_or_published
+from costlab.verdicts import Verdict
 
 NEAREST = {"snappy": ("lz4", "zlib", "none"), "zstd": ("zlib", "lz4", "none")}
 BATCH = 250   # documents per transaction while loading
@@ -308,7 +310,6 @@ def storage_table(rows: list[dict], published: pl.DataFrame, wt_version: str) ->
 def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.DataFrame:
     """Compression (storage / data) per version, and appV6R4's zstd against appV6R3's snappy, judged by
     appversions_tolerances.csv's engine_compression and engine_zstd_over_snappy (or `tolerances`)."""
-    from costlab.engine.verdicts import _frame, _row
 
     tol = tolerances_or_published(tolerances, "appversions")
     zstd_rule = tol["engine_zstd_over_snappy"].holds()
@@ -316,39 +317,40 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.Da
     for r in table.iter_rows(named=True):
         substituted = r["block_compressor"] != r["block_compressor_wanted"]
         compression = tol["engine_compression"].holds(r["published_storage_over_data"])
-        row = _row(f"{r['version']}: storage size / data size with its block compressor",
-                   f"storageSize / size, {r['version']} ({r['block_compressor_wanted']}"
-                   + (f"; {r['block_compressor']} used)" if substituted else ")"), "ratio",
-                   r["published_storage_over_data"], r["storage_over_data"], compression,
-                   r["compressor_note"])
-        row["verdict"] = (f"not comparable ({r['block_compressor_wanted']} not available here; "
-                          f"{r['block_compressor']} measured)" if substituted else
-                          ("reproduced" if row["reproduced"] is not None and compression(row["reproduced"])
-                           else "not reproduced"))
+        row = judged(f"{r['version']}: storage size / data size with its block compressor",
+                     f"storageSize / size, {r['version']} ({r['block_compressor_wanted']}"
+                     + (f"; {r['block_compressor']} used)" if substituted else ")"), "ratio",
+                     r["published_storage_over_data"], r["storage_over_data"], compression,
+                     server_kind=SERVER_KIND, note=r["compressor_note"])
+        if substituted:
+            row = row.but(
+                Verdict.NOT_COMPARABLE,
+                f"{r['block_compressor_wanted']} not available here; {r['block_compressor']} measured",
+            )
         rows.append(row)
     by_version = {r["version"]: r for r in table.iter_rows(named=True)}
     if "appV6R3" in by_version and "appV6R4" in by_version:
         r3, r4 = by_version["appV6R3"], by_version["appV6R4"]
         published = (r4["published_storage_bytes_per_event"] / r3["published_storage_bytes_per_event"]
                      if r3["published_storage_bytes_per_event"] else None)
-        row = _row(
+        row = judged(
             "zstd stores appV6R4 in less space than snappy stores appV6R3 (same documents)",
             "storage size appV6R4 / appV6R3",
             "ratio",
             published,
             r4["storage_bytes"] / r3["storage_bytes"],
             zstd_rule,
-            f"compared here: {r4['block_compressor']} / {r3['block_compressor']}",
+            server_kind=SERVER_KIND,
+            note=f"compared here: {r4['block_compressor']} / {r3['block_compressor']}",
         )
         if (r3["block_compressor"], r4["block_compressor"]) != ("snappy", "zstd"):
-            row["verdict"] = (
-                f"not comparable (snappy and zstd not available here; {r4['block_compressor']} / "
-                f"{r3['block_compressor']} measured)"
+            row = row.but(
+                Verdict.NOT_COMPARABLE,
+                f"snappy and zstd not available here; {r4['block_compressor']} / "
+                f"{r3['block_compressor']} measured",
             )
-        else:
-            row["verdict"] = "reproduced" if zstd_rule(row["reproduced"]) else "not reproduced"
         rows.append(row)
-    return _frame(rows)
+    return verdict_table(rows, rounded=True)
 
 
 # The article's WiredTiger cache (1.5 GB on its 4 GB database machine, Part 3's appV6R0 notes) against

@@ -12,7 +12,6 @@ from __future__ import annotations
 FITS = "working set fits in cache"
 EXCEEDS = "working set exceeds cache"
 UNKNOWN = "unknown (cache size not reported)"
-NOT_COMPARABLE_FITS = "not comparable: working set fits in cache"
 CACHE_MAX_PATH = ("wiredTiger", "cache", "maximum bytes configured")
 
 

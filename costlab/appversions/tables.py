@@ -10,36 +10,22 @@ import polars as pl
 
 from costlab.appversions.load import COLLECTION_STATS_COLUMNS
 from costlab.appversions.loadtest import LoadTestPlan, summarize_bins, summarize_phases
-from costlab.appversions.regime import FITS, NOT_COMPARABLE_FITS
+from costlab.appversions.regime import FITS
 from costlab.appversions.regime import UNKNOWN as UNKNOWN_REGIME
+from costlab.finding import AT_THIS_SCALE, NOT_JUDGED, STAND_IN, Finding, judged, verdict_table
 from costlab.inputs import read_csv, read_parquet, require_values
 from costlab.published import Tolerances, read_tolerances, tolerances_or_published
 from costlab.server.provenance import read_provenance
-from costlab.verdicts import relative_within
+from costlab.verdicts import Verdict, relative_within
 
 GIB = 1024 ** 3   # the articles' "GB" are GiB (see resources/published/appversions_collection_stats.csv)
-PVR_COLUMNS = [
-    "finding",
-    "metric",
-    "unit",
-    "published",
-    "reproduced",
-    "ratio",
-    "tolerance",
-    "verdict",
-    "server_kind",
-]
-PVR_SCHEMA = {"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8, "published": pl.Float64,
-              "reproduced": pl.Float64, "ratio": pl.Float64, "tolerance": pl.Utf8, "verdict": pl.Utf8,
-              "server_kind": pl.Utf8}
-STAND_IN_VERDICT = "not comparable (stand-in)"
 # Every tolerance: resources/published/appversions_tolerances.csv (finding id, rule, bounds, rationale).
 STUDY = "appversions"
 MODEL_OVERRIDE_KEY = "appversions.model_tolerance"
 OPERATION_OF_KIND = {"upsert": "bulk_upsert", "report": "get_reports"}
 # The published figure differs because of the scale, not the server or the method: the model at
 # this scale shows the same gap and the model at the reference scale does not.
-SCALE_VERDICT = "not comparable at this scale"
+SCALE_REASON = f"{AT_THIS_SCALE}: the model shows the same gap here and none at the reference scale"
 AUTHORS_DRIVER = "authors' closed-loop driver"
 
 
@@ -165,21 +151,15 @@ def loadtest_regimes(provenance_paths: Iterable[str | Path], prefix: str = "load
 
 # --- published vs reproduced ------------------------------------------------------------------
 
-def _verdict(published: float | None, reproduced: float | None, tolerance: float) -> str:
-    if published is None or reproduced is None or published == 0:
-        return "not reproduced" if reproduced is None else ("reproduced" if reproduced == published else
-                                                            "not reproduced")
-    return "reproduced" if abs(reproduced / published - 1) <= tolerance else "not reproduced"
+def relative(finding: str, metric: str, unit: str, published, reproduced, fraction: float, server_kind: str,
+             tolerance: str | None = None) -> Finding:
+    """A row judged by |reproduced / published - 1| <= fraction (a published 0 holds only an exact 0)."""
+    return judged(finding, metric, unit, published, reproduced, relative_within(published, fraction),
+                  server_kind=server_kind, tolerance=tolerance)
 
 
-def _row(finding: str, metric: str, unit: str, published, reproduced, verdict: str, server_kind: str,
-         tolerance: str | None = None) -> dict:
-    ratio = (reproduced / published) if published not in (None, 0) and reproduced is not None else None
-    return {"finding": finding, "metric": metric, "unit": unit, "published": published,
-            "reproduced": reproduced, "ratio": ratio, "tolerance": tolerance, "verdict": verdict,
-            "server_kind": server_kind}
-
-
+def stand_in_or(row: Finding, stand_in: bool) -> Finding:
+    return row.but(Verdict.NOT_COMPARABLE, STAND_IN) if stand_in else row
 
 
 def relative_fraction(tolerances: Tolerances | None, finding_id: str) -> float:
@@ -255,14 +235,14 @@ def scale_explained(model_here: pl.DataFrame | None, model_reference: pl.DataFra
 
 def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = None,
                         explained: dict[str, bool] | None = None, tolerances: Tolerances | None = None
-                        ) -> list[dict]:
+                        ) -> list[Finding]:
     """Per version: documents per event (a count: comparable on any server), sizes per event
     (MongoDB's sizes: not comparable on the stand-in); and two cross-version findings.
 
     With the model at this scale, each version first gets the check of the server: its documents
     per event and average document size against the model's at the same scale. A gap to the
-    published value that the scale explains (`explained`, from scale_explained) reads
-    "not comparable at this scale" instead of "not reproduced".
+    published value that the scale explains (`explained`, from scale_explained) is "not comparable"
+    (SCALE_REASON) instead of "not reproduced".
     Tolerances: appversions_tolerances.csv's documents_per_event, server_vs_model, sizes_per_event and
     cross_version_ratio (or `tolerances`).
     """
@@ -274,17 +254,17 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
     model = _per_event(model_here) if model_here is not None else {}
     explained = explained or {}
 
-    def against_published(version: str, published, reproduced, tolerance: float) -> str:
-        verdict = _verdict(published, reproduced, tolerance)
+    def against_published(version: str, row: Finding) -> Finding:
         # The scale explains the gap only where the server holds what the model says at this scale.
-        server_as_model = version in model and _verdict(
-            model[version]["documents_per_event"], by_version[version]["documents_per_event"],
-            server_model) == "reproduced"
-        return (
-            SCALE_VERDICT
-            if verdict == "not reproduced" and explained.get(version) and server_as_model
-            else verdict
+        on_server = by_version[version]["documents_per_event"]
+        server_as_model = (
+            version in model
+            and on_server is not None
+            and relative_within(model[version]["documents_per_event"], server_model)(on_server)
         )
+        if row.verdict is Verdict.NOT_REPRODUCED and explained.get(version) and server_as_model:
+            return row.but(Verdict.NOT_COMPARABLE, SCALE_REASON)
+        return row
 
     by_version = {rec["version"]: rec for rec in stats.iter_rows(named=True)}
     for rec in stats.iter_rows(named=True):
@@ -294,51 +274,53 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
             expected = model[version]
             scale = f"{expected['events']:,} events"
             rows.append(
-                _row(
+                relative(
                     f"{version}: documents per event, server vs model at this scale ({scale})",
                     "documents_per_event vs model",
                     "documents/event",
                     expected["documents_per_event"],
                     rec["documents_per_event"],
-                    _verdict(expected["documents_per_event"], rec["documents_per_event"], server_model),
+                    server_model,
                     kind,
                     relative_text(server_model),
                 )
             )
-            rows.append(_row(f"{version}: average document size, server vs model at this scale ({scale})",
-                             "avg_doc_bytes vs model", "B", expected["avg_doc_bytes"], rec["avg_doc_bytes"],
-                             STAND_IN_VERDICT if stand_in else
-                             _verdict(expected["avg_doc_bytes"], rec["avg_doc_bytes"], server_model), kind,
-                             relative_text(server_model)))
+            rows.append(
+                stand_in_or(
+                    relative(
+                        f"{version}: average document size, server vs model at this scale ({scale})",
+                        "avg_doc_bytes vs model",
+                        "B",
+                        expected["avg_doc_bytes"],
+                        rec["avg_doc_bytes"],
+                        server_model,
+                        kind,
+                        relative_text(server_model),
+                    ),
+                    stand_in,
+                )
+            )
         rows.append(
-            _row(
-                f"{version}: documents per event (bucketing)",
-                "documents_per_event",
-                "documents/event",
-                rec["published_documents_per_event"],
-                rec["documents_per_event"],
-                against_published(
-                    version, rec["published_documents_per_event"], rec["documents_per_event"], count
+            against_published(
+                version,
+                relative(
+                    f"{version}: documents per event (bucketing)",
+                    "documents_per_event",
+                    "documents/event",
+                    rec["published_documents_per_event"],
+                    rec["documents_per_event"],
+                    count,
+                    kind,
+                    relative_text(count),
                 ),
-                kind,
-                relative_text(count),
             )
         )
         if (
             rec.get("published_indexes") is not None and "indexes" in rec
         ):  # its own indexes: exact on any server
-            rows.append(
-                _row(
-                    f"{version}: indexes on the collection",
-                    "indexes",
-                    "indexes",
-                    rec["published_indexes"],
-                    rec["indexes"],
-                    _verdict(rec["published_indexes"], rec["indexes"], index_count),
-                    kind,
-                    relative_text(index_count),
-                )
-            )
+            rows.append(relative(f"{version}: indexes on the collection", "indexes", "indexes",
+                                 rec["published_indexes"], rec["indexes"], index_count, kind,
+                                 relative_text(index_count)))
         for metric, unit in (
             ("avg_doc_bytes", "B"),
             ("data_bytes_per_event", "B/event"),
@@ -350,11 +332,17 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
             published = rec.get(f"published_{metric}")
             if published is None or metric not in rec:
                 continue
-            verdict = (
-                STAND_IN_VERDICT if stand_in else against_published(version, published, rec[metric], sizes)
+            row = relative(
+                f"{version}: {metric.replace('_', ' ')}",
+                metric,
+                unit,
+                published,
+                rec[metric],
+                sizes,
+                kind,
+                relative_text(sizes),
             )
-            rows.append(_row(f"{version}: {metric.replace('_', ' ')}", metric, unit, published, rec[metric],
-                             verdict, kind, relative_text(sizes)))
+            rows.append(stand_in_or(row, True) if stand_in else against_published(version, row))
 
     def ratio_finding(finding, metric, num, den, published_num, published_den, expect_below_one=True,
                       compressors=None):
@@ -371,19 +359,23 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
         # The compressors the server reports (load.collection_stats); a server configured with another
         # default compressor would compare something else than the article did.
         found = (a.get("block_compressor"), b.get("block_compressor"))
+        tolerance = str(direction) if expect_below_one else f"not {direction}"
+        row = judged(
+            finding,
+            f"{metric} {num}/{den}",
+            "ratio",
+            published,
+            reproduced,
+            lambda value: direction(value) == expect_below_one,
+            server_kind=kind,
+            tolerance=tolerance,
+        )
         if "stand-in" in kind:
-            verdict = STAND_IN_VERDICT
+            row = row.but(Verdict.NOT_COMPARABLE, STAND_IN)
         elif compressors and None not in found and "not reported" not in found and found != compressors:
-            verdict = (
-                f"not comparable: the collections use {found[0]} and {found[1]}, "
-                f"not {' and '.join(compressors)}"
-            )
-        elif reproduced is None:
-            verdict = "not reproduced"
-        else:
-            verdict = "reproduced" if direction(reproduced) == expect_below_one else "not reproduced"
-        rows.append(_row(finding, f"{metric} {num}/{den}", "ratio", published, reproduced, verdict, kind,
-                         str(direction) if expect_below_one else f"not {direction}"))
+            row = row.but(Verdict.NOT_COMPARABLE,
+                          f"the collections use {found[0]} and {found[1]}, not {' and '.join(compressors)}")
+        rows.append(row)
 
     ratio_finding("zstd (appV6R4) stores the same data in less space than snappy (appV6R3)", "storage_bytes",
                   "appV6R4", "appV6R3", 1.47, 2.56, compressors=("zstd", "snappy"))
@@ -396,18 +388,17 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
 
 def model_findings(model_stats: pl.DataFrame, published: pl.DataFrame,
                    tolerance: float | None = None, model_reference: pl.DataFrame | None = None,
-                   tolerances: Tolerances | None = None) -> list[dict]:
+                   tolerances: Tolerances | None = None) -> list[Finding]:
     """The server-free model's documents per event and average document size vs published.
 
     Judged by appversions_tolerances.csv's `model` (or `tolerance`, the appversions.model_tolerance
     override). With model_reference (the model at the reference scale), its rows are the check of the
-    method, and a gap of the model at this scale that the scale explains reads
-    "not comparable at this scale".
+    method, and a gap of the model at this scale that the scale explains is "not comparable" (SCALE_REASON).
     """
     tolerance, tolerance_words = model_fraction(tolerances, tolerance)
     explained = scale_explained(model_stats, model_reference, published, tolerance)
 
-    def rows_of(model: pl.DataFrame, label: str, scale_note: bool) -> list[dict]:
+    def rows_of(model: pl.DataFrame, label: str, scale_note: bool) -> list[Finding]:
         rows = []
         for rec in model.join(published, on="version", how="inner").iter_rows(named=True):
             docs_per_event = rec["documents"] / rec["events"] if rec["events"] else None
@@ -416,11 +407,11 @@ def model_findings(model_stats: pl.DataFrame, published: pl.DataFrame,
                      rec["published_documents_per_event"], docs_per_event),
                     ("average document size", "avg_doc_bytes", "B", rec["published_avg_doc_bytes"],
                      rec["avg_doc_bytes"])):
-                verdict = _verdict(pub, value, tolerance)
-                if scale_note and verdict == "not reproduced" and explained.get(rec["version"]):
-                    verdict = SCALE_VERDICT
-                rows.append(_row(f"{rec['version']}: {finding} ({label})", metric, unit, pub, value, verdict,
-                                 "model (no server)", tolerance_words))
+                row = relative(f"{rec['version']}: {finding} ({label})", metric, unit, pub, value, tolerance,
+                               "model (no server)", tolerance_words)
+                if scale_note and row.verdict is Verdict.NOT_REPRODUCED and explained.get(rec["version"]):
+                    row = row.but(Verdict.NOT_COMPARABLE, SCALE_REASON)
+                rows.append(row)
         return rows
 
     rows = rows_of(model_stats, "model", True)
@@ -437,15 +428,14 @@ def model_findings(model_stats: pl.DataFrame, published: pl.DataFrame,
     return rows
 
 
-def loadtest_findings(
-    steps: pl.DataFrame, facts: pl.DataFrame, tolerances: Tolerances | None = None
-) -> list[dict]:
+def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame, tolerances: Tolerances | None = None
+                      ) -> list[Finding]:
     """Load-test findings the articles state in relative terms, checked on our steps (by
     appversions_tolerances.csv's loadtest_* rules, or `tolerances`).
 
     They rest on the article's regime (a working set larger than the cache): where a version
-    involved ran with its working set in cache (steps' `regime`), the verdict is
-    "not comparable: working set fits in cache" instead.
+    involved ran with its working set in cache (steps' `regime`), the verdict is "not comparable"
+    (regime.FITS) instead.
     """
     tol = tolerances_or_published(tolerances, STUDY)
     all_met, reduced, short_of_target = (tol[f].holds() for f in (
@@ -456,10 +446,13 @@ def loadtest_findings(
     regimes = (dict(steps.select("version", "regime").unique().iter_rows())
                if steps.height and "regime" in steps.columns else {})
 
-    def in_regime(verdict: str, *versions: str) -> str:
-        if verdict != STAND_IN_VERDICT and any(regimes.get(v) == FITS for v in versions):
-            return NOT_COMPARABLE_FITS
-        return verdict
+    def in_regime(row: Finding, *versions: str) -> Finding:
+        """The stand-in's reason first; else a version that ran with its working set in cache."""
+        if "stand-in" in row.server_kind:
+            return row.but(Verdict.NOT_COMPARABLE, STAND_IN)
+        if any(regimes.get(v) == FITS for v in versions):
+            return row.but(Verdict.NOT_COMPARABLE, FITS)
+        return row
 
     for fact in facts.iter_rows(named=True):
         version, other = fact["version"], fact["compared_with"]
@@ -472,25 +465,19 @@ def loadtest_findings(
         )
         if fact["metric"] == "all_targets_met":
             share = float(mine["met"].mean()) if mine.height else None
-            verdict = (
-                STAND_IN_VERDICT
-                if kind == "stand-in"
-                else (
-                    "reproduced"
-                    if share is not None and all_met(share) == bool(fact["value"])
-                    else "not reproduced"
-                )
-            )
             rows.append(
-                _row(
-                    f"{version}: {fact['statement']}",
-                    f"{fact['operation']} share of steps at target",
-                    "share",
-                    1.0 if fact["value"] else None,
-                    share,
-                    in_regime(verdict, version),
-                    kind,
-                    str(all_met) if fact["value"] else f"not {all_met}",
+                in_regime(
+                    judged(
+                        f"{version}: {fact['statement']}",
+                        f"{fact['operation']} share of steps at target",
+                        "share",
+                        1.0 if fact["value"] else None,
+                        share,
+                        lambda value, want=bool(fact["value"]): all_met(value) == want,
+                        server_kind=kind,
+                        tolerance=str(all_met) if fact["value"] else f"not {all_met}",
+                    ),
+                    version,
                 )
             )
         elif fact["metric"] == "peak_latency_reduction" and other in tested:
@@ -501,34 +488,30 @@ def loadtest_findings(
             peak_mine, peak_other = ours["call_ms_max"].max(), theirs["call_ms_max"].max()
             reduction = (1 - peak_mine / peak_other) * 100 if peak_mine is not None and peak_other else None
             both_kind = kind if kinds[other] == kind else f"{kind}/{kinds[other]}"
-            verdict = STAND_IN_VERDICT if "stand-in" in both_kind else (
-                "reproduced" if reduction is not None and reduced(reduction) else "not reproduced")
-            rows.append(_row(f"{version} vs {other}: {fact['statement']}",
-                             f"{fact['operation']} peak latency reduction, phase {int(fact['phase'])}", "%",
-                             float(fact["value"]), reduction, in_regime(verdict, version, other), both_kind,
-                             str(reduced)))
+            rows.append(in_regime(judged(
+                f"{version} vs {other}: {fact['statement']}",
+                f"{fact['operation']} peak latency reduction, phase {int(fact['phase'])}", "%",
+                float(fact["value"]), reduction, reduced, server_kind=both_kind), version, other))
         elif fact["metric"] == "peak_rate" and fact["operation"] == "get_reports":
             first = mine.filter((pl.col("phase") == int(fact["phase"])) & (pl.col("step") == 1))
             share = float(first["achieved_rate"].max() / first["target_rate"].max()) if first.height else None
-            verdict = STAND_IN_VERDICT if kind == "stand-in" else (
-                "reproduced" if share is not None and short_of_target(share) else "not reproduced")
+            rows.append(in_regime(judged(
+                f"{version}: {fact['statement']}", "get_reports first-step rate / target", "share",
+                float(fact["value"]) / 25.0, share, short_of_target, server_kind=kind), version))
+        else:   # a published number no rule judges here: a row that says why
             rows.append(
-                _row(
+                Finding(
                     f"{version}: {fact['statement']}",
-                    "get_reports first-step rate / target",
-                    "share",
-                    float(fact["value"]) / 25.0,
-                    share,
-                    in_regime(verdict, version),
+                    _fact_metric(fact),
+                    fact["unit"],
+                    float(fact["value"]),
+                    None,
+                    Verdict.NOT_COMPARABLE,
+                    STAND_IN if kind == "stand-in" else _unjudged_fact(fact, tested),
+                    NOT_JUDGED,
                     kind,
-                    str(short_of_target),
                 )
             )
-        else:   # a published number no rule judges here: a row that says why
-            rows.append(_row(f"{version}: {fact['statement']}", _fact_metric(fact), fact["unit"],
-                             float(fact["value"]), None,
-                             STAND_IN_VERDICT if kind == "stand-in" else _unjudged_fact(fact, tested), kind,
-                             "none: not judged (see the verdict)"))
     return rows
 
 
@@ -538,11 +521,12 @@ def _fact_metric(fact: dict) -> str:
 
 
 def _unjudged_fact(fact: dict, tested: set[str]) -> str:
-    """Why a load-test fact has no verdict: the version it is relative to did not run, or it is an absolute
-    time/rate of the article's machine and scale (resources/published/appversions_loadtest_method.csv)."""
+    """Why a load-test fact has no verdict (the reason of a "not comparable"): the version it is relative to
+    did not run, or it is an absolute time/rate of the article's machine and scale
+    (resources/published/appversions_loadtest_method.csv)."""
     if fact["metric"] == "peak_latency_reduction":
-        return f"not comparable: {fact['compared_with']} was not load-tested in this run"
-    return ("not comparable: an absolute figure of the article's 200-minute load test (AWS c7a.large, "
+        return f"{fact['compared_with']} was not load-tested in this run"
+    return ("an absolute figure of the article's 200-minute load test (AWS c7a.large, "
             "500 million events); only its relative findings are judged")
 
 
@@ -574,9 +558,9 @@ def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame,
     if midday is not None:
         rows += midday_findings(midday, tol)
     if authors_steps is not None:
-        rows += [{**row, "finding": f"{row['finding']} ({AUTHORS_DRIVER})"}
+        rows += [row.with_(finding=f"{row.finding} ({AUTHORS_DRIVER})")
                  for row in loadtest_findings(authors_steps, facts, tol)]
-    return pl.DataFrame(rows, schema=PVR_SCHEMA).select(PVR_COLUMNS)
+    return verdict_table(rows)
 
 
 def published_vs_model(model_stats: pl.DataFrame, published: pl.DataFrame, tolerance: float | None = None,
@@ -584,8 +568,7 @@ def published_vs_model(model_stats: pl.DataFrame, published: pl.DataFrame, toler
                        tolerances: Tolerances | None = None) -> pl.DataFrame:
     """The server-free model's findings alone (model/published_vs_model.csv), with the tolerance they were
     judged by: what a run with no server has to show for this study."""
-    rows = model_findings(model_stats, published, tolerance, model_reference, tolerances)
-    return pl.DataFrame(rows, schema=PVR_SCHEMA).select(PVR_COLUMNS)
+    return verdict_table(model_findings(model_stats, published, tolerance, model_reference, tolerances))
 
 
 def write_tables(

@@ -12,10 +12,11 @@ import polars as pl
 
 from costlab.arraygrowth.fit import FitError, PowerLawFit, fit_power_law
 from costlab.arraygrowth.run import NOT_REPORTED
+from costlab.finding import AT_THIS_SCALE, NOT_JUDGED, STAND_IN, Finding, judged, verdict_table
 from costlab.inputs import read_csv, read_parquet
 from costlab.published import Tolerances, tolerances_or_published
 from costlab.server.provenance import read_provenance
-from costlab.verdicts import tolerance_text
+from costlab.verdicts import NOT_MEASURED, Verdict
 
 FIT_LABEL = "wiredTiger.log"   # what the fit step names when log bytes are missing
 # Verdict thresholds: resources/published/arraygrowth_tolerances.csv (each with its rationale;
@@ -189,19 +190,6 @@ def fallback_table(raw: pl.DataFrame, model: pl.DataFrame) -> pl.DataFrame:
 
 # ---- published vs reproduced ---------------------------------------------------------------
 
-PVR_COLUMNS = [
-    "finding",
-    "metric",
-    "unit",
-    "published",
-    "reproduced",
-    "ratio",
-    "tolerance",
-    "verdict",
-    "server_kind",
-]
-
-
 def _value_at(frame: pl.DataFrame, profile: str, workload: str, column: str, n: int | None = None
               ) -> tuple[float | None, int | None]:
     """Value of `column` at N (or the largest N measured); (None, None) if the pair was not run."""
@@ -225,41 +213,43 @@ def _largest_common_n(frame: pl.DataFrame, pairs: Sequence[tuple[str, str]], pre
     return prefer if prefer in common else max(common)
 
 
-def _verdict(stand_in: bool, reproduced: float | None, ok) -> str:
-    if stand_in:
-        return "not comparable (stand-in)"
-    if reproduced is None:
-        return "not comparable (not measured)"
-    return "reproduced" if ok(reproduced) else "not reproduced"
-
-
 def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], PowerLawFit | None],
                             published: pl.DataFrame, published_calls: pl.DataFrame,
                             tolerances: Tolerances | None = None) -> pl.DataFrame:
+    """The report's verdict table of published_findings (published and reproduced to 4 significant
+    figures)."""
+    return verdict_table(published_findings(raw, fits, published, published_calls, tolerances), rounded=True)
+
+
+def published_findings(raw: pl.DataFrame, fits: dict[tuple[str, str], PowerLawFit | None],
+                       published: pl.DataFrame, published_calls: pl.DataFrame,
+                       tolerances: Tolerances | None = None) -> list[Finding]:
     """One row per finding of the article; verdicts judge the finding's shape, not absolute times, by the
-    tolerances of resources/published/arraygrowth_tolerances.csv (or `tolerances`)."""
+    tolerances of resources/published/arraygrowth_tolerances.csv (or `tolerances`). A value the server did
+    not report is "not run" saying so."""
     tol = tolerances_or_published(tolerances, STUDY)
     kind = kind_of(raw)
     stand_in = "stand-in" in kind
     measured = per_op(raw)
-    rows: list[dict] = []
+    rows: list[Finding] = []
+    missing = NOT_REPORTED if measured["log_bytes"].null_count() == measured.height else NOT_MEASURED
 
     def add(finding, metric, unit, pub, rep, ok, unmeasured: str | None = None):
-        """unmeasured: the verdict when rep is None because this run did not measure at the published N."""
-        ratio = rep / pub if rep is not None and pub not in (None, 0) else None
-        verdict = _verdict(stand_in, rep, ok)
-        if rep is None and unmeasured and not stand_in:
-            verdict = unmeasured
-        rows.append({"finding": finding, "metric": metric, "unit": unit, "published": pub,
-                     "reproduced": rep, "ratio": ratio, "tolerance": tolerance_text(ok),
-                     "verdict": verdict, "server_kind": kind})
+        """unmeasured: the reason (not comparable) when rep is None because this run did not measure at the
+        published N."""
+        row = judged(finding, metric, unit, pub, rep, ok, server_kind=kind, missing=missing)
+        if stand_in:
+            row = row.but(Verdict.NOT_COMPARABLE, STAND_IN)
+        elif rep is None and unmeasured:
+            row = row.but(Verdict.NOT_COMPARABLE, unmeasured)
+        rows.append(row)
 
     def at_other_n(profile: str, workload: str, n: int) -> str | None:
-        """'not comparable at this scale (...)' when the pair ran, but not at the published N."""
+        """'at this scale: ...' when the pair ran, but not at the published N."""
         ns = sorted(set(raw.filter((pl.col("profile") == profile) & (pl.col("workload") == workload))["n"]))
         if not ns or n in ns:
             return None
-        return f"not comparable at this scale (published N={n}; this run N={', '.join(map(str, ns))})"
+        return f"{AT_THIS_SCALE}: published N={n}; this run N={', '.join(map(str, ns))}"
 
     def exponent(profile, workload):
         fit = fits.get((profile, workload))
@@ -317,8 +307,8 @@ def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], Power
         pub_calls_per_op("standalone", "push", "cursor_modify_calls"), rep,
         tol["standalone_modify_per_push"].holds())
 
-    # every N the article printed (10,000, 20,000, 40,000): compared at that N only (bytes per $push grow with
-    # N)
+    # every N the article printed (10,000, 20,000, 40,000): compared at that N only (bytes per $push grow
+    # with N)
     quadratic = published.filter((pl.col("experiment") == "quadratic") & (pl.col("profile") == "standalone")
                                  & (pl.col("workload") == "push")).sort("n")
     for point in quadratic.iter_rows(named=True):
@@ -347,20 +337,20 @@ def published_vs_reproduced(raw: pl.DataFrame, fits: dict[tuple[str, str], Power
     # the article's wall times (its program's output): a row that says why they are not judged
     walls = published.filter(pl.col("wall_s").is_not_null())
     if walls.height:
-        rows.append({"finding": f"the article's wall times per run ({walls.height} published)",
-                     "metric": "wall_s of the article's program runs", "unit": "s", "published": None,
-                     "reproduced": None, "ratio": None, "tolerance": "none: not judged (see the verdict)",
-                     "verdict": "not comparable (stand-in)" if stand_in else
-                     "not comparable: times of the article's machine (the journal's bytes are judged)",
-                     "server_kind": kind})
-    frame = pl.DataFrame(rows, schema={"finding": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8,
-                                       "published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64,
-                                       "tolerance": pl.Utf8, "verdict": pl.Utf8, "server_kind": pl.Utf8})
-    reproduced_text = pl.col("reproduced").round_sig_figs(4).cast(pl.Utf8)
-    why_missing = (pl.lit(NOT_REPORTED) if measured["log_bytes"].null_count() == measured.height
-                   else pl.lit("not measured"))
-    return frame.with_columns(pl.col("published").round_sig_figs(4), pl.col("ratio").round_sig_figs(3),
-                              reproduced_text.fill_null(why_missing)).select(PVR_COLUMNS)
+        rows.append(
+            Finding(
+                f"the article's wall times per run ({walls.height} published)",
+                "wall_s of the article's program runs",
+                "s",
+                None,
+                None,
+                Verdict.NOT_COMPARABLE,
+                STAND_IN if stand_in else "times of the article's machine (the journal's bytes are judged)",
+                NOT_JUDGED,
+                kind,
+            )
+        )
+    return rows
 
 
 def fits_by_pair(raw: pl.DataFrame) -> dict[tuple[str, str], PowerLawFit | None]:

@@ -11,6 +11,8 @@ import polars as pl
 
 from costlab.docsize.datasets import Dataset, datasets
 from costlab.docsize.generate import document_lengths
+from costlab.finding import AT_THIS_SCALE, conform_table
+from costlab.verdicts import NOT_MEASURED, Verdict
 
 SMALL_CACHE_BYTES = 256 * 1024 * 1024
 MIB = 1024 * 1024
@@ -73,20 +75,6 @@ def datasets_model(study_config: dict, published_collections: str | Path, memory
     )
 
 
-# The published-vs-model table: the report's verdict columns (costlab.report.findings reads them).
-MODEL_VERDICT_COLUMNS = [
-    "finding",
-    "metric",
-    "unit",
-    "published",
-    "reproduced",
-    "ratio",
-    "tolerance",
-    "verdict",
-    "server_kind",
-]
-
-
 def published_vs_model(datasets_table: pl.DataFrame, published_collections: str | Path,
                        published_documents: int | None = None) -> pl.DataFrame:
     """Per base collection: the generated mean BSON document size, then the data size, vs the article's
@@ -122,7 +110,7 @@ def published_vs_model(datasets_table: pl.DataFrame, published_collections: str 
         "data_bytes",
         pl.when(~same_count).then(
             pl.format(
-                "not comparable at this scale ({} documents here, the article's {})",
+                f"{AT_THIS_SCALE}: {{}} documents here, the article's {{}}",
                 pl.col("documents"),
                 pl.lit(str(published_documents or "not given")),
             )
@@ -149,23 +137,29 @@ def _published_base(datasets_table: pl.DataFrame, published_collections: str | P
 
 def _judged_rows(base: pl.DataFrame, finding: pl.Expr, metric: pl.Expr, published: str, reproduced: str,
                  not_comparable: pl.Expr | None = None) -> pl.DataFrame:
-    """reproduced vs published within each row's tolerance_pct; not_comparable: a when-then verdict first."""
+    """reproduced vs published within each row's tolerance_pct (a missing value: not run,
+    costlab.verdicts.judge);
+    not_comparable: the reason of a "not comparable" verdict that comes first, where it is not null."""
     ratio = pl.col(reproduced) / pl.col(published)
-    verdict = pl.when(pl.col("tolerance_pct").is_null()).then(
-        pl.lit("not comparable (no tolerance published)")
-    )
+    reason = pl.when(pl.col("tolerance_pct").is_null()).then(pl.lit("no tolerance published"))
     if not_comparable is not None:
-        verdict = pl.coalesce(pl.when(pl.col("tolerance_pct").is_not_null()).then(not_comparable), verdict)
+        reason = pl.coalesce(pl.when(pl.col("tolerance_pct").is_not_null()).then(not_comparable), reason)
     within = (ratio - 1).abs() * 100 <= pl.col("tolerance_pct")
-    judged = pl.when(within).then(pl.lit("reproduced")).otherwise(pl.lit("not reproduced"))
-    return base.select(
-        finding.alias("finding"),
-        metric.alias("metric"),
-        pl.lit("B").alias("unit"),
-        pl.col(published).cast(pl.Float64).alias("published"),
-        pl.col(reproduced).cast(pl.Float64).alias("reproduced"),
-        ratio.round_sig_figs(4).alias("ratio"),
-        pl.format("within ±{} %", pl.col("tolerance_text")).alias("tolerance"),
-        pl.coalesce(verdict, judged).alias("verdict"),
-        pl.lit("model (no server)").alias("server_kind"),
-    ).select(MODEL_VERDICT_COLUMNS)
+    missing = pl.col(reproduced).is_null()
+    verdict = (pl.when(reason.is_not_null()).then(pl.lit(Verdict.NOT_COMPARABLE.value))
+               .when(missing).then(pl.lit(Verdict.NOT_RUN.value))
+               .when(within).then(pl.lit(Verdict.REPRODUCED.value)).otherwise(pl.lit(Verdict.NOT_REPRODUCED.value)))
+    return conform_table(
+        base.select(
+            finding.alias("finding"),
+            metric.alias("metric"),
+            pl.lit("B").alias("unit"),
+            pl.col(published).cast(pl.Float64).alias("published"),
+            pl.col(reproduced).cast(pl.Float64).alias("reproduced"),
+            ratio.round_sig_figs(4).alias("ratio"),
+            pl.format("within ±{} %", pl.col("tolerance_text")).alias("tolerance"),
+            verdict.alias("verdict"),
+            pl.coalesce(reason, pl.when(missing).then(pl.lit(NOT_MEASURED))).alias("reason"),
+            pl.lit("model (no server)").alias("server_kind"),
+        )
+    )

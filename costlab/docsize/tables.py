@@ -12,10 +12,11 @@ import polars as pl
 
 from costlab.docsize.names import QUERY_TABLES, RUNS, table_names
 from costlab.docsize.run import SHAPES
+from costlab.finding import AT_THIS_SCALE, NOT_JUDGED, STAND_IN, Finding, judged, verdict_table
 from costlab.inputs import read_csv, read_parquet
 from costlab.measure import summarize
 from costlab.published import Tolerances, tolerances_or_published
-from costlab.verdicts import Rule, at_least, relative_within, tolerance_text
+from costlab.verdicts import Rule, Verdict, at_least, relative_within
 
 MEASURES = (
     "client_ms",
@@ -26,19 +27,6 @@ MEASURES = (
     "bytes_returned",
 )
 GROUP = ["run", "run_label", "profile", "dataset", "variant", "size_kb", "family", "shape"]
-STAND_IN_VERDICT = "not comparable (stand-in)"
-SCALE_VERDICT = "not comparable at this scale"
-PVR_COLUMNS = [
-    "finding",
-    "metric",
-    "unit",
-    "published",
-    "reproduced",
-    "ratio",
-    "tolerance",
-    "verdict",
-    "server_kind",
-]
 CASES = {  # (variant, family) -> how the variants table names it
     ("base", "window"): "published layout, one window",
     ("tail", "window"): "fields after history, one window",
@@ -177,7 +165,7 @@ def _div(a, b):
     return a / b
 
 
-NO_SMALL_CACHE_VERDICT = "not comparable (256 MB cache not applied)"
+NO_SMALL_CACHE = "256 MB cache not applied"  # the reason (not comparable) when the server kept a larger cache
 
 
 def small_cache_applied(collections: pl.DataFrame) -> bool | None:
@@ -193,12 +181,7 @@ def small_cache_applied(collections: pl.DataFrame) -> bool | None:
     return bool(max(rows) <= 1.1 * 256 * 1024 * 1024)
 
 
-def _verdict(kind: str, reproduced, holds) -> str:
-    if kind == "stand-in":
-        return STAND_IN_VERDICT
-    if reproduced is None:
-        return "not measured (counter not reported by the server)"
-    return "reproduced" if holds(reproduced) else "not reproduced"
+NOT_REPORTED = "counter not reported by the server"  # the reason (not run) of a value the server did not give
 
 
 def _collection_tolerances(published_collections: str | Path | None) -> dict[int, float]:
@@ -239,15 +222,26 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
     pub = _published_queries(published_queries)
     kind = summary["server_kind"][0] if len(summary) else "unknown"
     sizes = sorted(set(summary.filter(pl.col("variant") == "base")["size_kb"].to_list()))
-    rows: list[dict] = []
+    rows: list[Finding] = []
 
     def add(finding, metric, unit, published, reproduced, holds, server_kind=kind):
-        verdict = _verdict(server_kind, reproduced, holds)
-        if small_cache is False and "256 MB cache" in metric and verdict != STAND_IN_VERDICT:
-            verdict = NO_SMALL_CACHE_VERDICT
-        rows.append({"finding": finding, "metric": metric, "unit": unit, "published": published,
-                     "reproduced": reproduced, "ratio": _div(reproduced, published),
-                     "tolerance": tolerance_text(holds), "verdict": verdict, "server_kind": server_kind})
+        row = judged(finding, metric, unit, published, reproduced, holds, server_kind=server_kind,
+                     missing=NOT_REPORTED)
+        if server_kind == "stand-in":
+            row = row.but(Verdict.NOT_COMPARABLE, STAND_IN)
+        elif small_cache is False and "256 MB cache" in metric:
+            row = row.but(Verdict.NOT_COMPARABLE, NO_SMALL_CACHE)
+        rows.append(row)
+
+    def at_this_scale(published_for: str) -> None:
+        """The last row, published for orders this run did not measure: not comparable (unless the stand-in's
+        or the cache's reason already says so)."""
+        if rows[-1].reason not in (STAND_IN, NO_SMALL_CACHE):
+            rows[-1] = rows[-1].but(
+                Verdict.NOT_COMPARABLE,
+                f"{AT_THIS_SCALE}: published for {published_for} orders; "
+                f"this run: {', '.join(f'{s} KB' for s in sizes)}",
+            )
 
     # Sizes come from the generator (server-free), so they are comparable even on the stand-in.
     for row in model.filter(pl.col("variant") == "base").iter_rows(named=True):
@@ -264,8 +258,7 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
             server_kind="generator (no server)",
         )
     if not sizes:
-        return pl.DataFrame(rows, schema=dict.fromkeys(PVR_COLUMNS, pl.Utf8) | {
-            "published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64})
+        return verdict_table(rows)
     small, large = sizes[0], sizes[-1]
     span = f"{large} KB / {small} KB"
     growth = large / small
@@ -363,9 +356,8 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
             f"median bytes read into cache per query, {size} KB, 256 MB cache, random windows, {shape} "
             f"(window {window_minutes} orders scaled to 1,000)", "bytes", expected,
             value * scale if value is not None else None, bytes_read_rule(expected, tol))
-        if size not in sizes and rows[-1]["verdict"] not in (STAND_IN_VERDICT, NO_SMALL_CACHE_VERDICT):
-            rows[-1]["verdict"] = (f"{SCALE_VERDICT} (published for {size} KB orders; this run: "
-                                   f"{', '.join(f'{s} KB' for s in sizes)})")
+        if size not in sizes:
+            at_this_scale(f"{size} KB")
     # What the queries return (the BSON of the returned documents): the article's 48 KB projection at every
     # size and 66 MB of whole 64 KB documents, per 1,000-order window.
     facts = _facts(published_facts)
@@ -373,8 +365,8 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
         value = _value(summary, "same_window", size, "projection", "bytes_returned_p50")
         add(
             "the projection returns the same 48 KB at every size",
-            f"projection bytes returned per query, {size} KB "
-            f"(window {window_minutes} orders scaled to 1,000)",
+            f"projection bytes returned per query, {size} KB (window {window_minutes} orders scaled to "
+            "1,000)",
             "bytes",
             facts.get("projection_bytes_returned"),
             value * scale if value is not None else None,
@@ -389,9 +381,8 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
         value * scale if value is not None else None,
         tol["bytes_returned"].holds(facts.get("whole_64k_bytes_returned")),
     )
-    if 64 not in sizes and rows[-1]["verdict"] != STAND_IN_VERDICT:
-        rows[-1]["verdict"] = f"{SCALE_VERDICT} (published for 64 KB orders; this run: " \
-                              f"{', '.join(f'{s} KB' for s in sizes)})"
+    if 64 not in sizes and rows[-1].reason != STAND_IN:
+        at_this_scale("64 KB")
     # The published times no rule judges one by one: a row per table that says why (and where they stand).
     for stem, run, measure, metric in QUERY_TABLES:
         times = (
@@ -401,42 +392,29 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
         )
         if times.height:
             rows.append(
-                {
-                    "finding": f"the article's {measure.replace('_', ' ')} per size and shape, {run} "
+                Finding(
+                    f"the article's {measure.replace('_', ' ')} per size and shape, {run} "
                     f"({times.height} published times)",
-                    "metric": f"{measure} at {', '.join(f'{s} KB' for s in sorted(set(times['size_kb'])))}",
-                    "unit": "ms",
-                    "published": None,
-                    "reproduced": None,
-                    "ratio": None,
-                    "tolerance": "none: not judged (see the verdict)",
-                    "verdict": STAND_IN_VERDICT
+                    f"{measure} at {', '.join(f'{s} KB' for s in sorted(set(times['size_kb'])))}",
+                    "ms",
+                    None,
+                    None,
+                    Verdict.NOT_COMPARABLE,
+                    STAND_IN
                     if kind == "stand-in"
-                    else "not comparable: absolute times of the article's machine; the ratios above judge "
-                         "them, and "
-                    f"tables/{stem}.csv shows them beside this run's",
-                    "server_kind": kind,
-                }
+                    else "absolute times of the article's machine; the ratios above judge them, and "
+                    f"tables/{stem}.csv shows "
+                    "them beside this run's",
+                    NOT_JUDGED,
+                    kind,
+                )
             )
     add("the covered query examines no documents (PROJECTION_COVERED, no FETCH)",
         f"covered documents examined, {large} KB (explain)", "documents", 0.0,
         _value(summary, "same_window", large, "covered", "plan_docs_examined"),
         _with_plan(tol["covered_docs_examined"].holds(),
                    lambda: _value(summary, "same_window", large, "covered", "plan"), "PROJECTION_COVERED"))
-    return pl.DataFrame(
-        rows,
-        schema={
-            "finding": pl.Utf8,
-            "metric": pl.Utf8,
-            "unit": pl.Utf8,
-            "published": pl.Float64,
-            "reproduced": pl.Float64,
-            "ratio": pl.Float64,
-            "tolerance": pl.Utf8,
-            "verdict": pl.Utf8,
-            "server_kind": pl.Utf8,
-        },
-    ).select(PVR_COLUMNS)
+    return verdict_table(rows)
 
 
 def build_tables(

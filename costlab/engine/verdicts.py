@@ -12,62 +12,22 @@ from pathlib import Path
 import polars as pl
 
 from costlab.engine.provenance import SERVER_KIND
+from costlab.finding import AT_THIS_SCALE, Finding, judged, verdict_table
 from costlab.published import Tolerances, tolerances_or_published
-from costlab.verdicts import tolerance_text
-
-COLUMNS = [
-    "finding",
-    "metric",
-    "unit",
-    "published",
-    "reproduced",
-    "ratio",
-    "tolerance",
-    "verdict",
-    "server_kind",
-    "note",
-]
-SCALE_VERDICT = "not comparable at this scale"   # the mongod path's wording
+from costlab.verdicts import Kind, Verdict
 
 
-def _verdict(reproduced: float | None, holds) -> str:
-    if reproduced is None:
-        return "not comparable (not measured)"
-    return "reproduced" if holds(reproduced) else "not reproduced"
-
-
-def _row(finding, metric, unit, published, reproduced, holds, note=None) -> dict:
+def _row(
+    finding, metric, unit, published, reproduced, holds, note=None, kind: Kind = Kind.PUBLISHED
+) -> Finding:
     """holds: a costlab.verdicts.Rule (its words are the row's tolerance) or a bare function."""
-    ratio = reproduced / published if reproduced is not None and published not in (None, 0) else None
-    return {"finding": finding, "metric": metric, "unit": unit, "published": published,
-            "reproduced": reproduced, "ratio": ratio, "tolerance": tolerance_text(holds),
-            "verdict": _verdict(reproduced, holds), "server_kind": SERVER_KIND, "note": note}
-
-
-def _frame(rows: list[dict]) -> pl.DataFrame:
-    return (
-        pl.DataFrame(
-            rows,
-            schema={
-                "finding": pl.Utf8,
-                "metric": pl.Utf8,
-                "unit": pl.Utf8,
-                "published": pl.Float64,
-                "reproduced": pl.Float64,
-                "ratio": pl.Float64,
-                "tolerance": pl.Utf8,
-                "verdict": pl.Utf8,
-                "server_kind": pl.Utf8,
-                "note": pl.Utf8,
-            },
-        )
-        .with_columns(
-            pl.col("published").round_sig_figs(4),
-            pl.col("reproduced").round_sig_figs(4),
-            pl.col("ratio").round_sig_figs(3),
-        )
-        .select(COLUMNS)
+    return judged(
+        finding, metric, unit, published, reproduced, holds, server_kind=SERVER_KIND, note=note, kind=kind
     )
+
+
+def _frame(rows: list[Finding]) -> pl.DataFrame:
+    return verdict_table(rows, rounded=True)
 
 
 # ---- arraygrowth ---------------------------------------------------------------------------
@@ -77,28 +37,28 @@ def arraygrowth_verdicts(log_bytes: pl.DataFrame, published: pl.DataFrame,
                          published_calls: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.DataFrame:
     """The mongod path's findings (same thresholds) on engine rows, then the per-write byte counts;
     tolerances: arraygrowth_tolerances.csv's rows (read from resources/published when None)."""
-    from costlab.arraygrowth.tables import fits_by_pair, published_vs_reproduced
+    from costlab.arraygrowth.tables import fits_by_pair, published_findings
 
     tol = tolerances_or_published(tolerances, "arraygrowth")
 
     raw = log_bytes.with_columns(
         pl.col("n").alias("operations"), pl.col("modify_calls").alias("cursor_modify_calls"),
         pl.col("insert_calls").alias("cursor_insert_calls"), pl.lit(SERVER_KIND).alias("server_kind"))
-    base = published_vs_reproduced(raw, fits_by_pair(raw), published, published_calls, tol)
-    base = base.with_columns(
-        pl.col("reproduced").cast(pl.Float64, strict=False), pl.lit(None, pl.Utf8).alias("note")
-    )
-    rows = base.to_dicts()
-    for row in rows:
-        row["server_kind"] = SERVER_KIND
-        if row["finding"].startswith("on a replica set $push is stored as WiredTiger modify"):
-            row["note"] = (
-                "the article counts every table's modify calls; the engine counts the collection's "
+    rows = []
+    for row in published_findings(raw, fits_by_pair(raw), published, published_calls, tol):
+        row = row.with_(server_kind=SERVER_KIND)
+        if row.finding.startswith("on a replica set $push is stored as WiredTiger modify"):
+            row = row.with_(
+                note="the article counts every table's modify calls; the engine counts the collection's "
                 "(mongod's other tables are not modelled)"
             )
-        if "WiredTiger insert calls per write" in row["finding"] and row["reproduced"] is not None:
-            row["verdict"] = ("not comparable (the article counts every table mongod writes: collection, _id "
-                              "index, oplog, ...; the engine counts the collection's)")
+        if "WiredTiger insert calls per write" in row.finding and row.reproduced is not None:
+            row = row.but(
+                Verdict.NOT_COMPARABLE,
+                "the article counts every table mongod writes: collection, _id "
+                "index, oplog, ...; the engine counts the collection's",
+            )
+        rows.append(row)
 
     def measured(profile: str, workload: str, n: int = 10_000) -> tuple[float | None, int | None]:
         rows_ = log_bytes.filter((pl.col("profile") == profile) & (pl.col("workload") == workload))
@@ -152,7 +112,7 @@ def docsize_verdicts(cache_reads: pl.DataFrame, published_queries: pl.DataFrame,
     """Bytes-read findings of the small-cache run at the largest size (timings and plans are not
     engine findings); tolerances: docsize_tolerances.csv's rows (read from resources/published when None)."""
     tol = tolerances_or_published(tolerances, "docsize")
-    rows: list[dict] = []
+    rows: list[Finding] = []
     small = cache_reads.filter(pl.col("run") == "small_cache")
     if small.height == 0:
         return _frame(rows)
@@ -198,10 +158,12 @@ def docsize_verdicts(cache_reads: pl.DataFrame, published_queries: pl.DataFrame,
         tol["projection_over_window_bytes"].holds(),
         "published: 1,000-order window, 65,876-byte mean document (64 KB)",
     )
-    if large != 64 and whole_window["reproduced"] is not None:
+    if large != 64 and whole_window.reproduced is not None:
         # published for 64 KB orders only; with smaller ones a small cache holds a larger share of the
         # collection, so part of a window is already in cache: not a verdict on the finding
-        whole_window["verdict"] = f"{SCALE_VERDICT} (published for 64 KB documents; largest here {large} KB)"
+        whole_window = whole_window.but(
+            Verdict.NOT_COMPARABLE, f"{AT_THIS_SCALE}: published for 64 KB documents; largest here {large} KB"
+        )
     rows.append(whole_window)
     rows.append(
         _row(
@@ -230,6 +192,7 @@ def docsize_verdicts(cache_reads: pl.DataFrame, published_queries: pl.DataFrame,
 
 
 SMALL_RUNS = ("small_cache", "small_cache_cold_per_shape")
+COSTLAB_VARIANT_RUNS = ("small_cache_cold_per_shape",)   # not the article's protocol (docs/engine-lab.md)
 
 
 def sampling_error(std: float, queries: int) -> float:
@@ -273,6 +236,8 @@ def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, wi
         spread = f"median {median:,.0f} B, sd {std:,.0f} B over {queries} queries"
         if r.get("zero_read_share") is not None:
             spread += f", {r['zero_read_share']:.0%} of them read 0"
+        # costlab's own protocol (every shape from a cold cache) is a variant beyond the article
+        kind = Kind.COSTLAB_VARIANT if r["run"] in COSTLAB_VARIANT_RUNS else Kind.PUBLISHED
         row = _row(
             f"{r['size_kb']} KB, {r['run']}, {r['shape']}: bytes read into cache per query",
             f"mean bytes read into cache per query, {r['size_kb']} KB, {r['run']} ({r['cache_mb']} MB), "
@@ -287,15 +252,15 @@ def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, wi
                 if small_run
                 else "; the article's tables give times only for this run"
             ),
+            kind,
         )
-        if small_run and row["verdict"] == "not reproduced" and queries > 0:
+        if small_run and row.verdict is Verdict.NOT_REPRODUCED and queries > 0:
             error = sampling_error(std, queries)
             if abs(mean - expected) <= sampling_z * error:
-                row["verdict"] = (
-                    f"not comparable: {mean:,.0f} B is {abs(mean - expected):,.0f} B from the published "
-                    f"mean, within the sampling error of two {queries}-query means "
-                    f"({sampling_z:g} x {error:,.0f} B; {spread})"
-                )
+                row = row.but(Verdict.NOT_COMPARABLE,
+                              f"{mean:,.0f} B is {abs(mean - expected):,.0f} B from the published "
+                              f"mean, within the sampling error of two {queries}-query means "
+                              f"({sampling_z:g} x {error:,.0f} B; {spread})")
         rows.append(row)
     return _frame(rows)
 

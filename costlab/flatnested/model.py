@@ -4,9 +4,11 @@ from __future__ import annotations
 import bson
 import polars as pl
 
+from costlab.finding import NOT_JUDGED, Finding, judged, verdict_table
 from costlab.flatnested.generate import documents_for
 from costlab.flatnested.shapes import Shape
 from costlab.published import Tolerances, tolerances_or_published
+from costlab.verdicts import Verdict
 
 SIZE_COLUMNS = ["shape", "layout", "fields", "groups", "documents", "data_bytes", "avg_doc_bytes"]
 
@@ -36,18 +38,7 @@ def size_table(values: pl.DataFrame, shapes: list[Shape]) -> pl.DataFrame:
                                       "avg_doc_bytes": pl.Float64})
 
 
-# The published-vs-model table: the report's verdict columns (costlab.report.findings reads them).
-MODEL_VERDICT_COLUMNS = [
-    "finding",
-    "metric",
-    "unit",
-    "published",
-    "reproduced",
-    "ratio",
-    "tolerance",
-    "verdict",
-    "server_kind",
-]
+MODEL_KIND = "model (no server)"
 
 
 def published_vs_model(sizes: pl.DataFrame, sample_sizes: pl.DataFrame,
@@ -76,39 +67,33 @@ def published_vs_model(sizes: pl.DataFrame, sample_sizes: pl.DataFrame,
             "article's example document)",
             pl.col("documents"),
         ).alias("metric"),
-        pl.lit("%").alias("unit"),
-        pl.lit(published).alias("published"),
-        saving.round_sig_figs(4).alias("reproduced"),
-        (saving / published).round_sig_figs(3).alias("ratio"),
-        pl.lit(str(smaller)).alias("tolerance"),
-        pl.lit("model (no server)").alias("server_kind"),
+        saving.alias("reproduced"),
     )
-    verdicts = [
-        "reproduced" if v is not None and smaller(v) else "not reproduced" for v in frame["reproduced"]
+    judged_rows = [
+        judged(r["finding"], r["metric"], "%", published, r["reproduced"], smaller, server_kind=MODEL_KIND)
+        for r in frame.iter_rows(named=True)
     ]
-    judged = frame.with_columns(pl.Series("verdict", verdicts, dtype=pl.String)).select(MODEL_VERDICT_COLUMNS)
-    return pl.concat([judged, example_document_row(sample_sizes, "model (no server)")])
+    return pl.concat(
+        [verdict_table(judged_rows, rounded=True), example_document_row(sample_sizes, MODEL_KIND)]
+    )
 
 
 def example_document_row(sample_sizes: pl.DataFrame, server_kind: str) -> pl.DataFrame:
     """The article's example document sizes (403 / 307 B): a row that says why they are not judged."""
     sizes = dict(zip(sample_sizes["layout"], sample_sizes["document_bytes"]))
-    return pl.DataFrame(
+    return verdict_table(
         [
-            {
-                "finding": "the article's example user document: "
+            Finding(
+                "the article's example user document: "
                 + ", ".join(f"{bytes_} B {layout}" for layout, bytes_ in sizes.items()),
-                "metric": "BSON bytes of one example document",
-                "unit": "B",
-                "published": None,
-                "reproduced": None,
-                "ratio": None,
-                "tolerance": "none: not judged (see the verdict)",
-                "verdict": "not comparable: that document is not generated here; its saving's direction is "
-                           "judged per pair",
-                "server_kind": server_kind,
-            }
-        ],
-        schema={c: pl.String for c in MODEL_VERDICT_COLUMNS}
-        | {"published": pl.Float64, "reproduced": pl.Float64, "ratio": pl.Float64},
+                "BSON bytes of one example document",
+                "B",
+                None,
+                None,
+                Verdict.NOT_COMPARABLE,
+                "that document is not generated here; its saving's direction is judged per pair",
+                NOT_JUDGED,
+                server_kind,
+            )
+        ]
     )

@@ -9,26 +9,16 @@ from pathlib import Path
 
 import polars as pl
 
+from costlab.finding import AT_THIS_SCALE, STAND_IN, Finding, judged, verdict_table
+from costlab.flatnested.model import example_document_row
 from costlab.inputs import read_csv, read_parquet
 from costlab.measure import summarize
 from costlab.published import Tolerances, read_tolerances, study_tolerances, tolerances_or_published
 from costlab.server.provenance import is_stand_in, read_provenance
-from costlab.verdicts import Rule
+from costlab.verdicts import NOT_MEASURED, Rule, Verdict
 
 PUBLISHED_QUERIES = 100
-STAND_IN_VERDICT = "not comparable (stand-in)"
-SCALE_VERDICT = "not comparable at this scale"
-PVR_COLUMNS = [
-    "finding",
-    "metric",
-    "unit",
-    "published",
-    "reproduced",
-    "ratio",
-    "tolerance",
-    "verdict",
-    "server_kind",
-]
+BSON_MODEL_KIND = "server-free (BSON model)"
 
 
 def server_kind_of(provenance_paths: list[str | Path]) -> str:
@@ -131,16 +121,16 @@ def comparison_table(summary: pl.DataFrame, sizes: pl.DataFrame, published: pl.D
 
 
 def speed_verdict(improvement_pct: float | None, flat_p50: float | None, structured_p50: float | None,
-                  server_kind: str, improved: Rule | None = None) -> str:
-    """'structured is faster' holds when its mean improves on flat's by `improved`
-    (flatnested_tolerances.csv's
-    improvement: above 0) and its median time is below flat's."""
+                  server_kind: str, improved: Rule | None = None) -> tuple[Verdict, str | None]:
+    """(verdict, reason): 'structured is faster' holds when its mean improves on flat's by `improved`
+    (flatnested_tolerances.csv's improvement: above 0) and its median time is below flat's."""
     improved = improved if improved is not None else study_tolerances("flatnested")["improvement"].holds()
     if server_kind == "stand-in":
-        return STAND_IN_VERDICT
+        return Verdict.NOT_COMPARABLE, STAND_IN
     if improvement_pct is None or flat_p50 is None or structured_p50 is None:
-        return "not reproduced"
-    return "reproduced" if improved(improvement_pct) and structured_p50 < flat_p50 else "not reproduced"
+        return Verdict.NOT_RUN, NOT_MEASURED
+    holds = improved(improvement_pct) and structured_p50 < flat_p50
+    return (Verdict.REPRODUCED if holds else Verdict.NOT_REPRODUCED), None
 
 
 def scale_note(documents: int | None, published_documents: int | None) -> str:
@@ -158,65 +148,40 @@ def published_vs_reproduced(comparison: pl.DataFrame, sample_sizes: pl.DataFrame
     improved, smaller = tol["improvement"].holds(), tol["size_saving"].holds()
     speed_words = f"{improved}, and the structured median below flat's"
     published_saving = float(sample_sizes.filter(pl.col("layout") == "structured")["saving_pct"][0])
-    rows = []
+    rows: list[Finding] = []
     for pair in comparison.iter_rows(named=True):
         label = f"{pair['fields']} vs {pair['structured_shape'].split('_', 1)[1]}"
         engines = f"published on {pair['published_engine']}, here on {pair['reproduced_engine']}"
+        kind = pair["server_kind"]
         verdict = speed_verdict(pair["reproduced_improvement_pct"], pair["reproduced_flat_p50_ms_per_query"],
-                                pair["reproduced_structured_p50_ms_per_query"], pair["server_kind"], improved)
+                                pair["reproduced_structured_p50_ms_per_query"], kind, improved)
         finding = f"structured is faster to walk ({label})"
         # A query for an absent field walks every document: its time scales with the document
         # count, so absolute times at another count are not the published ones (the improvement,
         # a ratio, is compared at any count).
         scale = scale_note(pair.get("documents"), pair.get("published_documents"))
-        time_verdict = SCALE_VERDICT if scale and verdict != STAND_IN_VERDICT else verdict
-        for metric, unit, published, reproduced, row_verdict in (
+        time_verdict = (
+            (Verdict.NOT_COMPARABLE, f"{AT_THIS_SCALE}: {scale[2:]}")
+            if scale and verdict[1] != STAND_IN
+            else verdict
+        )
+        for metric, unit, published, reproduced, (row_verdict, reason) in (
                 (f"time of 100 queries, flat ({engines}{scale})", "ms", pair["published_flat_ms"],
                  pair["reproduced_flat_ms"], time_verdict),
                 (f"time of 100 queries, structured ({engines}{scale})", "ms", pair["published_structured_ms"],
                  pair["reproduced_structured_ms"], time_verdict),
                 (f"improvement of structured over flat{' (' + scale[2:] + ')' if scale else ''}", "%",
                  pair["published_improvement_pct"], pair["reproduced_improvement_pct"], verdict)):
-            rows.append({"finding": finding, "metric": metric, "unit": unit, "published": published,
-                         "reproduced": reproduced, "tolerance": speed_words, "verdict": row_verdict,
-                         "server_kind": pair["server_kind"]})
+            rows.append(
+                Finding(finding, metric, unit, published, reproduced, row_verdict, reason, speed_words, kind)
+            )
         # Sizes come from the server-free BSON model (exact for any server): the published figure
         # is the article's single example document, so only the direction is compared.
-        saving = pair["size_saving_pct"]
-        rows.append(
-            {
-                "finding": f"structured is smaller ({label})",
-                "metric": "BSON data size saving of structured over flat (published: the article's example "
-                "document; reproduced: the generated collection)",
-                "unit": "%",
-                "published": published_saving,
-                "reproduced": saving,
-                "tolerance": str(smaller),
-                "verdict": "reproduced" if saving is not None and smaller(saving) else "not reproduced",
-                "server_kind": "server-free (BSON model)",
-            }
-        )
-    frame = pl.DataFrame(
-        rows,
-        schema={
-            "finding": pl.String,
-            "metric": pl.String,
-            "unit": pl.String,
-            "published": pl.Float64,
-            "reproduced": pl.Float64,
-            "tolerance": pl.String,
-            "verdict": pl.String,
-            "server_kind": pl.String,
-        },
-    )
-    from costlab.flatnested.model import example_document_row
-
-    frame = frame.with_columns((pl.col("reproduced") / pl.col("published")).alias("ratio")).select(
-        PVR_COLUMNS
-    )
-    return pl.concat(
-        [frame, example_document_row(sample_sizes, "server-free (BSON model)").select(PVR_COLUMNS)]
-    )
+        rows.append(judged(f"structured is smaller ({label})",
+                           "BSON data size saving of structured over flat (published: the article's example "
+                           "document; reproduced: the generated collection)", "%", published_saving,
+                           pair["size_saving_pct"], smaller, server_kind=BSON_MODEL_KIND))
+    return pl.concat([verdict_table(rows), example_document_row(sample_sizes, BSON_MODEL_KIND)])
 
 
 def build_tables(raw_paths: list[str | Path], sizes_path: str | Path, published_timings_path: str | Path,

@@ -192,6 +192,18 @@ def _complete(frame: pl.DataFrame | None) -> pl.DataFrame | None:
                                 if missing else []))
 
 
+def _verdict_words(frame: pl.DataFrame) -> pl.Expr:
+    """The verdict member with its reason, as a reader sees it ("not comparable (stand-in)"); a table
+    without a
+    reason column (an older costlab's) shows its verdict as written."""
+    verdict = pl.col("verdict").cast(pl.Utf8)
+    if "reason" not in frame.columns:
+        return verdict
+    reason = pl.col("reason").cast(pl.Utf8)
+    return pl.when(reason.is_null() | (reason == "")).then(verdict).otherwise(
+        pl.format("{} ({})", verdict, reason))
+
+
 def merged_published(study: str, runs: list[Run], this_frame: pl.DataFrame | None = None,
                      table: Path = VERDICT_TABLES["server"]) -> pl.DataFrame | None:
     """One row per (finding, metric) of any run: published, then reproduced and verdict per run.
@@ -220,7 +232,7 @@ def merged_published(study: str, runs: list[Run], this_frame: pl.DataFrame | Non
             continue
         part = frame.select(*[pl.col(k).cast(pl.Utf8) for k in KEYS],
                             pl.col("reproduced").alias(f"reproduced: {run.label}"),
-                            pl.col("verdict").alias(f"verdict: {run.label}"))
+                            _verdict_words(frame).alias(f"verdict: {run.label}"))
         merged = merged.join(part, on=list(KEYS), how="left")
     this_kind = frames[0].select(*[pl.col(k).cast(pl.Utf8) for k in KEYS], "server_kind") \
         if frames[0] is not None and "server_kind" in frames[0].columns else None

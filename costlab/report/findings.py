@@ -3,7 +3,9 @@
 One row per verdict row of every study's verdict tables (tables/published_vs_reproduced.csv from a
 server run, engine/published_vs_engine.csv from the WiredTiger engine lab, model/published_vs_model.csv
 from the server-free models), plus one row per part of a study that could not run, saying why. The
-console summary and the report both count these rows: they are the single source of verdicts.
+console summary and the report both count these rows: they are the single source of verdicts. They count
+the `verdict` column's costlab.verdicts.Verdict members of the rows whose `kind` is a published finding
+(costlab's own variants are shown, never counted); docs/report.md says every column.
 """
 from __future__ import annotations
 
@@ -13,11 +15,11 @@ import polars as pl
 
 from costlab.report.collect import ENGINE_PUBLISHED_TABLE, MODEL_PUBLISHED_TABLE, StudySection, TableItem
 from costlab.server.provenance import is_stand_in
-from costlab.verdicts import VERDICT_CLASSES, verdict_class
+from costlab.verdicts import COUNTED_KINDS, OTHER, VERDICT_CLASSES, Kind, Verdict, verdict_class
 
 FINDINGS_FILE = "findings.csv"
 COLUMNS = ["study", "finding", "metric", "unit", "published", "this_run", "evidence", "ratio", "tolerance",
-           "verdict", "note", "source"]
+           "verdict", "reason", "kind", "note", "source"]
 SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {
     "published": pl.Float64,
     "this_run": pl.Float64,
@@ -89,6 +91,12 @@ def table_findings(study: str, table: TableItem, section: StudySection, results_
         _number(frame, "ratio").alias("ratio"),
         _text(frame, "tolerance").alias("tolerance"),
         _text(frame, "verdict").alias("verdict"),
+        _text(frame, "reason").alias("reason"),
+        (
+            _text(frame, "kind").fill_null(Kind.PUBLISHED.value)
+            if "kind" in frame.columns
+            else pl.lit(Kind.PUBLISHED.value)
+        ).alias("kind"),
         _text(frame, "note").alias("note"),
         pl.lit(source).alias("source"),
     )
@@ -101,8 +109,9 @@ def not_run_findings(study: str, section: StudySection) -> pl.DataFrame:
     fix = str(record.get("fix") or "")
     row = {"study": study, "finding": f"{study}'s measurements on a MongoDB server ({section.info.title})",
            "metric": None, "unit": None, "published": None, "this_run": None, "evidence": "none (not run)",
-           "ratio": None, "tolerance": None, "verdict": f"not run: {reason}",
-           "note": f"to run it: {fix}" if fix else None, "source": f"{study}/not_run.json"}
+           "ratio": None, "tolerance": None, "verdict": Verdict.NOT_RUN.value, "reason": reason,
+           "kind": Kind.PUBLISHED.value, "note": f"to run it: {fix}" if fix else None,
+           "source": f"{study}/not_run.json"}
     return pl.DataFrame([row], schema=SCHEMA)
 
 
@@ -140,10 +149,19 @@ def findings_frame(sections: list[StudySection], results_dir: str | Path) -> pl.
     return pl.concat(parts, how="vertical")
 
 
-def verdict_counts(findings: pl.DataFrame) -> dict[str, int]:
-    """Rows per verdict class (VERDICT_CLASSES order; classes with no row left out)."""
+def published_rows(findings: pl.DataFrame) -> pl.DataFrame:
+    """The rows counted among the published findings (kind: published; never costlab's or a user's
+    variants)."""
+    return findings.filter(pl.col("kind").fill_null(Kind.PUBLISHED.value).is_in(COUNTED_KINDS))
+
+
+def verdict_counts(findings: pl.DataFrame, kinds: tuple[str, ...] | None = COUNTED_KINDS) -> dict[str, int]:
+    """Rows per verdict (VERDICT_CLASSES order, then "other" for a cell holding no member; none left out
+    but those with no row), of the rows of `kinds` (default: the published findings; None: every row)."""
+    if kinds is not None and "kind" in findings.columns:
+        findings = findings.filter(pl.col("kind").fill_null(Kind.PUBLISHED.value).is_in(kinds))
     classes = [verdict_class(v) for v in findings["verdict"].to_list()]
-    return {c: classes.count(c) for c in VERDICT_CLASSES if c in classes}
+    return {c: classes.count(c) for c in (*VERDICT_CLASSES, OTHER) if c in classes}
 
 
 def read_findings(path: str | Path) -> pl.DataFrame:

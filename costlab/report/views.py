@@ -33,11 +33,11 @@ from costlab.report.collect import (
     StudySection,
     TableItem,
 )
-from costlab.report.findings import verdict_counts
+from costlab.report.findings import published_rows, verdict_counts
 from costlab.report.settings import concerns, config_differences, flatten
 from costlab.report.studies import STUDIES
 from costlab.server.provenance import is_stand_in
-from costlab.verdicts import VERDICT_CLASSES, verdict_class
+from costlab.verdicts import OTHER, Kind, Verdict, verdict_class, verdict_text
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 
@@ -91,13 +91,14 @@ def table_view(frame: pl.DataFrame, css_class: str = "data") -> TableView:
     return TableView(list(shown.columns), rows, frame.height, css_class)
 
 
-VERDICT_CSS = {"reproduced": "v-yes", "not reproduced": "v-no", "not comparable": "v-na", "not run": "v-na",
-               "other": "v-other"}
+VERDICT_CSS = {Verdict.REPRODUCED.value: "v-yes", Verdict.NOT_REPRODUCED.value: "v-no",
+               Verdict.NOT_COMPARABLE.value: "v-na", Verdict.NOT_RUN.value: "v-na", OTHER: "v-other"}
 
 
 def verdict_css(verdict: str) -> str:
-    """The cell's colour class, from the findings' reading of the verdict (one rule for page and counts)."""
-    return VERDICT_CSS[verdict_class(verdict)]
+    """The cell's colour class, from the verdict member the cell holds (one rule for page and counts); a
+    member with no colour of its own yet is drawn as "other"."""
+    return VERDICT_CSS.get(verdict_class(verdict), VERDICT_CSS[OTHER])
 
 
 def _distinct(values: Iterable[Any]) -> str:
@@ -279,10 +280,9 @@ def table_block_view(item: TableItem, out_dir: Path, heading: bool = True, stand
     collapsed = heading and item.frame.height > COLLAPSE_ROWS and not verdicts
     frame = item.frame
     if verdicts and "verdict" in frame.columns and frame.columns[0] == "finding":
-        # the verdict beside the finding it judges, inside the window at any width
-        frame = frame.select(
-            "finding", "verdict", *[c for c in frame.columns if c not in ("finding", "verdict")]
-        )
+        # the verdict (and its reason) beside the finding it judges, inside the window at any width
+        first = [c for c in ("finding", "verdict", "reason") if c in frame.columns]
+        frame = frame.select(*first, *[c for c in frame.columns if c not in first])
     return {"name": item.name, "file_name": item.path.name, "href": os.path.relpath(item.path, out_dir),
             "heading": heading, "stand_in": item.stand_in and not stand_in_shown,
             "caption": Markup(item.caption) if item.caption else None, "table": table_view(frame),
@@ -400,10 +400,12 @@ def _number_text(value: float | None, unit: str | None) -> str:
     return f"{text} {unit}" if unit and unit not in ("1", "ratio") else text
 
 
+JUDGED = (Verdict.REPRODUCED.value, Verdict.NOT_REPRODUCED.value)   # a value held to its rule
+
+
 def _judged_by_rule_alone(row: dict) -> bool:
     """A judged row with no single published number: its rule is what it was compared with."""
-    return row["published"] is None and bool(row["tolerance"]) and verdict_class(row["verdict"]) in (
-        "reproduced", "not reproduced")
+    return row["published"] is None and bool(row["tolerance"]) and verdict_class(row["verdict"]) in JUDGED
 
 
 def _published_text(row: dict) -> str:
@@ -419,12 +421,12 @@ MISSING_TOLERANCE = "missing from its verdict table"
 
 def _no_tolerance(verdict: str | None) -> str:
     """A judged row must carry its tolerance (every study's tables do): a table without one says so."""
-    return MISSING_TOLERANCE if verdict_class(verdict) in ("reproduced", "not reproduced") else "—"
+    return MISSING_TOLERANCE if verdict_class(verdict) in JUDGED else "—"
 
 
 def findings_view(findings: pl.DataFrame) -> dict[str, Any]:
-    """The page's first table: one row per finding with its evidence, tolerance and verdict, then the
-    counts."""
+    """The page's first table: one row per finding with its evidence, tolerance and verdict, then the counts
+    (of the published findings only: costlab's own variants are counted apart, in `variant_counts`)."""
     rows = []
     for row in findings.iter_rows(named=True):
         rows.append(
@@ -439,18 +441,25 @@ def findings_view(findings: pl.DataFrame) -> dict[str, Any]:
                 "evidence": row["evidence"] or "—",
                 "ratio": format_cell(row["ratio"]).text if row["ratio"] is not None else "—",
                 "tolerance": row["tolerance"] or _no_tolerance(row["verdict"]),
-                "verdict": row["verdict"] or "no verdict",
+                "verdict": verdict_text(row["verdict"], row["reason"]),
+                "verdict_class": verdict_class(row["verdict"]),
+                "reason": row["reason"],
+                "kind": row["kind"] or Kind.PUBLISHED.value,
                 "verdict_css": verdict_css(row["verdict"] or ""),
                 "note": row["note"],
             }
         )
     counts = verdict_counts(findings)
+    published = published_rows(findings)
     by_evidence = []
-    for evidence in dict.fromkeys(findings["evidence"].to_list()):
-        part = verdict_counts(findings.filter(pl.col("evidence") == evidence))
+    for evidence in dict.fromkeys(published["evidence"].to_list()):
+        part = verdict_counts(published.filter(pl.col("evidence") == evidence))
         by_evidence.append((evidence, ", ".join(f"{n} {c}" for c, n in part.items())))
-    return {"rows": rows, "total": findings.height,
-            "counts": [(c, counts[c], VERDICT_CSS[c]) for c in VERDICT_CLASSES if c in counts],
+    variants = verdict_counts(findings, (Kind.COSTLAB_VARIANT.value,))
+    return {"rows": rows, "total": published.height,
+            "counts": [(c, n, verdict_css(c)) for c, n in counts.items()],
+            "variants_total": sum(variants.values()),
+            "variant_counts": [(c, n, verdict_css(c)) for c, n in variants.items()],
             "by_evidence": by_evidence}
 
 

@@ -7,9 +7,11 @@ import polars as pl
 from pymongo.database import Database
 from pymongo.errors import PyMongoError
 
+from costlab.finding import STAND_IN, conform_table
 from costlab.server import measuring_job
 from costlab.server.provenance import server_description
 from costlab.uniqueidx.steps import SetupError, Step, select_steps
+from costlab.verdicts import Verdict
 
 DATABASE = "costlab_uniqueidx"
 PROFILE = "standalone"
@@ -78,13 +80,21 @@ def published_vs_reproduced(conformance: pl.DataFrame) -> pl.DataFrame:
     """The report's contract table: one row per step, the article's outcomes vs this server's.
 
     A behaviour check on the stand-in says how the stand-in behaves, not MongoDB: its verdict is
-    'not comparable (stand-in)' whatever the outcome.
+    not comparable (stand-in) whatever the outcome; a step that could not run is not run (its error the
+    reason).
     """
-    verdict = (pl.when(pl.col("server_kind") == "stand-in").then(pl.lit("not comparable (stand-in)"))
-               .when(pl.col("outcome") == PASS).then(pl.lit("reproduced"))
-               .when(pl.col("outcome") == FAIL).then(pl.lit("not reproduced"))
-               .otherwise(pl.lit("not executed")))
-    return conformance.select(
+    stand_in = pl.col("server_kind") == "stand-in"
+    verdict = (pl.when(stand_in).then(pl.lit(Verdict.NOT_COMPARABLE.value))
+               .when(pl.col("outcome") == PASS).then(pl.lit(Verdict.REPRODUCED.value))
+               .when(pl.col("outcome") == FAIL).then(pl.lit(Verdict.NOT_REPRODUCED.value))
+               .otherwise(pl.lit(Verdict.NOT_RUN.value)))   # the step could not run: no observation
+    reason = (
+        pl.when(stand_in)
+        .then(pl.lit(STAND_IN))
+        .when(~pl.col("outcome").is_in([PASS, FAIL]))
+        .then(pl.lit("step not executed: ") + pl.col("detail"))
+    )
+    return conform_table(conformance.select(
         (pl.lit("step ") + pl.col("step").cast(pl.String) + pl.lit(": ") + pl.col("title")).alias("finding"),
         pl.lit("operation outcomes").alias("metric"),
         pl.lit("").alias("unit"),
@@ -94,4 +104,5 @@ def published_vs_reproduced(conformance: pl.DataFrame) -> pl.DataFrame:
         # a behaviour, not a number: the article's outcome of every operation (success or its error code)
         pl.lit("the article's outcome of every operation, exactly").alias("tolerance"),
         verdict.alias("verdict"),
-        pl.col("server_kind"))
+        reason.alias("reason"),
+        pl.col("server_kind")))

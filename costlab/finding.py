@@ -1,0 +1,173 @@
+"""One verdict row: the `Finding` type, its column schema, and the one way to make a verdict table of them.
+
+Every study's verdict tables (tables/published_vs_reproduced.csv, engine/published_vs_engine.csv,
+model/published_vs_model.csv) are `verdict_table(findings)` or, for a table built with polars
+expressions, `conform_table(frame)`; both give COLUMNS in that order and refuse a `verdict` that is not
+a costlab.verdicts.Verdict member or a `kind` that is not a Kind member. costlab.report.findings reads
+these tables into results/findings.csv (docs/report.md says its columns).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import polars as pl
+
+from costlab.verdicts import NOT_MEASURED, Kind, Verdict, is_missing, judge, tolerance_text, verdict_text
+
+COLUMNS = [
+    "finding",
+    "metric",
+    "unit",
+    "published",
+    "reproduced",
+    "ratio",
+    "tolerance",
+    "verdict",
+    "reason",
+    "kind",
+    "server_kind",
+    "note",
+]
+SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {
+    "published": pl.Float64,
+    "reproduced": pl.Float64,
+    "ratio": pl.Float64,
+}
+# the reason of every NOT_COMPARABLE row measured on the stand-in (its numbers are not MongoDB's)
+STAND_IN = "stand-in"
+AT_THIS_SCALE = (
+    "at this scale"  # a reason's start: the published figure belongs to another scale than this run's
+)
+NOT_JUDGED = "none: not judged (see the verdict)"   # the tolerance of a published number no rule judges
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A published finding (or one of costlab's variants) judged on one kind of evidence."""
+    finding: str
+    metric: str | None
+    unit: str | None
+    published: float | None
+    reproduced: float | None
+    verdict: Verdict
+    reason: str | None = None
+    tolerance: str | None = None
+    server_kind: str | None = None
+    note: str | None = None
+    kind: Kind = Kind.PUBLISHED
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "verdict", Verdict(self.verdict))
+        except ValueError:
+            raise ValueError(f"finding {self.finding!r}: verdict {self.verdict!r} is not one of "
+                             f"{', '.join(v.value for v in Verdict)}") from None
+        try:
+            object.__setattr__(self, "kind", Kind(self.kind))
+        except ValueError:
+            raise ValueError(f"finding {self.finding!r}: kind {self.kind!r} is not one of "
+                             f"{', '.join(k.value for k in Kind)}") from None
+
+    @property
+    def ratio(self) -> float | None:
+        if is_missing(self.reproduced) or self.published in (None, 0):
+            return None
+        return self.reproduced / self.published
+
+    @property
+    def text(self) -> str:
+        """The verdict in words: 'not comparable (stand-in)'."""
+        return verdict_text(self.verdict, self.reason)
+
+    def but(self, verdict: Verdict, reason: str | None = None) -> Finding:
+        """The same row with another verdict (stand-in, scale, a substituted compressor) and its reason."""
+        return dataclasses.replace(self, verdict=verdict, reason=reason)
+
+    def with_(self, **changes) -> Finding:
+        return dataclasses.replace(self, **changes)
+
+    def row(self) -> dict:
+        return {
+            "finding": self.finding,
+            "metric": self.metric,
+            "unit": self.unit,
+            "published": self.published,
+            "reproduced": self.reproduced,
+            "ratio": self.ratio,
+            "tolerance": self.tolerance,
+            "verdict": self.verdict.value,
+            "reason": self.reason,
+            "kind": self.kind.value,
+            "server_kind": self.server_kind,
+            "note": self.note,
+        }
+
+
+def judged(
+    finding: str,
+    metric: str | None,
+    unit: str | None,
+    published: float | None,
+    reproduced: float | None,
+    rule: Callable[[float], bool],
+    *,
+    server_kind: str | None,
+    tolerance: str | None = None,
+    note: str | None = None,
+    kind: Kind = Kind.PUBLISHED,
+    missing: str = NOT_MEASURED,
+) -> Finding:
+    """A row judged by `rule` (a costlab.verdicts.Rule, whose words are the tolerance unless `tolerance` is
+    given). No reproduced value is NOT_RUN with `missing` as its reason (costlab.verdicts.judge)."""
+    verdict, reason = judge(reproduced, rule)
+    return Finding(finding, metric, unit, published, None if is_missing(reproduced) else reproduced, verdict,
+                   missing if verdict is Verdict.NOT_RUN else reason,
+                   tolerance if tolerance is not None else tolerance_text(rule), server_kind, note, kind)
+
+
+def verdict_table(findings: Iterable[Finding], rounded: bool = False) -> pl.DataFrame:
+    """The findings as a verdict table (COLUMNS). rounded: published and reproduced to 4 significant figures,
+    the ratio to 3 (the engine lab's and arraygrowth's tables)."""
+    frame = pl.DataFrame([f.row() for f in findings], schema=SCHEMA)
+    if rounded:
+        frame = frame.with_columns(
+            pl.col("published").round_sig_figs(4),
+            pl.col("reproduced").round_sig_figs(4),
+            pl.col("ratio").round_sig_figs(3),
+        )
+    return frame
+
+
+def conform_table(frame: pl.DataFrame, kind: Kind = Kind.PUBLISHED) -> pl.DataFrame:
+    """A verdict table built with expressions, in COLUMNS (reason, note absent: empty; kind absent: `kind`);
+    ValueError naming any verdict or kind that is not a member. Published and reproduced keep their type
+    (uniqueidx's are the operations' outcomes in words)."""
+    required = [
+        "finding",
+        "metric",
+        "unit",
+        "published",
+        "reproduced",
+        "ratio",
+        "tolerance",
+        "verdict",
+        "server_kind",
+    ]
+    absent = [c for c in required if c not in frame.columns]
+    if absent:
+        raise ValueError(
+            f"a verdict table lacks column(s) {', '.join(absent)}; expected {', '.join(COLUMNS)}"
+        )
+    filled = frame.with_columns(
+        *[pl.lit(None, pl.Utf8).alias(c) for c in ("reason", "note") if c not in frame.columns],
+        *([pl.lit(kind.value).alias("kind")] if "kind" not in frame.columns else []))
+    for column, enum in (("verdict", Verdict), ("kind", Kind)):
+        bad = sorted(
+            set(filled[column].cast(pl.Utf8).fill_null("(empty)").to_list()) - {m.value for m in enum}
+        )
+        if bad:
+            raise ValueError(f"verdict table column {column!r} holds {', '.join(map(repr, bad))}; "
+                             f"allowed: {', '.join(m.value for m in enum)}")
+    return filled.select(COLUMNS)
