@@ -212,8 +212,8 @@ def _log_rows(standalone_push_exponent: float) -> "pl.DataFrame":
 @pytest.mark.parametrize("exponent,verdict", [(2.0, "reproduced"), (1.0, "not reproduced")])
 def test_engine_verdict_on_the_quadratic_finding(exponent, verdict):
 
+    from costlab.arraygrowth.engine_verdicts import arraygrowth_verdicts
     from costlab.config import ROOT
-    from costlab.engine.verdicts import arraygrowth_verdicts
     table = arraygrowth_verdicts(_log_rows(exponent),
                                  pl.read_csv(ROOT / "resources/published/arraygrowth_log_bytes.csv"),
                                  pl.read_csv(ROOT / "resources/published/arraygrowth_cursor_calls.csv"))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from costlab.engine.verdicts import docsize_verdicts
+from costlab.docsize.engine_verdicts import docsize_verdicts
 
 
 def cache_reads(size_kb: int, projection: float, whole: float, covered: float = 0.0) -> pl.DataFrame:
@@ -47,7 +47,7 @@ def test_window_fraction_at_64_kb_is_judged():
 
 
 def test_a_verdict_per_size_run_and_shape_with_its_tolerance():
-    from costlab.engine.verdicts import docsize_cells
+    from costlab.docsize.engine_verdicts import docsize_cells
     reads = pl.DataFrame({
         "run": ["small_cache"] * 3 + ["small_cache_cold_per_shape"] + ["random_windows"] * 2,
         "size_kb": [64, 64, 64, 64, 64, 64], "cache_mb": [51] * 4 + [4864] * 2,
@@ -72,7 +72,7 @@ def test_a_verdict_per_size_run_and_shape_with_its_tolerance():
 
 
 def _one_cell(mean: float, std: float, queries: int = 30, shape: str = "projection") -> dict:
-    from costlab.engine.verdicts import docsize_cells
+    from costlab.docsize.engine_verdicts import docsize_cells
     reads = pl.DataFrame({"run": ["small_cache"], "size_kb": [4], "cache_mb": [256], "shape": [shape],
                           "queries": [queries], "bytes_read_into_cache_mean": [mean],
                           "bytes_read_into_cache_median": [0.0], "bytes_read_into_cache_std": [std],

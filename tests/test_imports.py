@@ -13,11 +13,6 @@ from costlab.registry import BUILT_IN
 PACKAGE = ROOT / "costlab"
 STUDY_PACKAGES = {f"costlab.{study.name}" for study in BUILT_IN}
 REGISTRY_MODULE = "costlab.registry"
-# Left while issue 31 moves them: engine.verdicts holds docsize's and arraygrowth's engine verdicts (they
-# move into their studies). Each is allowed until it is gone, and may not come back. (appversions.conformance
-# <-> tables is gone: both build costlab.finding.Finding rows.)
-KNOWN_CYCLES: list[list[str]] = []
-KNOWN_STUDY_IMPORTS = {"costlab.engine.verdicts -> costlab.arraygrowth.tables"}
 
 
 def _module_name(path: Path) -> str:
@@ -121,8 +116,7 @@ def test_cycles_are_found_in_a_graph_that_has_them():
 
 
 def test_no_import_cycles():
-    found = cycles(import_graph())
-    assert [c for c in found if c not in KNOWN_CYCLES] == []
+    assert cycles(import_graph()) == []
 
 
 def test_shared_modules_import_no_study_and_no_study_imports_another():
@@ -136,7 +130,7 @@ def test_shared_modules_import_no_study_and_no_study_imports_another():
             if module == REGISTRY_MODULE and target == other:
                 continue   # the registry reads each study's face (its __init__), nothing deeper
             wrong.append(f"{module} -> {target}")
-    assert set(wrong) - KNOWN_STUDY_IMPORTS == set()
+    assert wrong == []
 
 
 def test_the_graph_covers_the_whole_package():

@@ -103,7 +103,7 @@ def _copy_with(tmp_path: Path, study: str, finding_id: str, replacement: str) ->
 def test_changing_an_engine_tolerance_in_a_copy_changes_the_verdict(tmp_path):
     """docsize engine cells: 70 MB whole documents vs 60 MB published (1.17) hold in 0.8-1.25, not in
     0.9-1.1."""
-    from costlab.engine.verdicts import docsize_cells
+    from costlab.docsize.engine_verdicts import docsize_cells
 
     reads = pl.DataFrame({"run": ["small_cache"], "size_kb": [64], "cache_mb": [51], "shape": ["whole"],
                           "bytes_read_into_cache_mean": [70e6], "bytes_read_into_cache_median": [70e6]})

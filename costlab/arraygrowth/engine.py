@@ -273,7 +273,7 @@ def run_engine_job(config: dict, log_bytes_path, fit_path, provenance_path, fall
     ended = datetime.now(timezone.utc)
     write_csv(fits(table), fit_path)
     if verdicts_path is not None:
-        from costlab.engine.verdicts import arraygrowth_verdicts
+        from costlab.arraygrowth.engine_verdicts import arraygrowth_verdicts
         from costlab.published import read_tolerances
         tolerances = read_tolerances(tolerances_path) if tolerances_path else None
         write_csv(arraygrowth_verdicts(table, read_csv(published_log_bytes), read_csv(published_cursor_calls),

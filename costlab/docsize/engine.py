@@ -309,7 +309,7 @@ def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path
                       resolved["block_compressor_wanted"])
     write_csv(queries, queries_path)
     if verdicts_path is not None:
-        from costlab.engine.verdicts import docsize_verdicts
+        from costlab.docsize.engine_verdicts import docsize_verdicts
         from costlab.published import read_tolerances
         tolerances = read_tolerances(tolerances_path) if tolerances_path else None
         write_csv(

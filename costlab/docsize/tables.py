@@ -341,7 +341,7 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
                    lambda: _value(summary, "same_window", large, "projection", "plan"), "FETCH"))
     # Every published cell of the small-cache bytes-read table, at every size this run measured (the same
     # rules as the engine lab's cells); a published size this run did not measure says so.
-    from costlab.engine.verdicts import bytes_read_rule
+    from costlab.docsize.engine_verdicts import bytes_read_rule
 
     scale = 1000 / window_minutes
     for cell in pub.filter((pl.col("run") == "small_cache") & (pl.col("metric") == "bytes_read_into_cache")) \
