@@ -345,7 +345,7 @@ def published_findings(raw: pl.DataFrame, fits: dict[tuple[str, str], PowerLawFi
                 None,
                 None,
                 Verdict.NOT_COMPARABLE,
-                STAND_IN if stand_in else "times of the article's machine (the journal's bytes are judged)",
+                STAND_IN if stand_in else "times of the article's machine; the journal's bytes are judged",
                 NOT_JUDGED,
                 kind,
             )
