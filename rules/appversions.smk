@@ -1,6 +1,10 @@
 # Study appversions: the 14 application versions of "The Cost of Not Knowing MongoDB".
 # events -> model (no server) -> per version: load, collStats, correctness, load test -> tables -> figures.
 AV = config["appversions"]
+# The {version} wildcard: exactly the registered versions (registry.py is light: no polars or pymongo).
+from costlab.appversions.registry import wildcard_pattern as _av_wildcard_pattern
+
+AV_VERSION_RE = _av_wildcard_pattern()
 
 # --- events and model ---
 
@@ -65,7 +69,7 @@ rule appversions_correctness:
         provenance="results/appversions/provenance/correctness_{version}.json",
         midday="results/appversions/tables/midday_reports_{version}.csv",
     wildcard_constraints:
-        version="appV[1-6](R[0-4])?",
+        version=AV_VERSION_RE,
     params:
         samples=AV["correctness_samples"],
         midday_samples=AV["midday_samples"],
@@ -104,7 +108,6 @@ if not set(AV_LOADED) <= set(AV["versions"]):
 if not set(AV_TESTED) <= set(AV_LOADED):
     raise ValueError(f"invalid config key appversions.loadtest.versions: {sorted(set(AV_TESTED) - set(AV_LOADED))} "
                      f"are not loaded (allowed: {', '.join(AV_LOADED)})")
-AV_VERSION_RE = "appV[1-6](R[0-4])?"
 # What changes the loaded data (and only that: another load test must not reload).
 AV_DATA_PARAMS = _study_data_params(config, "appversions")   # costlab/appversions/__init__.py
 # What changes a load test's schedule (binning and tolerance only change the tables).
@@ -301,7 +304,7 @@ rule appversions_engine_version:
     output:
         row="results/appversions/engine/versions/{version}.json",
     wildcard_constraints:
-        version="|".join(config["appversions"]["versions"]),
+        version=AV_VERSION_RE,
     params:
         engine=engine_params("appversions"),
         batch_size=config["appversions"]["batch_size"],      # the load step's batches, applied as it sends them

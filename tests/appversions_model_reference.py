@@ -104,7 +104,7 @@ def document_sizes(
     """
     shared = SharedFrames(events) if shared is None else shared
     frame = shared.frame
-    layout = version.layout
+    layout = version.layout_name
     if layout in ("embedded_id", "key_string", "key_binary", "id_day"):
         days = shared.days
         if layout == "embedded_id":  # _id: {date, key}

@@ -17,7 +17,7 @@ from costlab.appversions.closedloop import (
     pacing_sleep_s,
     run_closed_loop,
 )
-from costlab.appversions.loadtest import LoadTestPlan
+from costlab.appversions.loadtest_plan import LoadTestPlan
 
 
 def test_the_sleep_rule_never_catches_up():

@@ -5,7 +5,7 @@ import polars as pl
 import pytest
 import yaml
 
-from costlab.appversions.loadtest import RAW_COLUMNS
+from costlab.appversions.loadtest_plan import RAW_COLUMNS
 from costlab.appversions.names import figure_names
 from costlab.appversions.tables import SCALE_REASON
 from costlab.config import ROOT

@@ -3,17 +3,15 @@ import numpy as np
 import polars as pl
 import pytest
 
-from costlab.appversions.loadtest import (
+from costlab.appversions.loadtest_plan import (
     LoadTestPlan,
     assign_workers,
     intended_starts,
-    lateness,
     schedule,
     segments,
-    step_bins,
-    summarize_bins,
-    summarize_phases,
 )
+from costlab.appversions.loadtest_summary import step_bins, summarize_bins, summarize_phases
+from costlab.appversions.loadtest_workers import lateness
 
 
 def published_plan(**overrides):
@@ -266,7 +264,7 @@ def test_new_events_continue_into_2020_with_the_same_key_space():
     from datetime import datetime, timezone
 
     from costlab.appversions.events import keys_for_users, users_for
-    from costlab.appversions.loadtest import loadtest_requests, new_events_2020
+    from costlab.appversions.loadtest_plan import loadtest_requests, new_events_2020
 
     events = new_events_2020(6_000, seed=1, needed=1_000)
     assert events.height >= 1_000
@@ -286,7 +284,7 @@ def test_new_events_continue_into_2020_with_the_same_key_space():
 
 
 def test_describe_shortfalls_names_missed_steps_and_side():
-    from costlab.appversions.loadtest import describe_shortfalls
+    from costlab.appversions.loadtest_summary import describe_shortfalls
 
     steps = pl.DataFrame(
         {
@@ -345,7 +343,8 @@ def test_loadtest_config_defaults_are_the_published_method():
 
 
 def test_run_loadtest_fails_fast_naming_the_version_when_workers_cannot_start(tmp_path):
-    from costlab.appversions.loadtest import loadtest_requests, run_loadtest
+    from costlab.appversions.loadtest_plan import loadtest_requests
+    from costlab.appversions.loadtest_workers import run_loadtest
 
     plan = LoadTestPlan(phase_seconds=0.5, warmup_seconds=0, batch_size=5, rate_scale=0.01,
                         upsert_rates=(500.0,), report_rates=(100.0,))
@@ -376,7 +375,7 @@ def test_load_test_figure_shows_skipped_operations_and_call_durations():
 
 
 def test_a_load_test_whose_phases_round_to_no_operation_is_refused_naming_the_key():
-    from costlab.appversions.loadtest import schedule as plan_schedule
+    from costlab.appversions.loadtest_plan import schedule as plan_schedule
     from costlab.config import ROOT, ConfigError, load_config
 
     with pytest.raises(
@@ -395,7 +394,7 @@ def test_a_load_test_whose_phases_round_to_no_operation_is_refused_naming_the_ke
 
 
 def test_a_step_that_planned_no_operation_is_never_met():
-    from costlab.appversions.loadtest import describe_shortfalls
+    from costlab.appversions.loadtest_summary import describe_shortfalls
 
     # two report steps of 0.5 s at 1 request/s: the first plans none, the second one
     plan = LoadTestPlan(phase_seconds=1.0, warmup_seconds=0, upsert_rates=(10.0,), report_rates=(1.0, 1.0),
@@ -423,3 +422,17 @@ def test_a_step_that_planned_no_operation_is_never_met():
     assert reports["met"].to_list() == [None, True]
     text = describe_shortfalls(steps)
     assert text.startswith("appVX: 2 of 2 steps at target (2 steps planned no operation)")
+
+
+def test_plan_and_summaries_import_no_worker_code():
+    """The load test's roles: tables and figures read the plan and the summaries, which need neither
+    the worker processes' module nor multiprocessing (checked in a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport costlab.appversions.loadtest_plan, costlab.appversions.loadtest_summary\n"
+            "print('multiprocessing' in sys.modules)\n"
+            "import costlab.appversions.tables, costlab.appversions.figures\n"
+            "print('costlab.appversions.loadtest_workers' in sys.modules)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["False", "False"]

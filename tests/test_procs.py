@@ -109,7 +109,8 @@ def test_watchdog_runs_its_command_after_a_hard_kill_only(tmp_path):
 LOADTEST = """
 import sys
 import polars as pl
-from costlab.appversions.loadtest import LoadTestPlan, loadtest_requests, run_loadtest
+from costlab.appversions.loadtest_plan import LoadTestPlan, loadtest_requests
+from costlab.appversions.loadtest_workers import run_loadtest
 
 if __name__ == "__main__":
     plan = LoadTestPlan(phase_seconds=120, warmup_seconds=0, upsert_rates=(10.0,), report_rates=(5.0,),

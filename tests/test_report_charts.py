@@ -5,9 +5,8 @@ import json
 
 import altair as alt
 import polars as pl
-import yaml
 
-from costlab.config import SCHEMA_PATH
+from costlab.appversions.registry import PUBLISHED_NAMES
 from costlab.registry import REGISTRY
 from costlab.report.charts import (
     APP_VERSION_COLORS,
@@ -15,11 +14,13 @@ from costlab.report.charts import (
     PUBLISHED_SHAPE,
     REPRODUCED_SHAPE,
     STAND_IN_LABEL,
+    app_version_colors,
     color_scale,
     save_chart,
     source_shape_scale,
     titled,
 )
+from costlab.report.palette import EXTRA_VERSION_COLORS
 
 
 def chart() -> alt.Chart:
@@ -36,11 +37,20 @@ def test_titled_stand_in_puts_the_label_first():
     assert spec["title"]["subtitle"] == [STAND_IN_LABEL, "detail"]
 
 
-def test_app_version_colours_cover_every_configurable_version_once():
-    schema = yaml.safe_load(SCHEMA_PATH.read_text())
-    versions = schema["properties"]["appversions"]["properties"]["versions"]["items"]["enum"]
-    assert list(APP_VERSION_COLORS) == versions
-    assert len(set(APP_VERSION_COLORS.values())) == len(versions)
+def test_app_version_colours_cover_every_published_version_once():
+    assert set(APP_VERSION_COLORS) == set(PUBLISHED_NAMES)
+    assert len(set(APP_VERSION_COLORS.values())) == len(PUBLISHED_NAMES)
+
+
+def test_a_version_without_a_colour_gets_an_extra_one_and_keeps_its_place():
+    colours = app_version_colors(["appV4", "mineA", "appV1", "mineB"])
+    assert list(colours) == ["appV4", "mineA", "appV1", "mineB"]
+    assert colours["appV4"] == APP_VERSION_COLORS["appV4"] and colours["appV1"] == APP_VERSION_COLORS["appV1"]
+    assert (colours["mineA"], colours["mineB"]) == EXTRA_VERSION_COLORS[:2]
+    assert not set(EXTRA_VERSION_COLORS) & set(APP_VERSION_COLORS.values())
+    # more versions than extra colours: every one still gets a colour
+    many = app_version_colors([f"v{i}" for i in range(len(EXTRA_VERSION_COLORS) + 2)])
+    assert len(many) == len(EXTRA_VERSION_COLORS) + 2
 
 
 def test_profiles_and_category_colours_are_distinct():

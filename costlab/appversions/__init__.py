@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from costlab.appversions.phases import empty_phase_problem
+from costlab.appversions.registry import config_problem as versions_problem
 from costlab.study import ENGINE_S, SERVER_FREE_MB, EngineOverlay, MeasuredStream, Overlay, RuleAsk, Study
 
 # Assumed throughput floors (chosen low so a cluster time limit is rarely hit; not measurements).
@@ -71,7 +72,12 @@ def _loadtest_ask(idle: bool, jobs) -> RuleAsk:
 
 
 def _config_problem(config: dict) -> str | None:
-    loadtest = (config.get("appversions") or {}).get("loadtest") or {}
+    study = config.get("appversions") or {}
+    # the version lists name registered versions (the registry, not the schema, lists them)
+    problem = versions_problem(study)
+    if problem:
+        return problem
+    loadtest = study.get("loadtest") or {}
     return empty_phase_problem(loadtest) if loadtest else None
 
 

@@ -32,16 +32,10 @@ import numpy as np
 import polars as pl
 from pymongo import monitoring
 
-from costlab.appversions.loadtest import (
-    LoadTestPlan,
-    _error_text,
-    _in_bins,
-    _lost,
-    loadtest_server,
-    run_worker_processes,
-    segments,
-    step_bins,
-)
+from costlab.appversions.loadtest import loadtest_server
+from costlab.appversions.loadtest_plan import LoadTestPlan, segments
+from costlab.appversions.loadtest_summary import in_bins, step_bins
+from costlab.appversions.loadtest_workers import error_text, mark_lost, run_worker_processes, sleep_until
 
 AUTHORS_WRITE_CONCERN = {"w": "majority", "j": True}
 PUBLISHED_BIN_SECONDS = 300.0       # rates and latencies per 5-minute step / bin
@@ -202,7 +196,7 @@ def _closed_loop_main(
         go_event.wait()
         t0 = t0_value.value
         if len(starts):
-            _sleep_until(t0 + starts[0])   # upsert workers start when the first phase does
+            sleep_until(t0 + starts[0])   # upsert workers start when the first phase does
         cpu_before = time.process_time()
         i = 0
         while True:
@@ -222,12 +216,12 @@ def _closed_loop_main(
                                         datetime.fromtimestamp(end_ms / 1000, timezone.utc), executor)
                 status, error = "ok", None
             except ConnectionFailure as exc:
-                _lost(spec, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
+                mark_lost(spec, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
                 raise SystemExit(3) from None
             except Exception as exc:  # recorded per operation
-                status, error = "error", _error_text(exc)
+                status, error = "error", error_text(exc)
             if watch.cleared:
-                _lost(spec, "the driver reconnected to the server during the test")
+                mark_lost(spec, "the driver reconnected to the server during the test")
                 raise SystemExit(3)
             ended = time.monotonic()
             latency = ended - started
@@ -250,7 +244,7 @@ def _closed_loop_main(
             ):
                 rows[column].append(value)
             i += 1
-            _sleep_until(min(ended + sleep, t0 + spec.test_seconds))
+            sleep_until(min(ended + sleep, t0 + spec.test_seconds))
         cpu_seconds = time.process_time() - cpu_before
     finally:
         if executor is not None:
@@ -274,12 +268,6 @@ def _closed_loop_main(
     frame.write_parquet(spec.out_path)
     Path(spec.out_path).with_suffix(".json").write_text(json.dumps(
         {"cpu_seconds": cpu_seconds, "write_concerns": concerns.sent}))
-
-
-def _sleep_until(deadline: float) -> None:
-    remaining = deadline - time.monotonic()
-    if remaining > 0:
-        time.sleep(remaining)
 
 
 def run_closed_loop(
@@ -366,7 +354,7 @@ def closed_loop_bins(raw: pl.DataFrame, plan: LoadTestPlan, bin_seconds: float |
     keys = ["kind", "bin_phase", "bin_step", "bin"]
     ok = pl.col("status") == "ok"
     started = (
-        _in_bins(raw.filter(pl.col("phase") >= 1), bins, "start_s")
+        in_bins(raw.filter(pl.col("phase") >= 1), bins, "start_s")
         .group_by(keys)
         .agg(
             pl.col("events").filter(ok).sum().alias("achieved_events"),
@@ -410,7 +398,7 @@ def closed_loop_job(config: dict, version_name: str, data_dir: str | Path, raw_p
     the server's metrics over the test (the idle period included) to metrics_path."""
     from costlab.appversions.events import keys_for_users, users_for
     from costlab.appversions.load import worker_uri
-    from costlab.appversions.loadtest import new_events_2020, schedule
+    from costlab.appversions.loadtest_plan import new_events_2020, schedule
     from costlab.appversions.versions import get_version
     from costlab.io import write_parquet
 

@@ -30,10 +30,9 @@ from typing import Callable, Iterator
 
 import bson
 import polars as pl
-from bson import Binary, ObjectId
 
 from costlab.appversions.load import PUBLISHED_BATCH_SIZE
-from costlab.appversions.versions import AppVersion, _prepared, get_version
+from costlab.appversions.versions import AppVersion, get_version, prepared_columns
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
 from costlab.engine.provenance import SERVER_KIND
@@ -60,95 +59,11 @@ def wanted_compressor(version: AppVersion) -> str:
     return "snappy"   # mongod's default collection block compressor
 
 
-def _counts(fields: list[str]) -> dict[str, int]:
-    """{field: occurrences} in first-occurrence order (the order $inc creates the fields)."""
-    counts: dict[str, int] = {}
-    for f in fields:
-        counts[f] = counts.get(f, 0) + 1
-    return counts
-
-
-def _utc(value: datetime) -> datetime:
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-
-
-def _document_groups(version: AppVersion, events: pl.DataFrame) -> Iterator[tuple[list[int], Callable]]:
-    """Per document the version holds: (its events' row numbers in load order, build) where build(j)
-    is (document, index key fields) after the first j of those events."""
-    prepared = _prepared(version, events).with_row_index("row")
-    layout = version.layout
-    if layout in ("embedded_id", "key_string", "key_binary"):
-        key_column = "key_bin" if layout == "key_binary" else "key"
-        groups = prepared.group_by(key_column, "date", maintain_order=True).agg(
-            pl.col("field"), pl.col("row")
-        )
-        for i, (key, day, fields, rows) in enumerate(groups.iter_rows()):
-            day = _utc(day)
-
-            def build(j: int, key=key, day=day, fields=fields, i=i) -> tuple[dict, dict]:
-                if layout == "embedded_id":
-                    doc = {"_id": {"date": day, "key": key}, **_counts(fields[:j])}
-                    return doc, {"_id": doc["_id"], "_id.key": key, "_id.date": day}
-                key_value = Binary(key, 0) if layout == "key_binary" else key
-                # an upsert's query fields by path (costlab.engine.update.upsert_document): date, key
-                doc = {
-                    "_id": ObjectId(i.to_bytes(12, "big")),
-                    "date": day,
-                    "key": key_value,
-                    **_counts(fields[:j]),
-                }
-                return doc, {
-                    "_id": doc["_id"],
-                    "key": bytes(key) if layout == "key_binary" else key,
-                    "date": day,
-                }
-
-            yield rows, build
-        return
-    groups = prepared.group_by("id", maintain_order=True).agg(
-        pl.col("field"),
-        pl.col("date"),
-        pl.col("row"),
-        *([pl.col("item")] if "item" in prepared.columns else []),
-    )
-    for row in groups.iter_rows(named=True):
-        def build(j: int, row=row) -> tuple[dict, dict]:
-            return _bucket_document(version, row, j)
-        yield row["row"], build
-
-
-def _bucket_document(version: AppVersion, row: dict, j: int) -> tuple[dict, dict]:
-    """appV4-appV6's document (one per id) after the first j of its events."""
-    _id = Binary(row["id"], 0)
-    fields, dates = row["field"][:j], row["date"][:j]
-    layout = version.layout
-    if layout == "id_day":
-        doc = {"_id": _id, **_counts(fields)}
-    elif layout == "push":
-        doc = {"_id": _id, "items": [{"date": _utc(d), f: 1} for d, f in zip(dates, fields)]}
-    elif layout == "array_daily":
-        days: dict[datetime, list[str]] = {}
-        for d, f in zip(dates, fields):
-            days.setdefault(_utc(d), []).append(f)
-        doc = {"_id": _id}
-        if version.totals:   # the statuses that occurred, in the order the pipeline adds them
-            doc["totals"] = _counts(fields)
-        doc["items"] = [{"date": d, **_counts(fs)} for d, fs in days.items()]
-    elif layout == "dynamic":
-        items: dict[str, list[str]] = {}
-        for name, f in zip(row["item"][:j], fields):
-            items.setdefault(name, []).append(f)
-        doc = {"_id": _id, "items": {name: _counts(fs) for name, fs in items.items()}}
-        if version.totals:   # $inc creates items before totals (field names in order)
-            doc["totals"] = _counts(fields)
-    else:
-        raise ValueError(f"unknown layout {layout!r}")
-    return doc, {"_id": bytes(_id)}
-
-
 def version_documents(version: AppVersion, events: pl.DataFrame) -> Iterator[tuple[dict, dict]]:
-    """(document, index key fields) per document the version holds after upserting `events`."""
-    for rows, build in _document_groups(version, events):
+    """(document, index key fields) per document the version holds after upserting `events`: the
+    layout's engine-lab document after all its events."""
+    prepared = prepared_columns(version, events).with_row_index("row")
+    for rows, build in version.layout.engine_groups(version, prepared):
         yield build(len(rows))
 
 

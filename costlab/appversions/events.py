@@ -27,10 +27,11 @@ from typing import Iterable, Iterator
 import numpy as np
 import polars as pl
 
+from costlab.appversions.registry import STATUSES  # noqa: F401  re-exported: the registry declares them
+
 # event_days, span_in_years: re-exported (the window module holds how events are spread over a span).
 from costlab.appversions.window import MS_PER_DAY, event_days, event_window, span_in_years  # noqa: F401
 
-STATUSES: tuple[str, ...] = ("approved", "noFunds", "pending", "rejected")
 STATUS_DTYPE = pl.Enum(list(STATUSES))
 # Cumulative status shares: 80 % approved, 10 % noFunds, 7.5 % pending, 2.5 % rejected.
 STATUS_THRESHOLDS = np.array([0.8, 0.9, 0.975])

@@ -12,16 +12,17 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 
-from costlab.appversions.loadtest import LoadTestPlan, segments
+from costlab.appversions.loadtest_plan import LoadTestPlan, segments
 from costlab.appversions.names import (
     figure_names,  # noqa: F401 (re-exported: one source)
     loadtest_figures,
 )
+from costlab.appversions.registry import in_order
 from costlab.inputs import read_csv
 from costlab.report.charts import (
-    APP_VERSION_COLORS,
     ENGINE_LABEL,
     PUBLISHED_COLOR,
+    app_version_colors,
     coincidence_note,
     coincident_series,
     color_scale,
@@ -35,7 +36,8 @@ OPERATION_TITLES = {"report": "Get Reports (requests/s)", "upsert": "Bulk Upsert
 
 
 def _version_scale(versions) -> alt.Scale:
-    return color_scale({v: APP_VERSION_COLORS[v] for v in APP_VERSION_COLORS if v in set(versions)})
+    """Each version's colour (report/palette.py), in registry order."""
+    return color_scale(app_version_colors(in_order(versions)))
 
 
 NOT_PUBLISHED = "not published"
@@ -80,7 +82,7 @@ def storage_per_event_chart(
     `x_label` optionally relabels versions on the axis (the engine lab adds each one's compressor).
     """
     frame, missing = storage_per_event_frames(stats, parts, ours)
-    order = [v for v in APP_VERSION_COLORS if v in set(stats["version"])]
+    order = in_order(stats["version"])
     axis = (
         alt.Axis(labelExpr=f"{json.dumps(x_label, ensure_ascii=False)}[datum.value] || datum.value")
         if x_label
@@ -114,7 +116,7 @@ def storage_per_event_chart(
 
 def document_size_chart(stats: pl.DataFrame, stand_in: bool) -> alt.TopLevelMixin:
     """Average document size by version: our bars, published diamonds on the same axis."""
-    order = [v for v in APP_VERSION_COLORS if v in set(stats["version"])]
+    order = in_order(stats["version"])
     frame = pl.concat([
         stats.select("version", pl.col("avg_doc_bytes").cast(pl.Float64).alias("bytes"),
                      pl.lit("reproduced").alias("source")),

@@ -15,46 +15,25 @@ from typing import Iterable
 import numpy as np
 import polars as pl
 
+# The BSON size rules: re-exported (the layouts' size formulas are built from them).
+from costlab.appversions.bsonsize import (  # noqa: F401
+    BUCKET_CODE_BYTES,
+    DATE_BYTES,
+    INT32_BYTES,
+    ITEM_NAME_CHARS,
+    KEY_BYTES,
+    KEY_HEX,
+    OBJECTID_BYTES,
+    array_index_name_bytes,
+    binary_value,
+    document,
+    element,
+    string_value,
+)
 from costlab.appversions.events import STATUS_DTYPE, STATUSES
-from costlab.appversions.versions import VERSIONS, AppVersion, Bucket, report_windows
+from costlab.appversions.versions import VERSIONS, AppVersion, Bucket, get_version, report_windows
 
 STATS_COLUMNS = ["version", "events", "documents", "avg_doc_bytes", "data_bytes"]
-
-KEY_HEX = 64
-KEY_BYTES = 32
-DATE_BYTES = 8
-INT32_BYTES = 4
-OBJECTID_BYTES = 12
-BUCKET_CODE_BYTES = {"day": 4, "month": 3, "quarter": 3}  # YYYYMMDD / YYYYMM / YYYYQQ as hex bytes
-ITEM_NAME_CHARS = {"DD": 2, "MMDD": 4, "YYYYMMDD": 8}
-
-
-def element(name: str | int, value_bytes: int | pl.Expr) -> int | pl.Expr:
-    """Size of one BSON element: type byte + name + NUL + value."""
-    name_len = name if isinstance(name, int) else len(name.encode())
-    return 1 + name_len + 1 + value_bytes
-
-
-def document(content_bytes: int | pl.Expr) -> int | pl.Expr:
-    """Size of a BSON document (or array) around `content_bytes` of elements: int32 length + NUL."""
-    return 4 + content_bytes + 1
-
-
-def string_value(text_bytes: int) -> int:
-    return 4 + text_bytes + 1
-
-
-def binary_value(data_bytes: int) -> int:
-    return 4 + 1 + data_bytes
-
-
-def array_index_name_bytes(n: pl.Expr) -> pl.Expr:
-    """Sum over i < n of len(str(i)): the names of an n-element array's elements (without NUL)."""
-    n = n.cast(pl.Int64)  # unsigned counts would wrap below zero in n - power
-    total = n
-    for power in (10, 100, 1_000, 10_000, 100_000):
-        total = total + pl.max_horizontal(n - power, pl.lit(0))
-    return total
 
 
 # ---- integer codes: what the model groups on ---------------------------------------------------------
@@ -160,33 +139,11 @@ def _combine(partials: pl.DataFrame) -> pl.DataFrame:
     return partials.group_by("id").agg(pl.col("days").sum(), pl.col("events").sum(), pl.col("held").sum())
 
 
-# ---- sizes: one BSON size per document, from the rows above ------------------------------------------
-
-def _status_elements_bytes(version: AppVersion, present: list[pl.Expr]) -> pl.Expr:
-    """Sum over statuses of (how many of the status's int32 elements) x (that element's size)."""
-    return pl.sum_horizontal(n.cast(pl.Int64) * element(version.status_field(s), INT32_BYTES)
-                             for s, n in zip(STATUSES, present))
-
+# ---- sizes: one BSON size per document, from the rows above (the layout's formula) -------------------
 
 def day_size_by_mask(version: AppVersion) -> list[int]:
     """BSON size of a day document of `version` (appV1-appV4) for each mask of statuses present (0-15)."""
-    layout = version.layout
-    if layout == "embedded_id":  # _id: {date, key}
-        fixed = element("_id", document(element("date", DATE_BYTES) + element("key", string_value(KEY_HEX))))
-    elif layout == "key_string":
-        fixed = (
-            element("_id", OBJECTID_BYTES)
-            + element("key", string_value(KEY_HEX))
-            + element("date", DATE_BYTES)
-        )
-    elif layout == "key_binary":
-        fixed = (
-            element("_id", OBJECTID_BYTES)
-            + element("key", binary_value(KEY_BYTES))
-            + element("date", DATE_BYTES)
-        )
-    else:
-        fixed = element("_id", binary_value(KEY_BYTES + BUCKET_CODE_BYTES["day"]))
+    fixed = version.layout.day_document_bytes(version)
     return [document(fixed + sum(element(version.status_field(s), INT32_BYTES)
                                  for i, s in enumerate(STATUSES) if mask >> i & 1))
             for mask in range(1 << len(STATUSES))]
@@ -197,47 +154,15 @@ def _day_document_sizes(version: AppVersion, days: pl.DataFrame) -> pl.Series:
                                        return_dtype=pl.Int64).alias("size")
 
 
-def _totals_bytes(version: AppVersion, held: list[pl.Expr]) -> int | pl.Expr:
-    """The Computed Pattern's `totals` element per bucket (0 without one).
-
-    Both versions with totals (appV5R4's update pipeline, appV6R2's `$inc`) write only the status of
-    each event, so `totals` holds a counter for each status that occurred in the bucket.
-    """
-    if not version.totals:
-        return 0
-    return element("totals", document(_status_elements_bytes(version, [days > 0 for days in held])))
-
-
 def _bucket_document_sizes(version: AppVersion, buckets: pl.DataFrame) -> pl.Series:
-    layout = version.layout
-    id_bytes = element("_id", binary_value(KEY_BYTES + BUCKET_CODE_BYTES[version.bucket]))
-    n_days = pl.col("days")
     held = [_field("held", i) for i in range(len(STATUSES))]   # per status: the days holding it
-    if layout == "push":  # one {date, <status>: 1} element per event
-        pushed = document(element("date", DATE_BYTES) + element("a", INT32_BYTES))
-        items = element(
-            "items", document(pl.col("events") * (1 + 1 + pushed) + array_index_name_bytes(pl.col("events")))
-        )
-        return buckets.select(size=document(id_bytes + items))["size"]
-    statuses = _status_elements_bytes(version, held)  # the status elements of all the bucket's days
-    if layout == "array_daily":  # one {date, statuses...} element per day
-        day_docs = n_days * document(element("date", DATE_BYTES)) + statuses
-        items = element("items", document(n_days * 2 + array_index_name_bytes(n_days) + day_docs))
-        return buckets.select(size=document(id_bytes + _totals_bytes(version, held) + items))["size"]
-    if layout == "dynamic":  # items: {<day name>: {statuses...}}
-        day_elements = n_days * element(ITEM_NAME_CHARS[version.item_name_format], document(0)) + statuses
-        items = element("items", document(day_elements))
-        return buckets.select(size=document(id_bytes + items + _totals_bytes(version, held)))["size"]
-    raise ValueError(f"unknown layout {layout!r}")
+    return buckets.select(size=version.layout.bucket_document_bytes(version, held))["size"]
 
 
 def _sizes(version: AppVersion, days: pl.DataFrame, buckets: dict[str, pl.DataFrame]) -> pl.Series:
-    if version.layout in DAY_LAYOUTS:
+    if version.layout.per_day:
         return _day_document_sizes(version, days)
     return _bucket_document_sizes(version, buckets[version.bucket])
-
-
-DAY_LAYOUTS = ("embedded_id", "key_string", "key_binary", "id_day")
 
 
 def document_sizes(version: AppVersion, events: pl.DataFrame) -> pl.Series:
@@ -247,7 +172,7 @@ def document_sizes(version: AppVersion, events: pl.DataFrame) -> pl.Series:
     """
     days = day_rows(event_codes(events))
     buckets = (
-        {} if version.layout in DAY_LAYOUTS else {version.bucket: _combine(bucket_rows(days, version.bucket))}
+        {} if version.layout.per_day else {version.bucket: _combine(bucket_rows(days, version.bucket))}
     )
     return _sizes(version, days, buckets)
 
@@ -255,8 +180,7 @@ def document_sizes(version: AppVersion, events: pl.DataFrame) -> pl.Series:
 def _version_names(versions: list[str] | None) -> list[str]:
     names = list(VERSIONS) if versions is None else list(versions)
     for name in names:
-        if name not in VERSIONS:
-            raise ValueError(f"unknown app version {name!r}; allowed: {', '.join(VERSIONS)}")
+        get_version(name)   # ValueError naming the registered versions
     return names
 
 
@@ -273,8 +197,8 @@ class ModelStream:
 
     def __init__(self, versions: list[str] | None = None) -> None:
         self.names = _version_names(versions)
-        self.versions = [VERSIONS[name] for name in self.names]
-        self.buckets: list[Bucket] = sorted({v.bucket for v in self.versions if v.layout not in DAY_LAYOUTS})
+        self.versions = [get_version(name) for name in self.names]
+        self.buckets: list[Bucket] = sorted({v.bucket for v in self.versions if not v.layout.per_day})
         self.events = 0
         self.documents = dict.fromkeys(self.names, 0)
         self.data_bytes = dict.fromkeys(self.names, 0)
@@ -317,7 +241,7 @@ class ModelStream:
         masks = days.group_by("mask").len()
         per_mask = dict(zip(masks["mask"].to_list(), masks["len"].to_list()))
         for name, version in zip(self.names, self.versions):
-            if version.layout in DAY_LAYOUTS:
+            if version.layout.per_day:
                 sizes_by_mask = day_size_by_mask(version)
                 self.documents[name] += days.height
                 self.data_bytes[name] += sum(n * sizes_by_mask[mask] for mask, n in per_mask.items())

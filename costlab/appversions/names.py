@@ -5,7 +5,7 @@ from here.
 """
 from __future__ import annotations
 
-from costlab.report.palette import APP_VERSION_COLORS
+from costlab.appversions.registry import in_order
 
 # (figure name, versions) as the articles compare them, then all versions together.
 COMPARISONS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -22,7 +22,7 @@ def loadtest_figures(loadtest_versions: list[str]) -> list[tuple[str, tuple[str,
     tested = set(loadtest_versions)
     figures = [(name, versions) for name, versions in COMPARISONS if set(versions) <= tested]
     if tested and not any(set(versions) == tested for _, versions in figures):
-        figures.append(("loadtest_all", tuple(v for v in APP_VERSION_COLORS if v in tested)))
+        figures.append(("loadtest_all", tuple(in_order(loadtest_versions))))
     return figures
 
 

@@ -1,7 +1,7 @@
 """How many operations each load-test phase plans, from the config alone (no polars: the pre-check
 and the Snakefile call it before any job).
 
-The schedule (loadtest.intended_starts) starts operation k when the cumulative target count
+The schedule (loadtest_plan.intended_starts) starts operation k when the cumulative target count
 reaches k + 0.5, carried over phase and step boundaries, so a phase whose expected count
 (rate x seconds) is at least 1 plans at least one operation, and one below 1 may plan none.
 """

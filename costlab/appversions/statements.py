@@ -15,16 +15,18 @@ How: for each (version, status), the reference builder encodes the statement
 (key as text, key as binary, the binary _id's bucket code, the date, the dynamic item name) are
 found in that template by their sentinel values. All of them are fixed-width, so a batch is the
 template broadcast to an (events, length) uint8 array with each event's bytes written in by column.
-The per-version differences are the registry's data (layout, bucket, item name format, status
-names, totals) as the reference builder turns them into a statement: there is no per-version code
-here. Each template is checked once against the reference builder for a second, different event
-before it is used.
+The per-version differences are the version's layout object (its statement, costlab/appversions/
+layouts.py) and its declaration (bucket, item name format, status names, totals) as the reference
+builder turns them into a statement: there is no per-version or per-layout code here. Each
+template is checked once against the reference builder for a second, different event before it
+is used.
 
 Sending: `send_update_statements` runs the `update` command with the statements (unordered, the
 collection's write concern) and checks the reply itself, as the driver's bulk_write would:
 `writeErrors` / `writeConcernError` raise `BulkUpsertError` naming the version and the first
 error; the counts (n, nModified, upserted) come back so callers can report events applied.
 """
+
 from __future__ import annotations
 
 import struct
@@ -55,8 +57,6 @@ KEY_HEX_DIGITS = 64
 KEY_BYTES = KEY_HEX_DIGITS // 2
 # Width in digits of a dynamic item name (DD, MMDD, YYYYMMDD: the last digits of YYYYMMDD).
 ITEM_NAME_DIGITS = {"DD": 2, "MMDD": 4, "YYYYMMDD": 8}
-# Layouts whose binary _id is key + bucket code (the others key documents by key and date).
-BUCKETED_ID_LAYOUTS = ("id_day", "push", "array_daily", "dynamic")
 ITEM_NAME_PREFIX = b"items."
 
 # MongoDB's limits on one write command: maxWriteBatchSize statements, and a command body of at
@@ -80,16 +80,17 @@ def driver_statement(op: UpdateOne) -> bytes:
 # Event columns as bytes
 # --------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class EventBytes:
     """Each event's templated bytes, one row per event (uint8 arrays)."""
 
-    key_text: np.ndarray       # (n, 64) the key's uppercase hex digits (ASCII)
-    key_binary: np.ndarray     # (n, 32) the key as bytes
-    date_millis: np.ndarray    # (n, 8) the date as a little-endian int64 of ms since the epoch
-    bucket_code: np.ndarray    # (n, 3 or 4) YYYYMMDD / YYYYMM / YYYYQQ read as hex (binary _id suffix)
+    key_text: np.ndarray  # (n, 64) the key's uppercase hex digits (ASCII)
+    key_binary: np.ndarray  # (n, 32) the key as bytes
+    date_millis: np.ndarray  # (n, 8) the date as a little-endian int64 of ms since the epoch
+    bucket_code: np.ndarray  # (n, 3 or 4) YYYYMMDD / YYYYMM / YYYYQQ read as hex (binary _id suffix)
     item_name: np.ndarray | None  # (n, 2/4/8) the dynamic item name's digits (ASCII), None without one
-    status_code: np.ndarray    # (n,) index into STATUSES
+    status_code: np.ndarray  # (n,) index into STATUSES
 
 
 def _ascii_digits(values: np.ndarray, width: int) -> np.ndarray:
@@ -106,8 +107,9 @@ def _hex_pairs_to_bytes(ascii_hex: np.ndarray) -> np.ndarray:
     return nibbles[:, 0::2] << 4 | nibbles[:, 1::2]
 
 
-def _bucket_number(version: AppVersion, year: np.ndarray, month: np.ndarray, day: np.ndarray
-                   ) -> tuple[np.ndarray, int]:
+def _bucket_number(
+    version: AppVersion, year: np.ndarray, month: np.ndarray, day: np.ndarray
+) -> tuple[np.ndarray, int]:
     """The bucket code as a decimal number and its digit count (versions.bucket_code, vectorised)."""
     if version.bucket == "day":
         return year * 10_000 + month * 100 + day, 8
@@ -130,8 +132,10 @@ def event_bytes(version: AppVersion, events: pl.DataFrame) -> EventBytes:
     keys = events["key"].cast(pl.Utf8).str.to_uppercase()
     bad_keys = keys.filter(~keys.str.contains(f"^[0-9A-F]{{{KEY_HEX_DIGITS}}}$"))
     if len(bad_keys):
-        raise ValueError(f"key must be {KEY_HEX_DIGITS} hexadecimal digits, got {bad_keys[0]!r} "
-                         f"({len(bad_keys)} such keys)")
+        raise ValueError(
+            f"key must be {KEY_HEX_DIGITS} hexadecimal digits, got {bad_keys[0]!r} "
+            f"({len(bad_keys)} such keys)"
+        )
     if not isinstance(events.schema["date"], pl.Datetime):
         raise ValueError(f"events column 'date' must be a Datetime, got {events.schema['date']}")
     try:
@@ -153,8 +157,10 @@ def event_bytes(version: AppVersion, events: pl.DataFrame) -> EventBytes:
     code_number, code_digits = _bucket_number(version, year, month, day)
     item_digits = ITEM_NAME_DIGITS.get(version.item_name_format or "")
     if version.item_name_format and item_digits is None:
-        raise ValueError(f"{version.name}: unknown item name format {version.item_name_format!r}; "
-                         f"allowed: {', '.join(ITEM_NAME_DIGITS)}")
+        raise ValueError(
+            f"{version.name}: unknown item name format {version.item_name_format!r}; "
+            f"allowed: {', '.join(ITEM_NAME_DIGITS)}"
+        )
     return EventBytes(
         key_text=key_text,
         key_binary=_hex_pairs_to_bytes(key_text),
@@ -172,16 +178,17 @@ def event_bytes(version: AppVersion, events: pl.DataFrame) -> EventBytes:
 # Templates
 # --------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class StatementTemplate:
     """One (version, status)'s statement bytes and where each event's bytes go in it."""
 
-    statement: np.ndarray                   # uint8: the sentinel event's statement
-    key_text_offsets: tuple[int, ...]       # 64 ASCII hex digits of the key start here
-    key_binary_offsets: tuple[int, ...]     # 32 key bytes start here (bucketed ids: the code follows)
-    bucket_code_offsets: tuple[int, ...]    # the binary _id's bucket code starts here
-    date_offsets: tuple[int, ...]           # int64 ms dates start here
-    item_name_offsets: tuple[int, ...]      # a dynamic item's name (after "items.") starts here
+    statement: np.ndarray  # uint8: the sentinel event's statement
+    key_text_offsets: tuple[int, ...]  # 64 ASCII hex digits of the key start here
+    key_binary_offsets: tuple[int, ...]  # 32 key bytes start here (bucketed ids: the code follows)
+    bucket_code_offsets: tuple[int, ...]  # the binary _id's bucket code starts here
+    date_offsets: tuple[int, ...]  # int64 ms dates start here
+    item_name_offsets: tuple[int, ...]  # a dynamic item's name (after "items.") starts here
 
 
 def _offsets(buffer: bytes, pattern: bytes) -> tuple[int, ...]:
@@ -204,15 +211,19 @@ def _derive_template(version: AppVersion, status: str) -> StatementTemplate:
     statement = _reference_statement(version, SENTINEL_KEY, SENTINEL_DAY, status)
     key_binary_offsets = _offsets(statement, bytes.fromhex(SENTINEL_KEY))
     bucket_code_offsets: tuple[int, ...] = ()
-    if version.layout in BUCKETED_ID_LAYOUTS:
+    if version.layout.bucketed_id:  # the binary _id is key + bucket code
         code = bytes.fromhex(bucket_code(SENTINEL_DAY, version.bucket))
-        bucket_code_offsets = tuple(at + KEY_BYTES for at in key_binary_offsets
-                                    if statement[at + KEY_BYTES:at + KEY_BYTES + len(code)] == code)
+        bucket_code_offsets = tuple(
+            at + KEY_BYTES
+            for at in key_binary_offsets
+            if statement[at + KEY_BYTES : at + KEY_BYTES + len(code)] == code
+        )
     item_name_offsets: tuple[int, ...] = ()
     if version.item_name_format:
         name = item_name(SENTINEL_DAY, version.item_name_format).encode()
-        item_name_offsets = tuple(at + len(ITEM_NAME_PREFIX)
-                                  for at in _offsets(statement, ITEM_NAME_PREFIX + name))
+        item_name_offsets = tuple(
+            at + len(ITEM_NAME_PREFIX) for at in _offsets(statement, ITEM_NAME_PREFIX + name)
+        )
     millis = int(SENTINEL_DAY.timestamp() * 1000)
     return StatementTemplate(
         statement=np.frombuffer(statement, dtype=np.uint8),
@@ -228,15 +239,17 @@ def _fill(template: StatementTemplate, columns: EventBytes, rows: np.ndarray) ->
     """(len(rows), statement length) uint8: the template with events `rows`' bytes written in."""
     filled = np.empty((len(rows), len(template.statement)), dtype=np.uint8)
     filled[:] = template.statement
-    for offsets, values in ((template.key_text_offsets, columns.key_text),
-                            (template.key_binary_offsets, columns.key_binary),
-                            (template.bucket_code_offsets, columns.bucket_code),
-                            (template.date_offsets, columns.date_millis),
-                            (template.item_name_offsets, columns.item_name)):
+    for offsets, values in (
+        (template.key_text_offsets, columns.key_text),
+        (template.key_binary_offsets, columns.key_binary),
+        (template.bucket_code_offsets, columns.bucket_code),
+        (template.date_offsets, columns.date_millis),
+        (template.item_name_offsets, columns.item_name),
+    ):
         if offsets:
             picked = values[rows]
             for at in offsets:
-                filled[:, at:at + picked.shape[1]] = picked
+                filled[:, at : at + picked.shape[1]] = picked
     return filled
 
 
@@ -254,9 +267,11 @@ def statement_template(version: AppVersion, status: str) -> StatementTemplate:
     probe = _one_event(PROBE_KEY, PROBE_DAY, status)
     built = _fill(template, event_bytes(version, probe), np.zeros(1, dtype=np.intp)).tobytes()
     if built != _reference_statement(version, PROBE_KEY, PROBE_DAY, status):
-        raise RuntimeError(f"{version.name}: the raw statement template for status {status!r} does not "
-                           "reproduce the reference builder's statement (versions.bulk_upsert_ops); "
-                           "a templated value is not fixed-width or not found in the template")
+        raise RuntimeError(
+            f"{version.name}: the raw statement template for status {status!r} does not "
+            "reproduce the reference builder's statement (versions.bulk_upsert_ops); "
+            "a templated value is not fixed-width or not found in the template"
+        )
     _TEMPLATES[(version.name, status)] = (version, template)
     return template
 
@@ -264,6 +279,7 @@ def statement_template(version: AppVersion, status: str) -> StatementTemplate:
 # --------------------------------------------------------------------------------------------
 # Statements
 # --------------------------------------------------------------------------------------------
+
 
 def update_statements(version: AppVersion, events: pl.DataFrame) -> list[RawBSONDocument]:
     """One upsert statement {q, u, multi: false, upsert: true} per event row, in row order.
@@ -280,12 +296,13 @@ def update_statements(version: AppVersion, events: pl.DataFrame) -> list[RawBSON
         length, flat = filled.shape[1], filled.tobytes()
         # The only per-event Python work: slicing one bytes object and wrapping the slice.
         for i, position in enumerate(rows.tolist()):
-            statements[position] = RawBSONDocument(flat[i * length:(i + 1) * length])
+            statements[position] = RawBSONDocument(flat[i * length : (i + 1) * length])
     return statements  # type: ignore[return-value]  # every row has one status: no None left
 
 
-def iter_statement_batches(version: AppVersion, events: pl.DataFrame, batch_size: int = 250,
-                           chunk_rows: int = 50_000) -> Iterator[list[RawBSONDocument]]:
+def iter_statement_batches(
+    version: AppVersion, events: pl.DataFrame, batch_size: int = 250, chunk_rows: int = 50_000
+) -> Iterator[list[RawBSONDocument]]:
     """Statements in batches of `batch_size`, built `chunk_rows` events at a time (bounded memory)."""
     return chunked_batches(lambda chunk: update_statements(version, chunk), events, batch_size, chunk_rows)
 
@@ -293,6 +310,7 @@ def iter_statement_batches(version: AppVersion, events: pl.DataFrame, batch_size
 # --------------------------------------------------------------------------------------------
 # Sending
 # --------------------------------------------------------------------------------------------
+
 
 class BulkUpsertError(RuntimeError):
     """The server refused some statements of an update command (or its write concern)."""
@@ -308,13 +326,17 @@ class UpsertCounts:
     """What the server reports for upsert statements (summed over commands)."""
 
     statements: int = 0  # statements sent
-    applied: int = 0     # n: statements that matched a document or upserted one
-    modified: int = 0    # nModified: matched documents the update changed
-    upserted: int = 0    # documents created
+    applied: int = 0  # n: statements that matched a document or upserted one
+    modified: int = 0  # nModified: matched documents the update changed
+    upserted: int = 0  # documents created
 
     def __add__(self, other: "UpsertCounts") -> "UpsertCounts":
-        return UpsertCounts(self.statements + other.statements, self.applied + other.applied,
-                            self.modified + other.modified, self.upserted + other.upserted)
+        return UpsertCounts(
+            self.statements + other.statements,
+            self.applied + other.applied,
+            self.modified + other.modified,
+            self.upserted + other.upserted,
+        )
 
 
 def check_update_reply(reply: Mapping, version: str, statements: int) -> UpsertCounts:
@@ -329,22 +351,33 @@ def check_update_reply(reply: Mapping, version: str, statements: int) -> UpsertC
         first = min(write_errors, key=lambda error: error.get("index", 0))
         raise BulkUpsertError(
             f"{version}: {len(write_errors)} of {statements} upsert statements failed; first: statement "
-            f"{first.get('index')}, code {first.get('code')}: {first.get('errmsg')}", version, reply)
+            f"{first.get('index')}, code {first.get('code')}: {first.get('errmsg')}",
+            version,
+            reply,
+        )
     concern_error = reply.get("writeConcernError")
     if concern_error:
         raise BulkUpsertError(
             f"{version}: write concern error, code {concern_error.get('code')} "
             f"({concern_error.get('codeName', '')}): {concern_error.get('errmsg')} "
-            f"(the {statements} statements may be applied but not as durable as asked)", version, reply)
+            f"(the {statements} statements may be applied but not as durable as asked)",
+            version,
+            reply,
+        )
     if "n" not in reply:
         raise BulkUpsertError(f"{version}: update reply without 'n': {dict(reply)!r}", version, reply)
     applied, upserted = int(reply["n"]), len(reply.get("upserted") or [])
     # Every upsert statement either matches one document or creates one: n must count them all.
     if applied != statements:
-        raise BulkUpsertError(f"{version}: the server applied {applied} of {statements} upsert statements "
-                              "without reporting an error", version, reply)
-    return UpsertCounts(statements=statements, applied=applied, modified=int(reply.get("nModified", 0)),
-                        upserted=upserted)
+        raise BulkUpsertError(
+            f"{version}: the server applied {applied} of {statements} upsert statements "
+            "without reporting an error",
+            version,
+            reply,
+        )
+    return UpsertCounts(
+        statements=statements, applied=applied, modified=int(reply.get("nModified", 0)), upserted=upserted
+    )
 
 
 def _command_slices(statements: Sequence[RawBSONDocument]) -> Iterator[Sequence[RawBSONDocument]]:
@@ -352,8 +385,9 @@ def _command_slices(statements: Sequence[RawBSONDocument]) -> Iterator[Sequence[
     start, size = 0, 0
     for i, statement in enumerate(statements):
         cost = len(statement.raw) + ARRAY_ELEMENT_OVERHEAD
-        if i > start and (size + cost > MAX_STATEMENT_BYTES_PER_COMMAND
-                          or i - start >= MAX_WRITE_BATCH_STATEMENTS):
+        if i > start and (
+            size + cost > MAX_STATEMENT_BYTES_PER_COMMAND or i - start >= MAX_WRITE_BATCH_STATEMENTS
+        ):
             yield statements[start:i]
             start, size = i, 0
         size += cost
@@ -361,8 +395,9 @@ def _command_slices(statements: Sequence[RawBSONDocument]) -> Iterator[Sequence[
         yield statements[start:]
 
 
-def send_update_statements(collection: Collection, statements: Sequence[RawBSONDocument],
-                           version: str) -> UpsertCounts:
+def send_update_statements(
+    collection: Collection, statements: Sequence[RawBSONDocument], version: str
+) -> UpsertCounts:
     """Run unordered `update` commands with the pre-encoded statements; check each reply.
 
     Uses the collection's write concern when it is not the server default (as bulk_write does).
@@ -374,10 +409,12 @@ def send_update_statements(collection: Collection, statements: Sequence[RawBSOND
     counts = UpsertCounts()
     for part in _command_slices(statements):
         try:
-            reply = collection.database.command("update", collection.name, updates=list(part),
-                                                ordered=False, **options)
-        except OperationFailure as exc:   # the whole command was refused (ok: 0)
-            raise BulkUpsertError(f"{version}: update command on {collection.full_name} failed: {exc}",
-                                  version, exc.details) from exc
+            reply = collection.database.command(
+                "update", collection.name, updates=list(part), ordered=False, **options
+            )
+        except OperationFailure as exc:  # the whole command was refused (ok: 0)
+            raise BulkUpsertError(
+                f"{version}: update command on {collection.full_name} failed: {exc}", version, exc.details
+            ) from exc
         counts += check_update_reply(reply, version, len(part))
     return counts

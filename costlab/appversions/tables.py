@@ -9,9 +9,11 @@ from typing import Iterable, Sequence
 import polars as pl
 
 from costlab.appversions.load import COLLECTION_STATS_COLUMNS
-from costlab.appversions.loadtest import LoadTestPlan, summarize_bins, summarize_phases
+from costlab.appversions.loadtest_plan import LoadTestPlan
+from costlab.appversions.loadtest_summary import summarize_bins, summarize_phases
 from costlab.appversions.regime import FITS
 from costlab.appversions.regime import UNKNOWN as UNKNOWN_REGIME
+from costlab.appversions.registry import in_order
 from costlab.finding import AT_THIS_SCALE, NOT_JUDGED, STAND_IN, Finding, judged, verdict_table
 from costlab.inputs import read_csv, read_parquet, require_values
 from costlab.published import Tolerances, read_tolerances, tolerances_or_published
@@ -103,8 +105,8 @@ def collection_stats_table(
     table = (ours.select(COLLECTION_STATS_COLUMNS + compressor)
              .join(published, on="version", how="left")
              .with_columns(pl.col("version").replace_strict(kinds, default=None).alias("server_kind")))
-    order = {name: i for i, name in enumerate(published["version"].to_list())}
-    return table.sort(pl.col("version").replace_strict(order, default=len(order)))
+    order = {name: i for i, name in enumerate(in_order(table["version"].to_list()))}   # the registry's order
+    return table.sort(pl.col("version").replace_strict(order))
 
 
 def loadtest_tables(raw_paths: Sequence[str | Path], provenance_paths: Sequence[str | Path],

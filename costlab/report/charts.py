@@ -24,6 +24,7 @@ from costlab.report.palette import (  # noqa: F401 (re-exported)
     PUBLISHED_SHAPE,
     REPRODUCED_SHAPE,
     SERVER_KIND_COLORS,
+    app_version_colors,
 )
 
 STAND_IN_LABEL = "stand-in server — not a MongoDB measurement"

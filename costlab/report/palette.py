@@ -1,7 +1,8 @@
 """One colour per recurring category, across all figures; how ours and the article's points look.
 
-Standard library only: charts.py (altair) re-exports these, and light modules such as
-costlab.appversions.names take the app versions' order from here without importing altair.
+Standard library only: charts.py (altair) re-exports these. Colours only: the app versions'
+order comes from their registry (costlab/appversions/registry.py), and a version without a colour
+here gets one of the extra colours (`app_version_colors`), never drops out of a figure.
 """
 from __future__ import annotations
 
@@ -25,6 +26,18 @@ APP_VERSION_COLORS = {
     "appV6R3": "#31a354",
     "appV6R4": "#006d2c",
 }
+# Versions beyond the published ones (registered later), in the order they are drawn: greys and purples,
+# apart from the published hue families; cycled when there are more.
+EXTRA_VERSION_COLORS = ("#756bb1", "#9e9ac8", "#525252", "#969696", "#dadaeb", "#bcbddc")
+
+
+def app_version_colors(versions: list[str]) -> dict[str, str]:
+    """{version: colour} for `versions` in their order: a published version's own colour, others the
+    extra colours in turn."""
+    extra = iter(EXTRA_VERSION_COLORS * (1 + len(versions) // len(EXTRA_VERSION_COLORS)))
+    return {v: APP_VERSION_COLORS[v] if v in APP_VERSION_COLORS else next(extra) for v in versions}
+
+
 SERVER_KIND_COLORS = {"mongod": "#4c78a8", "mongos": "#72b7b2", "stand-in": "#b00020"}
 # Published points are drawn as distinct marks on the same axes as ours.
 REPRODUCED_SHAPE = "circle"
