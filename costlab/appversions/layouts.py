@@ -120,6 +120,12 @@ class Layout:
         return f"{type(self).__name__}()"
 
 
+def _check_day_bucket(layout: Layout, version: VersionDeclaration) -> None:
+    if version.bucket != "day":
+        raise ValueError(f"app version {version.name!r}: layout {layout.name!r} holds one day per document, "
+                         f"not bucket {version.bucket!r} (allowed: day)")
+
+
 class DayLayout(Layout):
     """One document per key and day, found by key and date (a unique {key, date} index)."""
 
@@ -127,11 +133,7 @@ class DayLayout(Layout):
     key_column: ClassVar[str] = "key"   # the prepared column the documents are keyed by, with the date
 
     def check(self, version: VersionDeclaration) -> None:
-        if version.bucket != "day":
-            raise ValueError(
-                f"app version {version.name!r}: layout {self.name!r} holds one day per document, "
-                f"not bucket {version.bucket!r} (allowed: day)"
-            )
+        _check_day_bucket(self, version)
 
     fixed_bytes: ClassVar[int] = 0  # the document without its status counters
 
@@ -272,7 +274,8 @@ class IdDay(BucketLayout):
     day_rule = "day_ids"
     statement_has_date = False
 
-    check = DayLayout.check
+    def check(self, version: VersionDeclaration) -> None:
+        _check_day_bucket(self, version)
 
     def upsert_ops(self, version: VersionDeclaration, cols: Columns) -> list[UpdateOne]:
         return [
