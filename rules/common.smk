@@ -37,8 +37,10 @@ def engine_params(study):
     """The engine keys one study's engine job depends on: the shared ones (compressors, ...) and its own
     section, never another study's, so `engine.arraygrowth.ns` reruns arraygrowth_engine alone."""
     from costlab import STUDIES as _STUDIES
+    from costlab.engine.replset import REPLICA_SET_STUDIES as _ON_REPLICA_SET
 
-    return {key: value for key, value in config["engine"].items() if key not in _STUDIES or key == study}
+    return {key: value for key, value in config["engine"].items()
+            if (key not in _STUDIES or key == study) and (key != "replica_set" or study in _ON_REPLICA_SET)}
 
 
 from costlab.namespaces import data_params as _study_data_params

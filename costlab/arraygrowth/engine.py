@@ -34,6 +34,7 @@ from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import PROFILES, Deployment, check_profile
 from costlab.engine.oplog import push_diff
 from costlab.engine.provenance import SERVER_KIND
+from costlab.engine.replset import ReplicaSetSettings, replica_set_settings
 from costlab.engine.runs import engine_home, engine_settings
 from costlab.inputs import read_csv
 from costlab.progress import progress
@@ -57,8 +58,9 @@ def _counts(delta: dict[str, int]) -> dict[str, int]:
 
 
 def run_workload(profile: str, workload: str, n: int, settings: EngineSettings, workdir=None,
-                 retryable_writes: bool = True) -> dict:
-    """One run on a fresh engine; the counters cover the N writes only (preparation excluded)."""
+                 retryable_writes: bool = True, replica_set: ReplicaSetSettings | None = None) -> dict:
+    """One run on a fresh engine; the counters cover the N writes only (preparation excluded).
+    `replica_set`: what the replica set does per write (costlab.engine.replset; its defaults if None)."""
     check_profile(profile)
     if workload not in WORKLOADS:
         raise ValueError(f"unknown arraygrowth workload {workload!r}; allowed: {', '.join(WORKLOADS)}")
@@ -68,7 +70,7 @@ def run_workload(profile: str, workload: str, n: int, settings: EngineSettings, 
         engine = Engine(home, settings)
         try:
             collection = Deployment(engine, profile, settings.block_compressor,
-                                    retryable_writes).collection(NAMESPACE)
+                                    retryable_writes, replica_set).collection(NAMESPACE)
             if workload == "push":
                 job = _job_document()
                 record_id = collection.insert(job)
@@ -93,7 +95,8 @@ def run_workload(profile: str, workload: str, n: int, settings: EngineSettings, 
 
 
 def sweep(ns: Sequence[int], profiles: Sequence[str], workloads: Sequence[str], settings: EngineSettings,
-          journal_compressor_wanted: str, workdir=None, retryable_writes: bool = True) -> pl.DataFrame:
+          journal_compressor_wanted: str, workdir=None, retryable_writes: bool = True,
+          replica_set: ReplicaSetSettings | None = None) -> pl.DataFrame:
     """Every (profile, workload, n): the rows of results/arraygrowth/engine/log_bytes.csv."""
     described = settings.describe()
     rows = []
@@ -102,7 +105,7 @@ def sweep(ns: Sequence[int], profiles: Sequence[str], workloads: Sequence[str], 
     with bar:
         for profile, workload, n in runs:   # one step of the bar per (profile, workload, N)
             bar.set_postfix_str(f"{profile} {workload} N={n:,}")
-            row = run_workload(profile, workload, n, settings, workdir, retryable_writes)
+            row = run_workload(profile, workload, n, settings, workdir, retryable_writes, replica_set)
             rows.append(row | {
                 "bytes_per_op": row["log_bytes"] / row["n"],
                 "wt_version": described["wt_version"],
@@ -180,12 +183,13 @@ def _fallback_updates(variant: str, params: FallbackParams) -> Iterator[tuple[in
 
 
 def run_fallback_variant(profile: str, variant: str, params: FallbackParams, settings: EngineSettings,
-                         workdir=None, retryable_writes: bool = True) -> dict:
+                         workdir=None, retryable_writes: bool = True,
+                         replica_set: ReplicaSetSettings | None = None) -> dict:
     with engine_home(workdir, f"fallback-{profile}-{variant}") as home:
         engine = Engine(home, settings)
         try:
             collection = Deployment(engine, profile, settings.block_compressor,
-                                    retryable_writes).collection(NAMESPACE)
+                                    retryable_writes, replica_set).collection(NAMESPACE)
             record_ids: list[int] = []
             encoded: list[bytes] = []
             before = None
@@ -201,20 +205,25 @@ def run_fallback_variant(profile: str, variant: str, params: FallbackParams, set
                 encoded[j] = new
             after = stats.snapshot(engine.session)
             reasons = dict(collection.records.counts.by_reason)
+            # the collection's own deltas: on a replica set the connection's modify calls also count
+            # the history store's reverse deltas (costlab.engine.replset)
+            collection_modifies = collection.records.counts.modify
         finally:
             engine.close()
     counts = _counts(stats.delta(before, after))
     return {"profile": profile, "variant": variant, "updates": params.updates, **counts,
             "bytes_per_update": counts["log_bytes"] / params.updates,
+            "collection_modify_calls": collection_modifies,
             "full_update_reasons": "; ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) or None}
 
 
 def fallback_sweep(profiles: Sequence[str], variants: Sequence[str], params: FallbackParams,
-                   settings: EngineSettings, workdir=None, retryable_writes: bool = True) -> pl.DataFrame:
+                   settings: EngineSettings, workdir=None, retryable_writes: bool = True,
+                   replica_set: ReplicaSetSettings | None = None) -> pl.DataFrame:
     from costlab.arraygrowth.model import fallback_conditions
 
     described = settings.describe()
-    rows = [run_fallback_variant(p, v, params, settings, workdir, retryable_writes) | {
+    rows = [run_fallback_variant(p, v, params, settings, workdir, retryable_writes, replica_set) | {
                 "wt_version": described["wt_version"], "journal_compressor": settings.journal_compressor,
                 "server_kind": SERVER_KIND}
             for p in profiles for v in variants]
@@ -225,7 +234,8 @@ def fallback_sweep(profiles: Sequence[str], variants: Sequence[str], params: Fal
         "variant", pl.col("topology").replace_strict({"standalone": "standalone", "replica set": "replset-1"})
         .alias("profile"), pl.col("modify_eligible_updates").alias("model_modify_eligible"))
     return pl.DataFrame(rows).join(model, on=["profile", "variant"], how="left").with_columns(
-        (pl.col("model_modify_eligible") - pl.col("modify_calls")).alias("eligible_but_calc_modify_refused"))
+        (pl.col("model_modify_eligible") - pl.col("collection_modify_calls"))
+        .alias("eligible_but_calc_modify_refused"))
 
 
 __all__ = ["sweep", "fits", "fallback_sweep", "run_workload", "PROFILES", "WORKLOADS", "LOG_COLUMNS"]
@@ -262,14 +272,16 @@ def run_engine_job(config: dict, log_bytes_path, fit_path, provenance_path, fall
     ns = engine_config["arraygrowth"].get("ns") or study["ns"]
     settings, resolved = engine_settings(engine_config)
     profiles = engine_profiles(study["profiles"])
+    replica_set = replica_set_settings(engine_config,
+                                       engine_config["arraygrowth"].get("writes_per_second", 600))
     started = datetime.now(timezone.utc)
     table = sweep(ns, profiles, study["workloads"], settings, resolved["journal_compressor_wanted"],
-                  engine_config.get("workdir"), engine_config["retryable_writes"])
+                  engine_config.get("workdir"), engine_config["retryable_writes"], replica_set)
     fallback = None
     if fallback_path is not None:
         params, variants = fallback_settings(study["fallback"])
         fallback = fallback_sweep(profiles, variants, params, settings, engine_config.get("workdir"),
-                                  engine_config["retryable_writes"])
+                                  engine_config["retryable_writes"], replica_set)
     ended = datetime.now(timezone.utc)
     write_csv(fits(table), fit_path)
     if verdicts_path is not None:
@@ -284,6 +296,6 @@ def run_engine_job(config: dict, log_bytes_path, fit_path, provenance_path, fall
     write_json_atomic(provenance_path, engine_provenance(
         "arraygrowth_engine", config, started, ended,
         {"ns": list(ns), "profiles": profiles, "workloads": list(study["workloads"]),
-         "retryable_writes": engine_config["retryable_writes"]}))
+         "retryable_writes": engine_config["retryable_writes"], "replica_set": replica_set.describe()}))
     write_csv(table, log_bytes_path)   # last: its presence means the job completed
     return table

@@ -8,7 +8,6 @@ from costlab.arraygrowth.tables import fits_by_pair, published_findings
 from costlab.engine.provenance import SERVER_KIND
 from costlab.engine.verdicts import engine_frame, engine_row
 from costlab.published import Tolerances, tolerances_or_published
-from costlab.verdicts import Verdict
 
 
 def arraygrowth_verdicts(log_bytes: pl.DataFrame, published: pl.DataFrame,
@@ -25,14 +24,14 @@ def arraygrowth_verdicts(log_bytes: pl.DataFrame, published: pl.DataFrame,
         row = row.with_(server_kind=SERVER_KIND)
         if row.finding.startswith("on a replica set $push is stored as WiredTiger modify"):
             row = row.with_(
-                note="the article counts every table's modify calls; the engine counts the collection's "
-                "(mongod's other tables are not modelled)"
+                note="the collection's deltas plus the history store's reverse deltas: with commit "
+                "timestamps and the oldest timestamp 300 s behind, each document version a page's "
+                "reconciliation moves out is stored as a delta to the next (docs/engine-lab.md)"
             )
         if "WiredTiger insert calls per write" in row.finding and row.reproduced is not None:
-            row = row.but(
-                Verdict.NOT_COMPARABLE,
-                "the article counts every table mongod writes: collection, _id "
-                "index, oplog, ...; the engine counts the collection's",
+            row = row.with_(
+                note="every table mongod writes: the record, its _id index entry and on a replica set the "
+                "oplog entry, the oplog truncate point and the session record (costlab.engine.replset)"
             )
         rows.append(row)
 
@@ -54,9 +53,9 @@ def arraygrowth_verdicts(log_bytes: pl.DataFrame, published: pl.DataFrame,
         note = None
         if profile == "replset-1":
             note = (
-                "one 128-byte log unit per write short: with a retryable write's session fields the oplog "
-                "entry's log record falls just under 384 B; ~15 more bytes of entry (a longer namespace, a "
-                "bigger document) reach 512 B (docs/engine-lab.md)"
+                "two log records per write, each padded to 128 bytes: the oplog entry with a retryable "
+                "write's session fields (384 B) and the oplog truncate point mongod overwrites before "
+                "each journal flush (128 B; docs/engine-lab.md)"
             )
         rows.append(
             engine_row(

@@ -69,16 +69,33 @@ class Engine:
         self.session = self.conn.open_session()
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self, commit_timestamp: int | None = None) -> Iterator[None]:
         """One WiredTiger transaction (mongod's WriteUnitOfWork): committed, or rolled back on error.
-        WT_CURSOR::modify is only allowed inside an explicit transaction."""
+        WT_CURSOR::modify is only allowed inside an explicit transaction. `commit_timestamp` (a
+        mongod Timestamp as WiredTiger's uint64, secs << 32 | inc) commits it at that time, as a
+        replica set's writes commit at their oplog entry's timestamp."""
         self.session.begin_transaction()
         try:
+            if commit_timestamp is not None:
+                self.stamp(commit_timestamp)
             yield
         except BaseException:
             self.session.rollback_transaction()
             raise
         self.session.commit_transaction()
+
+    def stamp(self, commit_timestamp: int) -> None:
+        """The running transaction's commit timestamp from here on (WT_SESSION::timestamp_transaction):
+        a batched insert gives each document its own, as mongod does."""
+        self.session.timestamp_transaction(f"commit_timestamp={commit_timestamp:x}")
+
+    def set_timestamps(self, stable: int, oldest: int | None = None) -> None:
+        """WT_CONNECTION::set_timestamp: the stable (and oldest) timestamp, as mongod's
+        WiredTigerKVEngine::setStableTimestamp / setOldestTimestamp set them."""
+        config = f"stable_timestamp={stable:x}"
+        if oldest is not None:
+            config += f",oldest_timestamp={oldest:x}"
+        self.conn.set_timestamp(config)
 
     def checkpoint(self) -> None:
         self.session.checkpoint()

@@ -27,6 +27,8 @@ from bson import Binary, Int64, Timestamp
 from bson.binary import UUID_SUBTYPE
 
 OPLOG_NS = "local.oplog.rs"
+# the driver's session: {id: UUID, uid: SHA-256 of the user} (the same in the oplog and config.transactions)
+DEFAULT_LSID = {"id": Binary(uuid.UUID(int=2).bytes, UUID_SUBTYPE), "uid": Binary(bytes(32), 0)}
 
 
 def push_diff(array_field: str, index: int, value: object) -> dict:
@@ -41,8 +43,7 @@ class OplogWriter:
     session_fields: bool = False
     term: int = 1
     collection_uuid: Binary = field(default_factory=lambda: Binary(uuid.UUID(int=1).bytes, UUID_SUBTYPE))
-    lsid: dict = field(default_factory=lambda: {"id": Binary(uuid.UUID(int=2).bytes, UUID_SUBTYPE),
-                                                  "uid": Binary(bytes(32), 0)})
+    lsid: dict = field(default_factory=lambda: dict(DEFAULT_LSID))
     seconds: int = 1_784_106_933
     counter: int = 0
     txn_number: int = 0
@@ -52,8 +53,10 @@ class OplogWriter:
         self.counter += 1
         return Timestamp(self.seconds, self.counter)
 
-    def _entry(self, op: str, o: dict, o2: dict | None) -> tuple[int, bytes]:
-        ts = self.next_ts()
+    def _entry(self, op: str, o: dict, o2: dict | None, commit_ts: int | None = None) -> tuple[int, bytes]:
+        """`commit_ts`: the write's commit timestamp (WiredTiger's uint64) when the deployment keeps the
+        clock; else the writer's own counter."""
+        ts = self.next_ts() if commit_ts is None else Timestamp(commit_ts >> 32, commit_ts & 0xFFFFFFFF)
         # Field order of mongod's OplogEntryBase: session info, the operation, the optime, then
         # v (a safeInt64: BSON long), wall and prevOpTime.
         entry: dict = {}
@@ -75,8 +78,8 @@ class OplogWriter:
         # the oplog's record id is the timestamp as an int64 (secs << 32 | inc)
         return (ts.time << 32) | ts.inc, bson.encode(entry)
 
-    def insert(self, document: dict) -> tuple[int, bytes]:
-        return self._entry("i", document, {"_id": document["_id"]})
+    def insert(self, document: dict, commit_ts: int | None = None) -> tuple[int, bytes]:
+        return self._entry("i", document, {"_id": document["_id"]}, commit_ts)
 
-    def update(self, document_id: object, diff: dict) -> tuple[int, bytes]:
-        return self._entry("u", diff, {"_id": document_id})
+    def update(self, document_id: object, diff: dict, commit_ts: int | None = None) -> tuple[int, bytes]:
+        return self._entry("u", diff, {"_id": document_id}, commit_ts)

@@ -363,14 +363,15 @@ def apply_statement(collection, statement: bytes, new_id: Callable[[], ObjectId]
     if spec.get("multi"):
         raise ValueError("multi updates are not modelled in the engine lab")
     query, update = spec["q"], spec["u"]
-    engine = collection.deployment.engine
-    with engine.transaction():
+    # one WriteUnitOfWork per statement; on a replica set it commits at its timestamp (Deployment.write)
+    with collection.deployment.write() as stamps:
         record_id = find_record(collection, query)
         if record_id is None:
             if not spec.get("upsert"):
                 return "no match"
             document = upsert_document(query, update, new_id)
-            collection._insert_one(index_keys(collection, document), bson.encode(document))
+            collection._insert_one(index_keys(collection, document), bson.encode(document),
+                                   stamps[0] if stamps else None)
             return "insert"
         old = collection.records.read(record_id)
         document = bson.decode(old, CODEC)

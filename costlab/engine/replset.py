@@ -1,0 +1,127 @@
+"""What a one-node replica set's primary does per write besides the write itself, by mongod's source.
+
+Each rule below is read in mongod's (mongodb/mongo) and WiredTiger's source; the functions named are
+the reason for each storage call the engine lab makes (costlab.engine.deployment makes them):
+
+* **Commit timestamps.** Every write on a replica set commits at its oplog entry's timestamp
+  (`OpObserverImpl` → `repl::logOp` reserves the optime; the WriteUnitOfWork commits with it), a
+  mongod `Timestamp(secs, inc)`, WiredTiger's uint64 `secs << 32 | inc`. The lab gives the writes a
+  modelled rate (`writes_per_second`): write i commits in second `i // rate`, increment `i % rate + 1`.
+* **Stable and oldest timestamps.** The stable timestamp is the majority commit point; on a
+  one-node set it follows the newest durable write (`ReplicationCoordinatorImpl::_setStableTimestamp
+  ForStorage` → `WiredTigerKVEngine::setStableTimestamp`), so here it is the newest commit at each
+  journal flush. With each stable move `WiredTigerKVEngine::setOldestTimestampFromStable` sets the
+  oldest timestamp `minSnapshotHistoryWindowInSeconds` (300 s, `snapshot_window_options.idl`) behind
+  it (`_calculateHistoryLagFromStableTimestamp`, which leaves it where it is until stable is that far
+  from zero). WiredTiger drops a cell's start timestamp and transaction id only once they are visible
+  to every reader (before the oldest timestamp) as the page is written
+  (`__wti_rec_time_window_clear_obsolete`, src/reconcile/reconcile_inline.h); until then the time
+  window is stored with the cell (src/include/cell_inline.h, `__wt_cell_pack_value`). A
+  `history_window_seconds` of None pins the oldest timestamp at the first write (every cell keeps its
+  window); 0 keeps it at stable (none does).
+* **Checkpoints at stable.** mongod checkpoints every `storage.syncPeriodSecs` (60 s;
+  `Checkpointer::run` → `WiredTigerKVEngine::checkpoint`), a stable checkpoint: WiredTiger's
+  `checkpoint()` with `use_timestamp=true`, the default, writes the data as of the stable timestamp.
+* **The journal flush and the truncate point.** A write whose write concern journals waits for a
+  flush (`write_concern.cpp` `waitForWriteConcern` → `StorageEngine::waitForJournalFlush` →
+  `JournalFlusher::waitForJournalFlush`). The replica set's default write concern is `{w: "majority"}`
+  (MongoDB 5.0+), which journals (`writeConcernMajorityJournalDefault`), so each sequential write
+  waits for its own flush; with `{w: 1}` the JournalFlusher flushes every `journalCommitInterval`
+  (100 ms) instead. Each flush first asks the journal listener for a token
+  (`ReplicationCoordinatorExternalStateImpl::getToken` →
+  `ReplicationConsistencyMarkersImpl::refreshOplogTruncateAfterPointIfPrimary`), which overwrites the
+  one document of `local.replset.oplogTruncateAfterPoint` with the all-durable timestamp
+  (`_setOplogTruncateAfterPoint` → `_upsertOplogTruncateAfterPointDocument`: `updateRecord` of the
+  whole ~71-byte document, untimestamped, its own WriteUnitOfWork) when it moved since the last flush.
+  That table is in `local`, so it is logged (`WiredTigerUtil::useTableLogging`): one more log record
+  per flush, padded to WiredTiger's 128-byte log alignment (`WTI_LOG_ALIGN`, src/log).
+* **The session record.** A retryable write also upserts its session's `config.transactions`
+  document in the write's own WriteUnitOfWork (`TransactionParticipant::Participant::
+  onWriteOpCompletedOnPrimary` → `updateSessionEntry`: `{_id: lsid, txnNum, lastWriteOpTime,
+  lastWriteDate}`, `session_txn_record.idl`): an insert the first time (record and `_id` index), then
+  `updateRecord` of the record (a replicated collection, so not logged, timestamped with the write).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+WRITE_CONCERNS = ("majority", "w1")
+REPLICA_SET_STUDIES = ("arraygrowth", "appversions")   # the studies whose engine jobs read engine.replica_set
+TRUNCATE_POINT_NS = "local.replset.oplogTruncateAfterPoint"
+SESSIONS_NS = "config.transactions"
+
+
+@dataclass(frozen=True)
+class ReplicaSetSettings:
+    """The modelled replica set. Defaults are mongod's, but for the rate, which is each study's."""
+    writes_per_second: int = 600
+    history_window_seconds: int | None = 300   # minSnapshotHistoryWindowInSeconds; None: oldest pinned
+    write_concern: str = "majority"
+    journal_commit_interval_ms: int = 100      # storage.journal.commitIntervalMs: the JournalFlusher's period
+    checkpoint_seconds: int | None = 60        # storage.syncPeriodSecs; None: the caller checkpoints
+    side_tables: bool = True                   # the oplog, the truncate point and the session record
+    first_second: int = 1_784_106_933          # the first write's time (secs of its Timestamp)
+
+    def __post_init__(self) -> None:
+        def positive_int(name: str, value: object, allow_none: bool = False, minimum: int = 1) -> None:
+            if value is None and allow_none:
+                return
+            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                raise ValueError(f"replica set {name} must be an integer >= {minimum}"
+                                 f"{' or null' if allow_none else ''}, got {value!r}")
+        positive_int("writes_per_second", self.writes_per_second)
+        positive_int("history_window_seconds", self.history_window_seconds, allow_none=True, minimum=0)
+        positive_int("journal_commit_interval_ms", self.journal_commit_interval_ms)
+        positive_int("checkpoint_seconds", self.checkpoint_seconds, allow_none=True)
+        if self.write_concern not in WRITE_CONCERNS:
+            raise ValueError(f"replica set write_concern {self.write_concern!r}; "
+                             f"allowed: {', '.join(WRITE_CONCERNS)}")
+
+    @property
+    def writes_per_flush(self) -> int:
+        """Writes per journal flush: 1 under {w: majority}; under {w: 1} the writes of one
+        journalCommitInterval at the modelled rate (at least 1)."""
+        if self.write_concern == "majority":
+            return 1
+        return max(1, self.writes_per_second * self.journal_commit_interval_ms // 1000)
+
+    @property
+    def writes_per_checkpoint(self) -> int | None:
+        return None if self.checkpoint_seconds is None else self.writes_per_second * self.checkpoint_seconds
+
+    def describe(self) -> dict:
+        return {"writes_per_second": self.writes_per_second,
+                "history_window_seconds": self.history_window_seconds,
+                "write_concern": self.write_concern, "writes_per_flush": self.writes_per_flush,
+                "checkpoint_seconds": self.checkpoint_seconds, "side_tables": self.side_tables}
+
+
+def timestamp_of(write: int, settings: ReplicaSetSettings) -> int:
+    """The commit timestamp of the write numbered `write` (0-based), as WiredTiger's uint64."""
+    seconds, inc = divmod(write, settings.writes_per_second)
+    return ((settings.first_second + seconds) << 32) | (inc + 1)
+
+
+def oldest_for(stable: int, settings: ReplicaSetSettings) -> int | None:
+    """mongod's _calculateHistoryLagFromStableTimestamp: stable minus the window (same increment), or
+    None (do not move) while stable is within the window of zero. A pinned window (None) holds the
+    oldest timestamp just before the first write: set, so that WiredTiger keeps every window (with no
+    oldest timestamp set it would treat all timestamps as visible once the connection closes)."""
+    if settings.history_window_seconds is None:
+        return settings.first_second << 32
+    seconds, inc = stable >> 32, stable & 0xFFFFFFFF
+    if seconds < settings.history_window_seconds:
+        return None
+    return ((seconds - settings.history_window_seconds) << 32) | inc
+
+
+def replica_set_settings(engine_config: dict, writes_per_second: int, **overrides) -> ReplicaSetSettings:
+    """The settings `engine.replica_set` gives (mongod's defaults where a key is absent) at a study's rate."""
+    section = engine_config.get("replica_set") or {}
+    keys = ("write_concern", "journal_commit_interval_ms", "history_window_seconds", "checkpoint_seconds")
+    values = {key: section[key] for key in keys if key in section}
+    return ReplicaSetSettings(writes_per_second=writes_per_second, **(values | overrides))
+
+
+__all__ = ["replica_set_settings", "REPLICA_SET_STUDIES", "ReplicaSetSettings", "WRITE_CONCERNS",
+           "TRUNCATE_POINT_NS", "SESSIONS_NS", "timestamp_of", "oldest_for"]
