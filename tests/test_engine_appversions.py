@@ -192,3 +192,54 @@ def test_the_per_version_jobs_merge_into_the_one_process_table(tmp_path):
     assert not (out / "s2.csv").exists() and not (out / "v2.csv").exists()
     with pytest.raises(ValueError, match=r"appversions engine version 'appV9'; allowed: appV1, appV5R3"):
         run_version_job(config, "appV9", tmp_path / "appV9.json")
+
+
+def _bracket_table(no_windows: float, all_windows: float, headline: float,
+                   published: float = 0.222) -> pl.DataFrame:
+    """One appV1 storage row: data 1,000,000 B; storage / data of the headline and the two edges."""
+    return pl.DataFrame([{
+        "version": "appV1", "block_compressor": "snappy", "block_compressor_wanted": "snappy",
+        "compressor_note": None, "published_storage_over_data": published, "storage_over_data": headline,
+        "storage_bytes": int(headline * 1e6),
+        "storage_over_data_no_time_windows": no_windows, "storage_over_data_all_time_windows": all_windows}])
+
+
+@pytest.mark.parametrize("edges,verdict", [
+    ((0.159, 0.262), "reproduced"),        # 0.222 inside [0.159, 0.262]
+    ((0.159, 0.205), "reproduced"),        # above the bracket: 0.205 / 0.222 = 0.923, within [0.9, 1.11]
+    ((0.159, 0.190), "not reproduced"),    # 0.190 / 0.222 = 0.856: outside
+    ((0.250, 0.300), "not reproduced"),    # below: 0.250 / 0.222 = 1.126, outside [0.9, 1.11]
+])
+def test_appv1_to_appv4_are_judged_by_the_time_window_bracket(edges, verdict):
+    table = _bracket_table(*edges, headline=edges[1])
+    found = verdicts(table).filter(pl.col("finding").str.starts_with("appV1: storage size / data size"))
+    row = found.row(0, named=True)
+    assert row["verdict"] == verdict
+    assert row["tolerance"].startswith(f"published in [{edges[0]:.3g}, {edges[1]:.3g}]")
+    assert "a bracket" in row["note"] and "does not report" in row["note"]
+
+
+def test_without_the_bracket_a_version_keeps_the_compression_band():
+    table = _bracket_table(None, None, headline=0.159)
+    row = verdicts(table).filter(pl.col("finding").str.starts_with("appV1: storage size")).row(0, named=True)
+    assert row["verdict"] == "not reproduced" and row["tolerance"] == "this run / published in [0.75, 1.33]"
+
+
+def test_the_replica_set_run_is_an_edge_of_the_bracket_and_the_standalone_has_none(tmp_path):
+    """At the tiny scale (1,000 events at 1,000 a second: one second, inside the 300-s window) the replica
+    set's run keeps every time window, so it is the upper edge and one more run (oldest at stable) is the
+    lower, which stores less; the standalone has no bracket."""
+    from costlab.appversions.engine import run_version_job
+
+    config = _tiny_config(tmp_path, ["appV1"])
+    config["engine"]["appversions"]["topology"] = "replset"
+    row = run_version_job(config, "appV1", tmp_path / "appV1.json")["row"]
+    assert row["topology"] == "replset" and row["time_windows"] == "all" and row["load_rate"] == 1000
+    assert row["storage_bytes_all_time_windows"] == row["storage_bytes"]
+    assert row["storage_bytes_no_time_windows"] < row["storage_bytes_all_time_windows"]
+    config["engine"]["appversions"]["topology"] = "standalone"
+    standalone = run_version_job(config, "appV1", tmp_path / "appV1-standalone.json")["row"]
+    assert standalone["topology"] == "standalone" and standalone["storage_bytes_no_time_windows"] is None
+    config["engine"]["appversions"]["topology"] = "sharded"
+    with pytest.raises(ValueError, match="topology 'sharded'; allowed: replset, standalone"):
+        run_version_job(config, "appV1", tmp_path / "x.json")
