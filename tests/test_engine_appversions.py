@@ -228,7 +228,7 @@ def test_without_the_bracket_a_version_keeps_the_compression_band():
 def test_the_replica_set_run_is_an_edge_of_the_bracket_and_the_standalone_has_none(tmp_path):
     """At the tiny scale (1,000 events at 1,000 a second: one second, inside the 300-s window) the replica
     set's run keeps every time window, so it is the upper edge and one more run (oldest at stable) is the
-    lower, which stores less; the standalone has no bracket."""
+    lower; the standalone has no bracket."""
     from costlab.appversions.engine import run_version_job
 
     config = _tiny_config(tmp_path, ["appV1"])
@@ -236,7 +236,9 @@ def test_the_replica_set_run_is_an_edge_of_the_bracket_and_the_standalone_has_no
     row = run_version_job(config, "appV1", tmp_path / "appV1.json")["row"]
     assert row["topology"] == "replset" and row["time_windows"] == "all" and row["load_rate"] == 1000
     assert row["storage_bytes_all_time_windows"] == row["storage_bytes"]
-    assert row["storage_bytes_no_time_windows"] < row["storage_bytes_all_time_windows"]
+    # (at this scale the file is a few 4 KB blocks, so the windows' bytes may round into the same count;
+    # the growth per cell is measured in tests/test_engine.py)
+    assert row["storage_bytes_no_time_windows"] <= row["storage_bytes_all_time_windows"]
     config["engine"]["appversions"]["topology"] = "standalone"
     standalone = run_version_job(config, "appV1", tmp_path / "appV1-standalone.json")["row"]
     assert standalone["topology"] == "standalone" and standalone["storage_bytes_no_time_windows"] is None
