@@ -192,6 +192,8 @@ rule arraygrowth_engine:
         workloads=AG["workloads"],
         fallback=AG_FALLBACK,
     threads: ask("arraygrowth_engine").threads
+    # the engine lab's second-longest job (about 50 CPU s) starts next: longest first
+    priority: 40
     resources:
         **ask("arraygrowth_engine").resources,
     log:

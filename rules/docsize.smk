@@ -162,6 +162,9 @@ rule docsize_engine:
         sizes_kb=DS["sizes_kb"],
         seed=DS["seed"],
     threads: ask("docsize_engine").threads
+    # the engine lab's longest job (about 140 CPU s) starts first, so the other jobs fill the second core beside it
+    # instead of waiting for it at the end (README: the first run)
+    priority: 50
     resources:
         **ask("docsize_engine").resources,
     log:

@@ -144,7 +144,7 @@ def test_findings_csv_round_trips_and_the_page_opens_with_it(tree):
     findings_at = page.index('id="findings"')
     assert findings_at < page.index('<section class="study"')
     block = page[findings_at:page.index("</section>", findings_at)]
-    rows = re.findall(r"<tr data-kind=\"published\"><td><a href=\"#study-(\w+)\">", block)
+    rows = re.findall(r"<tr[^>]*><td><a href=\"#study-(\w+)\">", block)
     assert rows == written["study"].to_list()  # every row, in order, each linking to its study's section
     assert re.search(r'data-verdict="reproduced">16 reproduced<', block)
     assert re.search(r'data-verdict="not reproduced">2 not reproduced<', block)
@@ -240,7 +240,7 @@ def test_variants_are_shown_but_never_counted_and_page_summary_and_csv_agree(tre
     assert "20 published findings in all" in block
     assert re.search(r'id="variant-counts">Not counted above: 2 rows .*1 not reproduced, 1 reproduced|'
                      r'id="variant-counts">Not counted above: 2 rows .*1 reproduced, 1 not reproduced', block)
-    assert block.count('<tr data-kind="costlab variant">') == 2
+    assert block.count('<tr data-kind="costlab variant" ') == 2
     (tree / "report.html").write_text("<html></html>")
     lines = summary_lines(tree, ["docsize", "arraygrowth", "flatnested", "uniqueidx"])
     assert lines[0].startswith(
@@ -332,7 +332,7 @@ def test_smoke_tree_findings_hold_every_studys_verdict_rows(smoke_all):
                 )
     page = (results / "report.html").read_text()
     block = page[page.index('id="findings"'):]
-    assert len(re.findall(r"<tr data-kind=\"[a-z ]+\"><td><a href=\"#study-", block)) == findings.height
+    assert len(re.findall(r"<tr[^>]*><td><a href=\"#study-", block)) == findings.height
 
 
 def test_smoke_tree_every_judged_finding_states_its_tolerance(smoke_all):

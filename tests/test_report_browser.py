@@ -68,7 +68,7 @@ setTimeout(function () {
   var notReproduced = [], hiddenCells = [];
   document.querySelectorAll('td.verdict').forEach(function (td) {
     if (!/^not reproduced/i.test(td.textContent.trim())) return;
-    var inFindings = !!td.closest('table.findings');
+    var inFindings = !!td.closest('#audit-table');
     notReproduced.push(inFindings ? 'findings' : 'section');
     var why = hidden(td);
     if (why) hiddenCells.push((td.closest('section') || {}).id + ': ' + td.parentElement.textContent.slice(0, 80) + ' — ' + why);
@@ -118,3 +118,68 @@ def test_report_fits_the_window(smoke_all, tmp_path, width):
     with (smoke_all.results() / "findings.csv").open(newline="") as handle:
         expected = sum((row["verdict"] or "").startswith("not reproduced") for row in csv.DictReader(handle))
     assert measured["not_reproduced"].count("findings") == expected, measured["not_reproduced"]
+
+
+# Appended to a copy of the page: use the audit table's filters and sort as a reader would, then report
+# what is shown. Chromium runs with every host name unresolvable: the page works with no network.
+FILTER_PROBE = """
+<script>
+setTimeout(function () {
+  var table = document.getElementById('audit-table'), controls = document.getElementById('audit-controls');
+  var rows = Array.prototype.slice.call(table.tBodies[0].rows);
+  function visible() { return rows.filter(function (r) { return !r.hidden; }); }
+  function choose(name, value) {
+    var select = controls.querySelector('select[name=' + name + ']');
+    select.value = value;
+    select.dispatchEvent(new Event('change'));
+  }
+  var out = {controls_shown: !controls.hidden, total: rows.length};
+  choose('study', 'arraygrowth');
+  out.study = visible().map(function (r) { return r.getAttribute('data-filter-study'); });
+  choose('verdict', 'reproduced');
+  out.study_and_verdict = visible().map(function (r) { return r.cells[0].textContent + '|' + r.cells[1].textContent; });
+  out.shown_text = document.getElementById('audit-shown').textContent;
+  choose('study', ''); choose('verdict', '');
+  out.all_shown = visible().length;
+  table.tHead.rows[0].cells[5].click();   // ratio, ascending
+  out.ratios = Array.prototype.map.call(table.tBodies[0].rows, function (r) { return r.cells[5].getAttribute('data-sort'); });
+  var claims = document.querySelectorAll('#claims table.claims-table tr');
+  out.claims = Array.prototype.map.call(claims, function (r) { return r.cells[0].textContent; });
+  var first = document.querySelector('#claims table.claims-table td.verdict').getBoundingClientRect();
+  out.first_claim_top = Math.round(first.top);
+  var pre = document.createElement('pre');
+  pre.id = 'filtered';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+}, 3000);
+</script>
+"""  # noqa: E501 (code in a string, kept as it runs)
+
+
+def test_the_audit_table_filters_and_sorts_offline_and_the_claims_come_first(smoke_all, tmp_path):
+    page = smoke_all.results() / "report.html"
+    probe = tmp_path / "filter_probe.html"
+    head, tail = page.read_text().rsplit("</body>", 1)
+    probe.write_text(head + FILTER_PROBE + "</body>" + tail)
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
+                          "--host-resolver-rules=MAP * ~NOTFOUND", "--virtual-time-budget=10000",
+                          "--dump-dom",
+                          probe.as_uri()], capture_output=True, text=True, timeout=300).stdout
+    found = re.search(r'<pre id="filtered">(.*?)</pre>', dom, re.S)
+    assert found, dom[-2000:]
+    out = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    with (smoke_all.results() / "findings.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    arraygrowth = [r for r in rows if r["study"] == "arraygrowth"]
+    assert out["controls_shown"] and out["total"] == len(rows)
+    assert out["study"] == ["arraygrowth"] * len(arraygrowth) and arraygrowth
+    reproduced = [r for r in arraygrowth if r["verdict"].startswith("reproduced")]
+    assert out["study_and_verdict"] == ["arraygrowth|" + r["verdict"] for r in reproduced]
+    assert out["shown_text"] == f"{len(reproduced)} of {len(rows)} rows shown"
+    assert out["all_shown"] == len(rows)   # clearing the filters shows every row again
+    # sorted by ratio: the rows with one ascending, then those without
+    ratios = sorted(float(r["ratio"]) for r in rows if r["ratio"] not in ("", None))
+    assert [float(v) for v in out["ratios"] if v] == ratios
+    assert out["ratios"][len(ratios):] == [""] * (len(rows) - len(ratios))
+    # the claims are on the first screen at 1400 px, each with a verdict
+    assert out["claims"] and all(out["claims"]) and out["first_claim_top"] < 1000, out

@@ -149,6 +149,5 @@ STUDY = Study(
         "appversions_event_stats.csv",
         "appversions_loadtest_facts.csv",
         "appversions_loadtest_method.csv",
-        "appversions_tolerances.csv",
-    ),
+        "appversions_tolerances.csv", "appversions_claims.csv"),
 )

@@ -65,5 +65,6 @@ STUDY = Study(
         published_y=("log_bytes",),
         published_filters=(("workload", "push"),),
     ),
-    published=("arraygrowth_cursor_calls.csv", "arraygrowth_log_bytes.csv", "arraygrowth_tolerances.csv"),
+    published=("arraygrowth_cursor_calls.csv", "arraygrowth_log_bytes.csv", "arraygrowth_tolerances.csv",
+               "arraygrowth_claims.csv"),
 )

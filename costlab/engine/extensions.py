@@ -17,8 +17,13 @@ against (`costlab_wt_header_version`), read with ctypes before WiredTiger ever l
 library whose version differs from the module's is refused with a message, never loaded.
 
 `python -m costlab.engine.extensions build` is the set-up step (`make all`, `make test` and
-.ci/run run it). Where the libraries' headers are missing it builds nothing, prints the one line
-saying what to install, and the engine lab uses the nearest built-in compressor, labelled.
+.ci/run run it). The compression libraries come from the system where the compiler finds their
+headers; otherwise Debian's packages (libsnappy-dev/libsnappy1v5, libzstd-dev/libzstd1) are
+fetched with `apt-get download`, as any user (apt's lists and cache in a directory of the venv),
+unpacked with `dpkg-deb -x`, and the shared library is copied beside the extension, which finds
+it through its run path `$ORIGIN` (docs/engine-lab.md says why these and not a source build).
+With no C compiler, or neither the system's nor Debian's libraries, it builds nothing and prints
+one line saying what is missing; the engine lab then uses the nearest built-in compressor, labelled.
 """
 from __future__ import annotations
 
@@ -49,15 +54,17 @@ class CompressorExtension:
     source: str           # path inside the WiredTiger sdist
     link: str             # the system library it links against
     header: str           # the library's C header the source includes
-    debian_package: str
+    debian_package: str   # the -dev package: the header and the link-time library
+    runtime_package: str  # the package with the shared library the extension loads
+    soname: str           # the shared library's name at run time
     config: str = ""      # the extension's load-time config
 
 
 EXTENSIONS = {
     "snappy": CompressorExtension("snappy", "ext/compressors/snappy/snappy_compress.c", "snappy",
-                                  "snappy-c.h", "libsnappy-dev"),
+                                  "snappy-c.h", "libsnappy-dev", "libsnappy1v5", "libsnappy.so.1"),
     "zstd": CompressorExtension("zstd", "ext/compressors/zstd/zstd_compress.c", "zstd", "zstd.h",
-                                "libzstd-dev", f"compression_level={ZSTD_LEVEL}"),
+                                "libzstd-dev", "libzstd1", "libzstd.so.1", f"compression_level={ZSTD_LEVEL}"),
 }
 
 # Compiled into every library beside WiredTiger's source: the header's WiredTiger version and the
@@ -134,9 +141,14 @@ def fetch_sources(version: str, cache: Path) -> Path:
         (sdist,) = Path(download).glob("wiredtiger-*.tar.gz")
         with tarfile.open(sdist) as archive:
             prefix = f"wiredtiger-{version}/"
-            members = [m for m in archive.getmembers() if m.name.removeprefix(prefix) in needed]
+            members = [m for m in archive.getmembers()
+                       if m.isfile() and m.name.removeprefix(prefix) in needed]
             staging = Path(tempfile.mkdtemp(dir=cache))
-            archive.extractall(staging, members=members, filter="data")
+            # only the listed regular files (no links, no absolute or parent paths); tarfile's `filter`
+            # arrived in 3.11.4
+            archive.extractall(
+                staging, members=members, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {})
+            )
         if root.exists():
             shutil.rmtree(root)
         (staging / f"wiredtiger-{version}").rename(root)
@@ -149,8 +161,10 @@ def write_header(source_root: Path, include_dir: Path, version: str) -> None:
     Linux (version numbers, the standard includes, `typedef off_t wt_off_t`), wiredtiger_ext.h, and
     an empty wiredtiger_config.h (the extension is loaded, not built in)."""
     major, minor, patch = _version_tuple(version)
-    includes = "\n".join(f"#include <{h}>" for h in
-                         ("sys/types.h", "inttypes.h", "stdarg.h", "stdbool.h", "stdint.h", "stdio.h"))
+    includes = "\n".join(
+        f"#include <{h}>"
+        for h in ("sys/types.h", "inttypes.h", "stdarg.h", "stdbool.h", "stdint.h", "stdio.h")
+    )
     text = (source_root / "src/include/wiredtiger.in").read_text()
     for token, value in (
         ("@VERSION_MAJOR@", str(major)),
@@ -172,23 +186,72 @@ def write_header(source_root: Path, include_dir: Path, version: str) -> None:
 
 
 def _compiler() -> str | None:
-    return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    configured = os.environ.get("CC")
+    if configured:
+        return shutil.which(configured)
+    return shutil.which("cc") or shutil.which("gcc")
 
 
-def header_available(extension: CompressorExtension, compiler: str | None = None) -> bool:
+NO_COMPILER_LINE = (
+    "no C compiler (cc, gcc or $CC) here: mongod's snappy and zstd compressors cannot be built for the "
+    "engine lab; the nearest built-in compressors (lz4, zlib) are used, labelled in every row "
+    "(install gcc, then `make wt-extensions`)"
+)
+
+# Where the compression libraries come from: `auto` (the system's where the compiler finds their headers,
+# else Debian's packages fetched into the venv), `system` (never download), `debian` (always the fetched
+# packages, as on a machine without the -dev packages; the tests use it).
+LIBS_ENV = "COSTLAB_WT_COMPRESSOR_LIBS"
+LIBS_MODES = ("auto", "system", "debian")
+
+
+def libs_mode() -> str:
+    mode = os.environ.get(LIBS_ENV, "auto") or "auto"
+    if mode not in LIBS_MODES:
+        raise ValueError(f"{LIBS_ENV}={mode!r}: allowed values are {', '.join(LIBS_MODES)}")
+    return mode
+
+
+@dataclass(frozen=True)
+class LibrarySource:
+    """Where one compression library's header and shared library are found for the build."""
+
+    description: str  # recorded in the manifest and every engine job's provenance
+    include_dirs: tuple[Path, ...] = ()  # searched before the system's
+    lib_dir: Path | None = None  # None: the system's library, found by the linker and loader
+    packages: dict[str, str] | None = None  # Debian package -> version, when fetched
+
+
+SYSTEM_SOURCE = LibrarySource("the system's library and header")
+
+
+def header_available(
+    extension: CompressorExtension, compiler: str | None = None, include_dirs: tuple[Path, ...] = ()
+) -> bool:
     """Whether the C compiler finds the compression library's header (its -dev package)."""
     compiler = compiler or _compiler()
     if compiler is None:
         return False
-    probe = subprocess.run([compiler, "-E", "-x", "c", "-"], input=f"#include <{extension.header}>\n",
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        [compiler, *[f"-I{d}" for d in include_dirs], "-E", "-x", "c", "-"],
+        input=f"#include <{extension.header}>\n",
+        capture_output=True,
+        text=True,
+    )
     return probe.returncode == 0
 
 
-def _header_version_text(extension: CompressorExtension, compiler: str) -> str:
+def _header_version_text(
+    extension: CompressorExtension, compiler: str, include_dirs: tuple[Path, ...] = ()
+) -> str:
     """snappy's version from snappy-stubs-public.h (beside snappy-c.h; C++ only, so read as text)."""
-    preprocessed = subprocess.run([compiler, "-E", "-x", "c", "-"], input=f"#include <{extension.header}>\n",
-                                  capture_output=True, text=True, check=True).stdout
+    preprocessed = subprocess.run(
+        [compiler, *[f"-I{d}" for d in include_dirs], "-E", "-x", "c", "-"],
+        input=f"#include <{extension.header}>\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     found = re.search(r'^# \d+ "([^"]*' + re.escape(extension.header) + ')"', preprocessed, re.M)
     stubs = Path(found.group(1)).with_name("snappy-stubs-public.h") if found else None
     if stubs is None or not stubs.exists():
@@ -198,44 +261,211 @@ def _header_version_text(extension: CompressorExtension, compiler: str) -> str:
     return ".".join(m.group(1) for m in parts) if all(parts) else "unknown version"
 
 
-def compile_extension(extension: CompressorExtension, source_root: Path, include_dir: Path, out: Path,
-                      compiler: str) -> None:
+def compile_extension(
+    extension: CompressorExtension,
+    source_root: Path,
+    include_dir: Path,
+    out: Path,
+    compiler: str,
+    library: LibrarySource = SYSTEM_SOURCE,
+) -> None:
+    """Compile one extension into `out`. With a fetched library, its header directory comes first, it links
+    against that library and finds it at run time beside itself (run path $ORIGIN; the caller copies it
+    there)."""
     stamp = include_dir / f"costlab_stamp_{extension.name}.c"
     library_version = _LIBRARY_VERSION_EXPR.get(extension.name) or json.dumps(
-        f"{extension.name} {_header_version_text(extension, compiler)}")
+        f"{extension.name} {_header_version_text(extension, compiler, library.include_dirs)}"
+    )
     stamp.write_text(_STAMP_C.format(header=extension.header, library_version=library_version))
-    subprocess.run([compiler, "-shared", "-fPIC", "-O2", f"-I{include_dir}", "-o", str(out),
-                    str(source_root / extension.source), str(stamp), f"-l{extension.link}"],
-                   check=True, capture_output=True, text=True)
+    fetched = [f"-L{library.lib_dir}", "-Wl,-rpath,$ORIGIN"] if library.lib_dir is not None else []
+    subprocess.run(
+        [
+            compiler,
+            "-shared",
+            "-fPIC",
+            "-O2",
+            f"-I{include_dir}",
+            *[f"-I{d}" for d in library.include_dirs],
+            "-o",
+            str(out),
+            str(source_root / extension.source),
+            str(stamp),
+            *fetched,
+            f"-l{extension.link}",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
 
 
-def build(dest: Path | None = None, version: str | None = None, names: tuple[str, ...] = tuple(EXTENSIONS),
-          source_cache: Path | None = None) -> dict[str, Any]:
+# ---- Debian's packages, fetched without root -------------------------------------------------------
+
+
+class FetchError(RuntimeError):
+    """Debian's packages could not be fetched or unpacked here (the message says why)."""
+
+
+APT_TIMEOUT_S = 300
+
+
+def _run_apt(args: list[str], cwd: Path) -> None:
+    try:
+        subprocess.run(args, cwd=cwd, check=True, capture_output=True, text=True, timeout=APT_TIMEOUT_S)
+    except subprocess.CalledProcessError as err:
+        detail = [line for line in (err.stderr or "").splitlines() if line.startswith("E:")] or (
+            err.stderr or ""
+        ).strip().splitlines()[-1:]
+        raise FetchError(f"`{' '.join(args[:1] + args[-2:])}` failed: {'; '.join(detail) or err}") from None
+    except subprocess.TimeoutExpired:
+        raise FetchError(f"`{' '.join(args[:1] + args[-2:])}` took over {APT_TIMEOUT_S} s") from None
+
+
+def fetch_debian_packages(packages: list[str], cache: Path) -> tuple[Path, dict[str, str]]:
+    """Debian `packages` unpacked under `cache`/root, as any user: `apt-get download` with apt's cache (and,
+    when the system's package lists do not know them, its lists, refreshed by `apt-get update`) in
+    `cache`/apt,
+    then `dpkg-deb -x`. Returns the root and each package's version; a second call reuses the root."""
+    root = cache / "root"
+    record = root / "packages.json"
+    if record.exists():
+        versions = json.loads(record.read_text())
+        if set(packages) <= set(versions):
+            return root, {p: versions[p] for p in packages}
+    missing_tools = [tool for tool in ("apt-get", "dpkg-deb") if shutil.which(tool) is None]
+    if missing_tools:
+        raise FetchError(
+            f"no {' or '.join(missing_tools)} here (not Debian/Ubuntu), so Debian's packages cannot be "
+            "fetched"
+        )
+    apt = cache / "apt"
+    (apt / "cache" / "archives" / "partial").mkdir(parents=True, exist_ok=True)
+    own_cache = ["-o", f"Dir::Cache={apt / 'cache'}"]
+    own_lists = ["-o", f"Dir::State::Lists={apt / 'lists'}"]
+    staging = Path(tempfile.mkdtemp(prefix=".fetching-", dir=cache))
+    try:
+        debs = staging / "debs"
+        debs.mkdir()
+        try:  # the system's lists, when an administrator has run apt-get update
+            _run_apt(["apt-get", "-q", *own_cache, "download", *packages], debs)
+        except FetchError:
+            (apt / "lists" / "partial").mkdir(parents=True, exist_ok=True)
+            _run_apt(
+                ["apt-get", "-q", *own_cache, *own_lists, "-o", "Acquire::Languages=none", "update"], debs
+            )
+            _run_apt(["apt-get", "-q", *own_cache, *own_lists, "download", *packages], debs)
+        versions: dict[str, str] = {}
+        unpacked = staging / "root"
+        for deb in sorted(debs.glob("*.deb")):
+            fields = subprocess.run(
+                ["dpkg-deb", "-f", str(deb), "Package", "Version"], check=True, capture_output=True, text=True
+            ).stdout
+            found = dict(line.split(": ", 1) for line in fields.splitlines() if ": " in line)
+            versions[found["Package"]] = found["Version"]
+            subprocess.run(
+                ["dpkg-deb", "-x", str(deb), str(unpacked)], check=True, capture_output=True, text=True
+            )
+        if set(packages) - set(versions):
+            raise FetchError(f"apt-get download gave no {', '.join(sorted(set(packages) - set(versions)))}")
+        (unpacked / "packages.json").write_text(json.dumps(versions, indent=2) + "\n")
+        if root.exists():
+            shutil.rmtree(root)
+        unpacked.rename(root)
+    except (OSError, subprocess.CalledProcessError) as err:
+        raise FetchError(f"Debian's packages could not be unpacked: {err}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return root, versions
+
+
+def debian_source(extension: CompressorExtension, root: Path, versions: dict[str, str]) -> LibrarySource:
+    """The fetched packages' header directory and the directory of the link-time library."""
+    (library,) = sorted(root.glob(f"usr/lib/**/lib{extension.link}.so"))[:1] or [None]
+    if library is None or not (library.parent / extension.soname).exists():
+        raise FetchError(
+            f"{extension.debian_package}/{extension.runtime_package} hold no lib{extension.link}.so / "
+            f"{extension.soname}"
+        )
+    packages = {p: versions[p] for p in (extension.debian_package, extension.runtime_package)}
+    description = (
+        "Debian " + " and ".join(f"{p} {v}" for p, v in packages.items()) + " (apt-get download, no root)"
+    )
+    return LibrarySource(description, (root / "usr" / "include",), library.parent, packages)
+
+
+def library_sources(
+    names: tuple[str, ...], compiler: str, cache: Path, mode: str | None = None
+) -> tuple[dict[str, LibrarySource], dict[str, str]]:
+    """Per compressor: where its library comes from, or (second dict) why it cannot be had here."""
+    mode = mode or libs_mode()
+    found: dict[str, LibrarySource] = {}
+    if mode != "debian":
+        found = {n: SYSTEM_SOURCE for n in names if header_available(EXTENSIONS[n], compiler)}
+    wanted = [n for n in names if n not in found]
+    reasons: dict[str, str] = {}
+    if wanted and mode == "system":
+        reasons = {n: install_line([n]) for n in wanted}
+    elif wanted:
+        packages = [p for n in wanted for p in (EXTENSIONS[n].debian_package, EXTENSIONS[n].runtime_package)]
+        try:
+            root, versions = fetch_debian_packages(packages, cache)
+            for name in wanted:
+                source = debian_source(EXTENSIONS[name], root, versions)
+                if not header_available(EXTENSIONS[name], compiler, source.include_dirs):
+                    raise FetchError(f"{EXTENSIONS[name].header} not in {EXTENSIONS[name].debian_package}")
+                found[name] = source
+        except FetchError as err:
+            reasons = {n: f"{err}; {install_line([n])}" for n in wanted if n not in found}
+    return found, reasons
+
+
+def build(
+    dest: Path | None = None,
+    version: str | None = None,
+    names: tuple[str, ...] = tuple(EXTENSIONS),
+    source_cache: Path | None = None,
+    packages_cache: Path | None = None,
+) -> dict[str, Any]:
     """Build the compressor extensions for WiredTiger `version` (default: the loaded module's)
     into `dest`, replacing what was there only once the new build is complete. Returns the
-    manifest: what was built (path, library version, header version, sha256) and what is missing."""
+    manifest: what was built (path, library version and source, header version, sha256) and what is
+    missing, with why."""
     module_version = wiredtiger_version()
     version = version or module_version
     dest = dest or extensions_dir()
     compiler = _compiler()
-    buildable = [n for n in names if header_available(EXTENSIONS[n], compiler)]
-    manifest: dict[str, Any] = {"wt_header_version": version, "wt_module_version": module_version,
-                                "built": {}, "missing": [n for n in names if n not in buildable]}
+    if compiler is None:
+        sources, reasons = {}, {n: NO_COMPILER_LINE for n in names}
+    else:
+        sources, reasons = library_sources(names, compiler, packages_cache or dest.parent / "debian")
+    manifest: dict[str, Any] = {
+        "wt_header_version": version,
+        "wt_module_version": module_version,
+        "built": {},
+        "missing": [n for n in names if n not in sources],
+        "missing_reasons": reasons,
+    }
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".building-", dir=dest.parent))
     try:
-        if buildable:
+        if sources:
             root = fetch_sources(version, source_cache or dest.parent / "wiredtiger-src")
             write_header(root, staging / "include", version)
-            for name in buildable:
+            for name, library in sources.items():
+                extension = EXTENSIONS[name]
                 out = staging / f"libwiredtiger_{name}.so"
-                compile_extension(EXTENSIONS[name], root, staging / "include", out, compiler)
+                if library.lib_dir is not None:  # the fetched library beside the extension (run path $ORIGIN)
+                    shutil.copy(library.lib_dir / extension.soname, staging / extension.soname)
+                compile_extension(extension, root, staging / "include", out, compiler, library)
                 facts = read_stamp(out)
                 manifest["built"][name] = {
-                    "file": out.name, "library_version": facts["library_version"],
+                    "file": out.name,
+                    "library_version": facts["library_version"],
+                    "library_source": library.description,
                     "wt_header_version": facts["wt_header_version"],
                     "sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
-                    "config": EXTENSIONS[name].config or None}
+                    "config": extension.config or None,
+                }
             shutil.rmtree(staging / "include")
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         if dest.exists():
@@ -292,15 +522,22 @@ def extension_status(directory: str | None = None) -> dict[str, dict[str, Any]]:
         built = manifest.get("built", {}).get(name)
         library = root / f"libwiredtiger_{name}.so"
         if built is None or not library.exists():
-            status[name] = {"state": "missing", "reason": install_line([name])}
+            reason = (manifest.get("missing_reasons") or {}).get(name) or install_line([name])
+            status[name] = {"state": "missing", "reason": reason}
             continue
         try:
             facts = check_library(library, module_version)
         except ExtensionMismatch as err:
             status[name] = {"state": "refused", "reason": str(err)}
             continue
-        status[name] = {"state": "loaded", "path": str(library), "config": extension.config or None,
-                        **facts, "sha256": built.get("sha256")}
+        status[name] = {
+            "state": "loaded",
+            "path": str(library),
+            "config": extension.config or None,
+            **facts,
+            "library_source": built.get("library_source"),
+            "sha256": built.get("sha256"),
+        }
     return status
 
 
@@ -332,13 +569,19 @@ def main(argv: list[str] | None = None) -> int:
         manifest = build()
     except (subprocess.CalledProcessError, OSError, ValueError) as err:
         detail = (getattr(err, "stderr", None) or "").strip().splitlines()
-        print(f"WiredTiger compressor extensions not built ({err}{': ' + detail[-1] if detail else ''}); "
-              "the engine lab uses the nearest built-in compressor, labelled", file=sys.stderr)
+        print(
+            f"WiredTiger compressor extensions not built ({err}{': ' + detail[-1] if detail else ''}); "
+            "the engine lab uses the nearest built-in compressor, labelled",
+            file=sys.stderr,
+        )
         return 0
     for name, facts in manifest["built"].items():
-        print(f"WiredTiger {facts['wt_header_version']} {name} extension built ({facts['library_version']})")
-    if manifest["missing"]:
-        print(install_line(manifest["missing"]), file=sys.stderr)
+        print(
+            f"WiredTiger {facts['wt_header_version']} {name} extension built ({facts['library_version']}; "
+            f"{facts['library_source']})"
+        )
+    for reason in dict.fromkeys(manifest["missing_reasons"].values()):  # no compiler: one line for both
+        print(reason, file=sys.stderr)
     return 0
 
 

@@ -424,31 +424,96 @@ def _no_tolerance(verdict: str | None) -> str:
     return MISSING_TOLERANCE if verdict_class(verdict) in JUDGED else "—"
 
 
-def findings_view(findings: pl.DataFrame) -> dict[str, Any]:
-    """The page's first table: one row per finding with its evidence, tolerance and verdict, then the counts
-    (of the published findings only: costlab's own variants are counted apart, in `variant_counts`)."""
-    rows = []
-    for row in findings.iter_rows(named=True):
-        rows.append(
+def _sort_key(value: float | None) -> str:
+    """A number the page's sort reads (data-sort); empty for none, sorted last."""
+    return "" if value is None or value != value else repr(float(value))
+
+
+def finding_row_view(row: dict) -> dict[str, Any]:
+    """One finding as the page's tables show it (the audit table, what did not hold, beyond the articles)."""
+    return {
+        "study": row["study"],
+        "anchor": f"study-{row['study']}",
+        "finding": row["finding"] or "—",
+        "metric": row["metric"],
+        "published": _published_text(row),
+        "published_is_rule": _judged_by_rule_alone(row),
+        "this_run": _number_text(row["this_run"], row["unit"]),
+        "evidence": row["evidence"] or "—",
+        "ratio": format_cell(row["ratio"]).text if row["ratio"] is not None else "—",
+        "tolerance": row["tolerance"] or _no_tolerance(row["verdict"]),
+        "verdict": row["verdict"] or "no verdict",
+        "verdict_class": verdict_class(row["verdict"]),
+        "verdict_css": verdict_css(row["verdict"] or ""),
+        "note": row["note"],
+        "sort": {
+            "published": _sort_key(row["published"]),
+            "this_run": _sort_key(row["this_run"]),
+            "ratio": _sort_key(row["ratio"]),
+        },
+    }
+
+
+# The audit table's filters: one select per column, its options the values this run has.
+FILTER_COLUMNS = (("study", "study"), ("verdict", "verdict_class"), ("evidence", "evidence"))
+
+
+def audit_filters(rows: list[dict[str, Any]]) -> list[tuple[str, str, list[str]]]:
+    """(label, the row attribute filtered on, its distinct values in the table's order) per filter."""
+    return [(label, key, list(dict.fromkeys(str(r[key]) for r in rows))) for label, key in FILTER_COLUMNS]
+
+
+CLAIM_VERDICT_CSS = {"not in this run": "v-na"}
+
+
+def headlines_view(findings: pl.DataFrame) -> dict[str, Any]:
+    """The articles' headline claims with their verdicts, per study, and every published finding that did
+    not hold."""
+    from costlab.report.headlines import did_not_hold, judge_claims
+
+    studies: dict[str, dict[str, Any]] = {}
+    shown = set(findings["study"].to_list())
+    for judged in judge_claims(findings):
+        study = judged.claim.study
+        if study not in shown:
+            continue
+        info = STUDIES[study]
+        group = studies.setdefault(
+            study, {"study": study, "anchor": f"study-{study}", "source": info.source, "claims": []}
+        )
+        counts = ", ".join(f"{n} {c}" for c, n in judged.counts.items())
+        group["claims"].append(
             {
-                "study": row["study"],
-                "anchor": f"study-{row['study']}",
-                "finding": row["finding"] or "—",
-                "metric": row["metric"],
-                "published": _published_text(row),
-                "published_is_rule": _judged_by_rule_alone(row),
-                "this_run": _number_text(row["this_run"], row["unit"]),
-                "evidence": row["evidence"] or "—",
-                "ratio": format_cell(row["ratio"]).text if row["ratio"] is not None else "—",
-                "tolerance": row["tolerance"] or _no_tolerance(row["verdict"]),
-                "verdict": verdict_text(row["verdict"], row["reason"]),
-                "verdict_class": verdict_class(row["verdict"]),
-                "reason": row["reason"],
-                "kind": row["kind"] or Kind.PUBLISHED.value,
-                "verdict_css": verdict_css(row["verdict"] or ""),
-                "note": row["note"],
+                "claim": judged.claim.claim,
+                "verdict": judged.verdict,
+                "verdict_css": CLAIM_VERDICT_CSS.get(judged.verdict)
+                or VERDICT_CSS.get(judged.verdict, "v-other"),
+                "counts": counts,
+                "evidence": ", ".join(judged.evidence) or "—",
+                "reason": judged.reason,
             }
         )
+    failing = did_not_hold(findings)
+    return {
+        "studies": list(studies.values()),
+        "did_not_hold": [finding_row_view(r) for r in failing.iter_rows(named=True)],
+    }
+
+
+def beyond_view(findings: pl.DataFrame) -> list[dict[str, Any]]:
+    """costlab's own variants and a user's: their own section, never counted as the articles' findings."""
+    from costlab.report.headlines import beyond_articles
+
+    rows = []
+    for row in beyond_articles(findings).iter_rows(named=True):
+        rows.append(finding_row_view(row) | {"kind": row.get("kind")})
+    return rows
+
+
+def findings_view(findings: pl.DataFrame) -> dict[str, Any]:
+    """The page's full audit table: one row per finding with its evidence, tolerance and verdict, then the
+    counts."""
+    rows = [finding_row_view(row) for row in findings.iter_rows(named=True)]
     counts = verdict_counts(findings)
     published = published_rows(findings)
     by_evidence = []
@@ -460,15 +525,20 @@ def findings_view(findings: pl.DataFrame) -> dict[str, Any]:
             "counts": [(c, n, verdict_css(c)) for c, n in counts.items()],
             "variants_total": sum(variants.values()),
             "variant_counts": [(c, n, verdict_css(c)) for c, n in variants.items()],
-            "by_evidence": by_evidence}
+            "by_evidence": by_evidence, "filters": audit_filters(rows)}
 
 
 def what_ran(sections: list[StudySection]) -> str:
     """'engine lab and models; no MongoDB server' or 'MongoDB 8.0.4, the WiredTiger engine lab and models'."""
     shown = [s for s in sections if s.enabled and s.has_results]
     records = [r for s in shown for r in s.provenance]
-    versions = list(dict.fromkeys(str((r.get("server") or {}).get("version")) for r in records
-                                  if not is_stand_in(r) and (r.get("server") or {}).get("version")))
+    versions = list(
+        dict.fromkeys(
+            str((r.get("server") or {}).get("version"))
+            for r in records
+            if not is_stand_in(r) and (r.get("server") or {}).get("version")
+        )
+    )
     parts = []
     if versions:
         parts.append("MongoDB " + "/".join(versions))
@@ -486,8 +556,12 @@ def what_ran(sections: list[StudySection]) -> str:
 
 @lru_cache(maxsize=1)
 def template_environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=True, undefined=StrictUndefined,
-                      keep_trailing_newline=True)
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES_DIR),
+        autoescape=True,
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+    )
     env.globals.update(stand_in_text=STAND_IN_LABEL, published_table=PUBLISHED_TABLE)
     return env
 
@@ -539,6 +613,17 @@ figure{margin:16px 0;padding:12px;border:1px solid #e3e3e3;border-radius:4px;ove
 figcaption{margin-top:8px}figcaption p{margin:4px 0}.files{font-weight:normal;font-size:13px}
 .na{color:#999}.changed{color:#9a5b00;font-size:12px}
 nav ul{columns:2}
+.claims h3{margin:14px 0 4px;font-size:15px}.claims h3 .source{font-weight:normal;color:#555;font-size:13px}
+table.claims-table{border-collapse:collapse;font-size:14px;width:100%}
+table.claims-table td{border-top:1px solid #ddd;padding:4px 8px;vertical-align:top}
+table.claims-table td.verdict{white-space:nowrap;width:9em;font-weight:600}
+table.claims-table td.evidence{color:#444;font-size:13px;width:14em}
+.claims .reason{display:block;color:#8a0016;font-size:13px}.claims .counts-text{display:block;color:#555;font-size:12px}
+.claims .reason.na{color:#555}
+#audit-controls{display:flex;flex-wrap:wrap;gap:8px 16px;align-items:center;margin:8px 0;font-size:14px}
+#audit-controls select{font-size:14px;max-width:18em}
+table.findings th.sortable{cursor:pointer;user-select:none}
+table.findings th[aria-sort=ascending]::after{content:" ▲"}table.findings th[aria-sort=descending]::after{content:" ▼"}
 """  # noqa: E501 (code in a string, kept as it runs)
 
 SCRIPT = """
@@ -559,6 +644,53 @@ document.querySelectorAll('script[type="application/json"][data-figure]').forEac
     target.textContent = 'This figure could not be drawn: ' + err;
   });
 });
+"""
+
+
+# The audit table's filters and sort, offline: rows carry data-filter-study / -verdict / -evidence, numeric
+# cells data-sort. Without JavaScript the table shows every row and the controls stay hidden.
+AUDIT_SCRIPT = """
+(function () {
+  var table = document.getElementById('audit-table'), controls = document.getElementById('audit-controls');
+  if (!table || !controls) return;
+  var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+  var selects = controls.querySelectorAll('select'), shown = document.getElementById('audit-shown');
+  function apply() {
+    var n = 0;
+    rows.forEach(function (row) {
+      var keep = Array.prototype.every.call(selects, function (s) {
+        return !s.value || row.getAttribute('data-filter-' + s.name) === s.value;
+      });
+      row.hidden = !keep;
+      if (keep) n += 1;
+    });
+    shown.textContent = n + ' of ' + rows.length + ' rows shown';
+  }
+  Array.prototype.forEach.call(selects, function (s) { s.addEventListener('change', apply); });
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, column) {
+    th.classList.add('sortable');
+    th.setAttribute('title', 'sort by ' + th.textContent);
+    th.addEventListener('click', function () {
+      var up = th.getAttribute('aria-sort') !== 'ascending';
+      Array.prototype.forEach.call(th.parentNode.cells, function (c) { c.removeAttribute('aria-sort'); });
+      th.setAttribute('aria-sort', up ? 'ascending' : 'descending');
+      function key(row) {
+        var cell = row.cells[column], n = cell.getAttribute('data-sort');
+        return n === null ? cell.textContent.trim().toLowerCase() : (n === '' ? null : parseFloat(n));
+      }
+      var sorted = rows.slice().sort(function (a, b) {
+        var x = key(a), y = key(b);
+        if (x === y) return 0;
+        if (x === null) return 1;
+        if (y === null) return -1;
+        return (x < y ? -1 : 1) * (up ? 1 : -1);
+      });
+      sorted.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+  controls.hidden = false;
+  apply();
+})();
 """
 
 
@@ -603,16 +735,23 @@ def render_page(
 ) -> str:
     needs_js = any(f.spec is not None for s in sections for f in s.figures)
     studies_changed = any(key == "studies" for key, _, _ in config_differences(config, defaults))
-    return template_environment().get_template("report.html.j2").render(
-        generated_at=generated_at.isoformat(timespec="seconds"),
-        config_hash=config_hash(config),
-        stand_in=any(s.stand_in for s in sections),
-        studies=config.get("studies", []),
-        studies_changed=studies_changed,
-        sections=[section_view(s, config, defaults, out_dir) for s in sections],
-        findings=findings_view(findings),
-        what_ran=what_ran(sections),
-        css=Markup(CSS),
-        vega_bundle=Markup(vega_bundle()) if needs_js else None,
-        script=Markup(SCRIPT),
+    return (
+        template_environment()
+        .get_template("report.html.j2")
+        .render(
+            generated_at=generated_at.isoformat(timespec="seconds"),
+            config_hash=config_hash(config),
+            stand_in=any(s.stand_in for s in sections),
+            studies=config.get("studies", []),
+            studies_changed=studies_changed,
+            sections=[section_view(s, config, defaults, out_dir) for s in sections],
+            findings=findings_view(findings),
+            headlines=headlines_view(findings),
+            beyond=beyond_view(findings),
+            what_ran=what_ran(sections),
+            audit_script=Markup(AUDIT_SCRIPT),
+            css=Markup(CSS),
+            vega_bundle=Markup(vega_bundle()) if needs_js else None,
+            script=Markup(SCRIPT),
+        )
     )

@@ -18,4 +18,5 @@ STUDY = Study(
         "that keeps the documents of an array unique."
     ),
     measuring_rules={"uniqueidx_conformance": RuleAsk(work_s=lambda config: CHECK_S, jobs=lambda config: 1)},
+    published=("uniqueidx_claims.csv",),
 )
