@@ -442,8 +442,10 @@ def finding_row_view(row: dict) -> dict[str, Any]:
         "evidence": row["evidence"] or "—",
         "ratio": format_cell(row["ratio"]).text if row["ratio"] is not None else "—",
         "tolerance": row["tolerance"] or _no_tolerance(row["verdict"]),
-        "verdict": row["verdict"] or "no verdict",
+        "verdict": verdict_text(row["verdict"], row.get("reason")),
         "verdict_class": verdict_class(row["verdict"]),
+        "reason": row.get("reason"),
+        "kind": row.get("kind") or Kind.PUBLISHED.value,
         "verdict_css": verdict_css(row["verdict"] or ""),
         "note": row["note"],
         "sort": {
