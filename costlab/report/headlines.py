@@ -25,14 +25,14 @@ import polars as pl
 
 from costlab.published import PUBLISHED_DIR
 from costlab.report.studies import STUDIES
-from costlab.verdicts import COUNTED_KINDS, Kind, verdict_class
+from costlab.verdicts import COUNTED_KINDS, OTHER, Kind, verdict_class
 
 CLAIMS_SUFFIX = "_claims.csv"   # resources/published/<study>_claims.csv, declared in the study's `published`
 CLAIM_COLUMNS = ("claim", "findings")
 PATTERN_SEPARATOR = " | "
 PUBLISHED_KIND = Kind.PUBLISHED.value
 # The order a claim's findings decide it: the first class any of them has.
-DECIDING_ORDER = ("not reproduced", "inconclusive", "reproduced", "not comparable", "not run")
+DECIDING_ORDER = ("not reproduced", "inconclusive", "reproduced", "not comparable", "not run", OTHER)
 NOT_HELD = ("not reproduced", "inconclusive")
 REASON_ROWS = 3  # failing findings named in a claim's one-line reason
 
@@ -158,7 +158,7 @@ def judge_claim(claim: Claim, findings: pl.DataFrame) -> ClaimVerdict:
     evidence = list(dict.fromkeys(r["evidence"] for r in deciding if r["evidence"]))
     if verdict in NOT_HELD:
         reason = failing_reason(deciding)
-    elif verdict in ("not comparable", "not run"):
+    elif verdict in ("not comparable", "not run", OTHER):   # other: a cell holding no verdict (edited)
         first = deciding[0]
         reason = first.get("reason") or first["note"] or first["verdict"]
     else:
