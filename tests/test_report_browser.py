@@ -173,8 +173,9 @@ def test_the_audit_table_filters_and_sorts_offline_and_the_claims_come_first(smo
     arraygrowth = [r for r in rows if r["study"] == "arraygrowth"]
     assert out["controls_shown"] and out["total"] == len(rows)
     assert out["study"] == ["arraygrowth"] * len(arraygrowth) and arraygrowth
-    reproduced = [r for r in arraygrowth if r["verdict"].startswith("reproduced")]
-    assert out["study_and_verdict"] == ["arraygrowth|" + r["verdict"] for r in reproduced]
+    reproduced = [r for r in arraygrowth if r["verdict"] == "reproduced"]
+    shown = [r["verdict"] + (f" ({r['reason']})" if r.get("reason") else "") for r in reproduced]
+    assert out["study_and_verdict"] == ["arraygrowth|" + text for text in shown]
     assert out["shown_text"] == f"{len(reproduced)} of {len(rows)} rows shown"
     assert out["all_shown"] == len(rows)   # clearing the filters shows every row again
     # sorted by ratio: the rows with one ascending, then those without
