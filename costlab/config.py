@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -147,6 +148,24 @@ def check_size(config: Any, source: str = "the config") -> None:
             stack.extend((v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value))
 
 
+def check_finite(config: Any) -> None:
+    """ConfigError naming the first number that is NaN or infinite, wherever it is in the config.
+
+    One rule for every numeric key: JSON has no NaN, and jsonschema's bounds compare with < and >,
+    which NaN fails every time (appversions.loadtest.tolerance: .nan used to flip every load-test
+    step to "missed" and exit 0; phase_seconds: .nan crashed planning)."""
+    stack: list[tuple[Any, str]] = [(config, "")]
+    while stack:
+        value, key = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"invalid config key {_short(key or '(top level)')}: {value} is not a finite number "
+                              "(NaN and infinity are refused: give a number)")
+        if isinstance(value, dict):
+            stack.extend((v, f"{key}.{k}" if key else str(k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{key}[{i}]") for i, v in enumerate(value))
+
+
 def _short(text: str) -> str:
     """A message that never carries a whole config: one line, at most MAX_MESSAGE_CHARS."""
     line = text.splitlines()[0] if text else text
@@ -158,6 +177,7 @@ def validate(config: dict) -> dict:
     from jsonschema import ValidationError
 
     check_size(config)
+    check_finite(config)
     try:
         _defaulting_validator()(schema()).validate(config)
     except ValidationError as err:
