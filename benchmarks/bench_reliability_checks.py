@@ -19,11 +19,12 @@ import common
 import yaml  # noqa: E402
 
 from costlab.appversions.phases import empty_phase_problem  # noqa: E402
-from costlab.config import ROOT, _LimitedLoader, check_size, load_config  # noqa: E402
+from costlab.config import ROOT, _LimitedLoader, check_finite, check_size, load_config  # noqa: E402
 from costlab.credentials import uri_problem  # noqa: E402
 from costlab.digests import check  # noqa: E402
 from costlab.engine.limits import engine_problem  # noqa: E402
 from costlab.paths import shell_safe_python  # noqa: E402
+from costlab.plan import plan_problem  # noqa: E402
 
 URI = "mongodb://alice@db.example:27017/?connectTimeoutMS=2000&replicaSet=rs0&authSource=admin"
 COMMAND = "python benchmarks/bench_reliability_checks.py"
@@ -37,6 +38,8 @@ def main() -> None:
     pieces = {
         "interpreter path (shell_safe_python)": shell_safe_python,
         "config size count (check_size)": lambda: check_size(config),
+        "finite numbers (check_finite)": lambda: check_finite(config),
+        "plan ceilings (plan_problem)": lambda: plan_problem(config),
         "load-test phases (empty_phase_problem)": lambda: empty_phase_problem(
             config["appversions"]["loadtest"]
         ),

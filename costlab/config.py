@@ -212,7 +212,7 @@ def _allowed(error: Any) -> str:
     if "enum" in schema:
         return ", ".join(map(str, schema["enum"]))
     parts = []
-    for bound in ("minimum", "exclusiveMinimum", "maximum", "minItems"):
+    for bound in ("minimum", "exclusiveMinimum", "maximum", "minItems", "maxItems"):
         if bound in schema:
             parts.append(f"{bound} {schema[bound]}")
     if "type" in schema:
@@ -233,6 +233,10 @@ def check_semantics(config: dict) -> None:
             raise ConfigError(problem)
     from costlab.engine.limits import engine_problem
     problem = engine_problem(config)
+    if problem:
+        raise ConfigError(problem)
+    from costlab.plan import plan_problem
+    problem = plan_problem(config)
     if problem:
         raise ConfigError(problem)
     server = config.get("server", {})

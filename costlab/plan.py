@@ -1,0 +1,123 @@
+"""What a config asks the machine to do, counted before any job, and the ceilings it must stay under.
+
+Each key is bounded alone by the schema; their product is not: `upsert_rates: [1000000]`,
+`rate_scale: 100`, `phase_seconds: 86400` planned 8.64e12 operations and died after hours of load
+and correctness ("Unable to allocate 62.9 TiB"); `events_per_year: 3e8` wrote 5.6 GB of temporary
+file in 200 s. `plan_problem` multiplies the keys out (plain arithmetic, no polars: the pre-check
+and the Snakefile call it) and names the keys of a plan past its ceiling.
+
+The ceilings are a few times the published scale (config/full.yaml), sized against this machine's
+measured throughput (benchmarks/bench_plan_ceilings.py, docs/reliability.md). `plan_ceiling_factor`
+multiplies every ceiling, to go beyond them on purpose.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+YEARS = 10               # the events span 2010-2020 (appversions/events.py); the authors' window is 0.08 % more
+AUTHORS_WINDOW = 1.0008  # 500,390,000 events at 50,000,000 a year (window.py)
+KB = 1024
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    what: str
+    limit: float
+    published: float   # the same quantity at the published scale (config/full.yaml), for the message
+    keys: str          # the keys that multiply to it
+
+
+def _loadtest_operations(config: dict) -> float:
+    from costlab.appversions.phases import expected_phase_operations
+
+    loadtest = (config.get("appversions") or {}).get("loadtest") or {}
+    return sum(expected for _, _, expected in expected_phase_operations(loadtest))
+
+
+def _events(config: dict) -> float:
+    return float((config.get("appversions") or {}).get("events_per_year", 0)) * YEARS * AUTHORS_WINDOW
+
+
+def _docsize_datasets_per_size(docsize: dict) -> int:
+    variants = docsize.get("variants") or {}
+    return 1 + bool(variants.get("fields_after_history", True)) + bool(variants.get("split_history", True))
+
+
+def _docsize_bytes(config: dict) -> float:
+    docsize = config.get("docsize") or {}
+    return (float(docsize.get("docs_per_collection", 0)) * sum(docsize.get("sizes_kb") or ()) * KB
+            * _docsize_datasets_per_size(docsize))
+
+
+def _documents(config: dict) -> float:
+    docsize, flat = config.get("docsize") or {}, config.get("flatnested") or {}
+    studies = config.get("studies") or ()
+    total = 0.0
+    if "docsize" in studies:
+        total += float(docsize.get("docs_per_collection", 0)) * len(docsize.get("sizes_kb") or ()) \
+            * _docsize_datasets_per_size(docsize)
+    if "flatnested" in studies:
+        total += float(flat.get("documents", 0)) * len(flat.get("flat_fields") or ()) * 2   # flat and nested
+    return total
+
+
+def _engine_bytes(config: dict) -> float:
+    engine, docsize = config.get("engine") or {}, config.get("docsize") or {}
+    return float((engine.get("docsize") or {}).get("docs_per_collection", 0)) * max(docsize.get("sizes_kb") or [0]) * KB
+
+
+def _engine_events(config: dict) -> float:
+    engine = config.get("engine") or {}
+    return float((engine.get("appversions") or {}).get("events_per_year", 0)) * YEARS * AUTHORS_WINDOW
+
+
+CEILINGS: dict[str, Ceiling] = {
+    "loadtest_operations": Ceiling(
+        "load-test operations per version", 10_000_000, 1_687_500,
+        "appversions.loadtest: per phase upsert_rates[i] x rate_scale x phase_seconds / batch_size "
+        "+ mean(report_rates) x rate_scale x phase_seconds, + report_rates[0] x rate_scale x warmup_seconds"),
+    "events": Ceiling("events to generate", 1_000_000_000, 500_390_000, "appversions.events_per_year x 10 years"),
+    "docsize_bytes": Ceiling("bytes of orders to generate and load", 50e9, 50_000 * 85 * KB * 3,
+                             "docsize.docs_per_collection x sum(docsize.sizes_kb) KB x datasets per size"),
+    "documents": Ceiling("documents to generate and load", 20_000_000, 50_000 * 4 * 3 + 10_000 * 4 * 2,
+                         "docsize.docs_per_collection x sizes x datasets + flatnested.documents x flat_fields x 2"),
+    "engine_bytes": Ceiling("bytes of the largest engine collection (scratch)", 20e9, 50_000 * 64 * KB,
+                            "engine.docsize.docs_per_collection x max(docsize.sizes_kb) KB"),
+    "engine_events": Ceiling("engine events per version", 5_000_000, 500_400,
+                             "engine.appversions.events_per_year x 10 years"),
+}
+
+# quantity -> (how to count it, whether this config runs it)
+_COUNTS: dict[str, tuple[Callable[[dict], float], Callable[[dict], bool]]] = {
+    "loadtest_operations": (_loadtest_operations, lambda c: "appversions" in c.get("studies", ())),
+    "events": (_events, lambda c: "appversions" in c.get("studies", ())),
+    "docsize_bytes": (_docsize_bytes, lambda c: "docsize" in c.get("studies", ())),
+    "documents": (_documents, lambda c: True),
+    "engine_bytes": (_engine_bytes, lambda c: (c.get("engine") or {}).get("enabled", True)
+                     and "docsize" in c.get("studies", ())),
+    "engine_events": (_engine_events, lambda c: (c.get("engine") or {}).get("enabled", True)
+                      and "appversions" in c.get("studies", ())),
+}
+
+
+def planned_work(config: dict[str, Any]) -> dict[str, float]:
+    """Each quantity this (validated) config asks for; a study or engine lab that does not run counts 0."""
+    return {name: (count(config) if runs(config) else 0.0) for name, (count, runs) in _COUNTS.items()}
+
+
+def _human(value: float) -> str:
+    return f"{value:,.0f}" if value < 1e12 else f"{value:.3g}"
+
+
+def plan_problem(config: dict[str, Any]) -> str | None:
+    """One line naming the first quantity past its ceiling and the keys that multiply to it, or None."""
+    factor = float(config.get("plan_ceiling_factor", 1) or 1)
+    for name, value in planned_work(config).items():
+        ceiling = CEILINGS[name]
+        limit = ceiling.limit * factor
+        if value > limit:
+            return (f"invalid config: the plan asks for {_human(value)} {ceiling.what} ({ceiling.keys}), "
+                    f"above the ceiling of {_human(limit)} (the published scale is {_human(ceiling.published)}); "
+                    "lower those keys, or raise plan_ceiling_factor on purpose (docs/reliability.md)")
+    return None
