@@ -5,3 +5,8 @@ from costlab.registry import STUDY_NAMES as STUDIES
 
 __version__ = "0.1.0"
 __all__ = ["STUDIES"]
+
+# A Snakemake script job (costlab/jobs.py): signals run its cleanup, a failure is in its log.
+from costlab.jobs import install_if_job as _install_if_job  # noqa: E402
+
+_install_if_job()

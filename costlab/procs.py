@@ -97,10 +97,14 @@ def sigterm_raises() -> Iterator[None]:
         yield
         return
 
+    previous = signal.getsignal(signal.SIGTERM)
+
     def handler(signum, frame):
+        if callable(previous):    # a job's own handler (costlab/jobs.py) raises and records why
+            previous(signum, frame)
         raise SystemExit(128 + signum)
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGTERM, handler)
     try:
         yield
     finally:

@@ -10,6 +10,9 @@ matters to a long-running server (file manager, verbose, session_max).
 from __future__ import annotations
 
 import shutil
+import signal
+import threading
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +22,23 @@ from costlab.engine.extensions import open_config_extensions
 from costlab.engine.wt import NO_COMPRESSOR, check_compressor, wiredtiger_module, wiredtiger_version
 
 JOURNAL_DIR = "journal"  # mongod keeps the WiredTiger log in <dbpath>/journal
+
+# Connections open in this process: engine_home closes those on its home before removing it.
+OPEN_ENGINES: "weakref.WeakSet[Engine]" = weakref.WeakSet()
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM wait until the block is done (main thread; elsewhere they cannot run anyway)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 @dataclass(frozen=True)
@@ -57,7 +77,15 @@ class Engine:
             shutil.rmtree(self.home)
         (self.home / JOURNAL_DIR).mkdir(parents=True, exist_ok=True)
         self.wt = wiredtiger_module()
-        self.conn = self.wt.wiredtiger_open(str(self.home), settings.open_config())
+        self.conn = None
+        self._open()
+
+    def _open(self) -> None:
+        # Ctrl-C or SIGTERM between wiredtiger_open and the assignment used to drop a live connection
+        # whose threads kept writing into the home while it was removed: signals wait until it is held.
+        with signals_deferred():
+            self.conn = self.wt.wiredtiger_open(str(self.home), self.settings.open_config())
+            OPEN_ENGINES.add(self)
         self.session = self.conn.open_session()
 
     def reopen(self, settings: EngineSettings | None = None) -> None:
@@ -65,8 +93,7 @@ class Engine:
         self.close()
         if settings is not None:
             self.settings = settings
-        self.conn = self.wt.wiredtiger_open(str(self.home), self.settings.open_config())
-        self.session = self.conn.open_session()
+        self._open()
 
     @contextmanager
     def transaction(self, commit_timestamp: int | None = None) -> Iterator[None]:
@@ -101,10 +128,12 @@ class Engine:
         self.session.checkpoint()
 
     def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
-            self.session = None
+        with signals_deferred():   # closed and forgotten together: never closed twice, never left open
+            if self.conn is not None:
+                self.conn.close()
+                self.conn = None
+                self.session = None
+            OPEN_ENGINES.discard(self)
 
     def __enter__(self) -> "Engine":
         return self

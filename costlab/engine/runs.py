@@ -35,6 +35,18 @@ def sweep_orphan_homes(base: Path) -> list[Path]:
     return removed
 
 
+def close_engines_under(home: Path) -> None:
+    """Close every WiredTiger connection of this process whose home is `home` or inside it."""
+    from costlab.engine.connection import OPEN_ENGINES
+
+    for engine in list(OPEN_ENGINES):
+        if engine.home == home or home in engine.home.parents:
+            try:
+                engine.close()
+            except Exception:   # noqa: BLE001 - the home is removed next; a close error must not hide the job's
+                pass
+
+
 @contextmanager
 def engine_home(workdir: str | Path | None, label: str) -> Iterator[Path]:
     """A scratch WiredTiger home under `workdir` (the system's temp dir if None), removed afterwards
@@ -49,7 +61,17 @@ def engine_home(workdir: str | Path | None, label: str) -> Iterator[Path]:
         home = Path(tempfile.mkdtemp(prefix=f"{HOME_PREFIX}{label}-{owner}-", dir=base))
         try:
             yield home
+        except Exception as err:
+            from costlab.io import DiskFull, is_disk_full
+
+            if is_disk_full(err, base):
+                # WiredTiger panics on a full disk (WT_PANIC, "No space left on device", dozens of lines):
+                # say it in one line, naming where it was writing
+                raise DiskFull(f"costlab: disk full writing {home} (WiredTiger: {str(err).splitlines()[0][:120] if str(err) else type(err).__name__}); "
+                               "free space there or set engine.workdir to a larger file system, and rerun") from err
+            raise
         finally:
+            close_engines_under(home)   # a connection still open keeps writing into the home being removed
             shutil.rmtree(home, ignore_errors=True)
 
 

@@ -1,0 +1,208 @@
+"""What every Snakemake job of costlab does on its way out, however it ends.
+
+Snakemake runs each `script:` as its own Python process. Importing costlab there (every script
+does, first thing) calls `install` with the job's `snakemake` object, so that in every job,
+server-free ones included:
+
+- SIGTERM (what `timeout`, a Slurm time limit and `kill` send) and SIGINT (Ctrl-C) raise in the
+  main thread, so `finally` blocks run: `costlab.io.atomic_path` removes its temporary file,
+  scratch homes are removed, servers stopped. Before, SIGTERM ended a server-free job where it
+  stood and left e.g. a 5.6 GB `.events.parquet.<random>.tmp` behind;
+- a job that fails, or is stopped by a signal, says so in its log (`results/logs/…`, the first
+  `log:` file of its rule): the error on one line, then the traceback. Scripts write their log
+  only when they succeed, so a failed job used to leave none, or an empty one.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+_STATE: dict[str, Any] = {}
+
+# Measuring jobs whose outputs are update()-flagged in rules/*.smk (rules/common.smk `kept`): Snakemake then
+# keeps the previous outputs while the job runs and puts them back when it fails. A failed rerun of
+# one records it here, so the page can say the study shows the previous run.
+RERUN_FAILED_DIR = ".rerun_failed"
+KEPT_RULES = frozenset({"appversions_correctness", "appversions_loadtest", "appversions_loadtest_authors",
+                        "arraygrowth_run", "arraygrowth_fallback", "docsize_measure", "flatnested_measure"})
+
+
+def snakemake_job() -> Any | None:
+    """The `snakemake` object of the Snakemake script job this process runs, or None."""
+    main = sys.modules.get("__main__")
+    job = getattr(main, "snakemake", None)
+    if job is None or not type(job).__module__.startswith("snakemake") or not hasattr(job, "log"):
+        return None
+    return job
+
+
+def _stop(signum: int, frame: Any) -> None:
+    if os.getpid() != _STATE.get("pid"):      # a forked worker: its own handlers (costlab/procs.py) decide
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
+    _STATE["signal"] = signum
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise SystemExit(128 + signum)
+
+
+def _log_path(job: Any) -> Path | None:
+    logs = list(getattr(job, "log", None) or [])
+    return Path(logs[0]) if logs else None
+
+
+def write_failure(log: Path, rule: str, started: float, what: str, detail: str = "") -> None:
+    """Put `what` (and the traceback) into the job's log: after what this job wrote there, or in place of
+    an older run's log (a log written before this job started is not this job's)."""
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        ours = log.exists() and log.stat().st_mtime >= started
+        with open(log, "a" if ours else "w") as handle:
+            handle.write(f"costlab: job {rule} {what} at {time.strftime('%Y-%m-%d %H:%M:%S %Z')}\n{detail}")
+    except OSError:
+        pass   # a log that cannot be written must not hide the job's own error
+
+
+def _study_dir(output: str) -> Path | None:
+    parts = Path(output).parts
+    return Path(*parts[:2]) if len(parts) > 2 and parts[0] == "results" else None
+
+
+def _marker(job: Any) -> Path | None:
+    outputs = [str(o) for o in (getattr(job, "output", None) or [])]
+    study = _study_dir(outputs[0]) if outputs else None
+    return study / RERUN_FAILED_DIR / f"{Path(outputs[0]).name}.json" if study else None
+
+
+def _record_failure(what: str) -> None:
+    """For a measuring job with kept outputs: say that this rerun failed (Snakemake puts the previous outputs back)."""
+    job, marker = _STATE.get("job"), _STATE.get("marker")
+    if marker is None or not _STATE.get("kept"):
+        return
+    import json
+
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps({"rule": _STATE["rule"], "failed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                      "why": what, "outputs": [str(o) for o in job.output]}, indent=1) + "\n")
+    except OSError:
+        pass
+
+
+def _excepthook(kind: type[BaseException], error: BaseException, tb: Any) -> None:
+    if os.getpid() == _STATE.get("pid") and _STATE.get("log") and not issubclass(kind, KeyboardInterrupt):
+        from costlab.credentials import redact_text
+
+        server = _STATE["server"]
+        line = redact_text(f"{kind.__name__}: {error}".splitlines()[0] if str(error) else kind.__name__, server)
+        detail = redact_text("".join(traceback.format_exception(kind, error, tb)), server)
+        write_failure(_STATE["log"], _STATE["rule"], _STATE["started"], f"failed: {line[:500]}", detail)
+        _record_failure(line[:500])
+        _STATE["written"] = True
+        message = str(error)
+        if message.startswith("costlab:") and "\n" not in message.strip():
+            # costlab's own errors are one line that says what happened (disk full writing <path>, a lost
+            # server, an edited input): that line on the console, the traceback in the log
+            print(f"{message} (details: {_STATE['log']})", file=sys.stderr)
+            return
+    _STATE["previous_hook"](kind, error, tb)
+
+
+def _at_exit() -> None:
+    if os.getpid() != _STATE.get("pid"):
+        return
+    signum = _STATE.get("signal")
+    if signum and _STATE.get("log") and not _STATE.get("written"):
+        write_failure(_STATE["log"], _STATE["rule"], _STATE["started"],
+                      f"stopped by {signal.Signals(signum).name}; its temporary files were removed and nothing "
+                      "partial was kept\n")
+        _record_failure(f"stopped by {signal.Signals(signum).name}")
+    elif not _STATE.get("written") and _STATE.get("marker") is not None and sys.exc_info()[0] is None:
+        # ended without an error: if every output is there, this job is no longer a failed rerun
+        job = _STATE["job"]
+        if all(Path(str(o)).exists() for o in job.output):
+            _STATE["marker"].unlink(missing_ok=True)
+
+
+def install(job: Any) -> None:
+    """Arm the signal handlers and the failure log for the job `job` (once per process, main thread only)."""
+    if _STATE.get("pid") == os.getpid() or threading.current_thread() is not threading.main_thread():
+        return
+    config = getattr(job, "config", None)
+    server = (config.get("server") if isinstance(config, dict) else None) or {}
+    rule = str(getattr(job, "rule", "?"))
+    _STATE.update(job=job, marker=_marker(job), kept=rule in KEPT_RULES)
+    _STATE.update(pid=os.getpid(), log=_log_path(job), rule=rule, server=server,
+                  started=time.time() - 1, previous_hook=sys.excepthook)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        if signal.getsignal(signum) is not signal.SIG_IGN:   # a job started with it ignored keeps ignoring it
+            signal.signal(signum, _stop)
+    sys.excepthook = _excepthook
+    atexit.register(_at_exit)
+
+
+def install_if_job() -> None:
+    """Called when costlab is imported: `install` when this process is a Snakemake script job."""
+    job = snakemake_job()
+    if job is not None:
+        install(job)
+
+
+def failed_reruns(study_dir: str | Path) -> list[dict[str, Any]]:
+    """The failed reruns recorded under results/<study>/ whose previous outputs are back in place."""
+    import json
+
+    found = []
+    for marker in sorted(Path(study_dir, RERUN_FAILED_DIR).glob("*.json")):
+        try:
+            record = json.loads(marker.read_text())
+        except (OSError, ValueError):
+            continue
+        outputs = record.get("outputs") if isinstance(record, dict) else None
+        if outputs and all(Path(o).exists() for o in outputs):
+            found.append(record)
+    return found
+
+
+def run_of(record: dict[str, Any]) -> str:
+    """When the kept outputs were measured: their provenance's started_at, else the file's time."""
+    import json
+
+    for output in record.get("outputs") or []:
+        if "/provenance/" in output:
+            try:
+                started = json.loads(Path(output).read_text()).get("started_at")
+            except (OSError, ValueError, AttributeError):
+                started = None
+            if started:
+                return str(started)
+    return "an earlier run"
+
+
+def rerun_failed_notes(study_dir: str | Path) -> list[str]:
+    """The page's line per failed rerun: 'last rerun failed; showing the run of <time>'."""
+    return [f"last rerun of {record.get('rule')} failed ({record.get('failed_at')}: {str(record.get('why'))[:200]}); "
+            f"showing the run of {run_of(record)}" for record in failed_reruns(study_dir)]
+
+
+def after_failed_run(results: str | Path = "results") -> list[Path]:
+    """Snakemake's onerror: outputs it put back after a failed rerun are dated before their inputs, so the next
+    run measures again (Snakemake records the failed job's params as if it had succeeded, and would call
+    the old outputs up to date). Returns the outputs of every failed rerun shown."""
+    redated = []
+    for study_dir in Path(results).iterdir() if Path(results).is_dir() else ():
+        for record in failed_reruns(study_dir):
+            for output in record.get("outputs") or []:
+                path = Path(output)
+                if path.stat().st_mtime > 1:
+                    os.utime(path, (1, 1))
+                redated.append(path)
+    return redated
