@@ -341,19 +341,66 @@ def load_config(*configfiles: str | Path, overrides: Mapping[str, Any] | None = 
     return validate(config)
 
 
+RUN_ARGS_ENV = "COSTLAB_RUN_ARGS"   # set by rules/common.smk for its jobs: this run's config arguments
+
+
+def run_arguments(configfiles: Any, command_line: Mapping[str, Any] | None) -> str:
+    """The config arguments of a run as a command line gives them (`--configfile a.yaml --config k=v`),
+    without the defaults file and with any URI's password removed: for the commands messages print."""
+    import shlex
+
+    from costlab.credentials import redact_uri_passwords
+
+    files = [Path(f) for f in configfiles or () if Path(f).resolve() != DEFAULT_CONFIG_PATH]
+    parts = ["--configfile", *(shlex.quote(str(f)) for f in files)] if files else []
+    if command_line:
+        parts.append("--config")
+        for key, value in command_line.items():
+            text = value if isinstance(value, str) else yaml.safe_dump(value, default_flow_style=True,
+                                                                          width=10**6).strip()
+            parts.append(shlex.quote(redact_uri_passwords(f"{key}={text}")))
+    return " ".join(parts)
+
+
 # The server keys that choose which server measures: part of every study's hash. (Timeouts
 # and the like change nothing a study measures.)
 SERVER_HASH_KEYS = ("backend", "uri", "image", "mongod")
 
 
+# Keys that choose which measuring jobs run, not what one of them measures: fewer sizes keep the jobs of
+# the remaining ones as they are (Snakemake plans nothing), so they are not part of a study's hash.
+# `sizes_kb: [1]` used to make the page say "rerun the study" while `snakemake -n` had nothing to do.
+JOB_SELECTING_KEYS = {
+    "docsize": (("sizes_kb",), ("variants", "fields_after_history"), ("variants", "split_history")),
+    "appversions": (("versions",), ("load_versions",), ("loadtest", "versions"), ("loadtest", "authors_driver")),
+    "arraygrowth": (("profiles",), ("workloads",)),
+    "flatnested": (("flat_fields",),),
+}
+
+
+def _without(section: Any, paths: tuple[tuple[str, ...], ...]) -> Any:
+    if not isinstance(section, dict):
+        return section
+    section = copy.deepcopy(section)
+    for path in paths:
+        node = section
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(path[-1], None)
+    return section
+
+
 def study_config_hash(config: dict, study: str) -> str:
-    """Hash of one study's own keys plus the server's: changes only where a rerun would change something.
+    """Hash of what one study's measuring jobs measure with: its own keys (less those that only choose
+    which jobs run, JOB_SELECTING_KEYS) plus the server's. Changes only where a rerun would change something.
 
     Another study's key leaves it unchanged, so the report warns "rerun" only on the study whose
     measurements the change concerns.
     """
     server = config.get("server") or {}
-    return config_hash({study: config.get(study), "server": {k: server.get(k) for k in SERVER_HASH_KEYS}})
+    return config_hash({study: _without(config.get(study), JOB_SELECTING_KEYS.get(study, ())),
+                        "server": {k: server.get(k) for k in SERVER_HASH_KEYS}})
 
 
 def study_of_provenance_path(path: str | Path, config: dict) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 ENV_URI = "COSTLAB_MONGODB_URI"
@@ -103,6 +104,16 @@ def public_server_config(server_config: dict) -> dict:
     if public.get("uri"):
         public["uri"] = redact_uri(public["uri"])
     return public
+
+
+# up to the last @ of the token: a password that holds a raw @ is hidden whole (over-hiding beats a leak)
+_URI_PASSWORD = re.compile(r"(mongodb(?:\+srv)?://[^\s:/@'\"]*:)[^\s'\"]*@")
+
+
+def redact_uri_passwords(text: str) -> str:
+    """`text` with the password of every mongodb:// or mongodb+srv:// URI in it replaced by ***, whatever
+    the config: for a command line or a path that quotes one (cleanup's --config used to print it)."""
+    return _URI_PASSWORD.sub(lambda m: f"{m.group(1)}***@", text)
 
 
 def redact_text(text: str, server_config: dict, environ: dict | None = None) -> str:

@@ -102,11 +102,17 @@ def edited_reason(path: str | Path) -> str | None:
 
 
 def rebuild_command(path: str | Path) -> str:
-    """How to get `path` back: files in resources/ come from git, results from their rule."""
+    """How to get `path` back: files in resources/ come from git, results from their rule, with the
+    config arguments of the run that is building (it used to leave them out: another config's plan)."""
+    import os
+
     text = Path(path).as_posix()
     if text.startswith("resources/") or "/resources/" in text:
         return f"git checkout -- {text}"
-    return f"snakemake --force {text}"
+    from costlab.config import RUN_ARGS_ENV
+
+    args = os.environ.get(RUN_ARGS_ENV, "").strip()
+    return f"snakemake --force {text}" + (f" {args}" if args else "")
 
 
 def without_edited_verdicts(frame, path: str | Path):

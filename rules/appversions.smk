@@ -65,9 +65,9 @@ rule appversions_correctness:
         loaded="results/appversions/provenance/load_{version}.json",
         server=server_json(AV["loadtest"]["profile"]),
     output:
-        checked="results/appversions/tables/correctness_{version}.csv",
-        provenance="results/appversions/provenance/correctness_{version}.json",
-        midday="results/appversions/tables/midday_reports_{version}.csv",
+        checked=kept("results/appversions/tables/correctness_{version}.csv"),
+        provenance=kept("results/appversions/provenance/correctness_{version}.json"),
+        midday=kept("results/appversions/tables/midday_reports_{version}.csv"),
     wildcard_constraints:
         version=AV_VERSION_RE,
     params:
@@ -163,9 +163,9 @@ rule appversions_loadtest:
         correctness="results/appversions/tables/correctness_{version}.csv",
         server=server_json(AV_LT["profile"]),
     output:
-        raw="results/appversions/raw/loadtest_{version}.parquet",
-        provenance="results/appversions/provenance/loadtest_{version}.json",
-        metrics="results/appversions/raw/server_metrics_{version}.parquet",
+        raw=kept("results/appversions/raw/loadtest_{version}.parquet"),
+        provenance=kept("results/appversions/provenance/loadtest_{version}.json"),
+        metrics=kept("results/appversions/raw/server_metrics_{version}.parquet"),
     wildcard_constraints:
         version=AV_VERSION_RE,
     params:
@@ -193,9 +193,9 @@ rule appversions_loadtest_authors:
         server=server_json(AV_LT["profile"]),
         after="results/appversions/raw/loadtest_{version}.parquet",   # one load test at a time on the data
     output:
-        raw="results/appversions/raw/loadtest_authors_{version}.parquet",
-        provenance="results/appversions/provenance/loadtest_authors_{version}.json",
-        metrics="results/appversions/raw/server_metrics_authors_{version}.parquet",
+        raw=kept("results/appversions/raw/loadtest_authors_{version}.parquet"),
+        provenance=kept("results/appversions/provenance/loadtest_authors_{version}.json"),
+        metrics=kept("results/appversions/raw/server_metrics_authors_{version}.parquet"),
     wildcard_constraints:
         version=AV_VERSION_RE,
     params:

@@ -35,8 +35,8 @@ rule arraygrowth_run:
     input:
         server=server_json("{ag_profile}"),
     output:
-        raw="results/arraygrowth/raw/{ag_profile}_{ag_workload}.parquet",
-        provenance="results/arraygrowth/provenance/{ag_profile}_{ag_workload}.json",
+        raw=kept("results/arraygrowth/raw/{ag_profile}_{ag_workload}.parquet"),
+        provenance=kept("results/arraygrowth/provenance/{ag_profile}_{ag_workload}.json"),
     params:
         ns=AG["ns"],
     threads: ask("arraygrowth_run").threads
@@ -70,8 +70,8 @@ rule arraygrowth_fallback:
     input:
         server=server_json("{ag_profile}"),
     output:
-        raw="results/arraygrowth/raw/fallback_{ag_profile}.parquet",
-        provenance="results/arraygrowth/provenance/fallback_{ag_profile}.json",
+        raw=kept("results/arraygrowth/raw/fallback_{ag_profile}.parquet"),
+        provenance=kept("results/arraygrowth/provenance/fallback_{ag_profile}.json"),
     params:
         fallback=AG_FALLBACK,
     threads: ask("arraygrowth_fallback").threads

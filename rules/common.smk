@@ -18,6 +18,12 @@ from costlab.config import apply_command_line_config, validate as validate_confi
 apply_command_line_config(config, workflow.config_settings.config)
 # Raises ConfigError naming the key and what is allowed; Snakemake stops before any job.
 validate_config(config)
+# Commands that messages print (rebuild an edited result) carry this run's config arguments.
+import os as _os
+
+from costlab.config import RUN_ARGS_ENV as _RUN_ARGS_ENV, run_arguments as _run_arguments
+
+_os.environ[_RUN_ARGS_ENV] = _run_arguments(workflow.config_settings.configfiles, workflow.config_settings.config)
 
 # For --use-conda users (with PYTHONPATH set to this checkout so scripts import costlab);
 # the tested path is pip + venv (`make all`). Relative to rules/.
@@ -33,14 +39,20 @@ STUDY_TARGETS = {}
 ENGINE_ON = config["engine"]["enabled"]
 
 
+from costlab.engine.extensions import compressors_loaded as _compressors_loaded
+
+
 def engine_params(study):
     """The engine keys one study's engine job depends on: the shared ones (compressors, ...) and its own
     section, never another study's, so `engine.arraygrowth.ns` reruns arraygrowth_engine alone."""
     from costlab import STUDIES as _STUDIES
     from costlab.engine.replset import REPLICA_SET_STUDIES as _ON_REPLICA_SET
 
-    return {key: value for key, value in config["engine"].items()
-            if (key not in _STUDIES or key == study) and (key != "replica_set" or study in _ON_REPLICA_SET)}
+    # What the engine lab loads (compressor extensions' files and digests, or that the nearest built-in
+    # substitutes) is an input too: `make wt-extensions` reruns exactly the engine jobs.
+    return {**{key: value for key, value in config["engine"].items()
+               if (key not in _STUDIES or key == study) and (key != "replica_set" or study in _ON_REPLICA_SET)},
+            "compressors_loaded": _compressors_loaded()}
 
 
 from costlab.namespaces import data_params as _study_data_params
@@ -111,3 +123,43 @@ if workflow.remote_exec:
 onstart:
     if workflow.non_local_exec:
         _mark_submit_host()
+    _sweep_leftovers()
+
+
+def kept(path):
+    """A measuring job's output that Snakemake keeps while the job reruns and puts back if it fails
+    (update()): a failed rerun no longer destroys the last good measurement. costlab/jobs.py records
+    the failure (KEPT_RULES) and the page says which run it shows."""
+    return update(path)
+
+
+def _sweep_leftovers():
+    """What a job killed hard (kill -9, the OOM killer, a lost node) left: temporary files of results
+    (costlab/io.py) and engine scratch homes (costlab/engine/runs.py) whose owner process is gone."""
+    import tempfile
+    from pathlib import Path
+
+    from costlab.engine.runs import sweep_orphan_homes
+    from costlab.io import sweep_results
+
+    sweep_results("results")
+    scratch = Path(config["engine"]["workdir"] or tempfile.gettempdir())
+    if scratch.is_dir():
+        sweep_orphan_homes(scratch)
+
+
+onerror:
+    # A measuring job's failed rerun: Snakemake put its previous outputs back (kept); date them before
+    # their inputs so the next run measures again, and rebuild the page so it says what it shows.
+    import sys
+    from pathlib import Path
+
+    from costlab.jobs import after_failed_run
+
+    if after_failed_run("results") and Path("results/report.html").exists():
+        from costlab.report.page import build_report
+
+        try:
+            build_report("results", "results/report.html", config, STUDY_TARGETS)
+        except Exception as err:  # noqa: BLE001 - the run has already failed; say why the page is as it was
+            print(f"costlab: the report was not rebuilt after the failure: {err}", file=sys.stderr)

@@ -69,9 +69,9 @@ rule docsize_measure:
         loaded="results/docsize/provenance/load_{dataset}.json",
         server=lambda wildcards: server_json(_DOCSIZE_RUNS[wildcards.run].profile),
     output:
-        raw="results/docsize/raw/{run}__{dataset}.parquet",
-        collections="results/docsize/raw/collstats_{run}__{dataset}.parquet",
-        provenance="results/docsize/provenance/{run}__{dataset}.json",
+        raw=kept("results/docsize/raw/{run}__{dataset}.parquet"),
+        collections=kept("results/docsize/raw/collstats_{run}__{dataset}.parquet"),
+        provenance=kept("results/docsize/provenance/{run}__{dataset}.json"),
     wildcard_constraints:
         dataset=DS_DATASET_RE,
         run=DS_RUN_RE,

@@ -73,8 +73,8 @@ rule flatnested_measure:
         loaded="results/flatnested/provenance/load_{shape}.json",
         server=server_json("standalone"),  # costlab.flatnested.run.PROFILE
     output:
-        raw="results/flatnested/raw/{shape}.parquet",
-        provenance="results/flatnested/provenance/measure_{shape}.json",
+        raw=kept("results/flatnested/raw/{shape}.parquet"),
+        provenance=kept("results/flatnested/provenance/measure_{shape}.json"),
     wildcard_constraints:
         shape="(flat|structured)_[0-9x]+",
     params:

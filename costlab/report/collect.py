@@ -242,6 +242,9 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
     section = StudySection(info, enabled=study in config.get("studies", []), has_rules=True)
     if not section.enabled:
         return section
+    from costlab.jobs import rerun_failed_notes
+
+    section.problems.extend(rerun_failed_notes(study_dir))   # "last rerun failed; showing the run of <time>"
     if registered is None:
         candidates = [p for sub in ("tables", "model", "figures", "provenance", "engine")
                       for p in sorted((study_dir / sub).glob("*"))]

@@ -46,9 +46,10 @@ def _external(server_config: dict, profile: Profile) -> Iterator[tuple[MongoClie
     if not uri:
         raise ServerUnavailable(f"server.backend is external but neither server.uri nor {ENV_URI} is set")
     from pymongo import MongoClient
-    from pymongo.errors import ConnectionFailure
+    from pymongo.errors import ConnectionFailure, OperationFailure
 
-    from costlab.credentials import redact_uri
+    from costlab.credentials import redact_text, redact_uri
+    from costlab.server.errors import authentication_failed, external_failure
     from costlab.server.connection import client_options
 
     startup_s = float(server_config.get("startup_timeout_s", 60))
@@ -57,10 +58,12 @@ def _external(server_config: dict, profile: Profile) -> Iterator[tuple[MongoClie
     try:
         with MongoClient(uri, serverSelectionTimeoutMS=int(startup_s * 1000)) as first:
             first.admin.command("ping")
-    except ConnectionFailure as err:
-        raise ServerUnavailable(f"costlab: the external server {redact_uri(uri)} did not answer ping within "
-                                f"{startup_s:g} s ({type(err).__name__}); check server.uri and that the "
-                                "deployment is up") from None
+    except (ConnectionFailure, OperationFailure) as err:
+        if isinstance(err, OperationFailure) and not authentication_failed(err):
+            raise
+        raise ServerUnavailable(external_failure(redact_uri(uri), err, startup_s,
+                                                 redact_text(str(err).splitlines()[0][:200] if str(err) else "",
+                                                             server_config))) from None
     client = MongoClient(uri, **client_options(server_config))
     try:
         client.admin.command("ping")

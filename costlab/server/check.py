@@ -19,7 +19,7 @@ from costlab.config import ROOT, ConfigError, load_config
 from costlab.paths import PathProblem, shell_safe_python, workdir_problem
 from costlab.server import resolve_backend
 from costlab.server.availability import available_backend, check_configured
-from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_REASON, ServerUnavailable
+from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_REASON, ServerUnavailable, external_failure
 
 # Snakemake keeps only the last of several such flags, silently: refuse them instead.
 SINGLE_FLAGS = {"--configfile": ("--configfile", "--configfiles"), "--config": ("--config", "-C")}
@@ -40,13 +40,16 @@ def snakemake_config(argv: list[str]) -> dict[str, Any]:
                           "give every key after one flag: --config a=1 b=2 (make all SET=\"a=1 b=2\")")
     from snakemake.cli import parse_args, parse_config
 
+    from costlab.credentials import redact_uri_passwords
+
     said = io.StringIO()  # Snakemake announces the profiles it uses; the check keeps to one line
     try:
         with contextlib.redirect_stderr(said):
             _, args = parse_args(argv)
     except SystemExit as exit_:
         problem = said.getvalue().strip().splitlines()[-1:] or [f"exit {exit_.code}"]
-        raise ConfigError(f"snakemake arguments not understood ({' '.join(argv)}): {problem[0]}") from None
+        raise ConfigError(redact_uri_passwords(f"snakemake arguments not understood ({' '.join(argv)}): "
+                                               f"{problem[0]}")) from None
     problem = workdir_problem(ROOT, args.directory)
     if problem:
         raise PathProblem(problem)
@@ -76,9 +79,7 @@ def ping_external(server_config: dict, timeout_s: float = PING_TIMEOUT_S) -> Non
             client.admin.command("ping")
     except (PyMongoError, ValueError) as err:
         reason = redact_text(str(err).splitlines()[0] if str(err) else type(err).__name__, server_config)
-        raise ServerUnavailable(f"costlab: the external server {redact_uri(uri)} did not answer ping within "
-                                f"{timeout_s:g} s ({type(err).__name__}: {reason[:200]}); check server.uri "
-                                "and that the deployment is up") from None
+        raise ServerUnavailable(external_failure(redact_uri(uri), err, timeout_s, reason[:200])) from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,3 +18,23 @@ NO_SERVER_FIX = ("start a Docker engine, or put mongod on PATH (or set server.mo
                  "or set server.backend: external and server.uri in your config")
 NO_SERVER_REASON = "no MongoDB server"
 NO_SERVER_MESSAGE = f"costlab: {NO_SERVER_REASON} available: {NO_SERVER_FIX}"
+
+
+AUTH_FAILED_CODES = (18,)   # mongod's AuthenticationFailed (src/mongo/base/error_codes.yml)
+
+
+def authentication_failed(err: BaseException) -> bool:
+    """Whether a driver error is the server refusing the credentials (not a server that is down)."""
+    code = getattr(err, "code", None)
+    return code in AUTH_FAILED_CODES or "authentication failed" in str(err).lower()
+
+
+def external_failure(public_uri: str, err: BaseException, timeout_s: float, reason: str) -> str:
+    """The one line for an external deployment that cannot be used: refused credentials say so
+    (a wrong password used to read "did not answer ping within 5 s"), anything else is unreachable."""
+    if authentication_failed(err):
+        return (f"costlab: the external server {public_uri} refused the credentials: authentication failed "
+                f"({type(err).__name__}: {reason}); check the user in server.uri and the password in "
+                "COSTLAB_MONGODB_PASSWORD (or COSTLAB_MONGODB_URI)")
+    return (f"costlab: the external server {public_uri} did not answer ping within {timeout_s:g} s "
+            f"({type(err).__name__}: {reason}); check server.uri and that the deployment is up")

@@ -32,8 +32,27 @@ class LeaseHeld(RuntimeError):
 
 
 def holder_record(job: str) -> dict:
-    return {"job": job, "host": socket.gethostname(), "pid": os.getpid(),
+    from costlab.procs import start_time
+
+    return {"job": job, "host": socket.gethostname(), "pid": os.getpid(), "pid_started": start_time(os.getpid()),
             "cwd": str(Path.cwd()), "since": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def holder_gone(holder: dict | None) -> bool:
+    """Whether a lease's holder was a process on this host that no longer runs (its pid is gone, or runs
+    another process: the start time differs). A holder on another host cannot be told: False."""
+    from costlab.procs import pid_alive, start_time
+
+    if not isinstance(holder, dict) or holder.get("host") != socket.gethostname():
+        return False
+    try:
+        pid = int(holder.get("pid"))
+    except (TypeError, ValueError):
+        return False
+    if not pid_alive(pid):
+        return True
+    started = holder.get("pid_started")
+    return started is not None and start_time(pid) not in (None, started)
 
 
 def describe_holder(holder: dict | None) -> str:
@@ -134,10 +153,18 @@ def document_lease(db, key: str, job: str, ttl_s: float = LEASE_TTL_S) -> Iterat
     except DuplicateKeyError:
         current = collection.find_one({"_id": key}) or {}
         expires = current.get("expires_at")
-        raise LeaseHeld(
-            f"costlab: {db.name} ({key}) is being measured by {describe_holder(current.get('holder'))}, "
-            f"lease until {expires} UTC; {job} refuses to run at the same time"
-        ) from None
+        # A job killed with its Snakemake (kill -9, then --unlock and a rerun) leaves its lease until it expires:
+        # a holder on this host whose process is gone is taken over at once (compare-and-set on its token),
+        # instead of being named as measuring.
+        taken = holder_gone(current.get("holder")) and collection.update_one(
+            {"_id": key, "token": current.get("token")},
+            {"$set": {"token": token, "holder": {**record, "took_over_from": current.get("holder")},
+                      "expires_at": now + timedelta(seconds=ttl_s)}}).matched_count == 1
+        if taken:
+            record = {**record, "took_over_from": current.get("holder")}
+        else:
+            raise LeaseHeld(f"costlab: {db.name} ({key}) is being measured by {describe_holder(current.get('holder'))}, "
+                            f"lease until {expires} UTC; {job} refuses to run at the same time") from None
     renewer = _Renewer(collection, key, token, ttl_s)
     renewer.start()
     try:

@@ -180,9 +180,9 @@ def external_record(server_config: dict) -> dict:
             status = client.admin.command("serverStatus")
     except (PyMongoError, ValueError) as err:
         reason = redact_text(str(err).splitlines()[0] if str(err) else "", server_config)[:200]
-        raise ServerUnavailable(f"costlab: the external server {public_uri(uri)} did not answer "
-                                f"({type(err).__name__}: {reason}); check server.uri and that the deployment "
-                                "is up") from None
+        from costlab.server.errors import external_failure
+
+        raise ServerUnavailable(external_failure(public_uri(uri), err, timeout_ms / 1000, reason)) from None
     return {"uri": public_uri(uri), "version": build.get("version"), "git_version": build.get("gitVersion"),
             "topology": topology(hello), "storage_engine": (status.get("storageEngine") or {}).get("name"),
             "server_kind": server_kind(status)}
