@@ -6,6 +6,7 @@ they bound, on one core, and how long a plan at each ceiling would take at it.
 Figures per CPU second of this process (common.one_core), so other work on the machine costs wall
 time but changes them little.
 """
+
 from __future__ import annotations
 
 import common
@@ -31,11 +32,16 @@ def main() -> None:
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
         size = path.stat().st_size
     rate = rows / cpu
-    print(f"events generated and written: {rows:,} in {cpu:.2f} CPU s ({wall:.2f} s wall): {rate / 1e6:.1f} M events/s, "
-          f"{size / rows:.2f} B/event on disk")
+    print(
+        f"events generated and written: {rows:,} in {cpu:.2f} CPU s ({wall:.2f} s wall): "
+        f"{rate / 1e6:.1f} M events/s, "
+        f"{size / rows:.2f} B/event on disk"
+    )
     ceiling = plan.CEILINGS["events"]
-    print(f"  the events ceiling, {ceiling.limit:,.0f} events: about {ceiling.limit / rate:,.0f} CPU s and "
-          f"{ceiling.limit * size / rows / 1e9:.1f} GB of events.parquet")
+    print(
+        f"  the events ceiling, {ceiling.limit:,.0f} events: about {ceiling.limit / rate:,.0f} CPU s and "
+        f"{ceiling.limit * size / rows / 1e9:.1f} GB of events.parquet"
+    )
 
 
 if __name__ == "__main__":

@@ -19,10 +19,12 @@ import common
 import yaml  # noqa: E402
 
 from costlab.appversions.phases import empty_phase_problem  # noqa: E402
-from costlab.config import ROOT, _LimitedLoader, check_finite, check_size, load_config  # noqa: E402
+from costlab.config import ROOT, _LimitedLoader, check_finite, check_size, load_config, run_arguments  # noqa: E402
 from costlab.credentials import uri_problem  # noqa: E402
 from costlab.digests import check  # noqa: E402
+from costlab.engine.extensions import compressors_loaded  # noqa: E402
 from costlab.engine.limits import engine_problem  # noqa: E402
+from costlab.io import sweep_results  # noqa: E402
 from costlab.paths import shell_safe_python  # noqa: E402
 from costlab.plan import plan_problem  # noqa: E402
 
@@ -45,6 +47,10 @@ def main() -> None:
         ),
         "engine limits (engine_problem)": lambda: engine_problem(config),
         "URI options, pymongo's parser (uri_problem)": lambda: uri_problem(URI),
+        "run's config arguments for messages (run_arguments)": lambda: run_arguments(
+            [ROOT / "config" / "smoke.yaml"], {"server": "{backend: external, uri: '" + URI + "'}"}),
+        # the Snakefile calls it once per engine rule: three times
+        "compressors loaded, x3 (compressors_loaded)": lambda: [compressors_loaded() for _ in range(3)],
     }
     with tempfile.TemporaryDirectory() as tmp:
         import polars as pl
@@ -55,6 +61,15 @@ def main() -> None:
         write_csv(pl.DataFrame({"study": ["docsize"] * 400, "finding": [f"finding {i}" for i in range(400)],
                                 "verdict": ["reproduced"] * 400, "published": [1.0] * 400}), findings)
         pieces["summary: findings.csv digest (check)"] = lambda: check(findings)
+        # a run's start (onstart; not in a no-op run, which starts no job): a results tree of the smoke
+        # run's shape, 60 folders of 10 files, with one leftover temporary file to look at
+        tree = Path(tmp) / "results"
+        for folder in range(60):
+            (tree / f"f{folder}").mkdir(parents=True)
+            for name in range(10):
+                (tree / f"f{folder}" / f"r{name}.csv").write_text("x")
+        (tree / "f0" / ".r0.csv.12345678.1.abcdefgh.tmp").write_text("partial")
+        sweep = common.best_of(lambda: sweep_results(tree), repeat=5)[0]
         total = cold_total = 0.0
         for name, fn in pieces.items():
             cold, _ = common.best_of(fn, repeat=1)   # first call: includes what it imports (pymongo's parser)
@@ -66,6 +81,8 @@ def main() -> None:
             )
     common.result("added to a no-op snakemake all (first calls)", cold_total, "s", target=0.3, at_least=False,
                   note=f"warm {total * 1000:.2f} ms", command=COMMAND)
+    common.result("a run's start: sweep of leftover temporary files, 600 result files (not in a no-op run)",
+                  sweep * 1000, "ms", command=COMMAND)
     text = (ROOT / "config" / "smoke.yaml").read_text()
     bounded, _ = common.best_of(lambda: yaml.load(text, Loader=_LimitedLoader), repeat=5)
     plain, _ = common.best_of(lambda: yaml.safe_load(text), repeat=5)

@@ -158,7 +158,8 @@ def check_finite(config: Any) -> None:
     while stack:
         value, key = stack.pop()
         if isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"invalid config key {_short(key or '(top level)')}: {value} is not a finite number "
+            raise ConfigError(f"invalid config key {_short(key or '(top level)')}: {value} is not a finite "
+                              "number "
                               "(NaN and infinity are refused: give a number)")
         if isinstance(value, dict):
             stack.extend((v, f"{key}.{k}" if key else str(k)) for k, v in value.items())
@@ -372,7 +373,8 @@ SERVER_HASH_KEYS = ("backend", "uri", "image", "mongod")
 # `sizes_kb: [1]` used to make the page say "rerun the study" while `snakemake -n` had nothing to do.
 JOB_SELECTING_KEYS = {
     "docsize": (("sizes_kb",), ("variants", "fields_after_history"), ("variants", "split_history")),
-    "appversions": (("versions",), ("load_versions",), ("loadtest", "versions"), ("loadtest", "authors_driver")),
+    "appversions": (("versions",), ("load_versions",), ("loadtest", "versions"),
+                    ("loadtest", "authors_driver")),
     "arraygrowth": (("profiles",), ("workloads",)),
     "flatnested": (("flat_fields",),),
 }

@@ -56,7 +56,7 @@ def _owner_gone(pid: str | None, started: str | None) -> bool:
     from costlab.procs import pid_alive, start_time
 
     if pid is None:
-        return True     # an older costlab's, written by a job that is not running (Snakemake locks the directory)
+        return True     # an older costlab's, by a job that is not running (Snakemake locks the directory)
     if started and start_time(os.getpid()) is not None:
         return start_time(int(pid)) != int(started)     # another start time: the pid was reused
     return not pid_alive(int(pid))

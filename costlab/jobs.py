@@ -12,6 +12,7 @@ server-free ones included:
   `log:` file of its rule): the error on one line, then the traceback. Scripts write their log
   only when they succeed, so a failed job used to leave none, or an empty one.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -30,8 +31,17 @@ _STATE: dict[str, Any] = {}
 # keeps the previous outputs while the job runs and puts them back when it fails. A failed rerun of
 # one records it here, so the page can say the study shows the previous run.
 RERUN_FAILED_DIR = ".rerun_failed"
-KEPT_RULES = frozenset({"appversions_correctness", "appversions_loadtest", "appversions_loadtest_authors",
-                        "arraygrowth_run", "arraygrowth_fallback", "docsize_measure", "flatnested_measure"})
+KEPT_RULES = frozenset(
+    {
+        "appversions_correctness",
+        "appversions_loadtest",
+        "appversions_loadtest_authors",
+        "arraygrowth_run",
+        "arraygrowth_fallback",
+        "docsize_measure",
+        "flatnested_measure",
+    }
+)
 
 
 def snakemake_job() -> Any | None:
@@ -44,7 +54,7 @@ def snakemake_job() -> Any | None:
 
 
 def _stop(signum: int, frame: Any) -> None:
-    if os.getpid() != _STATE.get("pid"):      # a forked worker: its own handlers (costlab/procs.py) decide
+    if os.getpid() != _STATE.get("pid"):  # a forked worker: its own handlers (costlab/procs.py) decide
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
         return
@@ -68,7 +78,7 @@ def write_failure(log: Path, rule: str, started: float, what: str, detail: str =
         with open(log, "a" if ours else "w") as handle:
             handle.write(f"costlab: job {rule} {what} at {time.strftime('%Y-%m-%d %H:%M:%S %Z')}\n{detail}")
     except OSError:
-        pass   # a log that cannot be written must not hide the job's own error
+        pass  # a log that cannot be written must not hide the job's own error
 
 
 def _study_dir(output: str) -> Path | None:
@@ -83,7 +93,7 @@ def _marker(job: Any) -> Path | None:
 
 
 def _record_failure(what: str) -> None:
-    """For a measuring job with kept outputs: say that this rerun failed (Snakemake puts the previous outputs back)."""
+    """For a measuring job with kept outputs: say this rerun failed (Snakemake puts the old outputs back)."""
     job, marker = _STATE.get("job"), _STATE.get("marker")
     if marker is None or not _STATE.get("kept"):
         return
@@ -91,8 +101,18 @@ def _record_failure(what: str) -> None:
 
     try:
         marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text(json.dumps({"rule": _STATE["rule"], "failed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                      "why": what, "outputs": [str(o) for o in job.output]}, indent=1) + "\n")
+        marker.write_text(
+            json.dumps(
+                {
+                    "rule": _STATE["rule"],
+                    "failed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "why": what,
+                    "outputs": [str(o) for o in job.output],
+                },
+                indent=1,
+            )
+            + "\n"
+        )
     except OSError:
         pass
 
@@ -102,7 +122,9 @@ def _excepthook(kind: type[BaseException], error: BaseException, tb: Any) -> Non
         from costlab.credentials import redact_text
 
         server = _STATE["server"]
-        line = redact_text(f"{kind.__name__}: {error}".splitlines()[0] if str(error) else kind.__name__, server)
+        line = redact_text(
+            f"{kind.__name__}: {error}".splitlines()[0] if str(error) else kind.__name__, server
+        )
         detail = redact_text("".join(traceback.format_exception(kind, error, tb)), server)
         write_failure(_STATE["log"], _STATE["rule"], _STATE["started"], f"failed: {line[:500]}", detail)
         _record_failure(line[:500])
@@ -121,14 +143,20 @@ def _at_exit() -> None:
         return
     signum = _STATE.get("signal")
     if signum and _STATE.get("log") and not _STATE.get("written"):
-        write_failure(_STATE["log"], _STATE["rule"], _STATE["started"],
-                      f"stopped by {signal.Signals(signum).name}; its temporary files were removed and nothing "
-                      "partial was kept\n")
+        write_failure(
+            _STATE["log"],
+            _STATE["rule"],
+            _STATE["started"],
+            f"stopped by {signal.Signals(signum).name}; its temporary files were removed and nothing "
+            "partial was kept\n",
+        )
         _record_failure(f"stopped by {signal.Signals(signum).name}")
     elif not _STATE.get("written") and _STATE.get("marker") is not None and sys.exc_info()[0] is None:
-        # ended without an error: if every output is there, this job is no longer a failed rerun
+        # ended without an error: if every output was written by this job, it is no longer a failed rerun
         job = _STATE["job"]
-        if all(Path(str(o)).exists() for o in job.output):
+        if all(
+            Path(str(o)).exists() and Path(str(o)).stat().st_mtime >= _STATE["started"] for o in job.output
+        ):
             _STATE["marker"].unlink(missing_ok=True)
 
 
@@ -140,10 +168,16 @@ def install(job: Any) -> None:
     server = (config.get("server") if isinstance(config, dict) else None) or {}
     rule = str(getattr(job, "rule", "?"))
     _STATE.update(job=job, marker=_marker(job), kept=rule in KEPT_RULES)
-    _STATE.update(pid=os.getpid(), log=_log_path(job), rule=rule, server=server,
-                  started=time.time() - 1, previous_hook=sys.excepthook)
+    _STATE.update(
+        pid=os.getpid(),
+        log=_log_path(job),
+        rule=rule,
+        server=server,
+        started=time.time() - 1,
+        previous_hook=sys.excepthook,
+    )
     for signum in (signal.SIGTERM, signal.SIGINT):
-        if signal.getsignal(signum) is not signal.SIG_IGN:   # a job started with it ignored keeps ignoring it
+        if signal.getsignal(signum) is not signal.SIG_IGN:  # a job started with it ignored keeps ignoring it
             signal.signal(signum, _stop)
     sys.excepthook = _excepthook
     atexit.register(_at_exit)
@@ -189,13 +223,17 @@ def run_of(record: dict[str, Any]) -> str:
 
 def rerun_failed_notes(study_dir: str | Path) -> list[str]:
     """The page's line per failed rerun: 'last rerun failed; showing the run of <time>'."""
-    return [f"last rerun of {record.get('rule')} failed ({record.get('failed_at')}: {str(record.get('why'))[:200]}); "
-            f"showing the run of {run_of(record)}" for record in failed_reruns(study_dir)]
+    return [
+        f"last rerun of {record.get('rule')} failed ({record.get('failed_at')}: "
+        f"{str(record.get('why'))[:200]}); "
+        f"showing the run of {run_of(record)}"
+        for record in failed_reruns(study_dir)
+    ]
 
 
 def after_failed_run(results: str | Path = "results") -> list[Path]:
-    """Snakemake's onerror: outputs it put back after a failed rerun are dated before their inputs, so the next
-    run measures again (Snakemake records the failed job's params as if it had succeeded, and would call
+    """Snakemake's onerror: outputs it put back after a failed rerun are dated before their inputs, so the
+    next run measures again (Snakemake records the failed job's params as if it had succeeded, and would call
     the old outputs up to date). Returns the outputs of every failed rerun shown."""
     redated = []
     for study_dir in Path(results).iterdir() if Path(results).is_dir() else ():

@@ -10,12 +10,13 @@ The ceilings are a few times the published scale (config/full.yaml), sized again
 measured throughput (benchmarks/bench_plan_ceilings.py, docs/reliability.md). `plan_ceiling_factor`
 multiplies every ceiling, to go beyond them on purpose.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable
 
-YEARS = 10               # the events span 2010-2020 (appversions/events.py); the authors' window is 0.08 % more
+YEARS = 10  # the events span 2010-2020 (appversions/events.py); the authors' window is 0.08 % more
 AUTHORS_WINDOW = 1.0008  # 500,390,000 events at 50,000,000 a year (window.py)
 KB = 1024
 
@@ -24,8 +25,8 @@ KB = 1024
 class Ceiling:
     what: str
     limit: float
-    published: float   # the same quantity at the published scale (config/full.yaml), for the message
-    keys: str          # the keys that multiply to it
+    published: float  # the same quantity at the published scale (config/full.yaml), for the message
+    keys: str  # the keys that multiply to it
 
 
 def _loadtest_operations(config: dict) -> float:
@@ -46,8 +47,12 @@ def _docsize_datasets_per_size(docsize: dict) -> int:
 
 def _docsize_bytes(config: dict) -> float:
     docsize = config.get("docsize") or {}
-    return (float(docsize.get("docs_per_collection", 0)) * sum(docsize.get("sizes_kb") or ()) * KB
-            * _docsize_datasets_per_size(docsize))
+    return (
+        float(docsize.get("docs_per_collection", 0))
+        * sum(docsize.get("sizes_kb") or ())
+        * KB
+        * _docsize_datasets_per_size(docsize)
+    )
 
 
 def _documents(config: dict) -> float:
@@ -55,16 +60,23 @@ def _documents(config: dict) -> float:
     studies = config.get("studies") or ()
     total = 0.0
     if "docsize" in studies:
-        total += float(docsize.get("docs_per_collection", 0)) * len(docsize.get("sizes_kb") or ()) \
+        total += (
+            float(docsize.get("docs_per_collection", 0))
+            * len(docsize.get("sizes_kb") or ())
             * _docsize_datasets_per_size(docsize)
+        )
     if "flatnested" in studies:
-        total += float(flat.get("documents", 0)) * len(flat.get("flat_fields") or ()) * 2   # flat and nested
+        total += float(flat.get("documents", 0)) * len(flat.get("flat_fields") or ()) * 2  # flat and nested
     return total
 
 
 def _engine_bytes(config: dict) -> float:
     engine, docsize = config.get("engine") or {}, config.get("docsize") or {}
-    return float((engine.get("docsize") or {}).get("docs_per_collection", 0)) * max(docsize.get("sizes_kb") or [0]) * KB
+    return (
+        float((engine.get("docsize") or {}).get("docs_per_collection", 0))
+        * max(docsize.get("sizes_kb") or [0])
+        * KB
+    )
 
 
 def _engine_events(config: dict) -> float:
@@ -74,18 +86,36 @@ def _engine_events(config: dict) -> float:
 
 CEILINGS: dict[str, Ceiling] = {
     "loadtest_operations": Ceiling(
-        "load-test operations per version", 10_000_000, 1_687_500,
+        "load-test operations per version",
+        10_000_000,
+        1_687_500,
         "appversions.loadtest: per phase upsert_rates[i] x rate_scale x phase_seconds / batch_size "
-        "+ mean(report_rates) x rate_scale x phase_seconds, + report_rates[0] x rate_scale x warmup_seconds"),
-    "events": Ceiling("events to generate", 1_000_000_000, 500_390_000, "appversions.events_per_year x 10 years"),
-    "docsize_bytes": Ceiling("bytes of orders to generate and load", 50e9, 50_000 * 85 * KB * 3,
-                             "docsize.docs_per_collection x sum(docsize.sizes_kb) KB x datasets per size"),
-    "documents": Ceiling("documents to generate and load", 20_000_000, 50_000 * 4 * 3 + 10_000 * 4 * 2,
-                         "docsize.docs_per_collection x sizes x datasets + flatnested.documents x flat_fields x 2"),
-    "engine_bytes": Ceiling("bytes of the largest engine collection (scratch)", 20e9, 50_000 * 64 * KB,
-                            "engine.docsize.docs_per_collection x max(docsize.sizes_kb) KB"),
-    "engine_events": Ceiling("engine events per version", 5_000_000, 500_400,
-                             "engine.appversions.events_per_year x 10 years"),
+        "+ mean(report_rates) x rate_scale x phase_seconds, + report_rates[0] x rate_scale x warmup_seconds",
+    ),
+    "events": Ceiling(
+        "events to generate", 1_000_000_000, 500_390_000, "appversions.events_per_year x 10 years"
+    ),
+    "docsize_bytes": Ceiling(
+        "bytes of orders to generate and load",
+        50e9,
+        50_000 * 85 * KB * 3,
+        "docsize.docs_per_collection x sum(docsize.sizes_kb) KB x datasets per size",
+    ),
+    "documents": Ceiling(
+        "documents to generate and load",
+        20_000_000,
+        50_000 * 4 * 3 + 10_000 * 4 * 2,
+        "docsize.docs_per_collection x sizes x datasets + flatnested.documents x flat_fields x 2",
+    ),
+    "engine_bytes": Ceiling(
+        "bytes of the largest engine collection (scratch)",
+        20e9,
+        50_000 * 64 * KB,
+        "engine.docsize.docs_per_collection x max(docsize.sizes_kb) KB",
+    ),
+    "engine_events": Ceiling(
+        "engine events per version", 5_000_000, 500_400, "engine.appversions.events_per_year x 10 years"
+    ),
 }
 
 # quantity -> (how to count it, whether this config runs it)
@@ -94,10 +124,14 @@ _COUNTS: dict[str, tuple[Callable[[dict], float], Callable[[dict], bool]]] = {
     "events": (_events, lambda c: "appversions" in c.get("studies", ())),
     "docsize_bytes": (_docsize_bytes, lambda c: "docsize" in c.get("studies", ())),
     "documents": (_documents, lambda c: True),
-    "engine_bytes": (_engine_bytes, lambda c: (c.get("engine") or {}).get("enabled", True)
-                     and "docsize" in c.get("studies", ())),
-    "engine_events": (_engine_events, lambda c: (c.get("engine") or {}).get("enabled", True)
-                      and "appversions" in c.get("studies", ())),
+    "engine_bytes": (
+        _engine_bytes,
+        lambda c: (c.get("engine") or {}).get("enabled", True) and "docsize" in c.get("studies", ()),
+    ),
+    "engine_events": (
+        _engine_events,
+        lambda c: (c.get("engine") or {}).get("enabled", True) and "appversions" in c.get("studies", ()),
+    ),
 }
 
 
@@ -117,7 +151,9 @@ def plan_problem(config: dict[str, Any]) -> str | None:
         ceiling = CEILINGS[name]
         limit = ceiling.limit * factor
         if value > limit:
-            return (f"invalid config: the plan asks for {_human(value)} {ceiling.what} ({ceiling.keys}), "
-                    f"above the ceiling of {_human(limit)} (the published scale is {_human(ceiling.published)}); "
-                    "lower those keys, or raise plan_ceiling_factor on purpose (docs/reliability.md)")
+            return (
+                f"invalid config: the plan asks for {_human(value)} {ceiling.what} ({ceiling.keys}), "
+                f"above the ceiling of {_human(limit)} (the published scale is {_human(ceiling.published)}); "
+                "lower those keys, or raise plan_ceiling_factor on purpose (docs/reliability.md)"
+            )
     return None

@@ -1,6 +1,7 @@
 """A failed rerun keeps the last good result (issue #33): a measuring job's outputs are update()-flagged, so
 Snakemake keeps them while the job reruns and puts them back when it fails; the job records the failure,
 the next run measures again, and the page says which run it shows."""
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,10 @@ def test_every_kept_measuring_job_is_planned_with_its_outputs_kept(smoke_all):
 JOB = textwrap.dedent("""
     import sys
     from snakemake.iocontainers import Namedlist as N, Snakemake
-    outputs = ["results/appversions/raw/loadtest_appV4.parquet", "results/appversions/provenance/loadtest_appV4.json"]
-    snakemake = Snakemake(N(), N(outputs), N(), N(), 1, N(), N(["results/logs/lt.log"]), {}, "appversions_loadtest", 0)
+    outputs = ["results/appversions/raw/loadtest_appV4.parquet",
+               "results/appversions/provenance/loadtest_appV4.json"]
+    snakemake = Snakemake(N(), N(outputs), N(), N(), 1, N(), N(["results/logs/lt.log"]), {},
+                          "appversions_loadtest", 0)
     import costlab
     if sys.argv[1] == "fail":
         raise RuntimeError("Unable to allocate 62.9 TiB")
@@ -53,8 +56,14 @@ def test_a_failed_rerun_is_recorded_redated_and_named_on_the_page(tmp_path):
     script = tmp_path / "job.py"
     script.write_text(JOB)
     env = os.environ | {"PYTHONPATH": str(ROOT)}
-    failed = subprocess.run([sys.executable, str(script), "fail"], cwd=tmp_path, capture_output=True, text=True,
-                            env=env, timeout=60)
+    failed = subprocess.run(
+        [sys.executable, str(script), "fail"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert failed.returncode == 1
     marker = tmp_path / "results/appversions/.rerun_failed/loadtest_appV4.parquet.json"
     record = json.loads(marker.read_text())
@@ -62,9 +71,11 @@ def test_a_failed_rerun_is_recorded_redated_and_named_on_the_page(tmp_path):
     # (Snakemake now puts the kept outputs back; here they never left.) Its onerror:
     os.chdir(tmp_path)
     try:
-        assert sorted(map(str, after_failed_run("results"))) == ["results/appversions/provenance/loadtest_appV4.json",
-                                                                 "results/appversions/raw/loadtest_appV4.parquet"]
-        assert raw.stat().st_mtime == 1          # older than any input: the next run measures again
+        assert sorted(map(str, after_failed_run("results"))) == [
+            "results/appversions/provenance/loadtest_appV4.json",
+            "results/appversions/raw/loadtest_appV4.parquet",
+        ]
+        assert raw.stat().st_mtime == 1  # older than any input: the next run measures again
         notes = rerun_failed_notes("results/appversions")
         assert len(notes) == 1
         assert notes[0].startswith("last rerun of appversions_loadtest failed (")
@@ -77,7 +88,8 @@ def test_a_failed_rerun_is_recorded_redated_and_named_on_the_page(tmp_path):
         assert notes[0] in shown.problems
     finally:
         os.chdir(ROOT)
-    ok = subprocess.run([sys.executable, str(script), "ok"], cwd=tmp_path, capture_output=True, text=True,
-                        env=env, timeout=60)
+    ok = subprocess.run(
+        [sys.executable, str(script), "ok"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=60
+    )
     assert ok.returncode == 0, ok.stderr
     assert not marker.exists() and rerun_failed_notes(tmp_path / "results/appversions") == []

@@ -1,5 +1,6 @@
 """No partial file survives any exit: SIGTERM and Ctrl-C run every job's cleanup, the WiredTiger
 connection is closed before its home is removed, and what a killed job left is swept next time."""
+
 from __future__ import annotations
 
 import os
@@ -41,7 +42,9 @@ def _start_job(tmp_path: Path) -> tuple[subprocess.Popen, Path, Path]:
     script.write_text(JOB.format(out=str(out), log=str(log)))
     job = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     assert job.stdout.readline().strip() == "writing"
-    assert [p.name for p in out.parent.glob(".events.parquet.*.tmp")], "the job writes through a temporary file"
+    assert [p.name for p in out.parent.glob(".events.parquet.*.tmp")], (
+        "the job writes through a temporary file"
+    )
     return job, out, log
 
 
@@ -50,7 +53,7 @@ def test_a_server_free_job_stopped_by_a_signal_leaves_no_temporary_file_and_says
     job, out, log = _start_job(tmp_path)
     job.send_signal(sig)
     assert job.wait(timeout=60) != 0
-    assert list(out.parent.iterdir()) == [out.parent / "logs"]      # no .events.parquet.*.tmp, no events.parquet
+    assert list(out.parent.iterdir()) == [out.parent / "logs"]  # no .events.parquet.*.tmp, no events.parquet
     assert f"stopped by {sig.name}" in log.read_text()
 
 
@@ -60,28 +63,33 @@ def test_a_failed_job_has_its_error_in_its_log(tmp_path):
     log.write_text("an older run's log\n")
     os.utime(log, (time.time() - 3600, time.time() - 3600))
     script = tmp_path / "job.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         from snakemake.iocontainers import Namedlist as N
         from snakemake.iocontainers import Snakemake
         snakemake = Snakemake(N(), N(), N(), N(), 1, N(), N([{str(log)!r}]), {{}}, "docsize_model", 0)
         import costlab
         raise ValueError("docsize.sizes_kb went wrong")
-    """))
+    """)
+    )
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 1
     text = log.read_text()
     assert text.startswith("costlab: job docsize_model failed: ValueError: docsize.sizes_kb went wrong")
     assert "Traceback" in text and "an older run's log" not in text
-    assert "ValueError: docsize.sizes_kb went wrong" in done.stderr     # the console still gets it
+    assert "ValueError: docsize.sizes_kb went wrong" in done.stderr  # the console still gets it
 
 
 def test_atomic_path_sweeps_what_dead_writers_left_of_the_same_file(tmp_path):
     target = tmp_path / "stats.csv"
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     dead_pid = int(dead.stdout)
-    legacy = tmp_path / ".stats.csv.k2j4x_9a.tmp"              # an older costlab's: no owner in the name
+    legacy = tmp_path / ".stats.csv.k2j4x_9a.tmp"  # an older costlab's: no owner in the name
     of_a_dead_job = tmp_path / f".stats.csv.{dead_pid}.12345.abcdefgh.tmp"
     from costlab.procs import start_time
+
     of_a_live_job = tmp_path / f".stats.csv.{os.getpid()}.{start_time(os.getpid())}.abcdefgh.tmp"
     of_another_file = tmp_path / ".other.csv.k2j4x_9a.tmp"
     for path in (legacy, of_a_dead_job, of_a_live_job, of_another_file):
@@ -90,7 +98,7 @@ def test_atomic_path_sweeps_what_dead_writers_left_of_the_same_file(tmp_path):
         tmp.write_text("a,b\n")
     assert not legacy.exists() and not of_a_dead_job.exists()
     assert of_a_live_job.exists() and of_another_file.exists()
-    assert sweep_results(tmp_path) == [of_another_file]      # the next run's sweep takes the rest
+    assert sweep_results(tmp_path) == [of_another_file]  # the next run's sweep takes the rest
     assert of_a_live_job.exists() and target.read_text() == "a,b\n"
     assert sweep_partial_files(tmp_path) == []
 
@@ -130,7 +138,7 @@ ENGINE_JOB = textwrap.dedent("""
     connection.wiredtiger_module = lambda: Module()
     real_rmtree = runs.shutil.rmtree
     def rmtree(path, **kw):
-        if Path(path).name.startswith("costlab-engine-docsize-1k-"):   # the home itself (not Engine's fresh start)
+        if Path(path).name.startswith("costlab-engine-docsize-1k-"):   # the home (not Engine's fresh start)
             closed_at_removal.append([conn.closed for conn in opened])
         real_rmtree(path, **kw)
     runs.shutil.rmtree = rmtree
@@ -150,6 +158,11 @@ def test_ctrl_c_in_reopen_closes_the_connection_before_the_home_is_removed(tmp_p
     # Engine.reopen dropped a live connection whose threads kept writing while the home was removed.
     script = tmp_path / "engine_job.py"
     script.write_text(ENGINE_JOB)
-    done = subprocess.run([sys.executable, str(script), str(tmp_path / "work")], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "work")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert done.stdout.strip() == "interrupted [[], [True, True]] []", done.stdout + done.stderr[-2000:]

@@ -558,7 +558,8 @@ def compressors_loaded(directory: str | None = None) -> dict[str, str]:
         built = (manifest.get("built") or {}).get(name) if isinstance(manifest, dict) else None
         library = root / f"libwiredtiger_{name}.so"
         if isinstance(built, dict) and library.exists():
-            loaded[name] = (f"{library.name} ({built.get('library_version')}, WiredTiger {built.get('wt_header_version')} "
+            loaded[name] = (f"{library.name} ({built.get('library_version')}, "
+                            f"WiredTiger {built.get('wt_header_version')} "
                             f"header, sha256 {built.get('sha256')})")
         else:
             loaded[name] = "absent: the nearest built-in compressor substitutes"

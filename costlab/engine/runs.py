@@ -67,8 +67,9 @@ def engine_home(workdir: str | Path | None, label: str) -> Iterator[Path]:
             if is_disk_full(err, base):
                 # WiredTiger panics on a full disk (WT_PANIC, "No space left on device", dozens of lines):
                 # say it in one line, naming where it was writing
-                raise DiskFull(f"costlab: disk full writing {home} (WiredTiger: {str(err).splitlines()[0][:120] if str(err) else type(err).__name__}); "
-                               "free space there or set engine.workdir to a larger file system, and rerun") from err
+                said = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
+                raise DiskFull(f"costlab: disk full writing {home} (WiredTiger: {said}); free space there "
+                               "or set engine.workdir to a larger file system, and rerun") from err
             raise
         finally:
             close_engines_under(home)   # a connection still open keeps writing into the home being removed

@@ -128,9 +128,10 @@ def notes(study: str, runs: list[Run]) -> list[str]:
             out.append(f"{other.name} has no results for this study.")
         elif "server" not in present:
             out.append(f"{other.name} has no server measurement for this study; its "
-                       + " and ".join({"engine": "engine-lab", "model": "model"}[k] + " results" for k in present)
+                       + " and ".join({"engine": "engine-lab", "model": "model"}[k] + " results"
+                                      for k in present)
                        + " are beside this run's.")
-        for table in VERDICT_TABLES.values():   # the engine lab's and the model's verdicts too, not only the server's
+        for table in VERDICT_TABLES.values():   # the engine lab's and the model's too, not only the server's
             problem = published_problem(other.folder, study, table)
             if problem:
                 out.append(f"{other.name} ({other.folder}): {problem}.")

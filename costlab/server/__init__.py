@@ -49,8 +49,8 @@ def _external(server_config: dict, profile: Profile) -> Iterator[tuple[MongoClie
     from pymongo.errors import ConnectionFailure, OperationFailure
 
     from costlab.credentials import redact_text, redact_uri
-    from costlab.server.errors import authentication_failed, external_failure
     from costlab.server.connection import client_options
+    from costlab.server.errors import authentication_failed, external_failure
 
     startup_s = float(server_config.get("startup_timeout_s", 60))
     # Start-up may take startup_timeout_s; once up, losing the server fails an operation within
@@ -62,8 +62,8 @@ def _external(server_config: dict, profile: Profile) -> Iterator[tuple[MongoClie
         if isinstance(err, OperationFailure) and not authentication_failed(err):
             raise
         raise ServerUnavailable(external_failure(redact_uri(uri), err, startup_s,
-                                                 redact_text(str(err).splitlines()[0][:200] if str(err) else "",
-                                                             server_config))) from None
+                                                 redact_text(str(err).splitlines()[0][:200] if str(err)
+                                                             else "", server_config))) from None
     client = MongoClient(uri, **client_options(server_config))
     try:
         client.admin.command("ping")

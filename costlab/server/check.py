@@ -29,8 +29,9 @@ def _flag_count(argv: list[str], spellings: tuple[str, ...]) -> int:
     return sum(1 for arg in argv if arg.split("=", 1)[0] in spellings)
 
 
-def snakemake_config(argv: list[str]) -> dict[str, Any]:
-    """The validated config a `snakemake <argv>` run works with (parsed by Snakemake's own parser)."""
+def snakemake_config(argv: list[str], check_workdir: bool = True) -> dict[str, Any]:
+    """The validated config a `snakemake <argv>` run works with (parsed by Snakemake's own parser).
+    check_workdir: also refuse a working directory the workflow cannot run in (cleanup needs none)."""
     if _flag_count(argv, SINGLE_FLAGS["--configfile"]) > 1:
         raise ConfigError("--configfile is given more than once and Snakemake would keep only the last; "
                           "give every file after one flag: --configfile a.yaml b.yaml "
@@ -50,7 +51,7 @@ def snakemake_config(argv: list[str]) -> dict[str, Any]:
         problem = said.getvalue().strip().splitlines()[-1:] or [f"exit {exit_.code}"]
         raise ConfigError(redact_uri_passwords(f"snakemake arguments not understood ({' '.join(argv)}): "
                                                f"{problem[0]}")) from None
-    problem = workdir_problem(ROOT, args.directory)
+    problem = workdir_problem(ROOT, args.directory) if check_workdir else None
     if problem:
         raise PathProblem(problem)
     configfiles = [Path(p) for p in (args.configfile or [])]

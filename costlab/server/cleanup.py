@@ -1,5 +1,5 @@
-"""`python -m costlab.server.cleanup [--configfile F ...] [--config key=value ...] [--dry-run]`: drop this run's
-databases on the server. It takes the config arguments `make all` passes to Snakemake (the same parser
+"""`python -m costlab.server.cleanup [--configfile F ...] [--config key=value ...] [--dry-run]`: drop this
+run's databases on the server. It takes the config arguments `make all` passes to Snakemake (the same parser
 as the pre-check: CONFIG files, SET keys), and never prints a URI's password.
 
 "This run" is server.namespace, or (unset) this host and the current directory: run it from the
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from costlab.config import ConfigError, load_config
+from costlab.config import ConfigError
 from costlab.namespaces import run_databases, run_id
 
 
@@ -41,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     server: dict = {}
     try:
         # `--config` used to be read as an abbreviation of --configfile, and its URI printed as a missing file
-        config = snakemake_config([arg for arg in argv if arg not in ("--dry-run", "-n")])
+        config = snakemake_config([arg for arg in argv if arg not in ("--dry-run", "-n")],
+                                  check_workdir=False)
         server = config["server"]
         uri = connection_uri(server)
         if server.get("backend") != "external" or not uri:

@@ -34,7 +34,8 @@ class LeaseHeld(RuntimeError):
 def holder_record(job: str) -> dict:
     from costlab.procs import start_time
 
-    return {"job": job, "host": socket.gethostname(), "pid": os.getpid(), "pid_started": start_time(os.getpid()),
+    return {"job": job, "host": socket.gethostname(), "pid": os.getpid(),
+            "pid_started": start_time(os.getpid()),
             "cwd": str(Path.cwd()), "since": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
@@ -153,7 +154,7 @@ def document_lease(db, key: str, job: str, ttl_s: float = LEASE_TTL_S) -> Iterat
     except DuplicateKeyError:
         current = collection.find_one({"_id": key}) or {}
         expires = current.get("expires_at")
-        # A job killed with its Snakemake (kill -9, then --unlock and a rerun) leaves its lease until it expires:
+        # A job killed with its Snakemake (kill -9, --unlock, a rerun) leaves its lease until it expires:
         # a holder on this host whose process is gone is taken over at once (compare-and-set on its token),
         # instead of being named as measuring.
         taken = holder_gone(current.get("holder")) and collection.update_one(
@@ -163,7 +164,8 @@ def document_lease(db, key: str, job: str, ttl_s: float = LEASE_TTL_S) -> Iterat
         if taken:
             record = {**record, "took_over_from": current.get("holder")}
         else:
-            raise LeaseHeld(f"costlab: {db.name} ({key}) is being measured by {describe_holder(current.get('holder'))}, "
+            raise LeaseHeld(f"costlab: {db.name} ({key}) is being measured by "
+                            f"{describe_holder(current.get('holder'))}, "
                             f"lease until {expires} UTC; {job} refuses to run at the same time") from None
     renewer = _Renewer(collection, key, token, ttl_s)
     renewer.start()
