@@ -140,7 +140,7 @@ def _sweep_leftovers():
     from pathlib import Path
 
     from costlab.engine.runs import sweep_orphan_homes
-    from costlab.io import sweep_results
+    from costlab.partials import sweep_results
 
     sweep_results("results")
     scratch = Path(config["engine"]["workdir"] or tempfile.gettempdir())
@@ -151,15 +151,6 @@ def _sweep_leftovers():
 onerror:
     # A measuring job's failed rerun: Snakemake put its previous outputs back (kept); date them before
     # their inputs so the next run measures again, and rebuild the page so it says what it shows.
-    import sys
-    from pathlib import Path
-
     from costlab.jobs import after_failed_run
 
-    if after_failed_run("results") and Path("results/report.html").exists():
-        from costlab.report.page import build_report
-
-        try:
-            build_report("results", "results/report.html", config, STUDY_TARGETS)
-        except Exception as err:  # noqa: BLE001 - the run has already failed; say why the page is as it was
-            print(f"costlab: the report was not rebuilt after the failure: {err}", file=sys.stderr)
+    after_failed_run("results", config, STUDY_TARGETS)
