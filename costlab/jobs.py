@@ -231,12 +231,11 @@ def rerun_failed_notes(study_dir: str | Path) -> list[str]:
     ]
 
 
-def after_failed_run(results: str | Path = "results", config: dict | None = None,
-                     study_targets: dict | None = None) -> list[Path]:
+def after_failed_run(results: str | Path = "results") -> list[Path]:
     """Snakemake's onerror: outputs it put back after a failed rerun are dated before their inputs, so the
-    next run measures again (Snakemake records the failed job's params as if it had succeeded, and would call
-    the old outputs up to date), and rebuilds the page when there is one and `config` is given, so it says
-    which run it shows. Returns the outputs of every failed rerun shown."""
+    next run measures again (Snakemake records the failed job's params as if it had succeeded, and would
+    call the old outputs up to date). Returns the outputs of every failed rerun shown
+    (costlab.report.after_failure rebuilds the page with them)."""
     redated = []
     for study_dir in Path(results).iterdir() if Path(results).is_dir() else ():
         for record in failed_reruns(study_dir):
@@ -245,12 +244,4 @@ def after_failed_run(results: str | Path = "results", config: dict | None = None
                 if path.stat().st_mtime > 1:
                     os.utime(path, (1, 1))
                 redated.append(path)
-    page = Path(results) / "report.html"
-    if redated and config is not None and page.exists():
-        from costlab.report.page import build_report  # heavy (altair): only after a failed rerun
-
-        try:
-            build_report(results, page, config, study_targets)
-        except Exception as err:  # noqa: BLE001 - the run has already failed; say why the page is as it was
-            print(f"costlab: the report was not rebuilt after the failure: {err}", file=sys.stderr)
     return redated

@@ -30,10 +30,15 @@ class Ceiling:
 
 
 def _loadtest_operations(config: dict) -> float:
-    from costlab.appversions.phases import expected_phase_operations
-
+    """The sum of appversions.phases.expected_phase_operations (a shared module imports no study):
+    warm-up Get Reports, then per phase its Bulk Upserts and Get Reports."""
     loadtest = (config.get("appversions") or {}).get("loadtest") or {}
-    return sum(expected for _, _, expected in expected_phase_operations(loadtest))
+    scale, phase_s = float(loadtest["rate_scale"]), float(loadtest["phase_seconds"])
+    reports = [float(r) for r in loadtest["report_rates"]]
+    warmup = reports[0] * scale * float(loadtest["warmup_seconds"])
+    upserts = sum(float(r) for r in loadtest["upsert_rates"]) * scale * phase_s / int(loadtest["batch_size"])
+    gets = len(loadtest["upsert_rates"]) * sum(reports) * scale * phase_s / len(reports)
+    return warmup + upserts + gets
 
 
 def _events(config: dict) -> float:

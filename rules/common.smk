@@ -151,6 +151,6 @@ def _sweep_leftovers():
 onerror:
     # A measuring job's failed rerun: Snakemake put its previous outputs back (kept); date them before
     # their inputs so the next run measures again, and rebuild the page so it says what it shows.
-    from costlab.jobs import after_failed_run
+    from costlab.report.after_failure import rebuild_after_failed_run
 
-    after_failed_run("results", config, STUDY_TARGETS)
+    rebuild_after_failed_run("results", config, STUDY_TARGETS)
