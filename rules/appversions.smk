@@ -102,12 +102,7 @@ from costlab.appversions.names import figure_names as _av_figure_names
 AV_LT = AV["loadtest"]
 AV_LOADED = list(AV["load_versions"] or AV["versions"])
 AV_TESTED = list(AV_LT["versions"] or AV_LOADED)
-if not set(AV_LOADED) <= set(AV["versions"]):
-    raise ValueError(f"invalid config key appversions.load_versions: {sorted(set(AV_LOADED) - set(AV['versions']))} "
-                     f"are not in appversions.versions (allowed: {', '.join(AV['versions'])})")
-if not set(AV_TESTED) <= set(AV_LOADED):
-    raise ValueError(f"invalid config key appversions.loadtest.versions: {sorted(set(AV_TESTED) - set(AV_LOADED))} "
-                     f"are not loaded (allowed: {', '.join(AV_LOADED)})")
+# costlab.config.check_semantics has checked that these are subsets of the versions before them.
 # What changes the loaded data (and only that: another load test must not reload).
 AV_DATA_PARAMS = _study_data_params(config, "appversions")   # costlab/appversions/__init__.py
 # What changes a load test's schedule (binning and tolerance only change the tables).

@@ -1,6 +1,5 @@
 # Study docsize: what a two-field projection still reads as orders grow from 1 to 64 KB.
 # model (no server) -> load one data dir per dataset -> three runs per dataset -> tables -> figures.
-from costlab.docsize.datasets import check_study_config as _docsize_check
 from costlab.docsize.datasets import datasets as _docsize_datasets
 # Light modules only (stdlib): parsing the workflow must not import pymongo, polars or altair.
 from costlab.docsize.names import FIGURES as _DOCSIZE_FIGURES
@@ -8,7 +7,6 @@ from costlab.docsize.names import RUNS as _DOCSIZE_RUNS
 from costlab.docsize.names import table_names as _docsize_table_names
 
 DS = config["docsize"]
-_docsize_check(DS)  # window and customers against docs_per_collection, before any job runs
 DS_DATASETS = [d.name for d in _docsize_datasets(DS)]
 DS_RUNS = list(_DOCSIZE_RUNS)
 DS_DATASET_RE = "orders_[1-9][0-9]*k(_tail|_split)?"

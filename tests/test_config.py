@@ -130,3 +130,21 @@ def test_config_readme_documents_every_config_key():
     assert len(keys) > 20
     missing = [key for key in keys if f"`{key}`" not in readme]
     assert not missing, f"config/README.md does not document config keys {missing}"
+
+
+@pytest.mark.parametrize("appversions, key, message", [
+    # appV2 is loaded but not configured: no rule makes its events' data
+    ({"versions": ["appV1"], "load_versions": ["appV1", "appV2"]},
+     "appversions.load_versions", "['appV2'] are not in appversions.versions (allowed: appV1)"),
+    # appV2 is configured but not loaded: a load test would have no data to run on
+    ({"versions": ["appV1", "appV2"], "load_versions": ["appV1"], "loadtest": {"versions": ["appV2"]}},
+     "appversions.loadtest.versions", "['appV2'] are not loaded (allowed: appV1)"),
+    # with load_versions unset every configured version is loaded
+    ({"versions": ["appV1"], "load_versions": None, "loadtest": {"versions": ["appV3"]}},
+     "appversions.loadtest.versions", "['appV3'] are not loaded (allowed: appV1)"),
+])
+def test_version_subsets_are_checked_with_the_config(appversions, key, message):
+    # checked by config.check_semantics (before the rule files plan anything), naming the key
+    with pytest.raises(ConfigError) as err:
+        load_config(overrides={"appversions": appversions})
+    assert f"invalid config key {key}: {message}" in str(err.value)

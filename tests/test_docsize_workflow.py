@@ -82,6 +82,6 @@ def test_window_larger_than_collection_stops_before_any_job(snakemake_run, tmp_p
     )
     assert result.returncode != 0
     assert (
-        "docsize.window_minutes (5000) must not exceed docsize.docs_per_collection (1000)"
-        in result.stderr + result.stdout
-    )
+        "invalid config key docsize.window_minutes: 5000 exceeds docsize.docs_per_collection (1000); "
+        "allowed: at most 1000"
+    ) in result.stderr + result.stdout

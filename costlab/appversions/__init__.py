@@ -71,10 +71,26 @@ def _loadtest_ask(idle: bool, jobs) -> RuleAsk:
     )
 
 
+def version_subset_problem(section: dict) -> str | None:
+    """Loaded versions must be configured versions, and load-tested ones loaded (empty = all of the
+    list above): the workflow has no rule that makes a version's data otherwise."""
+    configured = list(section.get("versions") or ())
+    loaded = list(section.get("load_versions") or configured)
+    tested = list((section.get("loadtest") or {}).get("versions") or loaded)
+    for key, chosen, allowed, what in (
+        ("appversions.load_versions", loaded, configured, "in appversions.versions"),
+        ("appversions.loadtest.versions", tested, loaded, "loaded"),
+    ):
+        extra = sorted(set(chosen) - set(allowed))
+        if extra:
+            return f"invalid config key {key}: {extra} are not {what} (allowed: {', '.join(allowed)})"
+    return None
+
+
 def _config_problem(config: dict) -> str | None:
     study = config.get("appversions") or {}
     # the version lists name registered versions (the registry, not the schema, lists them)
-    problem = versions_problem(study)
+    problem = versions_problem(study) or version_subset_problem(study)
     if problem:
         return problem
     loadtest = study.get("loadtest") or {}

@@ -5,7 +5,7 @@ dataset), run (the three query shapes and the three runs), tables, figures.
 """
 from __future__ import annotations
 
-from costlab.docsize.datasets import datasets
+from costlab.docsize.datasets import datasets, relation_problem
 from costlab.docsize.names import RUNS
 from costlab.engine.limits import large_cache_mb
 from costlab.study import ENGINE_S, SERVER_FREE_MB, EngineOverlay, Overlay, RuleAsk, Study
@@ -38,6 +38,10 @@ def _engine_mb(config: dict) -> int:
                                            engine_docsize.get("default_cache_mb"))
 
 
+def _config_problem(config: dict) -> str | None:
+    return relation_problem(config["docsize"]) if config.get("docsize") else None
+
+
 STUDY = Study(
     name="docsize",
     title="Projection and large documents",
@@ -51,6 +55,7 @@ STUDY = Study(
     ),
     # more queries must not reload 3 GB
     data_keys=("docs_per_collection", "seed", "customers"),
+    config_problem=_config_problem,
     derived_data=lambda section: {
         "spread_customer": bool((section.get("variants") or {}).get("spread_customer", False))
     },

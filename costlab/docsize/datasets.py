@@ -69,16 +69,22 @@ def parse_dataset(name: str) -> Dataset:
     return Dataset(name, int(match.group(1)), variant)
 
 
+def relation_problem(section: dict) -> str | None:
+    """A window or a customer count larger than a collection: the queries would cover less than the
+    window the study describes, or customers would have no orders."""
+    docs = int(section["docs_per_collection"])
+    for key in ("window_minutes", "customers"):
+        if int(section[key]) > docs:
+            return (
+                f"invalid config key docsize.{key}: {int(section[key])} exceeds docsize.docs_per_collection "
+                f"({docs}); allowed: at most {docs}"
+            )
+    return None
+
+
 def check_study_config(study_config: dict) -> None:
-    """Relations the schema cannot express; errors name the keys."""
-    docs = int(study_config["docs_per_collection"])
-    window = int(study_config["window_minutes"])
-    customers = int(study_config["customers"])
-    if window > docs:
-        raise ValueError(
-            f"docsize.window_minutes ({window}) must not exceed docsize.docs_per_collection ({docs})"
-        )
-    if customers > docs:
-        raise ValueError(
-            f"docsize.customers ({customers}) must not exceed docsize.docs_per_collection ({docs})"
-        )
+    """Relations the schema cannot express (costlab.config.check_semantics checks them before a run,
+    through the study's config_problem, as a ConfigError; a job given a section directly checks again)."""
+    problem = relation_problem(study_config)
+    if problem:
+        raise ValueError(problem)
