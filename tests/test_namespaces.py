@@ -30,6 +30,9 @@ def test_database_name_depends_on_run_and_data_parameters(tmp_path):
     b = namespaces.database_name(base, "appversions", cwd=tmp_path / "b")
     other_data = load_config(overrides={"appversions": {"events_per_year": 1200}})
     other_schedule = load_config(overrides={"appversions": {"loadtest": {"rate_scale": 0.5}}})
+    # the calendar window has other events than the authors' (default): other data, another database
+    other_window = load_config(overrides={"appversions": {"event_window": "calendar"}})
+    assert namespaces.database_name(other_window, "appversions", cwd=tmp_path / "a") != a
     assert a != b                                                    # another checkout
     assert namespaces.database_name(other_data, "appversions", cwd=tmp_path / "a") != a     # other data
     assert namespaces.database_name(other_schedule, "appversions", cwd=tmp_path / "a") == a  # same data
@@ -210,3 +213,19 @@ def test_the_lease_file_lives_outside_data(tmp_path):
         pass
     assert lease_path(data_dir) == tmp_path / "results" / "docsize" / ".leases" / "orders_1k.lease"
     assert not (tmp_path / "results" / "docsize" / "data").exists()
+
+
+def test_the_rules_data_params_are_the_namespaces_data_keys():
+    # One declaration: the rule files take their *_DATA_PARAMS from namespaces.data_params (what
+    # reruns a load is what names its database), never a key list of their own.
+    import re
+
+    from costlab.config import ROOT
+
+    for study, variable in (("appversions", "AV_DATA_PARAMS"), ("docsize", "DS_DATA_PARAMS")):
+        text = (ROOT / "rules" / f"{study}.smk").read_text()
+        pattern = rf"^{variable} = _study_data_params\(config, \"{study}\"\)"
+        assert re.search(pattern, text, re.MULTILINE), study
+    # config/config.yaml's defaults: the window is part of the data (it was missing here once)
+    assert namespaces.data_params(load_config(), "appversions") == {
+        "events_per_year": 200000, "seed": 42, "event_window": "authors", "batch_size": 250}
