@@ -107,7 +107,7 @@ def test_the_model_check_names_its_window():
                                            ROOT / "resources/published/appversions_event_stats.csv")
     rows = model_findings(here, published, model_reference=reference)
     assert any(
-        r["finding"].endswith("(model at the reference scale, 50,000 events/year, authors event window)")
+        r.finding.endswith("(model at the reference scale, 50,000 events/year, authors event window)")
         for r in rows
     )
 
