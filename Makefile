@@ -12,10 +12,13 @@ SNAKEMAKE_ARGS ?=
 # Snakefile: where that cannot be written (a read-only HOME), one inside the working directory is used.
 CACHE_HOME := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)
 export XDG_CACHE_HOME := $(shell mkdir -p "$(CACHE_HOME)" 2>/dev/null && test -w "$(CACHE_HOME)" && echo "$(CACHE_HOME)" || echo "$(CURDIR)/.snakemake/cache-home")
+# Python may keep the bytecode it compiles (an environment with PYTHONDONTWRITEBYTECODE=1 otherwise compiles
+# costlab again in every Snakemake job and test process: 11 s -> 6 s for pytest's collection alone).
+unexport PYTHONDONTWRITEBYTECODE
 # profiles/default is Snakemake's workflow-specific profile: used without --profile (which would announce it twice).
 RUN_ARGS = --configfile $(CONFIG) $(if $(strip $(SET)),--config $(SET)) $(SNAKEMAKE_ARGS)
 
-.PHONY: all test test-slurm test-docker test-loaddriver test-paths bench smoke dryrun lint clean-venv matrix wt-extensions
+.PHONY: all test test-smoke test-slurm test-docker test-versions test-loaddriver test-paths bench smoke dryrun lint clean-venv matrix wt-extensions
 
 # The venv is rebuilt only when the pins change; the stamp marks a complete install.
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -48,14 +51,19 @@ smoke:
 matrix: $(VENV)/.installed wt-extensions
 	$(BIN)/python -m costlab.matrix $(RUN_ARGS)
 
-# pytest-xdist workers, each with its own stand-in server: one builds the session's smoke tree while
-# the others run the rest; 3 is the fastest on 2 cores, as tests also wait on servers and timers
-# (docs/development.md). Against one real server (COSTLAB_TEST_URI) the tests run in one process.
-# PYTEST_WORKERS=0 runs in one process; PYTEST_ARGS adds pytest options.
+# pytest-xdist workers, each with its own stand-in server; 3 is the fastest on 2 cores, as tests also
+# wait on servers and timers (docs/development.md). Against one real server (COSTLAB_TEST_URI) the tests
+# run in one process. PYTEST_WORKERS=0 runs in one process; PYTEST_ARGS adds pytest options.
+# make test leaves out the tests that read the whole smoke DAG's tree (marker smoke: make test-smoke).
 PYTEST_WORKERS ?= $(if $(COSTLAB_TEST_URI),0,3)
 test: $(VENV)/.installed-test wt-extensions
 	$(BIN)/ruff check --quiet .
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "not smoke" $(PYTEST_ARGS)
+
+# The whole smoke DAG as a new user runs it (`all` with no server, then against the test server), built
+# once, and every test that reads its tree: about 5 minutes on 2 cores. One process: one tree.
+test-smoke: $(VENV)/.installed-test wt-extensions
+	$(BIN)/python -m pytest -n 0 -m smoke -rs $(PYTEST_ARGS)
 
 # Opt-in (docs/slurm.md): the smoke workflow through Snakemake's Slurm executor on a single-node
 # cluster started here. Needs root and `apt-get install -y slurm-wlm munge`; `make test` skips it.
@@ -70,6 +78,11 @@ test-slurm: $(VENV)/.installed-slurm
 # locally built stand-in image (cached). Needs root and `apt-get install -y docker.io debootstrap`; `make test` skips it.
 test-docker: $(VENV)/.installed-test
 	COSTLAB_TEST_DOCKER=1 $(BIN)/python -m pytest -m docker -rs tests/test_docker_engine.py $(PYTEST_ARGS)
+
+# Opt-in (tests/conftest.py VERSIONS_IN_MAKE_TEST): the per-version server tests on all 14 versions; make test
+# takes one version of each kind the stand-in tells apart. About 3 minutes on 2 cores.
+test-versions: $(VENV)/.installed-test
+	COSTLAB_TEST_ALL_VERSIONS=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m all_versions -rs $(PYTEST_ARGS)
 
 # Opt-in (docs/appversions.md): the authors'-way load-test driver against the test server behind a
 # proxy that delays every reply (pacing share, concurrent Get Reports, write concern); about 30 s.

@@ -82,6 +82,27 @@ def mongod_shim() -> str:
     return str(SHIMS / "mongod")
 
 
+# The per-version server tests (each loads a version into the stand-in: 5-20 s a version on 2 cores) run in
+# `make test` on one version of each kind the stand-in can tell apart: a key-string daily document with long
+# status names, a pushed quarter, daily arrays with their totals under a $reduce report, and dynamic month
+# items; the smoke tree checks appV4, appV6R3 and appV6R4 the same way. `make test-versions` runs all 14
+# (COSTLAB_TEST_ALL_VERSIONS=1); the server-free tests always take every version.
+VERSIONS_IN_MAKE_TEST = ("appV2", "appV5R1", "appV5R4", "appV6R0")
+ALL_VERSIONS_OPT_IN = "COSTLAB_TEST_ALL_VERSIONS"
+
+
+def each_version(names) -> list:
+    """pytest params, one per version name; those beyond VERSIONS_IN_MAKE_TEST marked `all_versions`."""
+    return [pytest.param(name, marks=() if name in VERSIONS_IN_MAKE_TEST else pytest.mark.all_versions)
+            for name in names]
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("all_versions") and not os.environ.get(ALL_VERSIONS_OPT_IN):
+        pytest.skip(f"opt-in: make test-versions ({ALL_VERSIONS_OPT_IN}=1; make test takes "
+                    f"{', '.join(VERSIONS_IN_MAKE_TEST)})")
+
+
 def run_snakemake(
     workdir: Path,
     targets: list[str],
@@ -167,6 +188,8 @@ def uses_smoke_tree(item: pytest.Item) -> bool:
 
 def pytest_collection_modifyitems(config, items):
     smoke = [item for item in items if uses_smoke_tree(item)]
+    for item in smoke:   # make test-smoke runs these (-m smoke); make test leaves them out
+        item.add_marker(pytest.mark.smoke)
     rest = [item for item in items if not uses_smoke_tree(item)]
     heavy_modules = {item.module.__name__ for item in rest
                      if HEAVY_FIXTURES & set(item.fixturenames) or item.get_closest_marker("workflow")}

@@ -26,6 +26,7 @@ from costlab.appversions.correctness import (
 from costlab.appversions.events import STATUSES, generate_events, users_for
 from costlab.appversions.model import document_sizes, expected_reports
 from costlab.appversions.versions import VERSIONS, get_version
+from tests.conftest import each_version
 
 # Ten sparse years (120 events/year: fewer than one event per day, so no two share a day) plus a
 # dense last quarter of 2019 (3,650 events/year: ~10 a day, user 1 gets ~3 a day), so same-day
@@ -51,7 +52,7 @@ def _events_for(name: str, events: pl.DataFrame) -> pl.DataFrame:
     return events.gather_every(APPV1_STRIDE) if name == "appV1" else events
 
 
-@pytest.mark.parametrize("name", list(VERSIONS))
+@pytest.mark.parametrize("name", each_version(VERSIONS))
 def test_get_reports_equal_the_model(name, events, test_db):
     version = get_version(name)
     loaded = _events_for(name, events)

@@ -140,9 +140,10 @@ def _whole_array_method(events_per_year: int, seed: int) -> pl.DataFrame:
 
 
 def test_chunks_are_the_same_events_whatever_the_chunk_size():
-    whole = generate_events(6_000, seed=9)
-    for chunk_events in (7, 25_000):
-        chunks = list(iter_event_chunks(6_000, seed=9, chunk_events=chunk_events))
+    # 6,000 events in 858 chunks of 7 (the last holds 1); 60,000 in chunks of 25,000 (the last holds 10,000)
+    for events_per_year, chunk_events in ((600, 7), (6_000, 25_000)):
+        whole = generate_events(events_per_year, seed=9)
+        chunks = list(iter_event_chunks(events_per_year, seed=9, chunk_events=chunk_events))
         assert max(c.height for c in chunks) == chunk_events
         codes = pl.concat(chunks)
         assert codes.schema == pl.Schema(EVENT_CODES_SCHEMA)   # keys are integer codes in the data

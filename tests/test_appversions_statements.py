@@ -12,6 +12,7 @@ from pymongo import WriteConcern
 from costlab.appversions import statements as st
 from costlab.appversions.events import generate_events
 from costlab.appversions.versions import VERSIONS, get_version
+from tests.conftest import each_version
 
 # The stand-in answers appV1's upserts with a collection scan each; its first 200 events keep it
 # fast and still update existing documents (17 (key, day) pairs repeat; the test asserts it).
@@ -46,7 +47,7 @@ def _documents(collection) -> list[bytes]:
     return sorted(docs)
 
 
-@pytest.mark.parametrize("name", list(VERSIONS))
+@pytest.mark.parametrize("name", each_version(VERSIONS))
 def test_both_paths_leave_identical_collections(name, test_db):
     version = get_version(name)
     events = _events()

@@ -117,5 +117,8 @@ def test_authors_window_events_are_the_same_whatever_the_chunk_size():
 
     whole = pl.concat(iter_event_chunks(600, 5, window="authors"))
     assert whole.height == 6005
-    for chunk_events in (1, 1000, 4096):
+    for chunk_events in (7, 1000, 4096):
         assert pl.concat(iter_event_chunks(600, 5, chunk_events=chunk_events, window="authors")).equals(whole)
+    # one event a chunk, on a tenth of the events (each chunk is a frame of its own)
+    tenth = pl.concat(iter_event_chunks(60, 5, window="authors"))
+    assert pl.concat(iter_event_chunks(60, 5, chunk_events=1, window="authors")).equals(tenth)

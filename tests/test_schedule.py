@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from workflow import ROOT
 
 PLUGIN = '''
@@ -34,6 +35,7 @@ def collected_order(tmp_path, workers: int) -> list[tuple[str, str, str]]:
     return [tuple(line.split(" ", 3)[1:]) for line in proc.stdout.splitlines() if line.startswith("ORDER ")]
 
 
+@pytest.mark.smoke   # the smoke tree's schedule: make test-smoke
 def test_the_smoke_tests_come_first_and_fit_in_one_workers_first_chunk(tmp_path):
     order = collected_order(tmp_path, workers=3)
     kinds = [kind for kind, _, _ in order]

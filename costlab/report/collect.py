@@ -248,6 +248,8 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
     if registered is None:
         candidates = [p for sub in ("tables", "model", "figures", "provenance", "engine")
                       for p in sorted((study_dir / sub).glob("*"))]
+        # a no-server run says so (else its models alone would read "measured")
+        candidates += [p for p in (study_dir / NOT_RUN_FILE,) if p.exists()]
     else:
         candidates = [Path(p) for p in registered]
         section.missing = [p for p in candidates if not p.exists()]
