@@ -175,3 +175,22 @@ def test_every_rule_says_its_band():
     assert absolute_within(3.0, 2.0).band == (1.0, 5.0)
     assert ratio_within(512.0, 0.9, 1.1).band == pytest.approx((460.8, 563.2))   # 512 x 0.9, 512 x 1.1
     assert ratio_within(0, 0.9, 1.1).band is None and relative_within(None, 0.1).band is None
+
+
+def test_docsize_cells_carry_the_bootstrap_interval_of_their_query_mean():
+    import polars as pl
+
+    from costlab.docsize.engine import mean_intervals
+
+    def cell(size_kb, shape, values):
+        return pl.DataFrame({"size_kb": [size_kb] * len(values), "run": ["small_cache"] * len(values),
+                             "cache_mb": [256] * len(values), "windows": ["random"] * len(values),
+                             "shape": [shape] * len(values), "bytes_read_into_cache": values})
+    # bimodal: 15 queries read nothing, 15 read 1,000 B -> mean 500; every query 64 B -> the point 64
+    measured = pl.concat([cell(1, "whole", [0] * 15 + [1000] * 15), cell(1, "covered", [64] * 30)])
+    rows = {r["shape"]: r for r in mean_intervals(measured).iter_rows(named=True)}
+    whole = rows["whole"]
+    assert 0 < whole["bytes_read_into_cache_mean_low"] < 500 < whole["bytes_read_into_cache_mean_high"] < 1000
+    assert whole["interval_confidence"] == 0.95
+    covered = rows["covered"]
+    assert (covered["bytes_read_into_cache_mean_low"], covered["bytes_read_into_cache_mean_high"]) == (64, 64)

@@ -45,6 +45,7 @@ from costlab.engine.deployment import Deployment
 from costlab.engine.limits import large_cache_mb
 from costlab.engine.provenance import SERVER_KIND
 from costlab.inputs import read_csv
+from costlab.intervals import over_samples
 from costlab.progress import progress
 
 PUBLISHED_DOCS = 50_000
@@ -251,11 +252,30 @@ QUERY_COLUMNS = ["size_kb", "run", "cache_mb", "windows", "block_order", "block"
                  "pages_read_into_cache", "block_bytes_read", "seconds"]
 
 
+CELL_KEYS = ["size_kb", "run", "cache_mb", "windows", "shape"]
+
+
+def mean_intervals(measured: pl.DataFrame) -> pl.DataFrame:
+    """Per (size, run, shape): the BCa bootstrap interval of the mean bytes read per query over the run's
+    queries (the article's value is such a mean; its queries are the sampling unit: costlab.intervals)."""
+    rows = []
+    for keys, group in measured.group_by(CELL_KEYS, maintain_order=True):
+        interval = over_samples(group["bytes_read_into_cache"].cast(pl.Float64).to_numpy(), unit="queries")
+        rows.append({**dict(zip(CELL_KEYS, keys, strict=True)),
+                     "bytes_read_into_cache_mean_low": interval.low,
+                     "bytes_read_into_cache_mean_high": interval.high,
+                     "interval_confidence": interval.confidence})
+    schema = {key: measured.schema[key] for key in CELL_KEYS}
+    interval_columns = ("bytes_read_into_cache_mean_low", "bytes_read_into_cache_mean_high",
+                        "interval_confidence")
+    return pl.DataFrame(rows, schema={**schema, **{column: pl.Float64 for column in interval_columns}})
+
+
 def summarize(queries: pl.DataFrame, settings: EngineSettings, wt_version: str, journal_wanted: str,
               block_wanted: str, data_bytes: dict[int, int] | None = None) -> pl.DataFrame:
     """results/docsize/engine/cache_reads.csv: medians of the measured queries per (size, run, shape)."""
     measured = queries.filter(pl.col("phase") == "measured")
-    table = (measured.group_by(["size_kb", "run", "cache_mb", "windows", "shape"], maintain_order=True)
+    table = (measured.group_by(CELL_KEYS, maintain_order=True)
              .agg(pl.len().alias("queries"),
                   pl.col("n_returned").median().alias("n_returned_median"),
                   pl.col("bytes_read_into_cache").median().alias("bytes_read_into_cache_median"),
@@ -268,7 +288,8 @@ def summarize(queries: pl.DataFrame, settings: EngineSettings, wt_version: str, 
                   pl.col("cold_start").any().alias("cold_blocks")))
     starts = (queries.group_by(["size_kb", "run", "shape"], maintain_order=True)
               .agg(pl.col("cold_start").sum().alias("cold_starts_in_block")))
-    table = table.join(starts, on=["size_kb", "run", "shape"], how="left")
+    table = table.join(starts, on=["size_kb", "run", "shape"], how="left").join(
+        mean_intervals(measured), on=CELL_KEYS, how="left")
     return table.with_columns(
         pl.lit(wt_version).alias("wt_version"),
         pl.lit(settings.block_compressor).alias("block_compressor"),
