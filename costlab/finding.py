@@ -14,6 +14,8 @@ from typing import Callable, Iterable
 
 import polars as pl
 
+from costlab.intervals import Interval
+from costlab.intervals import judge as judge_band
 from costlab.verdicts import NOT_MEASURED, Kind, Verdict, is_missing, judge, tolerance_text, verdict_text
 
 COLUMNS = [
@@ -22,6 +24,7 @@ COLUMNS = [
     "unit",
     "published",
     "reproduced",
+    "interval",
     "ratio",
     "tolerance",
     "verdict",
@@ -57,6 +60,9 @@ class Finding:
     server_kind: str | None = None
     note: str | None = None
     kind: Kind = Kind.PUBLISHED
+    # the value's interval in words ("a to b at 95.0% (mean of 30 queries, BCa bootstrap)"), "one run: no
+    # interval", or None where the row's value is not a measurement (costlab.intervals, docs/uncertainty.md)
+    interval: str | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -95,6 +101,7 @@ class Finding:
             "unit": self.unit,
             "published": self.published,
             "reproduced": self.reproduced,
+            "interval": self.interval,
             "ratio": self.ratio,
             "tolerance": self.tolerance,
             "verdict": self.verdict.value,
@@ -161,7 +168,7 @@ def conform_table(frame: pl.DataFrame, kind: Kind = Kind.PUBLISHED) -> pl.DataFr
             f"a verdict table lacks column(s) {', '.join(absent)}; expected {', '.join(COLUMNS)}"
         )
     filled = frame.with_columns(
-        *[pl.lit(None, pl.Utf8).alias(c) for c in ("reason", "note") if c not in frame.columns],
+        *[pl.lit(None, pl.Utf8).alias(c) for c in ("reason", "note", "interval") if c not in frame.columns],
         *([pl.lit(kind.value).alias("kind")] if "kind" not in frame.columns else []))
     for column, enum in (("verdict", Verdict), ("kind", Kind)):
         bad = sorted(
@@ -171,3 +178,23 @@ def conform_table(frame: pl.DataFrame, kind: Kind = Kind.PUBLISHED) -> pl.DataFr
             raise ValueError(f"verdict table column {column!r} holds {', '.join(map(repr, bad))}; "
                              f"allowed: {', '.join(m.value for m in enum)}")
     return filled.select(COLUMNS)
+
+
+def interval_verdict(point: Finding, interval: Interval, rule) -> Finding:
+    """`point` (a row judged on its value alone) judged by its value's interval against the rule's band
+    instead (docs/uncertainty.md): the whole interval inside is REPRODUCED, wholly outside NOT_REPRODUCED,
+    straddling an edge INCONCLUSIVE with the samples likely to decide it. With no interval (one run), a rule
+    with no band or no value, the point verdict stands; the row carries the interval in words either way."""
+    point = point.with_(interval=interval.describe())
+    band = getattr(rule, "band", None)
+    if band is None or not interval.has_interval or point.verdict is Verdict.NOT_RUN:
+        return point
+    outcome = judge_band(interval, *band)
+    if outcome.outcome == "inside":
+        return point.but(Verdict.REPRODUCED)
+    if outcome.outcome == "outside":
+        return point.but(Verdict.NOT_REPRODUCED)
+    decide = (f"about {outcome.repeats_to_decide} {interval.unit} would likely decide it"
+              if outcome.repeats_to_decide
+              else "the value sits on the band's edge: more samples cannot decide it")
+    return point.but(Verdict.INCONCLUSIVE, f"the interval straddles the tolerance band; {decide}")

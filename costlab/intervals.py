@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import Literal, Sequence
 
 import numpy as np
-from scipy import stats
 
 DEFAULT_CONFIDENCE = 0.95
 # Below this many samples a bootstrap interval under-covers badly; repeats use order statistics.
@@ -64,12 +63,14 @@ class Interval:
             return "one run: no interval"
         method = ("order statistics" if self.unit == "repeats" and self.samples < MIN_BOOTSTRAP_SAMPLES
                   else "BCa bootstrap")
-        return (f"[{_g(self.low)}, {_g(self.high)}] at {self.confidence:.1%} ({self.statistic} of "
+        return (f"{_g(self.low)} to {_g(self.high)} at {self.confidence:.1%} ({self.statistic} of "
                 f"{self.samples} {self.unit}, {method})")
 
 
 def _g(value: float | None) -> str:
-    return "—" if value is None else f"{value:.4g}"
+    if value is None:
+        return "—"
+    return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
 
 
 def _finite(values: Sequence[float], what: str) -> np.ndarray:
@@ -90,6 +91,8 @@ def min_max_coverage(n: int) -> float:
 def over_repeats(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE,
                  unit: str = "repeats") -> Interval:
     """The median of the repeats with its distribution-free interval (no interval for one repeat)."""
+    from scipy import stats  # here, not at the top: every verdict table imports this module, few intervals
+
     data = _finite(values, "over_repeats")
     estimate = float(np.median(data))
     n = data.size
@@ -107,6 +110,8 @@ def over_repeats(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
 def over_samples(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE, seed: int = 0,
                  unit: str = "queries") -> Interval:
     """The mean of one run's samples (e.g. its queries) with a seeded BCa bootstrap interval."""
+    from scipy import stats
+
     data = _finite(values, "over_samples")
     estimate = float(data.mean())
     n = data.size
@@ -188,6 +193,8 @@ def runs_differ(a: Sequence[float], b: Sequence[float], alpha: float = 1 - DEFAU
 
 def runs_differ_many(a: np.ndarray, b: np.ndarray, alpha: float = 1 - DEFAULT_CONFIDENCE) -> np.ndarray:
     """runs_differ for many pairs at once: rows of `a` against rows of `b` (the A/A benchmark's trials)."""
+    from scipy import stats
+
     xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     pvalue = stats.mannwhitneyu(xa, xb, alternative="two-sided", method="exact", axis=-1).pvalue
     # identical values throughout give no ranks to compare: not different

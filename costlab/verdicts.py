@@ -19,6 +19,7 @@ class Verdict(StrEnum):
     """What a row says about its published finding."""
     REPRODUCED = "reproduced"              # measured, and the finding's rule holds
     NOT_REPRODUCED = "not reproduced"  # measured, and the rule does not hold
+    INCONCLUSIVE = "inconclusive"  # measured: its interval straddles the rule's band (docs/uncertainty.md)
     NOT_COMPARABLE = (
         "not comparable"  # measured, but on something the finding is not about (the reason says what)
     )

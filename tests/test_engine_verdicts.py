@@ -71,29 +71,37 @@ def test_a_verdict_per_size_run_and_shape_with_its_tolerance():
     assert cells["note"].str.contains("tolerance").all() and set(cells["server_kind"]) == {"engine"}
 
 
-def _one_cell(mean: float, std: float, queries: int = 30, shape: str = "projection") -> dict:
+def _one_cell(mean: float, low: float | None, high: float | None, queries: int = 30,
+              shape: str = "projection") -> dict:
     from costlab.docsize.engine_verdicts import docsize_cells
     reads = pl.DataFrame({"run": ["small_cache"], "size_kb": [4], "cache_mb": [256], "shape": [shape],
                           "queries": [queries], "bytes_read_into_cache_mean": [mean],
-                          "bytes_read_into_cache_median": [0.0], "bytes_read_into_cache_std": [std],
-                          "zero_read_share": [0.77]})
+                          "bytes_read_into_cache_median": [0.0], "bytes_read_into_cache_std": [300_000.0],
+                          "zero_read_share": [0.77], "bytes_read_into_cache_mean_low": [low],
+                          "bytes_read_into_cache_mean_high": [high], "interval_confidence": [0.95]},
+                         schema_overrides={"bytes_read_into_cache_mean_low": pl.Float64,
+                                           "bytes_read_into_cache_mean_high": pl.Float64})
     return docsize_cells(reads, PUBLISHED, 1000).row(0, named=True)
 
 
-def test_a_bimodal_cell_within_the_sampling_error_is_not_comparable_not_a_miss():
-    # published 250 KB; the engine's mean 150 KB is 0.6x (outside 0.8-1.25). With a per-query sd of 300 KB
-    # over 30 queries the difference of two such means has a standard error of sqrt(2 x 300^2 / 30) = 77.5 KB:
-    # 100 KB apart is within two of them, so 30 queries cannot tell the two means apart
-    row = _one_cell(150_000.0, 300_000.0)
-    assert row["verdict"] == "not comparable" and "30-query means" in row["reason"]
-    assert "77,460" in row["reason"] and "77% of them read 0" in row["reason"]
-    # the same mean from steady queries (sd 30 KB: standard error 7.7 KB) is a real miss
-    assert _one_cell(150_000.0, 30_000.0)["verdict"] == "not reproduced"
-    # inside the tolerance it is reproduced whatever the spread
-    assert _one_cell(240_000.0, 300_000.0)["verdict"] == "reproduced"
+def test_a_bimodal_cell_is_judged_by_its_interval_over_the_queries():
+    # published 250 KB, band 0.8-1.25 x: [200 KB, 312.5 KB]
+    # the interval [90 KB, 260 KB] around 150 KB straddles the lower edge 200 KB: inconclusive; the edge lies
+    # above the value, where the half-width is 260 - 150 = 110 KB against 50 KB to the edge, so
+    # k > 30 x (110 / 50)^2 = 145.2: about 146 queries
+    row = _one_cell(150_000.0, 90_000.0, 260_000.0)
+    assert row["verdict"] == "inconclusive" and "about 146 queries" in row["reason"]
+    assert row["interval"].startswith("90,000 to 260,000 at 95.0% (mean of 30 queries")
+    # the same mean from steady queries ([140 KB, 160 KB]) is a real miss
+    assert _one_cell(150_000.0, 140_000.0, 160_000.0)["verdict"] == "not reproduced"
+    # wholly inside the band: reproduced
+    assert _one_cell(240_000.0, 210_000.0, 300_000.0)["verdict"] == "reproduced"
+    # a cell with no interval (an older cache_reads.csv): the point verdict, and it says so
+    point = _one_cell(240_000.0, None, None)
+    assert point["verdict"] == "reproduced" and point["interval"] == "one run: no interval"
 
 
-def test_the_sampling_rule_is_read_from_the_tolerances_file():
-    from costlab.published import study_tolerances
-    rule = study_tolerances("docsize")["engine_bytes_read_sampling"]
-    assert rule.rule == "at_most" and rule.bound == 2 and "30" in rule.rationale
+def test_inconclusive_is_a_verdict_of_its_own():
+    from costlab.verdicts import VERDICT_CLASSES, Verdict, verdict_class
+    assert Verdict.INCONCLUSIVE.value == "inconclusive" and verdict_class("inconclusive") == "inconclusive"
+    assert VERDICT_CLASSES.index("inconclusive") == VERDICT_CLASSES.index("not reproduced") + 1

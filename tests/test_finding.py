@@ -54,7 +54,8 @@ def test_a_verdict_or_kind_that_is_not_a_member_is_refused():
         }
     )
     with pytest.raises(
-        ValueError, match="'not measured'; allowed: reproduced, not reproduced, not comparable, not run"
+        ValueError,
+        match="'not measured'; allowed: reproduced, not reproduced, inconclusive, not comparable, not run",
     ):
         conform_table(frame)
     conformed = conform_table(frame.with_columns(pl.lit("not run").alias("verdict")), Kind.COSTLAB_VARIANT)

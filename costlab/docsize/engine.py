@@ -280,7 +280,7 @@ def summarize(queries: pl.DataFrame, settings: EngineSettings, wt_version: str, 
                   pl.col("n_returned").median().alias("n_returned_median"),
                   pl.col("bytes_read_into_cache").median().alias("bytes_read_into_cache_median"),
                   pl.col("bytes_read_into_cache").mean().alias("bytes_read_into_cache_mean"),
-                  # the per-query spread: the verdicts weigh a mean of 30 against its sampling error
+                  # the per-query spread (the verdicts judge the mean by its interval over the queries)
                   pl.col("bytes_read_into_cache").std().fill_null(0.0).alias("bytes_read_into_cache_std"),
                   (pl.col("bytes_read_into_cache") == 0).mean().alias("zero_read_share"),
                   pl.col("pages_read_into_cache").median().alias("pages_read_median"),

@@ -5,7 +5,8 @@ from __future__ import annotations
 import polars as pl
 
 from costlab.engine.verdicts import engine_frame, engine_row
-from costlab.finding import AT_THIS_SCALE, Finding
+from costlab.finding import AT_THIS_SCALE, Finding, interval_verdict
+from costlab.intervals import Interval
 from costlab.published import Tolerances, tolerances_or_published
 from costlab.verdicts import Kind, Verdict
 
@@ -98,12 +99,6 @@ SMALL_RUNS = ("small_cache", "small_cache_cold_per_shape")
 COSTLAB_VARIANT_RUNS = ("small_cache_cold_per_shape",)   # not the article's protocol (docs/engine-lab.md)
 
 
-def sampling_error(std: float, queries: int) -> float:
-    """The standard error of the difference between this run's mean of `queries` queries and the
-    article's mean of as many, its per-query spread taken as this run's (the article gives none)."""
-    return (2 * std * std / queries) ** 0.5
-
-
 def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, window: int,
                   tolerances: Tolerances | None = None) -> pl.DataFrame:
     """A verdict per size x run x shape on bytes read into the cache per query (the mean of the
@@ -115,12 +110,11 @@ def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, wi
     index pages) of it. Small-cache runs compare with the article's
     small-cache table, in both protocols (the article's one start, and the per-shape cold start);
     the large-cache runs with the article's "everything in the cache": next to nothing read.
-    A small-cache mean outside its tolerance but within `engine_bytes_read_sampling` (2) standard
-    errors of the published mean is "not comparable": both are means of 30 queries of a skewed,
-    often bimodal distribution (many queries read 0, some a whole window), and 30 queries cannot
-    tell the two apart."""
+    Each cell is the mean of its queries, a skewed, often bimodal distribution (many queries read 0, some a
+    whole window): it is judged by its bootstrap interval over those queries (cache_reads.csv's
+    bytes_read_into_cache_mean_low/high, costlab.intervals): inside the tolerance band reproduced, outside
+    not reproduced, straddling an edge inconclusive, with the queries likely to decide it."""
     tol = tolerances_or_published(tolerances, "docsize")
-    sampling_z = tol["engine_bytes_read_sampling"].bound
     published = published_queries.filter((pl.col("run") == "small_cache")
                                          & (pl.col("metric") == "bytes_read_into_cache"))
     pub = {(int(r["size_kb"]), r["shape"]): float(r["value"]) for r in published.iter_rows(named=True)}
@@ -157,13 +151,11 @@ def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, wi
             ),
             kind,
         )
-        if small_run and row.verdict is Verdict.NOT_REPRODUCED and queries > 0:
-            error = sampling_error(std, queries)
-            if abs(mean - expected) <= sampling_z * error:
-                row = row.but(Verdict.NOT_COMPARABLE,
-                              f"{mean:,.0f} B is {abs(mean - expected):,.0f} B from the published "
-                              f"mean, within the sampling error of two {queries}-query means "
-                              f"({sampling_z:g} x {error:,.0f} B; {spread})")
+        low, high = r.get("bytes_read_into_cache_mean_low"), r.get("bytes_read_into_cache_mean_high")
+        interval = Interval(mean, None if low is None else low * scale,
+                            None if high is None else high * scale,
+                            r.get("interval_confidence"), queries, "queries", "mean")
+        row = interval_verdict(row, interval, holds)
         rows.append(row)
     return engine_frame(rows)
 

@@ -18,8 +18,8 @@ from costlab.server.provenance import is_stand_in
 from costlab.verdicts import COUNTED_KINDS, OTHER, VERDICT_CLASSES, Kind, Verdict, verdict_class
 
 FINDINGS_FILE = "findings.csv"
-COLUMNS = ["study", "finding", "metric", "unit", "published", "this_run", "evidence", "ratio", "tolerance",
-           "verdict", "reason", "kind", "note", "source"]
+COLUMNS = ["study", "finding", "metric", "unit", "published", "this_run", "interval", "evidence", "ratio",
+           "tolerance", "verdict", "reason", "kind", "note", "source"]
 SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {
     "published": pl.Float64,
     "this_run": pl.Float64,
@@ -86,7 +86,7 @@ def table_findings(study: str, table: TableItem, section: StudySection, results_
         _text(frame, "metric").alias("metric"),
         _text(frame, "unit").alias("unit"),
         _number(frame, "published").alias("published"),
-        _number(frame, "reproduced").alias("this_run"),
+        _number(frame, "reproduced").alias("this_run"), _text(frame, "interval").alias("interval"),
         pl.Series("evidence", [evidence[k] for k in kinds], dtype=pl.Utf8),
         _number(frame, "ratio").alias("ratio"),
         _text(frame, "tolerance").alias("tolerance"),
@@ -108,7 +108,8 @@ def not_run_findings(study: str, section: StudySection) -> pl.DataFrame:
     reason = str(record.get("reason") or "no MongoDB server")
     fix = str(record.get("fix") or "")
     row = {"study": study, "finding": f"{study}'s measurements on a MongoDB server ({section.info.title})",
-           "metric": None, "unit": None, "published": None, "this_run": None, "evidence": "none (not run)",
+           "metric": None, "unit": None, "published": None, "this_run": None, "interval": None,
+           "evidence": "none (not run)",
            "ratio": None, "tolerance": None, "verdict": Verdict.NOT_RUN.value, "reason": reason,
            "kind": Kind.PUBLISHED.value, "note": f"to run it: {fix}" if fix else None,
            "source": f"{study}/not_run.json"}
@@ -167,6 +168,8 @@ def verdict_counts(findings: pl.DataFrame, kinds: tuple[str, ...] | None = COUNT
 def read_findings(path: str | Path) -> pl.DataFrame:
     """results/findings.csv as written by write_findings (every column as the schema says)."""
     frame = pl.read_csv(path, schema_overrides=SCHEMA, infer_schema_length=0)
+    if "interval" not in frame.columns:   # a run from before intervals (docs/uncertainty.md)
+        frame = frame.with_columns(pl.lit(None, pl.Utf8).alias("interval"))
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"{path} lacks column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}")

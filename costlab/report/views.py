@@ -92,7 +92,8 @@ def table_view(frame: pl.DataFrame, css_class: str = "data") -> TableView:
 
 
 VERDICT_CSS = {Verdict.REPRODUCED.value: "v-yes", Verdict.NOT_REPRODUCED.value: "v-no",
-               Verdict.NOT_COMPARABLE.value: "v-na", Verdict.NOT_RUN.value: "v-na", OTHER: "v-other"}
+               Verdict.INCONCLUSIVE.value: "v-maybe", Verdict.NOT_COMPARABLE.value: "v-na",
+               Verdict.NOT_RUN.value: "v-na", OTHER: "v-other"}
 
 
 def verdict_css(verdict: str) -> str:
@@ -439,6 +440,7 @@ def finding_row_view(row: dict) -> dict[str, Any]:
         "published": _published_text(row),
         "published_is_rule": _judged_by_rule_alone(row),
         "this_run": _number_text(row["this_run"], row["unit"]),
+        "interval": None if row.get("interval") in (None, "one run: no interval") else row["interval"],
         "evidence": row["evidence"] or "—",
         "ratio": format_cell(row["ratio"]).text if row["ratio"] is not None else "—",
         "tolerance": row["tolerance"] or _no_tolerance(row["verdict"]),
@@ -609,7 +611,7 @@ table.findings .metric{display:block;color:#555;font-size:12px}
 .table-box,section.study,details{min-width:0;max-width:100%}
 details.rows>summary{cursor:pointer;color:#333}
 .verdict.v-yes,.counts .v-yes{background:#e3f1df}.verdict.v-no,.counts .v-no{background:#fde7ea;color:#8a0016}
-.verdict.v-na,.counts .v-na{background:#eee;color:#555}.counts .v-other{background:#fff6e0}
+.verdict.v-na,.counts .v-na{background:#eee;color:#555}.verdict.v-maybe,.counts .v-maybe{background:#fff1cc;color:#6b4a00}.counts .v-other{background:#fff6e0}
 figure{margin:16px 0;padding:12px;border:1px solid #e3e3e3;border-radius:4px;overflow-x:auto}
 .vega,.svg{text-align:center}.vega.vega-embed{display:block}.svg svg,figure img{max-width:100%;height:auto}
 figcaption{margin-top:8px}figcaption p{margin:4px 0}.files{font-weight:normal;font-size:13px}
