@@ -60,6 +60,8 @@ class Interval:
     def describe(self) -> str:
         """One line for the page and findings.csv: the interval, its confidence and where it came from."""
         if not self.has_interval:
+            if self.unit != "repeats" and 1 < self.samples < MIN_BOOTSTRAP_SAMPLES:
+                return f"no interval: {self.samples} {self.unit} are too few for a bootstrap"
             return "one run: no interval"
         method = ("order statistics" if self.unit == "repeats" and self.samples < MIN_BOOTSTRAP_SAMPLES
                   else "BCa bootstrap")
@@ -115,8 +117,8 @@ def over_samples(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
     data = _finite(values, "over_samples")
     estimate = float(data.mean())
     n = data.size
-    if n < MIN_BOOTSTRAP_SAMPLES:
-        return over_repeats(data, confidence, unit)
+    if n < MIN_BOOTSTRAP_SAMPLES:   # a bootstrap of so few under-covers: no interval rather than a wrong one
+        return Interval(estimate, None, None, None, n, unit, "mean")
     if np.ptp(data) == 0:   # every sample equal: the bootstrap distribution is degenerate
         return Interval(estimate, estimate, estimate, confidence, n, unit, "mean")
     result = stats.bootstrap((data,), np.mean, confidence_level=confidence, n_resamples=BOOTSTRAP_RESAMPLES,

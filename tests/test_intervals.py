@@ -86,6 +86,10 @@ def test_bootstrap_over_queries_brackets_the_mean_and_is_seeded():
     assert first == again
     assert first.low < queries.mean() < first.high
     assert first.statistic == "mean" and first.samples == 30
+    # nine queries are too few for a bootstrap that covers what it says: no interval, and the words say why
+    few = over_samples(queries[:9])
+    assert few.low is None and few.high is None and few.estimate == queries[:9].mean()
+    assert few.describe() == "no interval: 9 queries are too few for a bootstrap"
 
 
 def _simulate(draw, true_value, band, repeats, seed):
