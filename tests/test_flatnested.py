@@ -189,6 +189,7 @@ def test_tables_improvement_and_verdict(flat_ms, structured_ms, kind, verdict):
         "unit",
         "published",
         "reproduced",
+        "interval",
         "ratio",
         "tolerance",
         "verdict",

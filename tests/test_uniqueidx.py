@@ -77,6 +77,7 @@ def test_conformance_table_and_verdicts(test_db):
         "unit",
         "published",
         "reproduced",
+        "interval",
         "ratio",
         "tolerance",
         "verdict",
