@@ -36,6 +36,7 @@ def test_smoke_run_builds_tables_and_figures(smoke_all, real_mongod):
         "unit",
         "published",
         "reproduced",
+        "interval",
         "ratio",
         "tolerance",
         "verdict",

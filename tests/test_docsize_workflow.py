@@ -35,6 +35,7 @@ def test_smoke_study_end_to_end(smoke_all, real_mongod):
         "unit",
         "published",
         "reproduced",
+        "interval",
         "ratio",
         "tolerance",
         "verdict",
