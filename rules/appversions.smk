@@ -1,10 +1,22 @@
 # Study appversions: the 14 application versions of "The Cost of Not Knowing MongoDB".
 # events -> model (no server) -> per version: load, collStats, correctness, load test -> tables -> figures.
 AV = config["appversions"]
+# Your own versions (appversions.variants, checked with the config): registered before the wildcard and
+# the version lists are built, so each is a version everywhere below (docs/variants.md). Every
+# appversions script registers them again in its own process.
+from costlab.appversions.variants import register_variants as _av_register_variants
+
+_av_register_variants(config)
 # The {version} wildcard: exactly the registered versions (registry.py is light: no polars or pymongo).
 from costlab.appversions.registry import wildcard_pattern as _av_wildcard_pattern
 
 AV_VERSION_RE = _av_wildcard_pattern()
+
+
+def _av_declared(wildcards):
+    """A variant's declaration as configured (None for a published version): a job's param, so a change reruns it."""
+    return AV["variants"].get(wildcards.version)
+
 
 # --- events and model ---
 
@@ -40,6 +52,7 @@ rule appversions_model:
         published_vs_model="results/appversions/model/published_vs_model.csv",  # the model's verdicts
     params:
         versions=AV["versions"],
+        variants=AV["variants"],   # your own versions' declarations: a changed one is modelled again
         tolerance=AV["model_tolerance"],
         events_per_year=AV["events_per_year"],
         seed=AV["seed"],
@@ -136,6 +149,7 @@ rule appversions_load:
         version=AV_VERSION_RE,
     params:
         data=AV_DATA_PARAMS,
+        declaration=_av_declared,   # a variant's declaration (null for a published version): changed, reloaded
         load_workers=AV["load_workers"],
         profile=AV_LT["profile"],
     threads: ask("appversions_load").threads
@@ -228,6 +242,7 @@ rule appversions_tables:
     params:
         loadtest=AV_LT,
         model_tolerance=AV["model_tolerance"],
+        variants=AV["variants"],
     log:
         "results/logs/appversions_tables.log",
     conda:
@@ -302,6 +317,7 @@ rule appversions_engine_version:
         version=AV_VERSION_RE,
     params:
         engine=engine_params("appversions"),
+        declaration=_av_declared,
         batch_size=config["appversions"]["batch_size"],      # the load step's batches, applied as it sends them
         load_workers=config["appversions"]["load_workers"],
         seed=config["appversions"]["seed"],
@@ -329,6 +345,7 @@ rule appversions_engine:
         **AV_ENGINE,
     params:
         versions=config["appversions"]["versions"],
+        variants=AV["variants"],   # which version each variant is compared to
     log:
         "results/logs/appversions_engine.log",
     conda:

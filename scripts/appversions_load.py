@@ -3,6 +3,10 @@ import json
 from pathlib import Path
 
 from costlab.appversions.load import load_job
+from costlab.appversions.variants import register_variants
+
+# your own versions (appversions.variants) are versions in this process too, and in its spawned workers
+register_variants(snakemake.config)  # noqa: F821
 
 # Load workers are spawned processes: they re-import this file as __mp_main__, so guard the job.
 if __name__ == "__main__":

@@ -2,6 +2,10 @@
 from pathlib import Path
 
 from costlab.appversions.tables import write_tables
+from costlab.appversions.variants import register_variants
+
+# your own versions (appversions.variants) are versions in this process too, and in its spawned workers
+register_variants(snakemake.config)  # noqa: F821
 
 verdicts = write_tables(
     snakemake.input, snakemake.output, snakemake.params.loadtest, snakemake.params.model_tolerance

@@ -11,6 +11,8 @@ import math
 
 from costlab.appversions.phases import empty_phase_problem
 from costlab.appversions.registry import config_problem as versions_problem
+from costlab.appversions.variants import declared_names
+from costlab.appversions.variants import problem as variants_problem
 from costlab.study import ENGINE_S, SERVER_FREE_MB, EngineOverlay, MeasuredStream, Overlay, RuleAsk, Study
 
 # Assumed throughput floors (chosen low so a cluster time limit is rarely hit; not measurements).
@@ -89,8 +91,10 @@ def version_subset_problem(section: dict) -> str | None:
 
 def _config_problem(config: dict) -> str | None:
     study = config.get("appversions") or {}
-    # the version lists name registered versions (the registry, not the schema, lists them)
-    problem = versions_problem(study) or version_subset_problem(study)
+    # the version lists name registered versions (the registry, not the schema, lists them) or the
+    # variants the config declares (appversions.variants: checked first, registered by the rules)
+    problem = (versions_problem(study, declared_names(study)) or variants_problem(study)
+               or version_subset_problem(study))
     if problem:
         return problem
     loadtest = study.get("loadtest") or {}

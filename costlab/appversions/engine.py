@@ -33,6 +33,8 @@ import bson
 import polars as pl
 
 from costlab.appversions.load import PUBLISHED_BATCH_SIZE
+from costlab.appversions.registry import PUBLISHED_NAMES
+from costlab.appversions.variant_findings import engine_variant_rows
 from costlab.appversions.versions import AppVersion, get_version, prepared_columns
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
@@ -261,6 +263,8 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.Da
     zstd_rule = tol["engine_zstd_over_snappy"].holds()
     rows = []
     for r in table.iter_rows(named=True):
+        if r["version"] not in PUBLISHED_NAMES:
+            continue   # a version of one's own has no published number: variant_findings.py's rows
         substituted = r["block_compressor"] != r["block_compressor_wanted"]
         compression = tol["engine_compression"].holds(r["published_storage_over_data"])
         note = r["compressor_note"]
@@ -302,7 +306,7 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.Da
                 f"{r3['block_compressor']} measured",
             )
         rows.append(row)
-    return verdict_table(rows, rounded=True)
+    return verdict_table(rows + engine_variant_rows(table), rounded=True)
 
 
 def bracket_rule(published: float, edges: tuple[float, float], band, reproduced: float | None

@@ -34,6 +34,8 @@ REPORTS: tuple[str, ...] = (
     "reduce_dynamic_single",
 )
 ITEM_NAME_FORMATS: tuple[str, ...] = ("DD", "MMDD", "YYYYMMDD")
+# mongod's collection block compressors (WiredTiger's configString block_compressor=...)
+BLOCK_COMPRESSORS: tuple[str, ...] = ("none", "snappy", "zlib", "zstd")
 STATUSES: tuple[str, ...] = ("approved", "noFunds", "pending", "rejected")
 SHORT_NAMES: dict[str, str] = {"approved": "a", "noFunds": "n", "pending": "p", "rejected": "r"}
 # A version's name is a collection name, a file name and a wildcard value: letters, digits, _ and -.
@@ -53,6 +55,8 @@ class VersionDeclaration:
     totals: bool = False  # Computed Pattern: quarter totals in the document
     index_keys: tuple[tuple[str, ...], ...] = ()  # extra unique indexes besides _id
     create_collection_options: dict[str, Any] = field(default_factory=dict)
+    # a user's variant (appversions.variants): the version it is measured beside in the report
+    compare_to: str | None = None
 
     def __post_init__(self) -> None:
         problems = []
@@ -166,19 +170,21 @@ def wildcard_pattern() -> str:
     return "|".join(re.escape(name) for name in _REGISTRY)
 
 
-def config_problem(study_config: dict) -> str | None:
-    """The first configured version list naming an unregistered version, as a one-line config error."""
+def config_problem(study_config: dict, declared: Iterable[str] = ()) -> str | None:
+    """The first configured version list naming an unregistered version, as a one-line config error.
+    `declared`: names the config declares (appversions.variants), registered when the rules are read."""
+    known = {**_REGISTRY, **dict.fromkeys(declared)}
     loadtest = study_config.get("loadtest") or {}
     for key, names in (
         ("appversions.versions", study_config.get("versions")),
         ("appversions.load_versions", study_config.get("load_versions")),
         ("appversions.loadtest.versions", loadtest.get("versions")),
     ):
-        unknown = [n for n in names or () if n not in _REGISTRY]
+        unknown = [n for n in names or () if n not in known]
         if unknown:
             return (
                 f"invalid config key {key}: {', '.join(map(repr, unknown))} "
                 f"{'is not an app version' if len(unknown) == 1 else 'are not app versions'} "
-                f"(allowed: {', '.join(_REGISTRY)})"
+                f"(allowed: {', '.join(known)}; a version of your own is declared in appversions.variants)"
             )
     return None

@@ -13,12 +13,13 @@ from costlab.appversions.loadtest_plan import LoadTestPlan
 from costlab.appversions.loadtest_summary import summarize_bins, summarize_phases
 from costlab.appversions.regime import FITS
 from costlab.appversions.regime import UNKNOWN as UNKNOWN_REGIME
-from costlab.appversions.registry import in_order
+from costlab.appversions.registry import PUBLISHED_NAMES, in_order
+from costlab.appversions.variant_findings import model_variant_rows, server_variant_rows
 from costlab.finding import AT_THIS_SCALE, NOT_JUDGED, STAND_IN, Finding, judged, verdict_table
 from costlab.inputs import read_csv, read_parquet, require_values
 from costlab.published import Tolerances, read_tolerances, tolerances_or_published
 from costlab.server.provenance import read_provenance
-from costlab.verdicts import Verdict, relative_within
+from costlab.verdicts import Kind, Verdict, relative_within
 
 GIB = 1024 ** 3   # the articles' "GB" are GiB (see resources/published/appversions_collection_stats.csv)
 # Every tolerance: resources/published/appversions_tolerances.csv (finding id, rule, bounds, rationale).
@@ -274,6 +275,7 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
         stand_in = kind == "stand-in"
         if version in model:
             expected = model[version]
+            first = len(rows)
             scale = f"{expected['events']:,} events"
             rows.append(
                 relative(
@@ -302,6 +304,10 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
                     stand_in,
                 )
             )
+            if version not in PUBLISHED_NAMES:   # a user's version: checked, never counted as published
+                rows[first:] = [row.with_(kind=Kind.USER_VARIANT) for row in rows[first:]]
+        if rec.get("published_documents_per_event") is None:
+            continue   # a version of one's own: no published number (its rows: variant_findings.py)
         rows.append(
             against_published(
                 version,
@@ -557,6 +563,8 @@ def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame,
     )
     if model_stats is not None:
         rows += model_findings(model_stats, published, model_tolerance, model_reference, tol)
+        rows += model_variant_rows(model_stats)
+    rows += server_variant_rows(collection_stats)   # a user's variants beside their compare_to
     if midday is not None:
         rows += midday_findings(midday, tol)
     if authors_steps is not None:
@@ -570,7 +578,8 @@ def published_vs_model(model_stats: pl.DataFrame, published: pl.DataFrame, toler
                        tolerances: Tolerances | None = None) -> pl.DataFrame:
     """The server-free model's findings alone (model/published_vs_model.csv), with the tolerance they were
     judged by: what a run with no server has to show for this study."""
-    return verdict_table(model_findings(model_stats, published, tolerance, model_reference, tolerances))
+    return verdict_table(model_findings(model_stats, published, tolerance, model_reference, tolerances)
+                         + model_variant_rows(model_stats))
 
 
 def write_tables(

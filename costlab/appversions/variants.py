@@ -1,0 +1,271 @@
+"""A user's own app versions, declared in config (`appversions.variants`): the one place that builds
+their declarations (docs/variants.md).
+
+Each entry is `name -> fields`: either `base: <published version>` and the fields that differ, or
+`layout`, `bucket` and `report` (and any other field) with no base. The fields are the declaration's
+(costlab/appversions/registry.py, VersionDeclaration) under their config names:
+
+    base                a published version whose declaration the variant starts from
+    layout              a registered layout's name (layouts.py): the documents' shape
+    bucket              day | month | quarter: what one document holds
+    report              the Get Reports pipeline (registry.REPORTS)
+    long_status_names   approved/noFunds/... instead of a/n/p/r
+    item_name_format    DD | MMDD | YYYYMMDD (the dynamic layout's item names)
+    totals              the Computed Pattern's totals in each document
+    indexes             extra unique indexes besides _id: a list of key-field lists
+    block_compressor    none | snappy | zlib | zstd: create_collection_options' WiredTiger configString
+    compare_to          the version the report measures it beside (default: its base)
+
+Used by costlab.config.check_semantics (through the study's config_problem: `problem`, one line naming
+the key, before any job), by rules/appversions.smk when the workflow is parsed and by every appversions
+script (`register_variants`: registry.register, before the wildcard pattern and version lists are
+built). A variant is then a version like any other: it must be listed in `appversions.versions` (and,
+to be loaded or load tested, in `load_versions` / `loadtest.versions`), and so must its `compare_to`.
+
+Standard library and registry.py only, except that a config declaring variants also imports layouts.py
+to check each variant against its layout (`Layout.check`): the one place that knows what a layout holds.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from costlab.appversions import registry
+from costlab.appversions.registry import (
+    BLOCK_COMPRESSORS,
+    BUCKETS,
+    ITEM_NAME_FORMATS,
+    NAME_RE,
+    PUBLISHED,
+    PUBLISHED_NAMES,
+    REPORTS,
+    VersionDeclaration,
+)
+
+KEY = "appversions.variants"
+# config field -> the declaration's attribute
+FIELDS: dict[str, str] = {
+    "base": "",
+    "layout": "layout_name",
+    "bucket": "bucket",
+    "report": "report",
+    "long_status_names": "long_status_names",
+    "item_name_format": "item_name_format",
+    "totals": "totals",
+    "indexes": "index_keys",
+    "block_compressor": "create_collection_options",
+    "compare_to": "compare_to",
+}
+REQUIRED_WITHOUT_BASE = ("layout", "bucket", "report")
+
+
+class VariantError(ValueError):
+    """A variant's declaration that cannot be used; the message is one line naming the config key."""
+
+
+def _published_pairs() -> dict[str, dict[str, set]]:
+    """What the published versions declare with each built-in layout: its reports, totals, long status
+    names and item name formats. A built-in layout takes only these (its size formula and documents are
+    written for them: the push layout's element is sized for a one-letter status, day layouts hold no
+    totals); a layout of the user's own takes any."""
+    pairs: dict[str, dict[str, set]] = {}
+    for v in PUBLISHED:
+        seen = pairs.setdefault(v.layout_name, {"report": set(), "totals": {False},
+                                                "long_status_names": {False}, "item_name_format": set()})
+        seen["report"].add(v.report)
+        seen["totals"].add(v.totals)
+        seen["long_status_names"].add(v.long_status_names)
+        seen["item_name_format"].add(v.item_name_format)
+    return pairs
+
+
+PUBLISHED_PAIRS = _published_pairs()
+
+
+def block_compressor_options(compressor: str) -> dict[str, Any]:
+    """create_collection_options naming a block compressor (as appV6R4's zstd)."""
+    return {"storageEngine": {"wiredTiger": {"configString": f"block_compressor={compressor}"}}}
+
+
+def _fail(name: str, field: str | None, problem: str) -> VariantError:
+    where = f"{KEY}.{name}" + (f".{field}" if field else "")
+    return VariantError(f"invalid config key {where}: {problem}")
+
+
+def _allowed(values) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+def _value(name: str, field: str, value: Any) -> Any:
+    """The declaration's value of one config field, or VariantError naming it."""
+    if field in ("bucket", "report", "item_name_format", "block_compressor"):
+        allowed = {"bucket": BUCKETS, "report": REPORTS, "item_name_format": ITEM_NAME_FORMATS,
+                   "block_compressor": BLOCK_COMPRESSORS}[field]
+        if field == "item_name_format" and value is None:
+            return None
+        if value not in allowed:
+            raise _fail(name, field, f"{value!r} is not allowed (allowed: {_allowed(allowed)})")
+        return block_compressor_options(value) if field == "block_compressor" else value
+    if field in ("long_status_names", "totals"):
+        if not isinstance(value, bool):
+            raise _fail(name, field, f"{value!r} is not allowed (allowed: true, false)")
+        return value
+    if field == "layout":
+        if not isinstance(value, str) or not value:
+            raise _fail(name, field, f"{value!r} is not a layout name")
+        return value
+    if field == "indexes":
+        if not isinstance(value, list) or not all(
+            isinstance(keys, list) and keys and all(isinstance(k, str) and k for k in keys) for keys in value
+        ):
+            raise _fail(name, field, f"{value!r} is not a list of key-field lists (e.g. [[key, date]])")
+        return tuple(tuple(keys) for keys in value)
+    return value
+
+
+def _declaration(name: Any, fields: Any, known: set[str]) -> VersionDeclaration:
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise _fail(str(name), None, "a variant's name is letters, digits, _ and -, starting with a letter "
+                                     "(at most 63 characters)")
+    if name in PUBLISHED_NAMES:
+        raise _fail(name, None, f"{name!r} is a published app version's name: give your variant another name")
+    if name in known:
+        raise _fail(name, None, f"{name!r} is already a registered app version's name: give your variant "
+                                "another name")
+    if not isinstance(fields, dict):
+        raise _fail(name, None, f"expected a mapping of fields (allowed: {_allowed(FIELDS)}), "
+                                f"got {type(fields).__name__}")
+    unknown = [f for f in fields if f not in FIELDS]
+    if unknown:
+        raise _fail(name, str(unknown[0]), f"unknown field (allowed: {_allowed(FIELDS)})")
+    base_name = fields.get("base")
+    if base_name is not None:
+        if base_name not in PUBLISHED_NAMES:
+            raise _fail(name, "base", f"{base_name!r} is not a published app version "
+                                      f"(allowed: {_allowed(PUBLISHED_NAMES)})")
+        base = registry.declaration(base_name)
+        values = {attr: getattr(base, attr) for attr in VersionDeclaration.__dataclass_fields__}
+        values["compare_to"] = base_name
+    else:
+        missing = [f for f in REQUIRED_WITHOUT_BASE if f not in fields]
+        if missing:
+            raise _fail(name, missing[0], f"required without a base (declare base: <a published version>, "
+                                          f"or {', '.join(REQUIRED_WITHOUT_BASE)})")
+        values = {"compare_to": None}
+    for field, value in fields.items():
+        if field != "base":
+            values[FIELDS[field]] = _value(name, field, value)
+    values["name"] = name
+    declared = VersionDeclaration(**values)
+    _check_pairs(declared, fields)
+    return declared
+
+
+def _check_pairs(declared: VersionDeclaration, fields: dict) -> None:
+    """What a built-in layout cannot hold (PUBLISHED_PAIRS), named by the field that asks for it."""
+    pairs = PUBLISHED_PAIRS.get(declared.layout_name)
+    if pairs is None:
+        return
+    layout = declared.layout_name
+
+    def blame(*candidates: str) -> str:
+        return next((f for f in candidates if f in fields), candidates[-1])
+
+    if declared.report not in pairs["report"]:
+        raise _fail(declared.name, blame("report", "layout"),
+                    f"report {declared.report!r} does not read layout {layout!r}'s documents "
+                    f"(allowed with it: {_allowed(sorted(pairs['report']))})")
+    if declared.report == "reduce_dynamic_single" and declared.item_name_format != "YYYYMMDD":
+        raise _fail(declared.name, blame("item_name_format", "report"),
+                    "report 'reduce_dynamic_single' compares item names with dates: it needs "
+                    f"item_name_format YYYYMMDD, not {declared.item_name_format!r}")
+    for field in ("totals", "long_status_names"):
+        if getattr(declared, field) not in pairs[field]:
+            raise _fail(declared.name, blame(field, "layout"),
+                        f"layout {layout!r} does not write {field.replace('_', ' ')} "
+                        "(allowed with it: false)")
+    formats = pairs["item_name_format"]
+    if declared.item_name_format is not None and None in formats and len(formats) == 1:
+        raise _fail(declared.name, blame("item_name_format", "layout"),
+                    f"layout {layout!r} has no item names (allowed with it: null)")
+
+
+def _check_layouts(declared: list[VersionDeclaration]) -> None:
+    """Each variant's layout exists and holds its declaration (Layout.check: the layout's own rule)."""
+    from costlab.appversions.layouts import layout_named
+
+    for d in declared:
+        try:
+            layout = layout_named(d.layout_name)
+        except ValueError as err:
+            field = "layout"
+            raise _fail(d.name, field, str(err)) from None
+        try:
+            layout.check(d)
+        except ValueError as err:
+            raise _fail(d.name, "bucket" if "bucket" in str(err) else "layout", str(err)) from None
+
+
+def declarations(section: dict, check_layouts: bool = True) -> list[VersionDeclaration]:
+    """The variants `section` (the config's appversions section) declares, in its order; VariantError
+    (one line naming the key) for the first that cannot be used. Registers nothing."""
+    variants = section.get("variants") or {}
+    if not isinstance(variants, dict):
+        raise VariantError(f"invalid config key {KEY}: expected a mapping of name -> fields")
+    # names registered by code (not by an earlier read of a config: those are replaced)
+    known = set(registry.version_names()) - set(_FROM_CONFIG)
+    declared = [_declaration(name, fields, known) for name, fields in variants.items()]
+    names = [d.name for d in declared]
+    configured = list(section.get("versions") or ())
+    for d in declared:
+        if d.name not in configured:
+            raise _fail(d.name, None, f"declared but not in appversions.versions: add {d.name!r} there to "
+                                      "measure it, or remove its declaration")
+        if d.compare_to is not None:
+            if d.compare_to not in known and d.compare_to not in names:
+                raise _fail(d.name, "compare_to", f"{d.compare_to!r} is not an app version "
+                                                  f"(allowed: {_allowed([*known, *names])})")
+            if d.compare_to == d.name:
+                raise _fail(d.name, "compare_to", "a variant is compared with another version, not itself")
+            if d.compare_to not in configured:
+                raise _fail(d.name, "compare_to", f"{d.compare_to!r} is not in appversions.versions: the "
+                                                  "variant is measured beside it, add it there")
+    if check_layouts and declared:
+        _check_layouts(declared)
+    return declared
+
+
+def problem(section: dict) -> str | None:
+    """The first variant that cannot be used, as a one-line config error (None: all can)."""
+    try:
+        declarations(section)
+    except VariantError as err:
+        return str(err)
+    return None
+
+
+def declared_names(section: dict) -> list[str]:
+    """The names `section` declares as variants (unchecked)."""
+    variants = section.get("variants") or {}
+    return [str(n) for n in variants] if isinstance(variants, dict) else []
+
+
+# the variants registered from a config by this process (a later config replaces them)
+_FROM_CONFIG: dict[str, VersionDeclaration] = {}
+
+
+def register_variants(config: dict) -> list[str]:
+    """Register the variants the config declares (config: the whole config, or its appversions
+    section), replacing those an earlier config registered in this process; their names."""
+    section = config.get("appversions", config) if isinstance(config, dict) else {}
+    declared = declarations(section or {})
+    for name in list(_FROM_CONFIG):
+        registry.unregister(name)
+        del _FROM_CONFIG[name]
+    for d in declared:
+        _FROM_CONFIG[d.name] = registry.register(d)
+    return [d.name for d in declared]
+
+
+def compare_pairs(section: dict) -> dict[str, str]:
+    """{variant: the version it is measured beside} of the config's variants that have one."""
+    return {d.name: d.compare_to for d in declarations(section, check_layouts=False) if d.compare_to}
