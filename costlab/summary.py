@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from costlab import STUDIES
-from costlab.verdicts import OTHER, VERDICT_CLASSES, counted, verdict_class
+from costlab.verdicts import OTHER, VERDICT_CLASSES, Kind, counted, verdict_class
 
 PUBLISHED_TABLE = Path("tables") / "published_vs_reproduced.csv"
 ENGINE_TABLE = Path("engine") / "published_vs_engine.csv"
@@ -33,6 +33,7 @@ NOT_RUN_EVIDENCE = (
 
 
 VARIANTS_LABEL = "costlab's variants beyond the article (not counted)"
+USER_VARIANTS_LABEL = "your variants (appversions.variants; not counted)"
 
 
 def verdict_counts(table: Path) -> tuple[Counter, bool]:
@@ -105,15 +106,16 @@ def _published(rows: list[dict[str, str]]) -> list[dict[str, str]]:
 def findings_texts(rows: list[dict[str, str]], study: str) -> list[str]:
     """'<evidence>: 7 reproduced, 2 not reproduced' per evidence kind of the study's published findings, in
     the
-    table's order; then one line for costlab's own variants, if the study has any."""
+    table's order; then one line for costlab's own variants and one for a user's, if the study has any."""
     by_evidence: dict[str, Counter] = {}
     variants: Counter = Counter()
+    user_variants: Counter = Counter()
     for row in rows:
         if row.get("study") != study or row.get("evidence") == NOT_RUN_EVIDENCE:
             continue
         verdict = _label(row.get("verdict"))
         if not counted(row.get("kind")):
-            variants[verdict] += 1
+            (user_variants if row.get("kind") == Kind.USER_VARIANT.value else variants)[verdict] += 1
             continue
         by_evidence.setdefault(row.get("evidence") or "evidence not stated", Counter())[verdict] += 1
     texts = []
@@ -122,6 +124,8 @@ def findings_texts(rows: list[dict[str, str]], study: str) -> list[str]:
         texts.append(f"{label}: {_counts_text(counts)}")
     if variants:
         texts.append(f"{VARIANTS_LABEL}: {_counts_text(variants)}")
+    if user_variants:
+        texts.append(f"{USER_VARIANTS_LABEL}: {_counts_text(user_variants)}")
     return texts
 
 
@@ -143,11 +147,13 @@ def summary_lines(results_dir: str | Path = "results", studies: Iterable[str] | 
             findings = None
     if findings is not None:
         published = _published(findings)
-        variants = len(findings) - len(published)
+        yours = sum(row.get("kind") == Kind.USER_VARIANT.value for row in findings)
+        variants = len(findings) - len(published) - yours
         lines = [
             f"costlab summary: {len(published)} published findings ({_findings_total(published) or 'none'}; "
             f"{findings_path})"
             + (f" and {variants} rows of costlab's own variants, not counted" if variants else "")
+            + (f" and {yours} rows of your variants, not counted" if yours else "")
             + ", per study and evidence"
         ]
     else:

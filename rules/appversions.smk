@@ -13,11 +13,6 @@ from costlab.appversions.registry import wildcard_pattern as _av_wildcard_patter
 AV_VERSION_RE = _av_wildcard_pattern()
 
 
-def _av_declared(wildcards):
-    """A variant's declaration as configured (None for a published version): a job's param, so a change reruns it."""
-    return AV["variants"].get(wildcards.version)
-
-
 # --- events and model ---
 
 
@@ -149,7 +144,8 @@ rule appversions_load:
         version=AV_VERSION_RE,
     params:
         data=AV_DATA_PARAMS,
-        declaration=_av_declared,   # a variant's declaration (null for a published version): changed, reloaded
+        # a variant's declaration (None for a published version): a changed one is loaded again
+        declaration=lambda wildcards: AV["variants"].get(wildcards.version),
         load_workers=AV["load_workers"],
         profile=AV_LT["profile"],
     threads: ask("appversions_load").threads
@@ -317,7 +313,7 @@ rule appversions_engine_version:
         version=AV_VERSION_RE,
     params:
         engine=engine_params("appversions"),
-        declaration=_av_declared,
+        declaration=lambda wildcards: AV["variants"].get(wildcards.version),
         batch_size=config["appversions"]["batch_size"],      # the load step's batches, applied as it sends them
         load_workers=config["appversions"]["load_workers"],
         seed=config["appversions"]["seed"],

@@ -6,7 +6,7 @@ from pathlib import Path
 from costlab.appversions.engine import merge_engine_job
 from costlab.appversions.variants import register_variants
 
-# your own versions (appversions.variants) are versions in this process too, and in its spawned workers
+# your own versions (appversions.variants) are versions in this process too
 register_variants(snakemake.config)  # noqa: F821
 
 out = snakemake.output  # noqa: F821

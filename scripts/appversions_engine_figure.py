@@ -4,7 +4,7 @@ from pathlib import Path
 from costlab.appversions.figures import build_engine_figure
 from costlab.appversions.variants import register_variants
 
-# your own versions (appversions.variants) are versions in this process too, and in its spawned workers
+# your own versions (appversions.variants) are versions in this process too
 register_variants(snakemake.config)  # noqa: F821
 
 inp, out = snakemake.input, snakemake.output  # noqa: F821

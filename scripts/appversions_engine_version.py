@@ -5,7 +5,7 @@ from pathlib import Path
 from costlab.appversions.engine import run_version_job
 from costlab.appversions.variants import register_variants
 
-# your own versions (appversions.variants) are versions in this process too, and in its spawned workers
+# your own versions (appversions.variants) are versions in this process too
 register_variants(snakemake.config)  # noqa: F821
 
 record = run_version_job(snakemake.config, snakemake.wildcards.version, snakemake.output.row)  # noqa: F821

@@ -14,7 +14,7 @@ from costlab.inputs import read_csv
 from costlab.io import write_csv
 from costlab.published import read_tolerances
 
-# your own versions (appversions.variants) are versions in this process too, and in its spawned workers
+# your own versions (appversions.variants) are versions in this process too
 register_variants(snakemake.config)  # noqa: F821
 
 # The events stream through the model chunk by chunk: memory does not grow with their number.

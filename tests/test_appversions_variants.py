@@ -277,3 +277,99 @@ def test_the_engine_verdicts_judge_only_published_versions(registered):
     assert out.filter(pl.col("finding").str.starts_with("appV6R3"))["verdict"].to_list() == ["reproduced"]
     assert set(mine["kind"]) == {"user variant"} and set(mine["verdict"]) == {"not comparable"}
     assert mine["reproduced"].to_list() == [0.5, 1.0, 1.0]   # storage 5/10, index 1/1, documents 10/10
+
+
+def _spawned_get_version(name: str, queue) -> None:
+    from costlab.appversions.versions import get_version
+
+    version = get_version(name)
+    queue.put((version.layout_name, version.bucket, version.report))
+
+
+def test_a_spawned_worker_knows_the_variants_of_the_job_that_started_it(registered):
+    """The load and load-test workers are spawned interpreters given a version's name only."""
+    import multiprocessing as mp
+
+    registered({"mine": {"base": "appV5R3", "bucket": "month"}})
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    worker = ctx.Process(target=_spawned_get_version, args=("mine", queue))
+    worker.start()
+    try:
+        assert queue.get(timeout=120) == ("array_daily", "month", "reduce_array")
+    finally:
+        worker.join(30)
+    assert worker.exitcode == 0
+
+
+# --- the session's smoke tree: config/smoke.yaml declares appV5R3_month (appV5R3 with month buckets),
+# modelled and stored by the engine lab, not loaded ----------------------------------------------
+
+SMOKE_VARIANT = "appV5R3_month"
+
+
+def _months_over_quarters(events: pl.DataFrame) -> float:
+    """Documents of month buckets over documents of quarter buckets: distinct (key, year, month) over
+    distinct (key, year, quarter), counted here from the events."""
+    year = pl.col("date").dt.year().alias("year")
+    months = events.select("key", year, pl.col("date").dt.month().alias("m")).n_unique()
+    quarters = events.select("key", year, pl.col("date").dt.quarter().alias("q")).n_unique()
+    return months / quarters
+
+
+def test_the_smoke_tree_has_the_variants_rows_beside_appV5R3(smoke_all):
+    import yaml
+
+    from costlab.appversions.events import generate_events, read_events
+    from costlab.config import ROOT
+
+    findings = pl.read_csv(smoke_all.results() / "findings.csv", infer_schema_length=None)
+    mine = findings.filter(pl.col("kind") == "user variant")
+    assert mine["finding"].to_list() == [
+        f"{SMOKE_VARIANT} beside appV5R3: documents per event (model)",
+        f"{SMOKE_VARIANT} beside appV5R3: data bytes per event (model)",
+        f"{SMOKE_VARIANT} beside appV5R3: storage per event (engine lab)",
+        f"{SMOKE_VARIANT} beside appV5R3: index per event (engine lab)",
+        f"{SMOKE_VARIANT} beside appV5R3: documents per event (engine lab)",
+    ]
+    assert set(mine["verdict"]) == {"not comparable"} and mine["published"].is_null().all()
+    assert set(mine["reason"]) == {"your variant: no published number to judge it by"}
+    assert mine["evidence"].to_list()[:2] == ["server-free model"] * 2
+    assert all(e.startswith("WiredTiger engine lab") for e in mine["evidence"].to_list()[2:])
+    ratio = dict(zip(mine["finding"].to_list(), mine["this_run"].to_list()))
+    # documents per event: the model's events (600 a year, smoke.yaml) and the engine lab's (500 a year,
+    # engine.appversions), generated here with the run's seed and window
+    smoke = yaml.safe_load((ROOT / "config/smoke.yaml").read_text())
+    assert smoke["appversions"]["variants"] == {SMOKE_VARIANT: {"base": "appV5R3", "bucket": "month"}}
+    model_events = read_events(smoke_all.results("appversions") / "events.parquet")
+    engine_events = generate_events(500, 42, window="authors")
+    assert ratio[f"{SMOKE_VARIANT} beside appV5R3: documents per event (model)"] == pytest.approx(
+        _months_over_quarters(model_events))
+    assert ratio[f"{SMOKE_VARIANT} beside appV5R3: documents per event (engine lab)"] == pytest.approx(
+        _months_over_quarters(engine_events), rel=1e-3)   # the engine's table keeps 4 significant figures
+    assert _months_over_quarters(engine_events) > 1.5
+    # more documents, each with its own _id: more bytes per event
+    assert ratio[f"{SMOKE_VARIANT} beside appV5R3: data bytes per event (model)"] > 1
+    # the published verdict tables judge no variant against a published number
+    for table in ("engine/published_vs_engine.csv", "tables/published_vs_reproduced.csv"):
+        rows = pl.read_csv(smoke_all.results("appversions") / table, infer_schema_length=None)
+        judged_mine = rows.filter(pl.col("finding").str.contains(SMOKE_VARIANT)
+                                  & (pl.col("kind") != "user variant"))
+        assert judged_mine.height == 0, judged_mine
+    storage = pl.read_csv(smoke_all.results("appversions") / "engine/storage.csv")
+    # in the registry's order: after the published versions
+    assert storage["version"].to_list()[-2:] == ["appV6R4", SMOKE_VARIANT]
+
+
+def test_the_smoke_report_shows_your_variants_apart(smoke_all):
+    import re
+
+    page = (smoke_all.results() / "report.html").read_text()
+    section = re.search(r'<section class="beyond" id="your-variants">(.*?)</section>', page, re.S)
+    assert section, "no 'Your variants' section"
+    assert "<h2>Your variants</h2>" in section.group(1)
+    assert section.group(1).count('<tr data-kind="user variant" ') == 5
+    assert f"{SMOKE_VARIANT} beside appV5R3: storage per event (engine lab)" in section.group(1)
+    assert 'id="user-variant-counts">Not counted above: 5 rows of' in page
+    # the console's summary says so too, apart from the published findings
+    assert "and 5 rows of your variants, not counted" in smoke_all.result.stdout + smoke_all.result.stderr

@@ -27,6 +27,8 @@ to check each variant against its layout (`Layout.check`): the one place that kn
 """
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
 from costlab.appversions import registry
@@ -251,19 +253,34 @@ def declared_names(section: dict) -> list[str]:
 
 # the variants registered from a config by this process (a later config replaces them)
 _FROM_CONFIG: dict[str, VersionDeclaration] = {}
+# What register_variants registered, for the processes this one starts: the load and load-test workers
+# are spawned interpreters that get only a version's name (costlab.appversions.versions.get_version
+# registers these when it meets a name it does not know).
+ENV = "COSTLAB_APPVERSIONS_VARIANTS"
 
 
 def register_variants(config: dict) -> list[str]:
     """Register the variants the config declares (config: the whole config, or its appversions
     section), replacing those an earlier config registered in this process; their names."""
-    section = config.get("appversions", config) if isinstance(config, dict) else {}
-    declared = declarations(section or {})
+    section = (config.get("appversions", config) if isinstance(config, dict) else None) or {}
+    declared = declarations(section)
     for name in list(_FROM_CONFIG):
         registry.unregister(name)
         del _FROM_CONFIG[name]
     for d in declared:
         _FROM_CONFIG[d.name] = registry.register(d)
+    if declared:
+        os.environ[ENV] = json.dumps({"versions": list(section.get("versions") or ()),
+                                      "variants": section.get("variants") or {}})
+    else:
+        os.environ.pop(ENV, None)
     return [d.name for d in declared]
+
+
+def register_from_environment() -> list[str]:
+    """In a process started by one that registered variants (a spawned worker): register the same."""
+    text = os.environ.get(ENV)
+    return register_variants({"appversions": json.loads(text)}) if text else []
 
 
 def compare_pairs(section: dict) -> dict[str, str]:

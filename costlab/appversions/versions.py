@@ -407,6 +407,11 @@ _REPORT_BUILDERS = {
 
 def get_version(name: str) -> AppVersion:
     """The registered version `name` with its layout; ValueError naming the allowed names otherwise."""
+    if name not in registry.version_names():
+        # a spawned worker of a job that registered the config's variants (appversions.variants)
+        from costlab.appversions.variants import register_from_environment
+
+        register_from_environment()
     declared = registry.declaration(name)
     cached = _BUILT.get(name)
     if cached is None or cached[0] is not declared:

@@ -504,14 +504,16 @@ def headlines_view(findings: pl.DataFrame) -> dict[str, Any]:
     }
 
 
-def beyond_view(findings: pl.DataFrame) -> list[dict[str, Any]]:
-    """costlab's own variants and a user's: their own section, never counted as the articles' findings."""
+def beyond_view(findings: pl.DataFrame) -> dict[str, list[dict[str, Any]]]:
+    """costlab's own variants ("costlab") and a user's ("user": appversions.variants, docs/variants.md): each
+    in a section of its own, never counted as the articles' findings."""
     from costlab.report.headlines import beyond_articles
 
-    rows = []
+    block: dict[str, list[dict[str, Any]]] = {"costlab": [], "user": []}
     for row in beyond_articles(findings).iter_rows(named=True):
-        rows.append(finding_row_view(row) | {"kind": row.get("kind")})
-    return rows
+        part = "user" if row.get("kind") == Kind.USER_VARIANT.value else "costlab"
+        block[part].append(finding_row_view(row) | {"kind": row.get("kind")})
+    return block
 
 
 def findings_view(findings: pl.DataFrame) -> dict[str, Any]:
@@ -525,10 +527,12 @@ def findings_view(findings: pl.DataFrame) -> dict[str, Any]:
         part = verdict_counts(published.filter(pl.col("evidence") == evidence))
         by_evidence.append((evidence, ", ".join(f"{n} {c}" for c, n in part.items())))
     variants = verdict_counts(findings, (Kind.COSTLAB_VARIANT.value,))
+    yours = verdict_counts(findings, (Kind.USER_VARIANT.value,))
     return {"rows": rows, "total": published.height,
             "counts": [(c, n, verdict_css(c)) for c, n in counts.items()],
             "variants_total": sum(variants.values()),
             "variant_counts": [(c, n, verdict_css(c)) for c, n in variants.items()],
+            "user_variants_total": sum(yours.values()),
             "by_evidence": by_evidence, "filters": audit_filters(rows)}
 
 
