@@ -6,6 +6,7 @@ from datetime import date, datetime, timezone
 import bson
 import polars as pl
 import pytest
+import yaml
 from bson import ObjectId
 
 from costlab.appversions.events import STATUS_DTYPE, read_events
@@ -17,6 +18,7 @@ from costlab.appversions.model import (
     expected_reports,
 )
 from costlab.appversions.versions import VERSIONS
+from costlab.config import ROOT
 
 UTC = timezone.utc
 K1 = "0" * 63 + "1"
@@ -180,10 +182,12 @@ def test_workflow_writes_model_stats_without_a_server_job(snakemake_run):
     assert not (snakemake_run.workdir / "results/appversions/provenance").exists()  # no server job ran
     stats = pl.read_csv(snakemake_run.workdir / "results/appversions/model/stats.csv")
     assert stats.columns == STATS_COLUMNS
-    assert stats["version"].to_list() == list(VERSIONS)
+    # the smoke config's versions: the published ones and its variant (docs/variants.md)
+    smoke = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())["appversions"]
+    assert stats["version"].to_list() == [*VERSIONS, *smoke["variants"]] == smoke["versions"]
     events = read_events(snakemake_run.workdir / "results/appversions/events.parquet")
     assert (stats["events"] == events.height).all()
     day_docs = events.select(pl.struct("key", "date").n_unique()).item()
     assert stats.filter(pl.col("version") == "appV4")["documents"].item() == day_docs
     comparison = pl.read_csv(snakemake_run.workdir / "results/appversions/model/vs_published.csv")
-    assert comparison.height == len(VERSIONS) and "within_tolerance" in comparison.columns
+    assert comparison.height == len(smoke["versions"]) and "within_tolerance" in comparison.columns
