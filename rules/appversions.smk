@@ -4,9 +4,12 @@ AV = config["appversions"]
 # Your own versions (appversions.variants, checked with the config): registered before the wildcard and
 # the version lists are built, so each is a version everywhere below (docs/variants.md). Every
 # appversions script registers them again in its own process.
+from costlab.appversions.variants import layout_files as _av_layout_files
 from costlab.appversions.variants import register_variants as _av_register_variants
 
 _av_register_variants(config)
+# A variant's layout file (appversions.variants.<name>.layout_file): an input of the jobs that use its layout.
+AV_LAYOUT_FILES = _av_layout_files(AV)
 # The {version} wildcard: exactly the registered versions (registry.py is light: no polars or pymongo).
 from costlab.appversions.registry import wildcard_pattern as _av_wildcard_pattern
 
@@ -37,6 +40,7 @@ rule appversions_events:
 rule appversions_model:
     input:
         events="results/appversions/events.parquet",
+        layout_files=list(dict.fromkeys(AV_LAYOUT_FILES.values())),
         published="resources/published/appversions_collection_stats.csv",
         published_events="resources/published/appversions_event_stats.csv",
         tolerances="resources/published/appversions_tolerances.csv",
@@ -135,6 +139,7 @@ AV_PROVENANCE = (expand("results/appversions/provenance/load_{version}.json", ve
 rule appversions_load:
     input:
         events="results/appversions/events.parquet",
+        layout_file=lambda wildcards: AV_LAYOUT_FILES.get(wildcards.version, []),
         server=server_json(AV_LT["profile"]),
     output:
         data=directory("results/appversions/data/{version}"),
@@ -307,6 +312,8 @@ AV_ENGINE = {"storage": "results/appversions/engine/storage.csv",
 rule appversions_engine_version:
     """One version's storage and index size with its block compressor (substitutes recorded), grown
     by its own Bulk Upsert stream: one job per version, so the engine lab's versions share the cores."""
+    input:
+        layout_file=lambda wildcards: AV_LAYOUT_FILES.get(wildcards.version, []),
     output:
         row="results/appversions/engine/versions/{version}.json",
     wildcard_constraints:

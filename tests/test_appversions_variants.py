@@ -201,7 +201,8 @@ def test_the_check_names_an_unknown_field_without_the_schema():
     """The one place that builds declarations says it too (a caller that does not go through the schema)."""
     assert variants.problem(_section({"mine": {"base": "appV5R3", "colour": "red"}})) == (
         "invalid config key appversions.variants.mine.colour: unknown field (allowed: base, layout, bucket, "
-        "report, long_status_names, item_name_format, totals, indexes, block_compressor, compare_to)")
+        "report, long_status_names, item_name_format, totals, indexes, block_compressor, compare_to, "
+        "layout_file)")
     with pytest.raises(variants.VariantError, match="appversions.variants.mine.indexes: 'key' is not a list"):
         variants.declarations(_section({"mine": {"base": "appV5R3", "indexes": "key"}}))
 
@@ -277,6 +278,92 @@ def test_the_engine_verdicts_judge_only_published_versions(registered):
     assert out.filter(pl.col("finding").str.starts_with("appV6R3"))["verdict"].to_list() == ["reproduced"]
     assert set(mine["kind"]) == {"user variant"} and set(mine["verdict"]) == {"not comparable"}
     assert mine["reproduced"].to_list() == [0.5, 1.0, 1.0]   # storage 5/10, index 1/1, documents 10/10
+
+
+# A layout of the user's own in a file of its own: appV4's day document plus `t`, the day's event count.
+TALLY_FILE = """
+from pymongo import UpdateOne
+
+from costlab.appversions.bsonsize import INT32_BYTES, element
+from costlab.appversions.layouts import IdDay
+
+
+class Tally(IdDay):
+    name = "tally_day"
+
+    def upsert_ops(self, version, cols):
+        return [UpdateOne({"_id": i}, {"$inc": {f: 1, "t": 1}}, upsert=True)
+                for i, f in zip(cols["id"], cols["field"])]
+
+    def day_document_bytes(self, version):
+        return super().day_document_bytes(version) + element("t", INT32_BYTES)
+
+    def bucket_document(self, version, _id, fields, dates, items):
+        return {**super().bucket_document(version, _id, fields, dates, items), "t": len(fields)}
+"""
+
+
+@pytest.fixture
+def layout_file(tmp_path):
+    path = tmp_path / "variants" / "tally.py"
+    path.parent.mkdir()
+    path.write_text(TALLY_FILE)
+    yield path
+    variants.register_variants({"appversions": {"versions": PUBLISHED, "variants": {}}})
+    variants.forget_layout_files()
+
+
+def test_a_layout_from_a_file_of_ones_own(layout_file, events):
+    from costlab.appversions.engine import version_documents
+    from costlab.appversions.layouts import PUBLISHED_LAYOUTS
+    from costlab.appversions.model import collection_stats
+    from costlab.appversions.statements import update_statements
+    from costlab.appversions.versions import get_version
+
+    declared = {"tallyV1": {"layout_file": str(layout_file), "bucket": "day", "report": "match_group",
+                            "compare_to": "appV4"}}
+    section = {"versions": ["appV4", "tallyV1"], "variants": declared}
+    load_config(overrides={"appversions": section})   # checked like any declaration
+    variants.register_variants({"appversions": section})
+    version = get_version("tallyV1")
+    assert version.layout_name == "tally_day" and "tally_day" not in PUBLISHED_LAYOUTS
+    # the model: appV4's documents, each 7 bytes more (element t: type 1 + "t\0" 2 + int32 4)
+    stats = {r["version"]: r for r in collection_stats(events, ["appV4", "tallyV1"]).iter_rows(named=True)}
+    docs = stats["appV4"]["documents"]
+    assert stats["tallyV1"]["documents"] == docs > 0
+    assert stats["tallyV1"]["data_bytes"] == stats["appV4"]["data_bytes"] + 7 * docs
+    # the engine lab's documents: the model's bytes
+    stored = sum(len(bson.encode(doc)) for doc, _ in version_documents(version, events))
+    assert stored == stats["tallyV1"]["data_bytes"]
+    # the statements: written out here for the first events
+    letter = {"approved": "a", "noFunds": "n", "pending": "p", "rejected": "r"}
+    for (key, day, status), statement in zip(events.head(5).iter_rows(), update_statements(version, events)):
+        _id = Binary(bytes.fromhex(key + f"{day.year:04d}{day.month:02d}{day.day:02d}"), 0)
+        update = {"$inc": {letter[str(status)]: 1, "t": 1}}
+        expected = {"q": {"_id": _id}, "u": update, "multi": False, "upsert": True}
+        assert bytes(statement.raw) == bson.encode(expected)
+
+
+@pytest.mark.parametrize("text, words", [
+    (None, "layout_file: {path} is not a file (a relative path is read from the working directory"),
+    ("x = 1\n", "layout_file: {path} defines no layout (a subclass of costlab.appversions.layouts.Layout"),
+    ("raise RuntimeError('no luck')\n", "layout_file: importing {path} failed: RuntimeError: no luck"),
+    ("from costlab.appversions.layouts import Push\nclass Mine(Push):\n    name = 'push'\n",
+     "layout_file: {path}: layout name 'push' is a built-in layout's"),
+])
+def test_a_bad_layout_file_is_refused_in_one_line(tmp_path, text, words):
+    path = tmp_path / "mine.py"
+    if text is not None:
+        path.write_text(text)
+    section = _section({"mine": {"layout_file": str(path), "bucket": "day", "report": "match_group"}})
+    try:
+        with pytest.raises(ConfigError) as err:
+            load_config(overrides={"appversions": section})
+    finally:
+        variants.forget_layout_files()
+    message = str(err.value)
+    assert f"invalid config key appversions.variants.mine.{words.format(path=path)}" in message, message
+    assert "\n" not in message
 
 
 def _spawned_get_version(name: str, queue) -> None:

@@ -15,6 +15,9 @@ Each entry is `name -> fields`: either `base: <published version>` and the field
     indexes             extra unique indexes besides _id: a list of key-field lists
     block_compressor    none | snappy | zlib | zstd: create_collection_options' WiredTiger configString
     compare_to          the version the report measures it beside (default: its base)
+    layout_file         a Python file of yours defining a layout (a costlab.appversions.layouts.Layout
+                        subclass with a `name`): imported, and its layouts registered, wherever the
+                        variants are; `layout` defaults to the layout it defines
 
 Used by costlab.config.check_semantics (through the study's config_problem: `problem`, one line naming
 the key, before any job), by rules/appversions.smk when the workflow is parsed and by every appversions
@@ -56,6 +59,7 @@ FIELDS: dict[str, str] = {
     "indexes": "index_keys",
     "block_compressor": "create_collection_options",
     "compare_to": "compare_to",
+    "layout_file": "",
 }
 REQUIRED_WITHOUT_BASE = ("layout", "bucket", "report")
 
@@ -148,13 +152,21 @@ def _declaration(name: Any, fields: Any, known: set[str]) -> VersionDeclaration:
         values = {attr: getattr(base, attr) for attr in VersionDeclaration.__dataclass_fields__}
         values["compare_to"] = base_name
     else:
-        missing = [f for f in REQUIRED_WITHOUT_BASE if f not in fields]
+        missing = [f for f in REQUIRED_WITHOUT_BASE if f not in fields
+               and not (f == "layout" and "layout_file" in fields)]
         if missing:
             raise _fail(name, missing[0], f"required without a base (declare base: <a published version>, "
                                           f"or {', '.join(REQUIRED_WITHOUT_BASE)})")
         values = {"compare_to": None}
+    if "layout_file" in fields:
+        defined = load_layout_file(name, fields["layout_file"])
+        if "layout" not in fields:
+            if len(defined) != 1:
+                raise _fail(name, "layout", f"{fields['layout_file']} defines layouts {', '.join(defined)}: "
+                                            "say which (layout: <its name>)")
+            values["layout_name"] = defined[0]
     for field, value in fields.items():
-        if field != "base":
+        if field not in ("base", "layout_file"):
             values[FIELDS[field]] = _value(name, field, value)
     values["name"] = name
     declared = VersionDeclaration(**values)
@@ -189,6 +201,76 @@ def _check_pairs(declared: VersionDeclaration, fields: dict) -> None:
     if declared.item_name_format is not None and None in formats and len(formats) == 1:
         raise _fail(declared.name, blame("item_name_format", "layout"),
                     f"layout {layout!r} has no item names (allowed with it: null)")
+
+
+# resolved path -> the layout names it defines (a file is imported once per process)
+_LAYOUT_FILES: dict[str, list[str]] = {}
+
+
+def load_layout_file(name: str, path: Any) -> list[str]:
+    """Import a variant's layout file (relative to the working directory, where results/ is written) and
+    register every Layout subclass with a `name` it defines; their names, or VariantError in one line."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    if not isinstance(path, str) or not path.endswith(".py"):
+        raise _fail(name, "layout_file", f"{path!r} is not a Python file's path (e.g. variants/{name}.py)")
+    resolved = Path(path).resolve()
+    if str(resolved) in _LAYOUT_FILES:
+        return _LAYOUT_FILES[str(resolved)]
+    if not resolved.is_file():
+        raise _fail(name, "layout_file", f"{path} is not a file (a relative path is read from the working "
+                                         f"directory, {Path.cwd()})")
+    from costlab.appversions.layouts import PUBLISHED_LAYOUTS, Layout, register_layout
+
+    module_name = f"costlab_user_layout_{len(_LAYOUT_FILES)}_{resolved.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, resolved)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:  # noqa: BLE001  the user's code: any error, said in one line
+        del sys.modules[module_name]
+        text = str(err).splitlines()[0] if str(err) else ""
+        raise _fail(name, "layout_file", f"importing {path} failed: {type(err).__name__}: {text}") from None
+    classes = [obj for obj in vars(module).values()
+               if isinstance(obj, type) and issubclass(obj, Layout) and obj.__module__ == module_name
+               and getattr(obj, "name", "")]
+    if not classes:
+        raise _fail(name, "layout_file", f"{path} defines no layout (a subclass of "
+                                         "costlab.appversions.layouts.Layout with a name)")
+    names = []
+    for cls in classes:
+        if cls.name in PUBLISHED_LAYOUTS:
+            raise _fail(name, "layout_file", f"{path}: layout name {cls.name!r} is a built-in layout's: "
+                                             "give yours another name")
+        try:
+            register_layout(cls())
+        except Exception as err:  # noqa: BLE001
+            raise _fail(name, "layout_file", f"{path}: layout {cls.name!r}: {err}") from None
+        names.append(cls.name)
+    _LAYOUT_FILES[str(resolved)] = names
+    return names
+
+
+def forget_layout_files() -> None:
+    """Unregister the layouts imported from layout files (the next read imports them again)."""
+    from costlab.appversions.layouts import unregister_layout
+
+    for names in _LAYOUT_FILES.values():
+        for layout in names:
+            unregister_layout(layout)
+    _LAYOUT_FILES.clear()
+
+
+def layout_files(section: dict) -> dict[str, str]:
+    """{variant: its layout file} as configured (unchecked): the rules make each an input of its jobs."""
+    variants = section.get("variants") or {}
+    if not isinstance(variants, dict):
+        return {}
+    return {str(n): f["layout_file"] for n, f in variants.items()
+            if isinstance(f, dict) and isinstance(f.get("layout_file"), str)}
 
 
 def _check_layouts(declared: list[VersionDeclaration]) -> None:
