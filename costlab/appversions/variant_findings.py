@@ -85,8 +85,8 @@ def variant_rows(frame: pl.DataFrame, measures: Iterable[str], evidence: str,
                 verdict = Verdict.NOT_COMPARABLE
                 reason = STAND_IN if kind and "stand-in" in kind else USER_VARIANT_REASON
             rows.append(Finding(f"{variant} beside {other}: {words} ({evidence})",
-                                f"{measure} {variant}/{other}", "ratio", None, ratio, verdict, reason,
-                                NOT_JUDGED, kind, note, Kind.USER_VARIANT))
+                                f"{measure} {variant}/{other}", "ratio", None, ratio, verdict, reason=reason,
+                                tolerance=NOT_JUDGED, server_kind=kind, note=note, kind=Kind.USER_VARIANT))
     return rows
 
 
