@@ -38,9 +38,8 @@ from costlab.appversions.bsonsize import (
     element,
     string_value,
 )
-from costlab.appversions.events import STATUSES
 from costlab.appversions.ids import ITEM_NAME_STRFTIME, bucket_code_expr, build_id
-from costlab.appversions.registry import VersionDeclaration
+from costlab.appversions.registry import STATUSES, VersionDeclaration
 
 # Which days a window [start, end) counts when start and end carry a time of day (events sit at
 # 00:00 UTC): "dates" compares event dates with the instants, so (start day, end day]; "day_ids"

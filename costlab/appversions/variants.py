@@ -34,7 +34,7 @@ import json
 import os
 from typing import Any
 
-from costlab.appversions import registry
+import costlab.appversions.registry as registry
 from costlab.appversions.registry import (
     BLOCK_COMPRESSORS,
     BUCKETS,
