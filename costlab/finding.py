@@ -194,7 +194,7 @@ def interval_verdict(point: Finding, interval: Interval, rule) -> Finding:
         return point.but(Verdict.REPRODUCED)
     if outcome.outcome == "outside":
         return point.but(Verdict.NOT_REPRODUCED)
-    decide = (f"about {outcome.repeats_to_decide} {interval.unit} would likely decide it"
+    decide = (f"about {outcome.repeats_to_decide:,} {interval.unit} would likely decide it"
               if outcome.repeats_to_decide
               else "the value sits on the band's edge: more samples cannot decide it")
     return point.but(Verdict.INCONCLUSIVE, f"the interval straddles the tolerance band; {decide}")
