@@ -61,7 +61,7 @@ test: $(VENV)/.installed-test wt-extensions
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "not smoke" $(PYTEST_ARGS)
 
 # The whole smoke DAG as a new user runs it (`all` with no server, then against the test server), built
-# once, and every test that reads its tree: about 5 minutes on 2 cores. One process: one tree.
+# once, and every test that reads its tree: about 4 minutes on 2 cores. One process: one tree.
 test-smoke: $(VENV)/.installed-test wt-extensions
 	$(BIN)/python -m pytest -n 0 -m smoke -rs $(PYTEST_ARGS)
 
@@ -80,7 +80,7 @@ test-docker: $(VENV)/.installed-test
 	COSTLAB_TEST_DOCKER=1 $(BIN)/python -m pytest -m docker -rs tests/test_docker_engine.py $(PYTEST_ARGS)
 
 # Opt-in (tests/conftest.py VERSIONS_IN_MAKE_TEST): the per-version server tests on all 14 versions; make test
-# takes one version of each kind the stand-in tells apart. About 3 minutes on 2 cores.
+# takes one version of each kind the stand-in tells apart. About 50 s on 2 cores.
 test-versions: $(VENV)/.installed-test
 	COSTLAB_TEST_ALL_VERSIONS=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m all_versions -rs $(PYTEST_ARGS)
 
