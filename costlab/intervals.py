@@ -64,6 +64,7 @@ class Interval:
                 return f"no interval: {self.samples} {self.unit} are too few for a bootstrap"
             return "one run: no interval"
         method = ("order statistics" if self.unit == "repeats" and self.samples < MIN_BOOTSTRAP_SAMPLES
+                  else "all equal" if self.low == self.high == self.estimate and self.unit != "repeats"
                   else "BCa bootstrap")
         return (f"{_g(self.low)} to {_g(self.high)} at {self.confidence:.1%} ({self.statistic} of "
                 f"{self.samples} {self.unit}, {method})")

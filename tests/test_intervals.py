@@ -90,6 +90,8 @@ def test_bootstrap_over_queries_brackets_the_mean_and_is_seeded():
     few = over_samples(queries[:9])
     assert few.low is None and few.high is None and few.estimate == queries[:9].mean()
     assert few.describe() == "no interval: 9 queries are too few for a bootstrap"
+    # thirty queries that all read nothing: the interval is the value itself, and no bootstrap ran
+    assert over_samples([0.0] * 30).describe() == "0 to 0 at 95.0% (mean of 30 queries, all equal)"
 
 
 def _simulate(draw, true_value, band, repeats, seed):

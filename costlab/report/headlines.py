@@ -173,7 +173,7 @@ def judge_claims(findings: pl.DataFrame, claims: list[Claim] | None = None) -> l
 
 
 def did_not_hold(findings: pl.DataFrame) -> pl.DataFrame:
-    """Every published finding this run did not reproduce (and, once intervals exist, could not decide)."""
+    """Every published finding this run did not reproduce or could not decide (inconclusive)."""
     published = published_findings(findings)
     classes = [verdict_class(v) for v in published["verdict"].to_list()]
     return (
