@@ -2,10 +2,6 @@
 from pathlib import Path
 
 from costlab.appversions.correctness import correctness_job
-from costlab.appversions.variants import register_variants
-
-# your own versions (appversions.variants) are versions in this process too
-register_variants(snakemake.config)  # noqa: F821
 
 correctness_job(snakemake.config, snakemake.wildcards.version, snakemake.input.events, snakemake.input.data,
                 snakemake.output.checked, snakemake.output.provenance, snakemake.output.midday)

@@ -4,10 +4,6 @@ merged."""
 from pathlib import Path
 
 from costlab.appversions.engine import merge_engine_job
-from costlab.appversions.variants import register_variants
-
-# your own versions (appversions.variants) are versions in this process too
-register_variants(snakemake.config)  # noqa: F821
 
 out = snakemake.output  # noqa: F821
 table = merge_engine_job(snakemake.config, list(snakemake.input.versions), out.storage, out.verdicts,  # noqa: F821

@@ -2,10 +2,6 @@
 from pathlib import Path
 
 from costlab.appversions.figures import build_engine_figure
-from costlab.appversions.variants import register_variants
-
-# your own versions (appversions.variants) are versions in this process too
-register_variants(snakemake.config)  # noqa: F821
 
 inp, out = snakemake.input, snakemake.output  # noqa: F821
 build_engine_figure(inp.storage, [out.png, out.svg, out.json])

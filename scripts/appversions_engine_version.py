@@ -3,10 +3,6 @@ import json
 from pathlib import Path
 
 from costlab.appversions.engine import run_version_job
-from costlab.appversions.variants import register_variants
-
-# your own versions (appversions.variants) are versions in this process too
-register_variants(snakemake.config)  # noqa: F821
 
 record = run_version_job(snakemake.config, snakemake.wildcards.version, snakemake.output.row)  # noqa: F821
 Path(snakemake.log[0]).write_text(json.dumps(record["row"], default=str) + "\n")  # noqa: F821

@@ -2,11 +2,7 @@
 from pathlib import Path
 
 from costlab.appversions.figures import build_figures
-from costlab.appversions.variants import register_variants
 from costlab.server.provenance import is_stand_in, read_provenance
-
-# your own versions (appversions.variants) are versions in this process too
-register_variants(snakemake.config)  # noqa: F821
 
 stand_in = any(is_stand_in(read_provenance(p)) for p in snakemake.input.provenance)
 written = build_figures(

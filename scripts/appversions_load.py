@@ -3,13 +3,9 @@ import json
 from pathlib import Path
 
 from costlab.appversions.load import load_job
-from costlab.appversions.variants import register_variants
 
 # Load workers are spawned processes: they re-import this file as __mp_main__, so guard the job.
 if __name__ == "__main__":
-    # your own versions (appversions.variants) are versions in this process too (its spawned workers
-    # register them from the environment this sets: costlab/appversions/variants.py)
-    register_variants(snakemake.config)  # noqa: F821
     row = load_job(
         snakemake.config,
         snakemake.wildcards.version,

@@ -3,13 +3,9 @@ import sys
 from pathlib import Path
 
 from costlab.appversions.loadtest import loadtest_job
-from costlab.appversions.variants import register_variants
 
 # Load-test workers are spawned processes: they re-import this file as __mp_main__, so guard the job.
 if __name__ == "__main__":
-    # your own versions (appversions.variants) are versions in this process too (its spawned workers
-    # register them from the environment this sets: costlab/appversions/variants.py)
-    register_variants(snakemake.config)  # noqa: F821
     facts = loadtest_job(
         snakemake.config,
         snakemake.wildcards.version,

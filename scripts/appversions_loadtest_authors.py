@@ -3,13 +3,9 @@ import json
 from pathlib import Path
 
 from costlab.appversions.closedloop import closed_loop_job
-from costlab.appversions.variants import register_variants
 
 # Load-test workers are spawned processes: they re-import this file as __mp_main__, so guard the job.
 if __name__ == "__main__":
-    # your own versions (appversions.variants) are versions in this process too (its spawned workers
-    # register them from the environment this sets: costlab/appversions/variants.py)
-    register_variants(snakemake.config)  # noqa: F821
     facts = closed_loop_job(snakemake.config, snakemake.wildcards.version, snakemake.input.data,  # noqa: F821
                             snakemake.output.raw, snakemake.output.provenance,  # noqa: F821
                             snakemake.output.metrics)  # noqa: F821

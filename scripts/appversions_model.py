@@ -9,13 +9,9 @@ from costlab.appversions.model import (
     reference_stats,
 )
 from costlab.appversions.tables import model_fraction, published_collection_stats, published_vs_model
-from costlab.appversions.variants import register_variants
 from costlab.inputs import read_csv
 from costlab.io import write_csv
 from costlab.published import read_tolerances
-
-# your own versions (appversions.variants) are versions in this process too
-register_variants(snakemake.config)  # noqa: F821
 
 # The events stream through the model chunk by chunk: memory does not grow with their number.
 stats = collection_stats(

@@ -2,10 +2,6 @@
 from pathlib import Path
 
 from costlab.appversions.tables import write_tables
-from costlab.appversions.variants import register_variants
-
-# your own versions (appversions.variants) are versions in this process too
-register_variants(snakemake.config)  # noqa: F821
 
 verdicts = write_tables(
     snakemake.input, snakemake.output, snakemake.params.loadtest, snakemake.params.model_tolerance

@@ -11,8 +11,9 @@ import math
 
 from costlab.appversions.phases import empty_phase_problem
 from costlab.appversions.registry import config_problem as versions_problem
-from costlab.appversions.variants import declared_names
+from costlab.appversions.variants import declared_names, register_variants
 from costlab.appversions.variants import problem as variants_problem
+from costlab.jobs import snakemake_job
 from costlab.study import ENGINE_S, SERVER_FREE_MB, EngineOverlay, MeasuredStream, Overlay, RuleAsk, Study
 
 # Assumed throughput floors (chosen low so a cluster time limit is rarely hit; not measurements).
@@ -171,3 +172,10 @@ STUDY = Study(
         "appversions_loadtest_method.csv",
         "appversions_tolerances.csv", "appversions_claims.csv"),
 )
+
+# In a Snakemake job of this study, your own versions (appversions.variants) are versions in its process
+# too, registered once here rather than by each script (its spawned workers register them from the
+# environment this sets: variants.py). Other jobs need not: they import no layout for it.
+_JOB = snakemake_job()
+if _JOB is not None and str(getattr(_JOB, "rule", "")).startswith(f"{STUDY.name}_"):
+    register_variants(_JOB.config)
