@@ -11,19 +11,35 @@ server-free ones included:
 - a job that fails, or is stopped by a signal, says so in its log (`results/logs/…`, the first
   `log:` file of its rule): the error on one line, then the traceback. Scripts write their log
   only when they succeed, so a failed job used to leave none, or an empty one.
+
+Typed params (issue #31, part 5): what a job reads is what its rule declares. Each rule with params
+declares them from one frozen dataclass, a `JobParams` (costlab/<study>/params.py):
+
+    rule appversions_load:                              # the rule file
+        params:
+            **LoadParams.declare(config),
+    params = LoadParams.from_params(snakemake.params)  # the script; the job function takes `params`
+
+Snakemake reruns a job when its params change, so what reruns a job and what the job reads are one
+set; tests/test_job_params.py checks every rule's params against its script's class, and that no
+script reads snakemake.config except through `run_facts` (RunFacts says why those are not params).
+
+Standard library only: the rule files import it.
 """
 
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import os
 import signal
 import sys
 import threading
 import time
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, TypeVar
 
 _STATE: dict[str, Any] = {}
 
@@ -245,3 +261,98 @@ def after_failed_run(results: str | Path = "results") -> list[Path]:
                     os.utime(path, (1, 1))
                 redated.append(path)
     return redated
+
+
+# --- typed job params -----------------------------------------------------------------------------
+
+P = TypeVar("P", bound="JobParams")
+
+
+class JobParams:
+    """Base of the per-rule parameter dataclasses: `declare` is the rule's `params:`, `from_params` the
+    job's view of them (every field, nothing else)."""
+
+    @classmethod
+    def declare(cls, config: Mapping[str, Any]) -> dict[str, Any]:
+        """The rule's params: names are this class's fields, values come from the validated config."""
+        raise NotImplementedError(f"{cls.__name__}.declare")
+
+    @classmethod
+    def from_params(cls: type[P], params: Any) -> P:
+        """The typed params from snakemake.params (or any mapping of name to value)."""
+        given = dict(params.items())
+        names = [f.name for f in dataclasses.fields(cls)]   # type: ignore[arg-type]
+        missing, extra = [n for n in names if n not in given], sorted(set(given) - set(names))
+        if missing or extra:
+            raise TypeError(f"{cls.__name__} takes the params {', '.join(names)}; the rule gave "
+                            f"{', '.join(sorted(given)) or 'none'} (missing: {', '.join(missing) or 'none'}; "
+                            f"unexpected: {', '.join(extra) or 'none'})")
+        return cls(**given)
+
+    @classmethod
+    def from_config(cls: type[P], config: Mapping[str, Any]) -> P:
+        """What the job gets when its rule runs on `config` (tests and callers outside the workflow)."""
+        return cls.from_params(cls.declare(config))
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What a job knows of the run beyond its params: the server to connect to and the run's hashes
+    for its provenance.
+
+    Deliberately not params: the server a profile resolves to is already a rerun trigger (the
+    rule's input results/servers/<profile>.json), its credentials must never be stored under
+    .snakemake/, and a timeout or a lease wait changes nothing measured; the hashes record which
+    run and which study settings produced a file (the report's "rerun" warning reads them), they
+    are not inputs of the work.
+    """
+
+    study: str | None
+    server: Mapping[str, Any] = field(repr=False)   # may hold a URI's password: never printed
+    config_hash: str = ""
+    study_config_hash: str | None = None    # the study's keys and the server's (costlab.config)
+    engine_config_hash: str | None = None   # the study's keys and the engine's (engine-lab jobs)
+
+    @classmethod
+    def of(cls, config: Mapping[str, Any], study: str | None) -> RunFacts:
+        from costlab.config import config_hash, study_config_hash
+
+        config = dict(config)
+        return cls(
+            study=study,
+            server=dict(config.get("server") or {}),
+            config_hash=config_hash(config),
+            study_config_hash=study_config_hash(config, study) if study else None,
+            # as engine_provenance always hashed it: the study's section and the whole engine section
+            engine_config_hash=(
+                config_hash({"study": config.get(study), "engine": config.get("engine", {})})
+                if study
+                else None
+            ),
+        )
+
+
+def engine_keys(config: Mapping[str, Any], study: str) -> dict[str, Any]:
+    """The engine keys one study's engine job depends on: the shared ones (compressors, ...) and its
+    own section, never another study's, so `engine.arraygrowth.ns` reruns arraygrowth_engine alone;
+    `engine.replica_set` only for the studies whose engine jobs read it. What the engine lab loads
+    (compressor extensions' files and digests, or that the nearest built-in substitutes) is a param
+    too: `make wt-extensions` reruns exactly the engine jobs."""
+    from costlab import STUDIES
+    from costlab.engine.extensions import compressors_loaded
+    from costlab.engine.replset import REPLICA_SET_STUDIES
+
+    return {
+        **{
+            key: value
+            for key, value in config["engine"].items()
+            if (key not in STUDIES or key == study) and (key != "replica_set" or study in REPLICA_SET_STUDIES)
+        },
+        "compressors_loaded": compressors_loaded(),
+    }
+
+
+def run_facts(config: Mapping[str, Any], study: str | None = None) -> RunFacts:
+    """The one way a script reads snakemake.config: the run's facts (RunFacts says why: not params)."""
+    return RunFacts.of(config, study)
+

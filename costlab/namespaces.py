@@ -49,13 +49,22 @@ def data_params(config: dict, name: str) -> dict:
 
 def database_name(config: dict, study: str, cwd: str | Path | None = None) -> str:
     """The database that holds this run's data of `study` (at most 38 characters; MongoDB allows 63)."""
-    return f"{PREFIX}{study}_{run_id(config, cwd)}_{_short_hash(data_params(config, study))}"
+    return describe(config, study, cwd)["database"]
 
 
 def describe(config: dict, study: str, cwd: str | Path | None = None) -> dict:
     """What provenance records about the namespace."""
-    return {"database": database_name(config, study, cwd), "run_id": run_id(config, cwd),
-            "data_params": data_params(config, study)}
+    return describe_data(config.get("server") or {}, study, data_params(config, study), cwd)
+
+
+def describe_data(server: dict, study: str, data: dict, cwd: str | Path | None = None) -> dict:
+    """describe() from what a job has: the server section and its rule's data params (data_params())."""
+    rid = run_id({"server": server}, cwd)
+    return {
+        "database": f"{PREFIX}{study}_{rid}_{_short_hash(dict(data))}",
+        "run_id": rid,
+        "data_params": dict(data),
+    }
 
 
 def run_databases(names: list[str], rid: str) -> list[str]:

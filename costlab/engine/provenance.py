@@ -4,9 +4,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from costlab.config import config_hash
 from costlab.engine.extensions import extension_status
 from costlab.engine.wt import available_compressors, compressor_or_nearest, wiredtiger_version
+from costlab.jobs import RunFacts
 
 SERVER_KIND = "engine"
 LABEL = "WiredTiger engine lab: mongod's storage calls reproduced; not a mongod run"
@@ -22,11 +22,15 @@ def resolved_compressors(engine_config: dict) -> dict[str, Any]:
             "block_compressor": block, "block_compressor_note": block_note}
 
 
-def engine_provenance(job: str, config: dict, started_at: datetime, ended_at: datetime,
-                      extra: dict | None = None) -> dict[str, Any]:
+def engine_provenance(job: str, run: RunFacts | dict, started_at: datetime, ended_at: datetime,
+                      extra: dict | None = None, engine_config: dict | None = None) -> dict[str, Any]:
+    """`run`: the run's facts (costlab.jobs), `engine_config` the job's engine params; or a whole config."""
     from costlab.server.provenance import with_run_facts
 
-    engine_config = config.get("engine", {})
+    if not isinstance(run, RunFacts):
+        engine_config = run.get("engine", {}) if engine_config is None else engine_config
+        run = RunFacts.of(run, job.split("_", 1)[0])
+    engine_config = engine_config or {}
     record: dict[str, Any] = {
         "job": job,
         "server_kind": SERVER_KIND,
@@ -45,8 +49,6 @@ def engine_provenance(job: str, config: dict, started_at: datetime, ended_at: da
         "backend": "engine",
         "profile": None,
         # what a rerun of this engine job depends on: its study's keys and the engine's
-        "engine_config_hash": config_hash(
-            {"study": config.get(job.split("_", 1)[0]), "engine": engine_config}
-        ),
+        "engine_config_hash": run.engine_config_hash,
     }
-    return with_run_facts(record, config, started_at, ended_at, extra)
+    return with_run_facts(record, run, started_at, ended_at, extra)

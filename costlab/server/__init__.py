@@ -21,6 +21,8 @@ from costlab.server.running import RunningServer
 if TYPE_CHECKING:  # pymongo is imported by the backends only: the rule files import the light modules
     from pymongo import MongoClient
 
+    from costlab.jobs import RunFacts
+
 __all__ = ["RunningServer", "start_server", "measuring_job", "resolve_backend", "ServerUnavailable",
            "ServerStartError", "PROFILES", "Profile", "get_profile"]
 
@@ -143,13 +145,18 @@ def _maybe_tempdir(data_dir: Path | None, backend: str) -> Iterator[Path | None]
 
 
 @contextmanager
-def measuring_job(config: dict, profile: str | Profile, provenance_path: str | Path,
+def measuring_job(run: RunFacts | dict, profile: str | Profile, provenance_path: str | Path,
                   data_dir: str | Path | None = None, job: str | None = None,
                   extra: dict | None = None, study: str | None = None, dataset: str | None = None,
-                  loads: bool = False, rebuild: str | None = None) -> Iterator[RunningServer]:
+                  loads: bool = False, rebuild: str | None = None, data: dict | None = None
+                  ) -> Iterator[RunningServer]:
     """A server for one measuring job; on success writes provenance_path (never on failure).
 
-    With `study`, server.database is this run's database of the study (recorded in provenance).
+    `run` is the run's facts (costlab.jobs.RunFacts: the server section and the run's hashes), or a
+    whole config (tests and callers outside the workflow).
+    With `study`, server.database is this run's database of the study (recorded in provenance),
+    named from `data`, the study's data params as its rule declares them (costlab.namespaces;
+    taken from the config when `run` is one).
     With `dataset` too, the job holds the measurement lease of that dataset (costlab.server.lease)
     and either loads it (`loads=True`: the server's marker is removed first and rewritten with
     server.load_id on success) or measures it (the marker must carry the load id of
@@ -174,14 +181,15 @@ def measuring_job(config: dict, profile: str | Profile, provenance_path: str | P
 
     job = job or Path(provenance_path).stem
     extra = {} if extra is None else extra
-    namespace = namespaces.describe(config, study) if study else None
+    run, data = _run_and_data(run, study, data, provenance_path)
+    namespace = namespaces.describe_data(run.server, study, data) if study else None
     if namespace:
         extra["namespace"] = namespace
     rebuild = rebuild or f"snakemake --forcerun <the load rule of {dataset}>"
     load_id = uuid.uuid4().hex if loads else None
     if dataset and not loads and data_dir is not None:
         wanted = expected_load_id(data_dir, rebuild)   # before starting a server: fail fast
-    server_config = config.get("server", {})
+    server_config = run.server
     backend = resolve_backend(server_config)
     wait_s = float(server_config.get("lease_wait_s", 900))
     lease_key = server_lease_key(server_config, backend)
@@ -216,7 +224,27 @@ def measuring_job(config: dict, profile: str | Profile, provenance_path: str | P
             extra["dataset_marker"] = write_marker(server.client[server.database], dataset, load_id, job,
                                                    namespace["data_params"])
         ended_at = datetime.now(timezone.utc)
-        from costlab.config import study_of_provenance_path
-        record = collect_provenance(server, config, started_at, ended_at, job=job, extra=extra or None,
-                                    study=study or study_of_provenance_path(provenance_path, config))
+        record = collect_provenance(server, run, started_at, ended_at, job=job, extra=extra or None,
+                                    study=study or run.study)
         write_json_atomic(Path(provenance_path), record)
+
+
+def _run_and_data(run: RunFacts | dict, study: str | None, data: dict | None,
+                  provenance_path: str | Path) -> tuple[RunFacts, dict]:
+    """measuring_job's run facts and the study's data params, from a config or as given."""
+    from costlab import namespaces
+    from costlab.jobs import RunFacts
+
+    if not isinstance(run, RunFacts):
+        from costlab.config import study_of_provenance_path
+
+        config = run
+        if study and data is None:
+            data = namespaces.data_params(config, study)
+        run = RunFacts.of(config, study or study_of_provenance_path(provenance_path, config))
+    if study and data is None:
+        if namespaces.STUDY_DATA_KEYS.get(study):
+            raise TypeError(f"measuring_job for {study}: pass the rule's data params "
+                            f"({', '.join(namespaces.STUDY_DATA_KEYS[study])}); they name its database")
+        data = {}
+    return run, data or {}

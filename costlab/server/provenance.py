@@ -10,15 +10,18 @@ import platform
 import subprocess
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import costlab
-from costlab.config import ROOT, config_hash, study_config_hash
+from costlab.config import ROOT
 
 # Redaction lives in costlab.credentials (stdlib only, so the rule files can use it too).
 from costlab.credentials import SECRET_OPTION_WORDS, redact_uri  # noqa: F401
 from costlab.io import atomic_path
 from costlab.server.running import RunningServer
+
+if TYPE_CHECKING:
+    from costlab.jobs import RunFacts
 
 STAND_IN_PROCESS = "secantus"
 
@@ -79,7 +82,7 @@ def server_description(client) -> dict:
     }
 
 
-def collect_provenance(server: RunningServer, config: dict, started_at: datetime, ended_at: datetime,
+def collect_provenance(server: RunningServer, run: "RunFacts", started_at: datetime, ended_at: datetime,
                        job: str, extra: dict | None = None, study: str | None = None) -> dict:
     """The job's provenance record; `study` adds the hash of that study's keys and the server's."""
     description = server_description(server.client)
@@ -92,18 +95,18 @@ def collect_provenance(server: RunningServer, config: dict, started_at: datetime
         "applied_options": server.applied,
         "study": study,
         # What the report compares: a key of another study does not make this job stale.
-        "study_config_hash": study_config_hash(config, study) if study else None,
+        "study_config_hash": run.study_config_hash if study else None,
     }
-    return with_run_facts(record, config, started_at, ended_at, extra)
+    return with_run_facts(record, run, started_at, ended_at, extra)
 
 
-def with_run_facts(record: dict, config: dict, started_at: datetime, ended_at: datetime,
+def with_run_facts(record: dict, run: "RunFacts", started_at: datetime, ended_at: datetime,
                    extra: dict | None = None) -> dict:
     """Add what every measuring job records, whatever ran it: host, config hash, costlab version and commit,
     times."""
     record.update({
         "host": host_info(),
-        "config_hash": config_hash(config),
+        "config_hash": run.config_hash,
         "costlab_version": costlab.__version__,
         "costlab_commit": costlab_git_commit(),
         "started_at": started_at.isoformat(),
