@@ -1,6 +1,8 @@
 # Study appversions: the 14 application versions of "The Cost of Not Knowing MongoDB".
 # events -> model (no server) -> per version: load, collStats, correctness, load test -> tables -> figures.
 AV = config["appversions"]
+# Each rule's params: costlab/appversions/params.py (what reruns a job is what it reads).
+import costlab.appversions.params as _av_params
 # Your own versions (appversions.variants, checked with the config): registered before the wildcard and
 # the version lists are built, so each is a version everywhere below (docs/variants.md). Every
 # appversions script registers them again in its own process.
@@ -23,9 +25,7 @@ rule appversions_events:
     output:
         events="results/appversions/events.parquet",
     params:
-        events_per_year=AV["events_per_year"],
-        seed=AV["seed"],
-        window=AV["event_window"],
+        **_av_params.EventsParams.declare(config),
     threads: ask("appversions_events").threads
     resources:
         **ask("appversions_events").resources,
@@ -50,12 +50,7 @@ rule appversions_model:
         reference="results/appversions/model/stats_reference.csv",
         published_vs_model="results/appversions/model/published_vs_model.csv",  # the model's verdicts
     params:
-        versions=AV["versions"],
-        variants=AV["variants"],   # your own versions' declarations: a changed one is modelled again
-        tolerance=AV["model_tolerance"],
-        events_per_year=AV["events_per_year"],
-        seed=AV["seed"],
-        window=AV["event_window"],
+        **_av_params.ModelParams.declare(config),
     threads: ask("appversions_model").threads
     resources:
         **ask("appversions_model").resources,
@@ -83,9 +78,7 @@ rule appversions_correctness:
     wildcard_constraints:
         version=AV_VERSION_RE,
     params:
-        samples=AV["correctness_samples"],
-        midday_samples=AV["midday_samples"],
-        seed=AV["correctness_seed"],
+        **_av_params.CorrectnessParams.declare(config),
     threads: ask("appversions_correctness").threads
     resources:
         mongod=MONGOD,
@@ -113,18 +106,12 @@ from costlab.appversions.names import figure_names as _av_figure_names
 
 AV_LT = AV["loadtest"]
 AV_LOADED = list(AV["load_versions"] or AV["versions"])
-AV_TESTED = list(AV_LT["versions"] or AV_LOADED)
+AV_TESTED = _av_params.tested_versions(config)
 # costlab.config.check_semantics has checked that these are subsets of the versions before them.
-# What changes the loaded data (and only that: another load test must not reload).
-AV_DATA_PARAMS = _study_data_params(config, "appversions")   # costlab/appversions/__init__.py
-# What changes a load test's schedule (binning and tolerance only change the tables).
-AV_LT_PARAMS = {k: v for k, v in AV_LT.items()
-                if k not in ("versions", "bin_seconds", "tolerance", "authors_driver", "idle_seconds")}
 # The server's metrics during each load test (serverStatus, docker stats): raw/server_metrics_<version>.parquet.
 AV_METRICS = expand("results/appversions/raw/server_metrics_{version}.parquet", version=AV_TESTED)
 # The authors' closed-loop driver (costlab/appversions/closedloop.py), when asked for, after the scheduled one.
 AV_AUTHORS = bool(AV_LT["authors_driver"])
-AV_AUTHORS_PARAMS = {**AV_LT_PARAMS, "idle_seconds": AV_LT["idle_seconds"]}
 AV_FIGURES = _av_figure_names(AV_TESTED)
 AV_TABLES = {name: f"results/appversions/tables/{name}.csv"
              for name in ("collection_stats", "loadtest_bins", "loadtest_steps", "published_vs_reproduced")
@@ -148,11 +135,7 @@ rule appversions_load:
     wildcard_constraints:
         version=AV_VERSION_RE,
     params:
-        data=AV_DATA_PARAMS,
-        # a variant's declaration (None for a published version): a changed one is loaded again
-        declaration=lambda wildcards: AV["variants"].get(wildcards.version),
-        load_workers=AV["load_workers"],
-        profile=AV_LT["profile"],
+        **_av_params.LoadParams.declare(config),
     threads: ask("appversions_load").threads
     resources:
         mongod=MONGOD,
@@ -179,8 +162,7 @@ rule appversions_loadtest:
     wildcard_constraints:
         version=AV_VERSION_RE,
     params:
-        data=AV_DATA_PARAMS,
-        loadtest=AV_LT_PARAMS,
+        **_av_params.LoadtestParams.declare(config),
     threads: ask("appversions_loadtest").threads
     resources:
         mongod=MONGOD,
@@ -209,8 +191,7 @@ rule appversions_loadtest_authors:
     wildcard_constraints:
         version=AV_VERSION_RE,
     params:
-        data=AV_DATA_PARAMS,
-        loadtest=AV_AUTHORS_PARAMS,
+        **_av_params.AuthorsLoadtestParams.declare(config),
     threads: ask("appversions_loadtest_authors").threads
     resources:
         mongod=MONGOD,
@@ -241,9 +222,7 @@ rule appversions_tables:
     output:
         **AV_TABLES,
     params:
-        loadtest=AV_LT,
-        model_tolerance=AV["model_tolerance"],
-        variants=AV["variants"],
+        **_av_params.TablesParams.declare(config),
     log:
         "results/logs/appversions_tables.log",
     conda:
@@ -263,8 +242,7 @@ rule appversions_figures:
         [report(f"results/appversions/figures/{name}.png", caption=f"captions/appversions_{name}.rst", category="appversions") for name in AV_FIGURES],
         [f"results/appversions/figures/{name}.{ext}" for name in AV_FIGURES for ext in ("svg", "vl.json")],
     params:
-        loadtest_versions=AV_TESTED,
-        loadtest=AV_LT,
+        **_av_params.FiguresParams.declare(config),
     log:
         "results/logs/appversions_figures.log",
     conda:
@@ -288,8 +266,7 @@ if AV_AUTHORS:
             [report(f"results/appversions/figures/{name}.png", caption="captions/appversions_authors_loadtest.rst", category="appversions") for name in AV_AUTHORS_FIGURES],
             [f"results/appversions/figures/{name}.{ext}" for name in AV_AUTHORS_FIGURES for ext in ("svg", "vl.json")],
         params:
-            loadtest_versions=AV_TESTED,
-            loadtest=AV_LT,
+            **_av_params.FiguresParams.declare(config),
         log:
             "results/logs/appversions_authors_figures.log",
         conda:
@@ -319,12 +296,7 @@ rule appversions_engine_version:
     wildcard_constraints:
         version=AV_VERSION_RE,
     params:
-        engine=engine_params("appversions"),
-        declaration=lambda wildcards: AV["variants"].get(wildcards.version),
-        batch_size=config["appversions"]["batch_size"],      # the load step's batches, applied as it sends them
-        load_workers=config["appversions"]["load_workers"],
-        seed=config["appversions"]["seed"],
-        event_window=config["appversions"]["event_window"],
+        **_av_params.EngineVersionParams.declare(config),
     threads: ask("appversions_engine_version").threads
     resources:
         **ask("appversions_engine_version").resources,
@@ -347,8 +319,7 @@ rule appversions_engine:
     output:
         **AV_ENGINE,
     params:
-        versions=config["appversions"]["versions"],
-        variants=AV["variants"],   # which version each variant is compared to
+        **_av_params.EngineParams.declare(config),
     log:
         "results/logs/appversions_engine.log",
     conda:

@@ -2,6 +2,9 @@
 # Source: "Linear array growth in MongoDB". Logic in costlab/arraygrowth; scripts are thin.
 
 
+# Each rule's params: costlab/arraygrowth/params.py (what reruns a job is what it reads).
+import costlab.arraygrowth.params as _ag_params
+
 AG = config["arraygrowth"]
 AG_FALLBACK = AG["fallback"]
 AG_FALLBACK_ON = AG_FALLBACK["enabled"]
@@ -38,7 +41,7 @@ rule arraygrowth_run:
         raw=kept("results/arraygrowth/raw/{ag_profile}_{ag_workload}.parquet"),
         provenance=kept("results/arraygrowth/provenance/{ag_profile}_{ag_workload}.json"),
     params:
-        ns=AG["ns"],
+        **_ag_params.RunParams.declare(config),
     threads: ask("arraygrowth_run").threads
     resources:
         mongod=1,
@@ -56,7 +59,7 @@ rule arraygrowth_fallback_model:
     output:
         AG_MODEL,
     params:
-        fallback=AG_FALLBACK,
+        **_ag_params.FallbackSweepParams.declare(config),
     log:
         "results/logs/arraygrowth_fallback_model.log",
     conda:
@@ -73,7 +76,7 @@ rule arraygrowth_fallback:
         raw=kept("results/arraygrowth/raw/fallback_{ag_profile}.parquet"),
         provenance=kept("results/arraygrowth/provenance/fallback_{ag_profile}.json"),
     params:
-        fallback=AG_FALLBACK,
+        **_ag_params.FallbackSweepParams.declare(config),
     threads: ask("arraygrowth_fallback").threads
     resources:
         mongod=1,
@@ -113,7 +116,7 @@ rule arraygrowth_figure_log_bytes:
         svg="results/arraygrowth/figures/log_bytes_vs_n.svg",
         json="results/arraygrowth/figures/log_bytes_vs_n.vl.json",
     params:
-        figure="log_bytes",
+        **_ag_params.FigureParams.declare(config, "log_bytes"),
     log:
         "results/logs/arraygrowth_figure_log_bytes.log",
     conda:
@@ -133,7 +136,7 @@ rule arraygrowth_figure_bytes_per_op:
         svg="results/arraygrowth/figures/bytes_per_op_vs_n.svg",
         json="results/arraygrowth/figures/bytes_per_op_vs_n.vl.json",
     params:
-        figure="bytes_per_op",
+        **_ag_params.FigureParams.declare(config, "bytes_per_op"),
     log:
         "results/logs/arraygrowth_figure_bytes_per_op.log",
     conda:
@@ -156,7 +159,7 @@ rule arraygrowth_figure_fallback:
         svg="results/arraygrowth/figures/fallback_sweep.svg",
         json="results/arraygrowth/figures/fallback_sweep.vl.json",
     params:
-        figure="fallback",
+        **_ag_params.FigureParams.declare(config, "fallback"),
     log:
         "results/logs/arraygrowth_figure_fallback.log",
     conda:
@@ -186,11 +189,7 @@ rule arraygrowth_engine:
     output:
         **AG_ENGINE,
     params:
-        engine=engine_params("arraygrowth"),
-        ns=AG["ns"],
-        profiles=AG["profiles"],
-        workloads=AG["workloads"],
-        fallback=AG_FALLBACK,
+        **_ag_params.EngineParams.declare(config),
     threads: ask("arraygrowth_engine").threads
     # the engine lab's second-longest job (about 50 CPU s) starts next: longest first
     priority: 40

@@ -39,22 +39,9 @@ STUDY_TARGETS = {}
 ENGINE_ON = config["engine"]["enabled"]
 
 
-from costlab.engine.extensions import compressors_loaded as _compressors_loaded
-
-
-def engine_params(study):
-    """The engine keys one study's engine job depends on: the shared ones (compressors, ...) and its own
-    section, never another study's, so `engine.arraygrowth.ns` reruns arraygrowth_engine alone."""
-    from costlab import STUDIES as _STUDIES
-    from costlab.engine.replset import REPLICA_SET_STUDIES as _ON_REPLICA_SET
-
-    # What the engine lab loads (compressor extensions' files and digests, or that the nearest built-in
-    # substitutes) is an input too: `make wt-extensions` reruns exactly the engine jobs.
-    return {**{key: value for key, value in config["engine"].items()
-               if (key not in _STUDIES or key == study) and (key != "replica_set" or study in _ON_REPLICA_SET)},
-            "compressors_loaded": _compressors_loaded()}
-
-
+# A rule's engine keys (the shared ones, its study's section, what the engine lab loads) come from
+# costlab.jobs.engine_keys through the rule's params class (costlab/<study>/params.py).
+# A new study's rule file may take its data params from here (docs/development.md).
 from costlab.namespaces import data_params as _study_data_params
 
 

@@ -4,7 +4,7 @@
 # workflow before any job, naming what is missing. See docs/servers.md.
 from costlab.report.runs import check_tree as _check_compare_tree
 from costlab.report.runs import compare_inputs as _compare_inputs
-from costlab.report.runs import public_config as _public_config
+import costlab.report.params as _report_params
 
 RUN_MANIFEST = "results/run.json"
 COMPARE_TREES = [_check_compare_tree(tree) for tree in config["compare"]["with"]]
@@ -16,8 +16,7 @@ rule run_manifest:
     output:
         RUN_MANIFEST,
     params:
-        config=_public_config(config),
-        server_backend=SERVER_BACKEND,
+        **_report_params.ManifestParams.declare(config, SERVER_BACKEND),
     log:
         "results/logs/run_manifest.log",
     conda:

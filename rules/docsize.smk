@@ -1,6 +1,8 @@
 # Study docsize: what a two-field projection still reads as orders grow from 1 to 64 KB.
 # model (no server) -> load one data dir per dataset -> three runs per dataset -> tables -> figures.
 from costlab.docsize.datasets import datasets as _docsize_datasets
+# Each rule's params: costlab/docsize/params.py (what reruns a job is what it reads).
+import costlab.docsize.params as _ds_params
 # Light modules only (stdlib): parsing the workflow must not import pymongo, polars or altair.
 from costlab.docsize.names import FIGURES as _DOCSIZE_FIGURES
 from costlab.docsize.names import RUNS as _DOCSIZE_RUNS
@@ -14,9 +16,6 @@ DS_RUN_RE = "|".join(DS_RUNS)
 DS_TABLES = {name: f"results/docsize/tables/{name}.csv" for name in _docsize_table_names()}
 DS_FIGURES = [f"results/docsize/figures/{name}.{ext}" for name in _DOCSIZE_FIGURES for ext in ("png", "svg", "vl.json")]
 DS_MEASURE_PROVENANCE = expand("results/docsize/provenance/{run}__{dataset}.json", run=DS_RUNS, dataset=DS_DATASETS)
-# What changes the loaded data (and only that: more queries must not reload 3 GB).
-# Study.data_params (costlab/docsize/__init__.py): the same keys name the study's databases.
-DS_DATA_PARAMS = _study_data_params(config, "docsize")
 
 
 rule docsize_model:
@@ -28,7 +27,7 @@ rule docsize_model:
         datasets="results/docsize/model/datasets.csv",
         published_vs_model="results/docsize/model/published_vs_model.csv",  # the model's verdicts
     params:
-        study=DS,
+        **_ds_params.ModelParams.declare(config),
     log:
         "results/logs/docsize_model.log",
     conda:
@@ -46,7 +45,7 @@ rule docsize_load:
     wildcard_constraints:
         dataset=DS_DATASET_RE,
     params:
-        data=DS_DATA_PARAMS,
+        **_ds_params.LoadParams.declare(config),
     threads: ask("docsize_load").threads
     resources:
         mongod=MONGOD,
@@ -74,9 +73,7 @@ rule docsize_measure:
         dataset=DS_DATASET_RE,
         run=DS_RUN_RE,
     params:
-        data=DS_DATA_PARAMS,
-        window_minutes=DS["window_minutes"],
-        runs=DS["runs"],
+        **_ds_params.MeasureParams.declare(config),
     threads: ask("docsize_measure").threads
     resources:
         mongod=MONGOD,
@@ -101,7 +98,7 @@ rule docsize_tables:
     output:
         **DS_TABLES,
     params:
-        window_minutes=DS["window_minutes"],
+        **_ds_params.TablesParams.declare(config),
     log:
         "results/logs/docsize_tables.log",
     conda:
@@ -116,7 +113,7 @@ rule docsize_figures:
         published_queries="resources/published/docsize_query_tables.csv",
         provenance=DS_MEASURE_PROVENANCE,
     params:
-        window_minutes=DS["window_minutes"],
+        **_ds_params.FiguresParams.declare(config),
     output:
         report("results/docsize/figures/time_by_size.png", caption="captions/docsize_time_by_size.rst", category="docsize"),
         "results/docsize/figures/time_by_size.svg",
@@ -156,9 +153,7 @@ rule docsize_engine:
     output:
         **DS_ENGINE,
     params:
-        engine=engine_params("docsize"),
-        sizes_kb=DS["sizes_kb"],
-        seed=DS["seed"],
+        **_ds_params.EngineParams.declare(config),
     threads: ask("docsize_engine").threads
     # the engine lab's longest job (about 140 CPU s) starts first, so the other jobs fill the second core beside it
     # instead of waiting for it at the end (README: the first run)

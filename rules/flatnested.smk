@@ -4,6 +4,9 @@
 from costlab.flatnested.shapes import MAX_FIELDS as _FN_MAX_FIELDS
 from costlab.flatnested.shapes import shapes_for as _fn_shapes_for
 
+# Each rule's params: costlab/flatnested/params.py (what reruns a job is what it reads).
+import costlab.flatnested.params as _fn_params
+
 FN = config["flatnested"]
 FN_SHAPES = [s.name for s in _fn_shapes_for(FN["flat_fields"], _FN_MAX_FIELDS)]
 FN_TABLES = {name: f"results/flatnested/tables/{name}.csv"
@@ -16,9 +19,7 @@ rule flatnested_values:
     output:
         "results/flatnested/model/values.parquet",
     params:
-        documents=FN["documents"],
-        groups=max(FN["flat_fields"]) // 5,
-        seed=FN["seed"],
+        **_fn_params.ValuesParams.declare(config),
     log:
         "results/logs/flatnested_values.log",
     conda:
@@ -36,7 +37,7 @@ rule flatnested_model:
         sizes="results/flatnested/model/bson_sizes.csv",
         published_vs_model="results/flatnested/model/published_vs_model.csv",  # the model's verdicts
     params:
-        shapes=FN_SHAPES,
+        **_fn_params.ModelParams.declare(config),
     log:
         "results/logs/flatnested_model.log",
     conda:
@@ -54,6 +55,8 @@ rule flatnested_load:
         provenance="results/flatnested/provenance/load_{shape}.json",
     wildcard_constraints:
         shape="(flat|structured)_[0-9x]+",
+    params:
+        **_fn_params.LoadParams.declare(config),
     threads: ask("flatnested_load").threads
     resources:
         mongod=MONGOD,
@@ -78,8 +81,7 @@ rule flatnested_measure:
     wildcard_constraints:
         shape="(flat|structured)_[0-9x]+",
     params:
-        runs=FN["runs"],
-        warmup_runs=FN["warmup_runs"],
+        **_fn_params.MeasureParams.declare(config),
     threads: ask("flatnested_measure").threads
     resources:
         mongod=MONGOD,

@@ -3,7 +3,7 @@
 # Included LAST in the Snakefile: STUDY_TARGETS holds what every enabled study registered.
 from pathlib import Path
 
-from costlab.config import config_hash as _config_hash
+import costlab.report.params as _report_params
 
 REPORT_INPUTS = list(dict.fromkeys(path for paths in STUDY_TARGETS.values() for path in paths))
 ALL_TARGETS.append("results/report.html")
@@ -16,8 +16,7 @@ rule findings:
     output:
         "results/findings.csv",
     params:
-        study_targets={study: list(paths) for study, paths in STUDY_TARGETS.items()},
-        studies=config["studies"],
+        **_report_params.FindingsParams.declare(config, STUDY_TARGETS),
     log:
         "results/logs/findings.log",
     conda:
@@ -35,14 +34,9 @@ rule report:
     output:
         "results/report.html",
     params:
-        # What each study registered decides what its section shows; a config change rebuilds the page.
-        study_targets={study: list(paths) for study, paths in STUDY_TARGETS.items()},
-        studies=config["studies"],
-        compare_with=[str(tree) for tree in COMPARE_TREES],
-        config_hash=_config_hash(config),
-        captions_dir=str(Path(workflow.basedir) / "rules" / "captions"),
-        # studies measured on a server in this run: a not_run.json left from a run without one is stale
-        measured_studies=[s for s in STUDY_TARGETS if s not in NOT_RUN_STUDIES],
+        **_report_params.ReportParams.declare(
+            config, STUDY_TARGETS, COMPARE_TREES, Path(workflow.basedir) / "rules" / "captions",
+            [s for s in STUDY_TARGETS if s not in NOT_RUN_STUDIES]),
     log:
         "results/logs/report.log",
     conda:

@@ -3,9 +3,9 @@
 # URI, profile options) reruns the measurements and what follows them, and nothing server-free.
 # The params are the server's identity with credentials removed: they decide when it reruns,
 # and Snakemake stores them under .snakemake/. See docs/servers.md.
-from costlab.credentials import public_server_config as _public_server_config
+# The rule's params: costlab/server/params.py (what reruns the job is what it reads).
+import costlab.server.params as _server_params
 from costlab.server.availability import require_server as _require_server
-from costlab.server.availability import server_identity as _server_identity
 from costlab.server.profiles import PROFILES as _SERVER_PROFILES
 
 
@@ -21,9 +21,7 @@ rule server_setup:
     output:
         "results/servers/{server_profile}.json",
     params:
-        backend=SERVER_BACKEND,
-        identity=lambda wildcards: _server_identity(_public_server_config(config["server"]), SERVER_BACKEND,
-                                                    wildcards.server_profile),
+        **_server_params.SetupParams.declare(config, SERVER_BACKEND),
     log:
         "results/logs/server_setup_{server_profile}.log",
     conda:

@@ -1,5 +1,8 @@
 # Study uniqueidx: the article's unique-index walkthrough as a conformance check of the configured
 # server. A step whose outcome differs is recorded as `fail` (the job still succeeds).
+# The rule's params: costlab/uniqueidx/params.py (what reruns the job is what it reads).
+import costlab.uniqueidx.params as _ui_params
+
 UI_TABLES = {name: f"results/uniqueidx/tables/{name}.csv" for name in ("conformance", "published_vs_reproduced")}
 UI_PROVENANCE = "results/uniqueidx/provenance/conformance.json"
 
@@ -11,7 +14,7 @@ rule uniqueidx_conformance:
         **UI_TABLES,
         provenance=UI_PROVENANCE,
     params:
-        steps=config["uniqueidx"]["steps"],
+        **_ui_params.ConformanceParams.declare(config),
     threads: ask("uniqueidx_conformance").threads
     resources:
         mongod=MONGOD,

@@ -4,8 +4,18 @@ merged."""
 from pathlib import Path
 
 from costlab.appversions.engine import merge_engine_job
+from costlab.appversions.params import EngineParams
+from costlab.jobs import run_facts
 
 out = snakemake.output  # noqa: F821
-table = merge_engine_job(snakemake.config, list(snakemake.input.versions), out.storage, out.verdicts,  # noqa: F821
-                         out.provenance, snakemake.input.published, snakemake.input.tolerances)  # noqa: F821
+table = merge_engine_job(
+    EngineParams.from_params(snakemake.params),
+    run_facts(snakemake.config, "appversions"),  # noqa: F821
+    list(snakemake.input.versions),
+    out.storage,
+    out.verdicts,  # noqa: F821
+    out.provenance,
+    snakemake.input.published,
+    snakemake.input.tolerances,
+)  # noqa: F821
 Path(snakemake.log[0]).write_text(table.write_csv())  # noqa: F821

@@ -3,6 +3,10 @@ import json
 from pathlib import Path
 
 from costlab.appversions.engine import run_version_job
+from costlab.appversions.params import EngineVersionParams
+from costlab.jobs import run_facts
 
-record = run_version_job(snakemake.config, snakemake.wildcards.version, snakemake.output.row)  # noqa: F821
+record = run_version_job(EngineVersionParams.from_params(snakemake.params),  # noqa: F821
+                         run_facts(snakemake.config, "appversions"),  # noqa: F821
+                         snakemake.wildcards.version, snakemake.output.row)  # noqa: F821
 Path(snakemake.log[0]).write_text(json.dumps(record["row"], default=str) + "\n")  # noqa: F821

@@ -2,10 +2,10 @@
 from pathlib import Path
 
 from costlab.appversions.events import iter_event_chunks, users_for, write_events
+from costlab.appversions.params import EventsParams
 
-rows = write_events(iter_event_chunks(snakemake.params.events_per_year, snakemake.params.seed,  # noqa: F821
-                                      window=snakemake.params.window),  # noqa: F821
+params = EventsParams.from_params(snakemake.params)  # noqa: F821
+rows = write_events(iter_event_chunks(params.events_per_year, params.seed, window=params.window),
                     snakemake.output.events)  # noqa: F821
 Path(snakemake.log[0]).write_text(  # noqa: F821
-    f"{rows} events, {users_for(snakemake.params.events_per_year)} users, "
-    f"{snakemake.params.window} event window\n")  # noqa: F821
+    f"{rows} events, {users_for(params.events_per_year)} users, {params.window} event window\n")

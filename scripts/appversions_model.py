@@ -8,34 +8,30 @@ from costlab.appversions.model import (
     compare_with_published,
     reference_stats,
 )
+from costlab.appversions.params import ModelParams
 from costlab.appversions.tables import model_fraction, published_collection_stats, published_vs_model
 from costlab.inputs import read_csv
 from costlab.io import write_csv
 from costlab.published import read_tolerances
 
+params = ModelParams.from_params(snakemake.params)
 # The events stream through the model chunk by chunk: memory does not grow with their number.
-stats = collection_stats(
-    iter_event_file(snakemake.input.events, DEFAULT_CHUNK_ROWS), list(snakemake.params.versions)
-)
+stats = collection_stats(iter_event_file(snakemake.input.events, DEFAULT_CHUNK_ROWS), list(params.versions))
 write_csv(stats, snakemake.output.stats)
 # The same model where the scale no longer moves per-event figures: the check of the method.
 reference = reference_stats(
-    snakemake.params.events_per_year,
-    snakemake.params.seed,
-    list(snakemake.params.versions),
-    stats,
-    window=snakemake.params.window,
+    params.events_per_year, params.seed, list(params.versions), stats, window=params.window
 )
 write_csv(reference, snakemake.output.reference)
 published = read_csv(snakemake.input.published)
 tolerances = read_tolerances(
     snakemake.input.tolerances
-)   # appversions.model_tolerance, when set, overrides `model`
+)  # appversions.model_tolerance, when set, overrides `model`
 comparison = compare_with_published(
-    stats, published, model_fraction(tolerances, snakemake.params.tolerance)[0], snakemake.params.window
+    stats, published, model_fraction(tolerances, params.tolerance)[0], params.window
 )
 write_csv(comparison, snakemake.output.vs_published)
 published_stats = published_collection_stats(snakemake.input.published, snakemake.input.published_events)
-write_csv(published_vs_model(stats, published_stats, snakemake.params.tolerance, reference, tolerances),
+write_csv(published_vs_model(stats, published_stats, params.tolerance, reference, tolerances),
           snakemake.output.published_vs_model)
 Path(snakemake.log[0]).write_text(comparison.write_csv())

@@ -2,9 +2,11 @@
 from pathlib import Path
 
 from costlab.docsize.engine import run_engine_job
+from costlab.docsize.params import EngineParams
+from costlab.jobs import run_facts
 
 out = snakemake.output  # noqa: F821
-table = run_engine_job(snakemake.config, out.cache_reads, out.queries, out.provenance,  # noqa: F821
-                       out.verdicts, snakemake.input.published_queries,  # noqa: F821
-                       tolerances_path=snakemake.input.tolerances)  # noqa: F821
+table = run_engine_job(EngineParams.from_params(snakemake.params), run_facts(snakemake.config, "docsize"),  # noqa: F821
+                       out.cache_reads, out.queries, out.provenance, out.verdicts,
+                       snakemake.input.published_queries, tolerances_path=snakemake.input.tolerances)  # noqa: F821
 Path(snakemake.log[0]).write_text(table.write_csv())  # noqa: F821

@@ -3,8 +3,9 @@ import json
 from pathlib import Path
 
 from costlab.docsize.load import load_job
+from costlab.docsize.params import LoadParams
+from costlab.jobs import run_facts
 
-record = load_job(
-    snakemake.config, snakemake.wildcards.dataset, snakemake.output.data, snakemake.output.provenance
-)
+record = load_job(LoadParams.from_params(snakemake.params), run_facts(snakemake.config, "docsize"),
+                  snakemake.wildcards.dataset, snakemake.output.data, snakemake.output.provenance)
 Path(snakemake.log[0]).write_text(json.dumps(record, indent=2, default=str) + "\n")

@@ -4,10 +4,11 @@ from pathlib import Path
 import psutil
 
 from costlab.docsize.model import collections_model, datasets_model, published_vs_model
+from costlab.docsize.params import ModelParams
 from costlab.inputs import read_csv
 from costlab.io import write_csv
 
-study = snakemake.params.study
+study = ModelParams.from_params(snakemake.params).study
 write_csv(collections_model(study), snakemake.output.collections)
 datasets = datasets_model(study, snakemake.input.published, psutil.virtual_memory().total)
 write_csv(datasets, snakemake.output.datasets)

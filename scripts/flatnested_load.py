@@ -2,8 +2,11 @@
 import json
 from pathlib import Path
 
+from costlab.flatnested.params import LoadParams
 from costlab.flatnested.run import load_dataset
+from costlab.jobs import run_facts
 
-record = load_dataset(snakemake.config, snakemake.input.values, snakemake.wildcards.shape,  # noqa: F821
+record = load_dataset(LoadParams.from_params(snakemake.params), run_facts(snakemake.config, "flatnested"),  # noqa: F821
+                      snakemake.input.values, snakemake.wildcards.shape,  # noqa: F821
                       snakemake.output.data, snakemake.output.provenance)  # noqa: F821
 Path(snakemake.log[0]).write_text(json.dumps(record) + "\n")  # noqa: F821

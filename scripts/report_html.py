@@ -1,12 +1,12 @@
 """Snakemake entry point: write results/report.html from what the enabled studies registered."""
 from costlab.report.page import build_report
+from costlab.report.params import ReportParams
 from costlab.server.setup import remove_stale_not_run
 
-stale = remove_stale_not_run("results", snakemake.params.measured_studies)  # noqa: F821
-summary = build_report("results", snakemake.output[0], dict(snakemake.config),  # noqa: F821 (Snakemake global)
-                       study_targets=snakemake.params.study_targets,  # noqa: F821
-                       captions_dir=snakemake.params.captions_dir,  # noqa: F821
-                       compare_with=snakemake.params.compare_with,  # noqa: F821
+params = ReportParams.from_params(snakemake.params)  # noqa: F821 (Snakemake global)
+stale = remove_stale_not_run("results", params.measured_studies)
+summary = build_report("results", snakemake.output[0], params.config, study_targets=params.study_targets,  # noqa: F821
+                       captions_dir=params.captions_dir, compare_with=params.compare_with,
                        findings_path=snakemake.input.findings)  # noqa: F821
 with open(snakemake.log[0], "w") as log:  # noqa: F821
     states = ", ".join(f"{study}: {state}" for study, state in summary.studies.items())

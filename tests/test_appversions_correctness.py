@@ -151,6 +151,14 @@ def _job_config(external_server_config) -> dict:
     )
 
 
+def _job_args(external_server_config) -> tuple:
+    """The correctness job's params and run facts, as its rule would give them on _job_config."""
+    from costlab.appversions.params import CorrectnessParams
+    from costlab.jobs import run_facts
+    config = _job_config(external_server_config)
+    return CorrectnessParams.from_config(config), run_facts(config, "appversions")
+
+
 def _run_db(mongo_client, external_server_config):
     """This run's appversions database on the test deployment (costlab.namespaces)."""
     from costlab.namespaces import database_name
@@ -180,7 +188,7 @@ def test_correctness_job_writes_checked_reports(tmp_path, mongo_client, external
     small = events.filter(pl.col("date") >= datetime(2019, 10, 1, tzinfo=timezone.utc))
     data_dir, events_path = _loaded_data_dir(tmp_path, mongo_client, small, "appV6R1", external_server_config)
     out, provenance, midday = tmp_path / "checked.csv", tmp_path / "provenance.json", tmp_path / "midday.csv"
-    correctness_job(_job_config(external_server_config), "appV6R1", str(events_path), str(data_dir),
+    correctness_job(*_job_args(external_server_config), "appV6R1", str(events_path), str(data_dir),
                     str(out), str(provenance), str(midday))
     at_times_of_day = pl.read_csv(midday)
     assert at_times_of_day.height == 2 * 5 and at_times_of_day["as_day_rule"].all()
@@ -205,7 +213,7 @@ def test_correctness_job_fails_without_output_on_a_mismatch(
     _run_db(mongo_client, external_server_config)["appV6R1"].update_many({}, {"$inc": {"items.1202.a": 1}})
     out, provenance = tmp_path / "checked.csv", tmp_path / "provenance.json"
     with pytest.raises(ReportMismatch, match="appV6R1: Get Reports differs from the model"):
-        correctness_job(_job_config(external_server_config), "appV6R1", str(events_path), str(data_dir),
+        correctness_job(*_job_args(external_server_config), "appV6R1", str(events_path), str(data_dir),
                         str(out), str(provenance))
     assert not out.exists() and not provenance.exists()
 
@@ -242,7 +250,7 @@ def test_correctness_job_sends_get_reports_once_per_sample(
     small = events.filter(pl.col("date") >= datetime(2019, 10, 1, tzinfo=timezone.utc))
     data_dir, events_path = _loaded_data_dir(tmp_path, mongo_client, small, "appV6R1", external_server_config)
     out = tmp_path / "checked.csv"
-    correctness_job(_job_config(external_server_config), "appV6R1", str(events_path), str(data_dir),
+    correctness_job(*_job_args(external_server_config), "appV6R1", str(events_path), str(data_dir),
                     str(out), str(tmp_path / "provenance.json"))
     checked = pl.read_csv(out, try_parse_dates=True)
     samples = checked.select("key", "end_date").unique(maintain_order=True).rows()

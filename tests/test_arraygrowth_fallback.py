@@ -5,9 +5,11 @@ import polars as pl
 
 from costlab.arraygrowth.figures import build_figures
 from costlab.arraygrowth.model import write_fallback_model
+from costlab.arraygrowth.params import FallbackSweepParams, RunParams
 from costlab.arraygrowth.published import LOG_BYTES_CSV
 from costlab.arraygrowth.run import run_fallback_job, run_growth_job
 from costlab.arraygrowth.tables import build_tables
+from costlab.jobs import run_facts
 
 SECTION = {"enabled": True, "updates": 24, "elements_per_update": 3, "big_element_bytes": 64,
            "small_doc_elements": 8, "slice_elements": 10,
@@ -15,16 +17,16 @@ SECTION = {"enabled": True, "updates": 24, "elements_per_update": 3, "big_elemen
 
 
 def test_fallback_sweep_table_and_figure(external_server_config, tmp_path, real_mongod):
-    config = {"server": external_server_config}
+    run = run_facts({"server": external_server_config}, "arraygrowth")
     raw, prov, fb_raw, fb_prov = [], [], [], []
     for profile in ("standalone", "replset-1"):
         for workload in ("insert", "push"):
             raw.append(tmp_path / f"raw/{profile}_{workload}.parquet")
             prov.append(tmp_path / f"prov/{profile}_{workload}.json")
-            run_growth_job(config, profile, workload, [10, 20], raw[-1], prov[-1])
+            run_growth_job(RunParams(ns=[10, 20]), run, profile, workload, raw[-1], prov[-1])
         fb_raw.append(tmp_path / f"raw/fallback_{profile}.parquet")
         fb_prov.append(tmp_path / f"prov/fallback_{profile}.json")
-        run_fallback_job(config, profile, SECTION, fb_raw[-1], fb_prov[-1])
+        run_fallback_job(FallbackSweepParams(fallback=SECTION), run, profile, fb_raw[-1], fb_prov[-1])
     model_path = tmp_path / "model/fallback_conditions.csv"
     write_fallback_model(SECTION, model_path)
 

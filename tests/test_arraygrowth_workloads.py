@@ -110,9 +110,12 @@ def test_fallback_rows_store_what_the_model_says(mongo_client):
 def test_jobs_write_raw_and_provenance_with_the_backend_recorded(
     external_server_config, tmp_path, real_mongod
 ):
-    config = {"server": external_server_config}
+    from costlab.arraygrowth.params import FallbackSweepParams, RunParams
+    from costlab.jobs import run_facts
+
+    run = run_facts({"server": external_server_config}, "arraygrowth")
     raw, prov = tmp_path / "raw" / "replset-1_insert.parquet", tmp_path / "prov" / "replset-1_insert.json"
-    frame = run_growth_job(config, "replset-1", "insert", [10, 20], raw, prov)
+    frame = run_growth_job(RunParams(ns=[10, 20]), run, "replset-1", "insert", raw, prov)
     assert pl.read_parquet(raw).equals(frame)
     record = read_provenance(prov)
     assert record["job"] == "replset-1_insert" and record["backend"] == "external"
@@ -128,6 +131,10 @@ def test_jobs_write_raw_and_provenance_with_the_backend_recorded(
         tmp_path / "prov" / "fallback_standalone.json",
     )
     fb = run_fallback_job(
-        config, "standalone", {"updates": 12, "variants": ["push_one", "set_array"]}, fb_raw, fb_prov
+        FallbackSweepParams(fallback={"updates": 12, "variants": ["push_one", "set_array"]}),
+        run,
+        "standalone",
+        fb_raw,
+        fb_prov,
     )
     assert fb["variant"].to_list() == ["push_one", "set_array"] and fb_prov.exists()

@@ -69,6 +69,8 @@ if __name__ == "__main__":
     from costlab.appversions.events import generate_events
     from costlab.appversions.load import load_job
     from costlab.appversions.loadtest import loadtest_job
+    from costlab.appversions.params import LoadParams, LoadtestParams
+    from costlab.jobs import run_facts
 
     work = Path(sys.argv[2])
     config = load_config(overrides=json.loads(sys.argv[1]))
@@ -76,9 +78,12 @@ if __name__ == "__main__":
     events = work / "events.parquet"
     generate_events(settings["events_per_year"], settings["seed"]).write_parquet(events)
     data = work / "data" / "appV6R4"
-    load_job(config, "appV6R4", events, data, work / "collstats.parquet", work / "load.json")
+    run = run_facts(config, "appversions")
+    load_job(LoadParams.from_config(config), run, "appV6R4", events, data, work / "collstats.parquet",
+             work / "load.json")
     print("loaded", flush=True)
-    loadtest_job(config, "appV6R4", data, work / "raw.parquet", work / "loadtest.json")
+    loadtest_job(LoadtestParams.from_config(config), run, "appV6R4", data, work / "raw.parquet",
+                 work / "loadtest.json")
 """
 
 

@@ -197,14 +197,18 @@ def test_small_cache_job_restarts_the_server_once(tmp_path, mongod_shim, monkeyp
     import sys
 
     from costlab.docsize.load import load_job
+    from costlab.docsize.params import LoadParams, MeasureParams
+    from costlab.jobs import run_facts
 
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
     server_config = {"backend": "binary", "mongod": mongod_shim, "startup_timeout_s": 30}
     study = STUDY | {"variants": STUDY["variants"] | {"spread_customer": False}}
     data_dir = tmp_path / "data"
-    load_job({"server": server_config, "docsize": study}, "orders_1k", data_dir, tmp_path / "load.json")
+    config = {"server": server_config, "docsize": study}
+    run = run_facts(config, "docsize")
+    load_job(LoadParams.from_config(config), run, "orders_1k", data_dir, tmp_path / "load.json")
     provenance = tmp_path / "small_cache__orders_1k.json"
-    raw, _ = run_module.measure_job({"server": server_config, "docsize": study}, "small_cache", "orders_1k",
+    raw, _ = run_module.measure_job(MeasureParams.from_config(config), run, "small_cache", "orders_1k",
                                     str(data_dir), str(provenance))
     assert set(raw.filter(pl.col("block") == 0)["cache_reset"]) == {
         "restarted (binary backend; the OS file cache is not dropped)"}

@@ -129,6 +129,18 @@ def _tiny_config(tmp_path, versions):
     return config
 
 
+def _job_args(config: dict) -> tuple:
+    """The run's facts and the version and merge jobs' params, as their rules give them on `config`."""
+    from costlab.appversions.params import EngineParams, EngineVersionParams
+    from costlab.jobs import run_facts
+
+    return (
+        run_facts(config, "appversions"),
+        EngineVersionParams.from_config(config),
+        EngineParams.from_config(config),
+    )
+
+
 def test_the_per_version_jobs_merge_into_the_one_process_table(tmp_path):
     """The workflow's jobs (one per version, any order, each its own process in the workflow) merged
     hold what one process measuring every version in turn holds, and every job's provenance."""
@@ -143,12 +155,14 @@ def test_the_per_version_jobs_merge_into_the_one_process_table(tmp_path):
 
     names = ["appV1", "appV5R3", "appV6R3", "appV6R4"]
     config = _tiny_config(tmp_path, names)
+    run, version_params, merge_params = _job_args(config)
     paths = {name: tmp_path / "versions" / f"{name}.json" for name in names}
     for name in reversed(names):
-        run_version_job(config, name, paths[name])
+        run_version_job(version_params, run, name, paths[name])
     out = tmp_path / "out"
     table = merge_engine_job(
-        config,
+        merge_params,
+        run,
         [paths[n] for n in reversed(names)],
         out / "storage.csv",
         out / "verdicts.csv",
@@ -182,7 +196,8 @@ def test_the_per_version_jobs_merge_into_the_one_process_table(tmp_path):
         ValueError, match=r"appversions engine runs for \['appV1', 'appV6R3'\]; appversions.versions"
     ):
         merge_engine_job(
-            config,
+            merge_params,
+            run,
             [paths["appV1"], paths["appV6R3"]],
             out / "s2.csv",
             out / "v2.csv",
@@ -190,8 +205,9 @@ def test_the_per_version_jobs_merge_into_the_one_process_table(tmp_path):
             ROOT / "resources/published/appversions_collection_stats.csv",
         )
     assert not (out / "s2.csv").exists() and not (out / "v2.csv").exists()
-    with pytest.raises(ValueError, match=r"appversions engine version 'appV9'; allowed: appV1, appV5R3"):
-        run_version_job(config, "appV9", tmp_path / "appV9.json")
+    # the rule's wildcard admits the configured versions only; called directly, the registry's
+    with pytest.raises(ValueError, match=r"unknown app version 'appV9'; allowed: appV1, appV2"):
+        run_version_job(version_params, run, "appV9", tmp_path / "appV9.json")
 
 
 def _bracket_table(no_windows: float, all_windows: float, headline: float,
@@ -231,17 +247,21 @@ def test_the_replica_set_run_is_an_edge_of_the_bracket_and_the_standalone_has_no
     lower; the standalone has no bracket."""
     from costlab.appversions.engine import run_version_job
 
+    def run_version(config, path):
+        run, params, _ = _job_args(config)
+        return run_version_job(params, run, "appV1", path)
+
     config = _tiny_config(tmp_path, ["appV1"])
     config["engine"]["appversions"]["topology"] = "replset"
-    row = run_version_job(config, "appV1", tmp_path / "appV1.json")["row"]
+    row = run_version(config, tmp_path / "appV1.json")["row"]
     assert row["topology"] == "replset" and row["time_windows"] == "all" and row["load_rate"] == 1000
     assert row["storage_bytes_all_time_windows"] == row["storage_bytes"]
     # (at this scale the file is a few 4 KB blocks, so the windows' bytes may round into the same count;
     # the growth per cell is measured in tests/test_engine.py)
     assert row["storage_bytes_no_time_windows"] <= row["storage_bytes_all_time_windows"]
     config["engine"]["appversions"]["topology"] = "standalone"
-    standalone = run_version_job(config, "appV1", tmp_path / "appV1-standalone.json")["row"]
+    standalone = run_version(config, tmp_path / "appV1-standalone.json")["row"]
     assert standalone["topology"] == "standalone" and standalone["storage_bytes_no_time_windows"] is None
     config["engine"]["appversions"]["topology"] = "sharded"
     with pytest.raises(ValueError, match="topology 'sharded'; allowed: replset, standalone"):
-        run_version_job(config, "appV1", tmp_path / "x.json")
+        run_version(config, tmp_path / "x.json")

@@ -9,9 +9,12 @@ import pytest
 
 from costlab.flatnested.generate import MAX_FIELDS, documents_for, generate_values
 from costlab.flatnested.model import size_table
+from costlab.flatnested.params import LoadParams, MeasureParams
 from costlab.flatnested.run import load_dataset, measure_dataset
 from costlab.flatnested.shapes import Shape, parse_shape, shapes_for
 from costlab.flatnested.tables import comparison_table, published_vs_reproduced, timing_summary
+from costlab.jobs import run_facts
+from costlab.namespaces import data_params
 
 PUBLISHED = "resources/published/flatnested_timings.csv"
 SAMPLE_SIZES = "resources/published/flatnested_sample_sizes.csv"
@@ -106,8 +109,11 @@ def test_load_then_measure_on_the_test_server(tmp_path, external_server_config, 
     values_path = tmp_path / "values.parquet"
     generate_values(60, 2, seed=1).write_parquet(values_path)
     config = {"server": external_server_config}
+    run, data = run_facts(config, "flatnested"), data_params(config, "flatnested")
     data_dir = tmp_path / "data" / "structured_2x5"
-    record = load_dataset(config, values_path, "structured_2x5", data_dir, tmp_path / "load.json")
+    record = load_dataset(
+        LoadParams(data=data), run, values_path, "structured_2x5", data_dir, tmp_path / "load.json"
+    )
     marker = json.loads((data_dir / "dataset.json").read_text())
     assert marker["documents"] == record["documents"] == 60
     # in this run's own database (costlab.namespaces), named in the marker
@@ -115,7 +121,7 @@ def test_load_then_measure_on_the_test_server(tmp_path, external_server_config, 
     assert mongo_client[marker["database"]]["structured_2x5"].count_documents({}) == 60
     # the server's data size is the sum of BSON sizes (collStats.size)
     assert marker["server_data_bytes"] == marker["model_data_bytes"]
-    raw = measure_dataset(config, data_dir, "structured_2x5", runs=4, warmup_runs=1,
+    raw = measure_dataset(MeasureParams(data=data, runs=4, warmup_runs=1), run, data_dir, "structured_2x5",
                           provenance_path=tmp_path / "measure.json")
     assert raw.height == 4 and raw["run"].to_list() == [0, 1, 2, 3]
     assert raw["docs_returned"].to_list() == [0] * 4
@@ -132,7 +138,13 @@ def test_load_then_measure_on_the_test_server(tmp_path, external_server_config, 
 
 def test_measure_refuses_an_unloaded_data_dir(tmp_path, external_server_config):
     with pytest.raises(FileNotFoundError, match="dataset.json"):
-        measure_dataset({"server": external_server_config}, tmp_path, "flat_10", 2, 0, tmp_path / "p.json")
+        measure_dataset(
+            MeasureParams(data={}, runs=2, warmup_runs=0),
+            run_facts({"server": external_server_config}),
+            tmp_path,
+            "flat_10",
+            tmp_path / "p.json",
+        )
 
 
 def synthetic_raw(

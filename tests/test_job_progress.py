@@ -37,7 +37,12 @@ def test_an_appversions_engine_version_job_counts_its_upserts(tmp_path, monkeypa
 
     recorder = Recorder()
     monkeypatch.setattr(engine, "progress", recorder)
-    record = engine.run_version_job(_tiny_config(tmp_path, ["appV5R3"]), "appV5R3", tmp_path / "appV5R3.json")
+    from costlab.appversions.params import EngineVersionParams
+    from costlab.jobs import run_facts
+
+    config = _tiny_config(tmp_path, ["appV5R3"])
+    record = engine.run_version_job(EngineVersionParams.from_config(config), run_facts(config, "appversions"),
+                                    "appV5R3", tmp_path / "appV5R3.json")
     [bar] = recorder.bars
     events = record["provenance"]["extra"]["events"]
     assert (bar.desc, bar.unit, bar.total) == ("engine appV5R3", "event", events)

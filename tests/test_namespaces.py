@@ -15,6 +15,8 @@ import pytest
 
 from costlab import namespaces
 from costlab.config import load_config
+from costlab.flatnested.params import LoadParams, MeasureParams
+from costlab.jobs import run_facts
 from costlab.server import measuring_job
 from costlab.server.lease import LEASE_COLLECTION, LeaseHeld, data_dir_lease, document_lease, lease_path
 from costlab.server.markers import DatasetMismatch
@@ -53,14 +55,22 @@ def _load_flatnested(config, tmp_path, name="structured_2x5"):
         values
     )
     data_dir = tmp_path / "data" / name
-    load_dataset(config, values, name, data_dir, tmp_path / "load.json")
+    load_dataset(LoadParams.from_config(config), run_facts(config, "flatnested"), values, name, data_dir,
+                 tmp_path / "load.json")
     return data_dir
+
+
+def _measure_flatnested(config, data_dir, provenance_path, runs):
+    from costlab.flatnested.run import measure_dataset
+
+    params = MeasureParams(data=LoadParams.from_config(config).data, runs=runs, warmup_runs=0)
+    return measure_dataset(
+        params, run_facts(config, "flatnested"), data_dir, "structured_2x5", provenance_path
+    )
 
 
 def test_two_checkouts_with_other_data_each_measure_their_own(tmp_path, monkeypatch, external_server_config,
                                                               mongo_client):
-    from costlab.flatnested.run import measure_dataset
-
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     monkeypatch.chdir(tmp_path / "a")
     config_a = _config(external_server_config, flatnested={"documents": 40})
@@ -70,8 +80,7 @@ def test_two_checkouts_with_other_data_each_measure_their_own(tmp_path, monkeypa
     _load_flatnested(config_b, tmp_path / "b")
     # A again (say, with another number of runs): still A's 40 documents, not B's 70.
     monkeypatch.chdir(tmp_path / "a")
-    raw = measure_dataset(config_a, dir_a, "structured_2x5", runs=2, warmup_runs=0,
-                          provenance_path=tmp_path / "a" / "measure.json")
+    raw = _measure_flatnested(config_a, dir_a, tmp_path / "a" / "measure.json", runs=2)
     assert raw["documents"].unique().to_list() == [40]
     assert raw["docs_examined"].unique().to_list() == [40]
     provenance = json.loads((tmp_path / "a" / "measure.json").read_text())
@@ -82,16 +91,13 @@ def test_two_checkouts_with_other_data_each_measure_their_own(tmp_path, monkeypa
 def test_a_reload_by_another_run_is_detected_before_measuring(tmp_path, monkeypatch, external_server_config):
     # Same data parameters and the same namespace (a shared name): the second load replaces the
     # first run's collection. Counts alike, so only the marker tells them apart.
-    from costlab.flatnested.run import measure_dataset
-
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     config = _config(external_server_config, flatnested={"documents": 30}) | {}
     config["server"] = config["server"] | {"namespace": "shared_t1"}
     dir_a = _load_flatnested(config, tmp_path / "a")
     _load_flatnested(config, tmp_path / "b")
     with pytest.raises(DatasetMismatch, match="not the data this run loaded") as err:
-        measure_dataset(config, dir_a, "structured_2x5", runs=1, warmup_runs=0,
-                        provenance_path=tmp_path / "a" / "measure.json")
+        _measure_flatnested(config, dir_a, tmp_path / "a" / "measure.json", runs=1)
     assert "snakemake --forcerun" in str(err.value) and "structured_2x5" in str(err.value)
     assert not (tmp_path / "a" / "measure.json").exists()
 
@@ -216,16 +222,19 @@ def test_the_lease_file_lives_outside_data(tmp_path):
 
 
 def test_the_rules_data_params_are_the_namespaces_data_keys():
-    # One declaration: the rule files take their *_DATA_PARAMS from namespaces.data_params (what
-    # reruns a load is what names its database), never a key list of their own.
-    import re
+    # One declaration: each load rule's data params (costlab/<study>/params.py) are namespaces.data_params,
+    # so what reruns a load is what names its database.
+    import costlab.appversions.params as av
+    import costlab.docsize.params as ds
+    import costlab.flatnested.params as fn
 
-    from costlab.config import ROOT
-
-    for study, variable in (("appversions", "AV_DATA_PARAMS"), ("docsize", "DS_DATA_PARAMS")):
-        text = (ROOT / "rules" / f"{study}.smk").read_text()
-        pattern = rf"^{variable} = _study_data_params\(config, \"{study}\"\)"
-        assert re.search(pattern, text, re.MULTILINE), study
+    config = load_config()
+    for study, params in (
+        ("appversions", av.LoadParams),
+        ("docsize", ds.LoadParams),
+        ("flatnested", fn.LoadParams),
+    ):
+        assert params.declare(config)["data"] == namespaces.data_params(config, study), study
     # config/config.yaml's defaults: the window is part of the data (it was missing here once)
-    assert namespaces.data_params(load_config(), "appversions") == {
+    assert namespaces.data_params(config, "appversions") == {
         "events_per_year": 200000, "seed": 42, "event_window": "authors", "batch_size": 250}

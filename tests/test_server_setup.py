@@ -470,7 +470,7 @@ def test_rules_ask_for_the_profile_the_code_measures_on():
     uniqueidx = (ROOT / "rules" / "uniqueidx.smk").read_text()
     assert f'server=server_json("{ui_check.PROFILE}")' in uniqueidx
     docsize_load = (ROOT / "costlab" / "docsize" / "load.py").read_text()
-    assert re.search(r'measuring_job\(\s*config,\s*"standalone"', docsize_load)
+    assert re.search(r'measuring_job\(\s*run,\s*"standalone"', docsize_load)
     assert 'server=server_json("standalone")' in (ROOT / "rules" / "docsize.smk").read_text()
 
 

@@ -140,6 +140,8 @@ def test_flatnested_load_marker_reads_sizes_after_a_checkpoint(tmp_path, externa
                                                               monkeypatch):
     from costlab.flatnested import run as flatnested_run
     from costlab.flatnested.generate import generate_values
+    from costlab.flatnested.params import LoadParams
+    from costlab.jobs import run_facts
 
     calls = []
     real = flatnested_run.checkpointed_coll_stats
@@ -148,8 +150,9 @@ def test_flatnested_load_marker_reads_sizes_after_a_checkpoint(tmp_path, externa
     values_path = tmp_path / "values.parquet"
     generate_values(20, 2, seed=1).write_parquet(values_path)
     data_dir = tmp_path / "data"
-    flatnested_run.load_dataset({"server": external_server_config}, values_path, "flat_10", data_dir,
-                                tmp_path / "load.json")
+    config = {"server": external_server_config}
+    flatnested_run.load_dataset(LoadParams.from_config(config), run_facts(config, "flatnested"), values_path,
+                                "flat_10", data_dir, tmp_path / "load.json")
     marker = json.loads((data_dir / "dataset.json").read_text())
     assert calls == ["flat_10"]
     assert marker["checkpoint"] == "fsync"

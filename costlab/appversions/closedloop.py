@@ -36,6 +36,8 @@ from costlab.appversions.loadtest import loadtest_server
 from costlab.appversions.loadtest_plan import LoadTestPlan, segments
 from costlab.appversions.loadtest_summary import in_bins, step_bins
 from costlab.appversions.loadtest_workers import error_text, mark_lost, run_worker_processes, sleep_until
+from costlab.appversions.params import AuthorsLoadtestParams
+from costlab.jobs import RunFacts
 
 AUTHORS_WRITE_CONCERN = {"w": "majority", "j": True}
 PUBLISHED_BIN_SECONDS = 300.0       # rates and latencies per 5-minute step / bin
@@ -392,24 +394,25 @@ def closed_loop_bins(raw: pl.DataFrame, plan: LoadTestPlan, bin_seconds: float |
 
 # --- the job -----------------------------------------------------------------------------------
 
-def closed_loop_job(config: dict, version_name: str, data_dir: str | Path, raw_path: str | Path,
-                    provenance_path: str | Path, metrics_path: str | Path | None = None) -> dict:
+def closed_loop_job(params: AuthorsLoadtestParams, run: RunFacts, version_name: str, data_dir: str | Path,
+                    raw_path: str | Path, provenance_path: str | Path,
+                    metrics_path: str | Path | None = None) -> dict:
     """The authors'-way load test of one version on its loaded data directory; raw rows to raw_path,
-    the server's metrics over the test (the idle period included) to metrics_path."""
+    the server's metrics over the test (the idle period included) to metrics_path. `params` are the
+    rule's (costlab.appversions.params.AuthorsLoadtestParams), `run` the run's facts."""
     from costlab.appversions.events import keys_for_users, users_for
     from costlab.appversions.load import worker_uri
     from costlab.appversions.loadtest_plan import new_events_2020, schedule
     from costlab.appversions.versions import get_version
     from costlab.io import write_parquet
 
-    settings = config["appversions"]
-    lt = settings["loadtest"]
+    data, lt = params.data, params.loadtest
     version = get_version(version_name)
     plan = LoadTestPlan.from_config(lt)
     # Enough new events for the target (a faster worker cycles through them again).
     needed = max(schedule(plan)["upsert"].height * plan.batch_size, plan.batch_size * lt["upsert_workers"])
-    events = new_events_2020(settings["events_per_year"], settings["seed"], needed)
-    keys = keys_for_users(users_for(settings["events_per_year"])).to_list()
+    events = new_events_2020(data["events_per_year"], data["seed"], needed)
+    keys = keys_for_users(users_for(data["events_per_year"])).to_list()
     idle = float(lt.get("idle_seconds", 0.0))
     extra: dict = {
         "study": "appversions",
@@ -427,10 +430,10 @@ def closed_loop_job(config: dict, version_name: str, data_dir: str | Path, raw_p
         },
         "pacing": "closed loop: after each call sleep 2*U*m - latency (U uniform, m = workers / target rate)",
     }
-    with loadtest_server(config, version_name, data_dir, provenance_path, extra,
+    with loadtest_server(params, run, version_name, data_dir, provenance_path, extra,
                          f"appversions_loadtest_authors_{version_name}", metrics_path) as server:
         raw, facts = run_closed_loop(
-            worker_uri(server, config),
+            worker_uri(server, run.server),
             server.database,
             version.collection_name,
             version_name,
@@ -439,7 +442,7 @@ def closed_loop_job(config: dict, version_name: str, data_dir: str | Path, raw_p
             keys,
             lt["upsert_workers"],
             lt["report_workers"],
-            settings["seed"],
+            data["seed"],
         )
         time.sleep(idle)   # the authors' pause after a version, before the next one's warm-up
         extra.update(facts)

@@ -23,7 +23,9 @@ from pymongo.database import Database
 
 from costlab.appversions.events import STATUSES, key_for, read_events
 from costlab.appversions.model import expected_reports
+from costlab.appversions.params import CorrectnessParams
 from costlab.appversions.versions import AppVersion, as_report_end, get_version, report_windows
+from costlab.jobs import RunFacts
 from costlab.progress import progress
 
 # Always checked first: the end of the data (every window full), leap days, a quarter start.
@@ -201,31 +203,46 @@ def load_events(
         send_update_statements(collection, statements, version.name)
 
 
-def correctness_job(config: dict, version_name: str, events_path: str, data_dir: str,
-                    output_path: str, provenance_path: str, midday_path: str | None = None) -> None:
+def correctness_job(
+    params: CorrectnessParams,
+    run: RunFacts,
+    version_name: str,
+    events_path: str,
+    data_dir: str,
+    output_path: str,
+    provenance_path: str,
+    midday_path: str | None = None,
+) -> None:
     """Check one loaded version against the model on a server started on its data directory.
 
     Raises ReportMismatch (the job fails, no output) at the first difference; otherwise writes the
     checked reports with the server kind, and (midday_path) its Get Reports at end times with a time
-    of day (`appversions.midday_samples` of them).
+    of day (`params.midday_samples` of them).
     """
     from costlab.appversions.load import read_marker
     from costlab.io import write_csv
     from costlab.server import measuring_job
     from costlab.server.provenance import read_provenance
 
-    settings = config["appversions"]
     version = get_version(version_name)
     read_marker(data_dir)  # a half-loaded directory must not be checked
     events = read_events(events_path)
-    samples = sample_report_requests(events, settings["correctness_samples"], settings["correctness_seed"])
-    midday = (sample_midday_requests(events, settings.get("midday_samples", 0), settings["correctness_seed"])
-              if midday_path else [])
+    samples = sample_report_requests(events, params.samples, params.seed)
+    midday = sample_midday_requests(events, params.midday_samples, params.seed) if midday_path else []
     extra = {"study": "appversions", "step": "correctness", "version": version_name, "samples": len(samples),
              "midday_samples": len(midday)}
-    with measuring_job(config, settings["loadtest"]["profile"], provenance_path, data_dir=data_dir,
-                       job=f"appversions_correctness_{version_name}", extra=extra, study="appversions",
-                       dataset=version_name, rebuild=f"snakemake --forcerun {data_dir}") as server:
+    with measuring_job(
+        run,
+        params.profile,
+        provenance_path,
+        data_dir=data_dir,
+        job=f"appversions_correctness_{version_name}",
+        extra=extra,
+        study="appversions",
+        dataset=version_name,
+        rebuild=f"snakemake --forcerun {data_dir}",
+        data=params.data,
+    ) as server:
         checked = check_reports(server.client[server.database], version, events, samples)
         at_times_of_day = midday_reports(server.client[server.database], version, events, midday)
     kind = read_provenance(provenance_path)["server_kind"]

@@ -33,6 +33,7 @@ import bson
 import polars as pl
 
 from costlab.appversions.load import PUBLISHED_BATCH_SIZE
+from costlab.appversions.params import EngineParams, EngineVersionParams
 from costlab.appversions.registry import PUBLISHED_NAMES
 from costlab.appversions.variant_findings import engine_variant_rows
 from costlab.appversions.versions import AppVersion, get_version, prepared_columns
@@ -43,6 +44,7 @@ from costlab.engine.replset import ReplicaSetSettings, replica_set_settings, tim
 from costlab.engine.wt import compressor_or_nearest
 from costlab.finding import judged, verdict_table
 from costlab.inputs import read_csv
+from costlab.jobs import RunFacts
 from costlab.progress import progress
 from costlab.published import Tolerances, read_tolerances, tolerances_or_published
 from costlab.verdicts import Rule, Verdict
@@ -377,24 +379,24 @@ def bracket_runs(replica_set: ReplicaSetSettings, statements: int) -> int:
     return 1 if window == 0 or window is None or statements / replica_set.writes_per_second <= window else 2
 
 
-def run_version_job(config: dict, name: str, row_path: str | Path) -> dict:
+def run_version_job(params: EngineVersionParams, run: RunFacts, name: str, row_path: str | Path) -> dict:
     """One version's engine run (its own events file in a scratch home, as deterministic as the
-    model step's): its storage row and its job's provenance in one JSON file, written last."""
+    model step's): its storage row and its job's provenance in one JSON file, written last. `params`
+    are the rule's (costlab.appversions.params.EngineVersionParams), `run` the run's facts."""
     from costlab.engine.provenance import engine_provenance
     from costlab.engine.runs import engine_home
     from costlab.server.provenance import write_json_atomic
 
-    engine_config, study = config["engine"], config["appversions"]
+    engine_config = params.engine
     settings = engine_config["appversions"]
-    if name not in study["versions"]:
-        raise ValueError(f"appversions engine version {name!r}; allowed: {', '.join(study['versions'])}")
+    get_version(name)   # an unknown version: the error names the registered ones
     started, cpu_started = datetime.now(timezone.utc), time.process_time()
     replica_set = version_replica_set(engine_config)
     bracketed = replica_set is not None and name in BRACKET_VERSIONS
     with engine_home(engine_config.get("workdir"), f"appversions-{name}") as home:
         events_path = home / "events.parquet"
-        events = write_engine_events(int(settings["events_per_year"]), int(study["seed"]),
-                                     study.get("event_window", "calendar"), events_path)
+        events = write_engine_events(int(settings["events_per_year"]), int(params.seed), params.event_window,
+                                     events_path)
         cache_mb = engine_cache_mb(events, settings.get("cache_mb"))
         # a version job runs 6-21 s at the default: its bar counts the upserts applied (one per event)
         runs = 1 + (bracket_runs(replica_set, events) if bracketed else 0)
@@ -403,8 +405,8 @@ def run_version_job(config: dict, name: str, row_path: str | Path) -> dict:
                 return measure_version(name, events_path, home / label, cache_mb=cache_mb,
                                        grown_by=settings["grown_by"],
                                        checkpoint_every=int(settings["checkpoint_every_events"]),
-                                       batch_size=int(study["batch_size"]),
-                                       workers=int(study["load_workers"]),
+                                       batch_size=int(params.batch_size),
+                                       workers=int(params.load_workers),
                                        on_batch=lambda worker, statements: bar.update(len(statements)),
                                        replica_set=deployment)
             row = measure("wt", replica_set)
@@ -424,19 +426,20 @@ def run_version_job(config: dict, name: str, row_path: str | Path) -> dict:
     row["load_rate"] = replica_set.writes_per_second if replica_set is not None else None
     ended = datetime.now(timezone.utc)
     record = {"row": row, "provenance": engine_provenance(
-        "appversions_engine", config, started, ended,
+        "appversions_engine", run, started, ended,
         {"version": name, "events": events, "events_per_year": settings["events_per_year"],
          "cache_mb": cache_mb, "topology": "replset" if replica_set is not None else "standalone",
          "replica_set": replica_set.describe() if replica_set is not None else None,
-         "batch_size": study["batch_size"], "load_workers": study["load_workers"],
+         "batch_size": params.batch_size, "load_workers": params.load_workers,
          # the process's CPU, WiredTiger's eviction threads included
-         "cpu_s": round(time.process_time() - cpu_started, 2)})}
+         "cpu_s": round(time.process_time() - cpu_started, 2)}, engine_config=engine_config)}
     write_json_atomic(Path(row_path), record)
     return record
 
 
 def merge_engine_job(
-    config: dict,
+    params: EngineParams,
+    run: RunFacts,
     version_paths: list[str | Path],
     storage_path,
     verdicts_path,
@@ -445,7 +448,9 @@ def merge_engine_job(
     tolerances_path=None,
 ) -> pl.DataFrame:
     """The per-version runs (run_version_job's files, in appversions.versions order) as the study's
-    storage table, verdicts and one provenance holding each version job's own."""
+    storage table, verdicts and one provenance holding each version job's own. The engine and load
+    settings it records are its version jobs' (every one ran with the same: they are each one's params),
+    so this job reads no config key its rule does not declare."""
     from costlab.engine.provenance import engine_provenance
     from costlab.engine.wt import wiredtiger_version
     from costlab.inputs import read_json
@@ -456,23 +461,26 @@ def merge_engine_job(
     for path in version_paths:
         record = read_json(path, keys=("row", "provenance"))
         records[record["row"]["version"]] = record
-    wanted = list(config["appversions"]["versions"])
+    wanted = list(params.versions)
     if sorted(records) != sorted(wanted):
         raise ValueError(f"appversions engine runs for {sorted(records)}; appversions.versions is {wanted}")
     jobs = [records[name]["provenance"] for name in wanted]
     started = min(datetime.fromisoformat(job["started_at"]) for job in jobs)
     ended = max(datetime.fromisoformat(job["ended_at"]) for job in jobs)
-    settings, study = config["engine"]["appversions"], config["appversions"]
+    first = jobs[0]["extra"]
     table = storage_table(
         [records[name]["row"] for name in wanted], read_csv(published_path), wiredtiger_version()
     )
     write_csv(verdicts(table, read_tolerances(tolerances_path) if tolerances_path else None), verdicts_path)
-    write_json_atomic(Path(provenance_path), engine_provenance(
-        "appversions_engine", config, started, ended,
-        {"events": int(table["events"][0]), "events_per_year": settings["events_per_year"],
-         "cache_mb": sorted(set(table["cache_mb"].to_list())), "batch_size": study["batch_size"],
-         "load_workers": study["load_workers"], "cpu_s": round(sum(job["extra"]["cpu_s"] for job in jobs), 2),
-         "version_jobs": jobs}))
+    provenance = engine_provenance(
+        "appversions_engine", run, started, ended,
+        {"events": int(table["events"][0]), "events_per_year": first["events_per_year"],
+         "cache_mb": sorted(set(table["cache_mb"].to_list())), "batch_size": first["batch_size"],
+         "load_workers": first["load_workers"], "cpu_s": round(sum(job["extra"]["cpu_s"] for job in jobs), 2),
+         "version_jobs": jobs})
+    # the compressors the version jobs resolved from their engine params (this job has none)
+    provenance["compressors"] = jobs[0]["compressors"]
+    write_json_atomic(Path(provenance_path), provenance)
     write_csv(table, storage_path)   # last: its presence means the job completed
     return table
 

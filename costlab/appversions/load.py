@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from costlab.appversions.params import LoadParams
+from costlab.jobs import RunFacts
 from costlab.progress import progress
 
 if TYPE_CHECKING:  # statements.py imports pymongo; tables.py imports this module for column names only
@@ -301,7 +303,7 @@ def read_marker(data_dir: str | Path) -> dict:
     return json.loads(path.read_text())
 
 
-def worker_uri(server, config: dict) -> str:
+def worker_uri(server, server_config: dict) -> str:
     """The URI worker processes connect with.
 
     RunningServer.uri has its password removed (it is for provenance); an external deployment's
@@ -311,35 +313,35 @@ def worker_uri(server, config: dict) -> str:
 
     if server.backend == "external":
         from costlab.credentials import connection_uri
-        return measurement_uri(connection_uri(config["server"]), config["server"])
-    return measurement_uri(server.uri, config["server"])
+        return measurement_uri(connection_uri(server_config), server_config)
+    return measurement_uri(server.uri, server_config)
 
 
-def load_job(config: dict, version_name: str, events_path: str | Path, data_dir: str | Path,
-             collstats_path: str | Path, provenance_path: str | Path) -> dict:
+def load_job(params: LoadParams, run: RunFacts, version_name: str, events_path: str | Path,
+             data_dir: str | Path, collstats_path: str | Path, provenance_path: str | Path) -> dict:
     """The load step of one version: prepare, bulk upsert all events, collStats, marker last."""
     from costlab.appversions.versions import get_version
     from costlab.io import write_parquet
     from costlab.server import measuring_job
 
-    settings = config["appversions"]
     version = get_version(version_name)
+    batch_size = params.data["batch_size"]
     extra = {"study": "appversions", "step": "load", "version": version_name,
-             "batch_size": settings["batch_size"], "load_workers": settings["load_workers"]}
-    with measuring_job(config, settings["loadtest"]["profile"], provenance_path, data_dir=data_dir,
+             "batch_size": batch_size, "load_workers": params.load_workers}
+    with measuring_job(run, params.profile, provenance_path, data_dir=data_dir,
                        job=f"appversions_load_{version_name}", extra=extra, study="appversions",
-                       dataset=version_name, loads=True) as server:
+                       dataset=version_name, loads=True, data=params.data) as server:
         db = server.client[server.database]   # this run's database (costlab.namespaces)
         version.prepare_collection(db)
         started = time.monotonic()
         counts = load_events(
-            worker_uri(server, config),
+            worker_uri(server, run.server),
             server.database,
             version.collection_name,
             version_name,
             events_path,
-            batch_size=settings["batch_size"],
-            workers=settings["load_workers"],
+            batch_size=batch_size,
+            workers=params.load_workers,
         )
         events = counts.applied
         extra["load_seconds"] = round(time.monotonic() - started, 3)

@@ -14,8 +14,10 @@ from typing import Iterator
 import polars as pl
 
 from costlab.appversions.loadtest_plan import LoadTestPlan, loadtest_requests, new_events_2020, schedule
-from costlab.appversions.loadtest_summary import describe_shortfalls, summarize_phases
+from costlab.appversions.loadtest_summary import describe_operations
 from costlab.appversions.loadtest_workers import run_loadtest
+from costlab.appversions.params import AuthorsLoadtestParams, LoadtestParams
+from costlab.jobs import RunFacts
 
 STORAGE_FIELDS = ("count", "size", "storageSize", "totalIndexSize")
 
@@ -30,8 +32,9 @@ def _storage(db, collection: str) -> dict:
 
 
 @contextmanager
-def loadtest_server(config: dict, version_name: str, data_dir: str | Path, provenance_path: str | Path,
-                    extra: dict, job: str, metrics_path: str | Path | None = None) -> Iterator:
+def loadtest_server(params: LoadtestParams | AuthorsLoadtestParams, run: RunFacts, version_name: str,
+                    data_dir: str | Path, provenance_path: str | Path, extra: dict, job: str,
+                    metrics_path: str | Path | None = None) -> Iterator:
     """The server of one load-test job on the version's loaded data directory (measuring_job),
     with what the test starts from recorded in `extra`: documents_before, the regime (working set
     against cache) and dataset_as_loaded (False after an earlier load test added 2020 events).
@@ -50,8 +53,8 @@ def loadtest_server(config: dict, version_name: str, data_dir: str | Path, prove
     version = get_version(version_name)
     marker = read_marker(data_dir)
     with measuring_job(
-        config,
-        config["appversions"]["loadtest"]["profile"],
+        run,
+        params.loadtest["profile"],
         provenance_path,
         data_dir=data_dir,
         job=job,
@@ -59,6 +62,7 @@ def loadtest_server(config: dict, version_name: str, data_dir: str | Path, prove
         study="appversions",
         dataset=version_name,
         rebuild=f"snakemake --forcerun {data_dir}",
+        data=params.data,
     ) as server:
         collection = server.client[server.database][version.collection_name]
         documents_before = collection.estimated_document_count()
@@ -79,8 +83,8 @@ def loadtest_server(config: dict, version_name: str, data_dir: str | Path, prove
         extra["storage"] = {"start": _storage(db, version.collection_name)}
         container = server.applied.get("container") if server.backend == "docker" else None
         sampler = ServerSampler(
-            worker_uri(server, config),
-            float(config["appversions"]["loadtest"]["metrics_seconds"]),
+            worker_uri(server, run.server),
+            float(params.loadtest["metrics_seconds"]),
             docker_stats_source(container) if container else None,
         )
         with sampler:
@@ -115,7 +119,8 @@ def write_server_metrics(samples: pl.DataFrame, started_at: str | None, path: st
 
 
 def loadtest_job(
-    config: dict,
+    params: LoadtestParams,
+    run: RunFacts,
     version_name: str,
     data_dir: str | Path,
     raw_path: str | Path,
@@ -123,22 +128,26 @@ def loadtest_job(
     metrics_path: str | Path | None = None,
 ) -> dict:
     """The load test of one version on its loaded data directory; raw rows to raw_path, the server's
-    metrics over the test to metrics_path (loadtest_server)."""
+    metrics over the test to metrics_path (loadtest_server).
+
+    The returned facts' "operations" is what the job's log says: how many operations ran, failed or never
+    started. Whether each step met its target is the tables' judgement (appversions_tables, at
+    appversions.loadtest.tolerance and bin_seconds, which are its params, not this job's: another tolerance
+    must not rerun a load test), and its log says it per version."""
     from costlab.appversions.events import keys_for_users, users_for
     from costlab.appversions.load import worker_uri
     from costlab.appversions.versions import get_version
     from costlab.io import write_parquet
 
-    settings = config["appversions"]
-    lt = settings["loadtest"]
+    data, lt = params.data, params.loadtest
     version = get_version(version_name)
     plan = LoadTestPlan.from_config(lt)
     needed = schedule(plan)["upsert"].height * plan.batch_size
     plan_schedule, upsert_events, reports = loadtest_requests(
         plan,
-        new_events_2020(settings["events_per_year"], settings["seed"], max(needed, 1)),
-        keys_for_users(users_for(settings["events_per_year"])).to_numpy(),
-        seed=settings["seed"],
+        new_events_2020(data["events_per_year"], data["seed"], max(needed, 1)),
+        keys_for_users(users_for(data["events_per_year"])).to_numpy(),
+        seed=data["seed"],
     )
     extra: dict = {
         "study": "appversions",
@@ -158,7 +167,8 @@ def loadtest_job(
         },
     }
     with loadtest_server(
-        config,
+        params,
+        run,
         version_name,
         data_dir,
         provenance_path,
@@ -167,7 +177,7 @@ def loadtest_job(
         metrics_path,
     ) as server:
         raw, facts = run_loadtest(
-            worker_uri(server, config),
+            worker_uri(server, run.server),
             server.database,
             version.collection_name,
             version_name,
@@ -180,6 +190,5 @@ def loadtest_job(
         )
         extra.update(facts)
         write_parquet(raw, raw_path)
-    steps = summarize_phases(raw, plan, lt["tolerance"], lt.get("bin_seconds"))
-    extra["shortfalls"] = describe_shortfalls(steps)
+    extra["operations"] = describe_operations(raw)
     return extra

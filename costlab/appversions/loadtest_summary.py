@@ -275,6 +275,21 @@ def summarize_phases(
     return frame.select(STEP_COLUMNS).sort(["version", "kind", "phase", "step"])
 
 
+def describe_operations(raw: pl.DataFrame) -> str:
+    """What a load test ran, judged against nothing: its operations ok, failed and never started (the
+    load-test job's log; whether each step met its target is describe_shortfalls', at the tables'
+    tolerance)."""
+    planned = raw.filter(pl.col("phase").is_not_null())
+    counts = {status: planned.filter(pl.col("status") == status).height
+              for status in ("ok", "error", "skipped")}
+    version = raw["version"][0] if raw.height else "?"
+    return (
+        f"{version}: {counts['ok']} of {planned.height} operations ok, {counts['error']} errors, "
+        f"{counts['skipped']} not started (steps at target: appversions_tables' log, judged at "
+        "appversions.loadtest.tolerance and bin_seconds)\n"
+    )
+
+
 def describe_shortfalls(steps: pl.DataFrame) -> str:
     """One line per step whose target was not met, saying who fell behind; a summary line first."""
     missed = steps.filter(~pl.col("met"))

@@ -10,7 +10,7 @@ import polars as pl
 
 from costlab.appversions.load import COLLECTION_STATS_COLUMNS
 from costlab.appversions.loadtest_plan import LoadTestPlan
-from costlab.appversions.loadtest_summary import summarize_bins, summarize_phases
+from costlab.appversions.loadtest_summary import describe_shortfalls, summarize_bins, summarize_phases
 from costlab.appversions.regime import FITS
 from costlab.appversions.regime import UNKNOWN as UNKNOWN_REGIME
 from costlab.appversions.registry import PUBLISHED_NAMES, in_order
@@ -584,10 +584,11 @@ def published_vs_model(model_stats: pl.DataFrame, published: pl.DataFrame, toler
 
 def write_tables(
     inputs, outputs, loadtest_settings: dict, model_tolerance: float | None = None
-) -> pl.DataFrame:
+) -> tuple[pl.DataFrame, str]:
     """The table step: read every input named in the rule, write each table atomically.
 
-    Returns the count of findings per verdict and server kind (for the log)."""
+    Returns the count of findings per verdict and server kind, and which load-test steps missed their
+    target per version at appversions.loadtest.tolerance and bin_seconds (loadtest_shortfalls): the log."""
     from costlab.io import write_csv
 
     plan = LoadTestPlan.from_config(loadtest_settings)
@@ -616,4 +617,13 @@ def write_tables(
     write_csv(bins, outputs.loadtest_bins)
     write_csv(steps, outputs.loadtest_steps)
     write_csv(pvr, outputs.published_vs_reproduced)
-    return pvr.group_by("server_kind", "verdict").len().sort("server_kind", "verdict")
+    counts = pvr.group_by("server_kind", "verdict").len().sort("server_kind", "verdict")
+    return counts, loadtest_shortfalls(steps)
+
+
+def loadtest_shortfalls(steps: pl.DataFrame) -> str:
+    """Per load-tested version, its steps at target and those that missed it, saying who fell behind
+    (describe_shortfalls). Judged here, by the job whose params hold the tolerance and binning, not by the
+    load test (another tolerance must not rerun one)."""
+    versions = list(dict.fromkeys(steps["version"].to_list())) if steps.height else []
+    return "".join(describe_shortfalls(steps.filter(pl.col("version") == version)) for version in versions)

@@ -19,6 +19,7 @@ import polars as pl
 from bson import ObjectId
 
 from costlab.arraygrowth.fit import FitError, fit_power_law
+from costlab.arraygrowth.params import EngineParams
 from costlab.arraygrowth.workloads import (
     ARRAY_FIELD,
     FALLBACK_VARIANTS,
@@ -37,6 +38,7 @@ from costlab.engine.provenance import SERVER_KIND
 from costlab.engine.replset import ReplicaSetSettings, replica_set_settings
 from costlab.engine.runs import engine_home, engine_settings
 from costlab.inputs import read_csv
+from costlab.jobs import RunFacts
 from costlab.progress import progress
 
 NAMESPACE = "costlab_arraygrowth.timestamps"
@@ -257,10 +259,11 @@ def engine_profiles(profiles: Sequence[str]) -> list[str]:
     return found
 
 
-def run_engine_job(config: dict, log_bytes_path, fit_path, provenance_path, fallback_path=None,
-                   verdicts_path=None, published_log_bytes=None, published_cursor_calls=None,
-                   tolerances_path=None) -> pl.DataFrame:
-    """The whole arraygrowth engine lab: sweep, fits, optional fallback sweep, verdicts, provenance."""
+def run_engine_job(params: EngineParams, run: RunFacts, log_bytes_path, fit_path, provenance_path,
+                   fallback_path=None, verdicts_path=None, published_log_bytes=None,
+                   published_cursor_calls=None, tolerances_path=None) -> pl.DataFrame:
+    """The whole arraygrowth engine lab: sweep, fits, optional fallback sweep, verdicts, provenance;
+    `params` are the rule's (costlab.arraygrowth.params.EngineParams), `run` the run's facts."""
     from datetime import datetime, timezone
 
     from costlab.arraygrowth.workloads import fallback_settings
@@ -268,19 +271,19 @@ def run_engine_job(config: dict, log_bytes_path, fit_path, provenance_path, fall
     from costlab.io import write_csv
     from costlab.server.provenance import write_json_atomic
 
-    engine_config, study = config["engine"], config["arraygrowth"]
-    ns = engine_config["arraygrowth"].get("ns") or study["ns"]
+    engine_config = params.engine
+    ns = engine_config["arraygrowth"].get("ns") or params.ns
     settings, resolved = engine_settings(engine_config)
-    profiles = engine_profiles(study["profiles"])
+    profiles = engine_profiles(params.profiles)
     replica_set = replica_set_settings(engine_config,
                                        engine_config["arraygrowth"].get("writes_per_second", 600))
     started = datetime.now(timezone.utc)
-    table = sweep(ns, profiles, study["workloads"], settings, resolved["journal_compressor_wanted"],
+    table = sweep(ns, profiles, params.workloads, settings, resolved["journal_compressor_wanted"],
                   engine_config.get("workdir"), engine_config["retryable_writes"], replica_set)
     fallback = None
     if fallback_path is not None:
-        params, variants = fallback_settings(study["fallback"])
-        fallback = fallback_sweep(profiles, variants, params, settings, engine_config.get("workdir"),
+        fallback_params, variants = fallback_settings(params.fallback)
+        fallback = fallback_sweep(profiles, variants, fallback_params, settings, engine_config.get("workdir"),
                                   engine_config["retryable_writes"], replica_set)
     ended = datetime.now(timezone.utc)
     write_csv(fits(table), fit_path)
@@ -294,8 +297,9 @@ def run_engine_job(config: dict, log_bytes_path, fit_path, provenance_path, fall
     if fallback is not None:
         write_csv(fallback, fallback_path)
     write_json_atomic(provenance_path, engine_provenance(
-        "arraygrowth_engine", config, started, ended,
-        {"ns": list(ns), "profiles": profiles, "workloads": list(study["workloads"]),
-         "retryable_writes": engine_config["retryable_writes"], "replica_set": replica_set.describe()}))
+        "arraygrowth_engine", run, started, ended,
+        {"ns": list(ns), "profiles": profiles, "workloads": list(params.workloads),
+         "retryable_writes": engine_config["retryable_writes"], "replica_set": replica_set.describe()},
+        engine_config=engine_config))
     write_csv(table, log_bytes_path)   # last: its presence means the job completed
     return table

@@ -19,6 +19,7 @@ from bson.raw_bson import RawBSONDocument
 from pymongo import MongoClient
 from pymongo.collection import Collection
 
+from costlab.arraygrowth.params import FallbackSweepParams, RunParams
 from costlab.arraygrowth.workloads import (
     ARRAY_FIELD,
     FALLBACK_VARIANTS,
@@ -30,6 +31,7 @@ from costlab.arraygrowth.workloads import (
     run_fallback_variant,
 )
 from costlab.io import write_parquet
+from costlab.jobs import RunFacts
 from costlab.measure import counter_delta, snapshot
 from costlab.server import measuring_job
 from costlab.server.provenance import server_kind
@@ -174,11 +176,12 @@ def _check_ns(ns: Sequence[int]) -> list[int]:
     return sorted(set(ns))
 
 
-def run_growth_job(config: dict, profile: str, workload: str, ns: Sequence[int], raw_path: str | Path,
+def run_growth_job(params: RunParams, run: RunFacts, profile: str, workload: str, raw_path: str | Path,
                    provenance_path: str | Path) -> pl.DataFrame:
-    """One measuring job: a server with `profile`, `workload` at every N, raw rows to raw_path."""
+    """One measuring job: a server with `profile`, `workload` at every N (params.ns), raw rows to raw_path."""
     job = Path(provenance_path).stem
-    with measuring_job(config, profile, provenance_path, job=job,
+    ns = params.ns
+    with measuring_job(run, profile, provenance_path, job=job,
                        extra={"study": "arraygrowth", "workload": workload, "ns": list(ns)},
                        study="arraygrowth") as server:
         frame = growth_rows(server.client, profile, workload, ns, server.backend, server.applied, job,
@@ -187,20 +190,20 @@ def run_growth_job(config: dict, profile: str, workload: str, ns: Sequence[int],
     return frame
 
 
-def run_fallback_job(config: dict, profile: str, fallback_section: dict, raw_path: str | Path,
+def run_fallback_job(params: FallbackSweepParams, run: RunFacts, profile: str, raw_path: str | Path,
                      provenance_path: str | Path) -> pl.DataFrame:
     """One measuring job for the fallback sweep (config arraygrowth.fallback) on `profile`."""
-    params, variants = fallback_settings(fallback_section)
+    fallback, variants = fallback_settings(params.fallback)
     job = Path(provenance_path).stem
     with measuring_job(
-        config,
+        run,
         profile,
         provenance_path,
         job=job,
-        extra={"study": "arraygrowth", "fallback": params.__dict__, "variants": list(variants)},
+        extra={"study": "arraygrowth", "fallback": fallback.__dict__, "variants": list(variants)},
         study="arraygrowth",
     ) as server:
-        frame = fallback_rows(server.client, profile, params, variants, server.backend, server.applied, job,
+        frame = fallback_rows(server.client, profile, fallback, variants, server.backend, server.applied, job,
                               server.database)
         write_parquet(frame, raw_path)
     return frame

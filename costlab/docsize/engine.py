@@ -37,6 +37,7 @@ import polars as pl
 from bson import ObjectId
 
 from costlab.docsize.generate import EPOCH_MS, generate_bson_batches, order_fields
+from costlab.docsize.params import EngineParams
 from costlab.docsize.protocol import SHAPES, plan_blocks
 from costlab.engine import stats
 from costlab.engine.bsonbytes import pick_fields
@@ -46,6 +47,7 @@ from costlab.engine.limits import large_cache_mb
 from costlab.engine.provenance import SERVER_KIND
 from costlab.inputs import read_csv
 from costlab.intervals import over_samples
+from costlab.jobs import RunFacts
 from costlab.progress import progress
 
 PUBLISHED_DOCS = 50_000
@@ -300,15 +302,18 @@ def summarize(queries: pl.DataFrame, settings: EngineSettings, wt_version: str, 
     ).sort(["size_kb", "run", "shape"], maintain_order=True)
 
 
-def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path, verdicts_path=None,
-                   published_queries=None, workdir=None, tolerances_path=None) -> pl.DataFrame:
+def run_engine_job(params: EngineParams, run: RunFacts, cache_reads_path, queries_path, provenance_path,
+                   verdicts_path=None, published_queries=None, workdir=None,
+                   tolerances_path=None) -> pl.DataFrame:
+    """The docsize engine lab: every size's collection in WiredTiger, its queries' cache reads; `params` are
+    the rule's (costlab.docsize.params.EngineParams), `run` the run's facts for the provenance."""
     from costlab.engine.provenance import engine_provenance
     from costlab.engine.runs import engine_home, engine_settings
     from costlab.engine.wt import wiredtiger_version
     from costlab.io import write_csv
     from costlab.server.provenance import write_json_atomic
 
-    engine_config, study = config["engine"], config["docsize"]
+    engine_config, study = params.engine, params.section()
     engine_docsize = engine_config["docsize"]
     check_engine_docsize(engine_docsize)
     settings, resolved = engine_settings(engine_config)
@@ -347,7 +352,7 @@ def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path
         provenance_path,
         engine_provenance(
             "docsize_engine",
-            config,
+            run,
             started,
             ended,
             {
@@ -355,6 +360,7 @@ def run_engine_job(config: dict, cache_reads_path, queries_path, provenance_path
                 "runs": [r.__dict__ for r in engine_runs(engine_docsize, list(study["sizes_kb"]))],
                 "window_minutes": engine_docsize["window_minutes"],
             },
+            engine_config=engine_config,
         ),
     )
     write_csv(table, cache_reads_path)   # last: its presence means the job completed

@@ -14,7 +14,9 @@ from pymongo.database import Database
 
 from costlab.docsize.datasets import DATABASE, Dataset
 from costlab.docsize.generate import default_batch_docs, generate_bson_batches
+from costlab.docsize.params import LoadParams
 from costlab.io import atomic_path
+from costlab.jobs import RunFacts
 from costlab.measure.storage import checkpointed_coll_stats
 from costlab.progress import progress
 
@@ -102,25 +104,17 @@ def read_marker(data_dir: str | Path, dataset: Dataset, study_config: dict) -> d
     return record
 
 
-def load_job(config: dict, dataset_name: str, data_dir: str | Path, provenance_path: str | Path) -> dict:
+def load_job(params: LoadParams, run: RunFacts, dataset_name: str, data_dir: str | Path,
+             provenance_path: str | Path) -> dict:
     """The load step: a standalone server on data_dir, the dataset loaded, provenance written."""
-    from costlab.docsize.datasets import check_study_config, parse_dataset
+    from costlab.docsize.datasets import parse_dataset
     from costlab.server import measuring_job
 
-    study_config = config["docsize"]
-    check_study_config(study_config)
+    study_config = params.section()
     dataset = parse_dataset(dataset_name)
     Path(data_dir).mkdir(parents=True, exist_ok=True)
-    with measuring_job(
-        config,
-        "standalone",
-        provenance_path,
-        data_dir=data_dir,
-        job=f"load_{dataset_name}",
-        extra={"dataset": dataset_name},
-        study="docsize",
-        dataset=dataset_name,
-        loads=True,
-    ) as server:
+    with measuring_job(run, "standalone", provenance_path, data_dir=data_dir, job=f"load_{dataset_name}",
+                       extra={"dataset": dataset_name}, study="docsize", dataset=dataset_name, loads=True,
+                       data=params.data) as server:
         return load_dataset(server.client, dataset, study_config, data_dir, database=server.database,
                             load_id=server.load_id)

@@ -29,7 +29,9 @@ from costlab.docsize.datasets import DATABASE, Dataset
 from costlab.docsize.generate import EPOCH_MS, MINUTE_MS, order_fields
 from costlab.docsize.load import CUSTOMER_INDEX_NAME, WINDOW_INDEX_NAME, collection_stats
 from costlab.docsize.names import RUNS, RunSpec
+from costlab.docsize.params import MeasureParams
 from costlab.docsize.protocol import Plan, plan_blocks, window_starts
+from costlab.jobs import RunFacts
 from costlab.measure import counter_delta, get_path, plan_summary, snapshot
 from costlab.progress import progress
 from costlab.server.provenance import server_kind as kind_of_server
@@ -360,21 +362,21 @@ __all__ = [
 ]
 
 
-def measure_job(config: dict, run_name: str, dataset_name: str, data_dir: str, provenance_path: str
-                ) -> tuple[pl.DataFrame, pl.DataFrame]:
+def measure_job(params: MeasureParams, run_facts: RunFacts, run_name: str, dataset_name: str, data_dir: str,
+                provenance_path: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     """One measuring job: a server of the run's profile on the loaded data dir, all queries, provenance."""
     from costlab.docsize.datasets import check_study_config, parse_dataset
     from costlab.docsize.load import read_marker
     from costlab.server import measuring_job
 
-    study_config = config["docsize"]
+    study_config = params.section()
     check_study_config(study_config)
     run = get_run(run_name)
     dataset = parse_dataset(dataset_name)
     read_marker(data_dir, dataset, study_config)
     extra = {"dataset": dataset_name, "run": run_name, "run_label": run.label}
     with measuring_job(
-        config,
+        run_facts,
         run.profile,
         provenance_path,
         data_dir=data_dir,
@@ -383,6 +385,7 @@ def measure_job(config: dict, run_name: str, dataset_name: str, data_dir: str, p
         study="docsize",
         dataset=dataset_name,
         rebuild=f"snakemake --forcerun {data_dir}",
+        data=params.data,
     ) as server:
         raw, collections = measure_dataset(
             server.client,

@@ -14,9 +14,11 @@ import polars as pl
 
 from costlab.flatnested.generate import MAX_FIELDS, documents_for
 from costlab.flatnested.model import bson_sizes
+from costlab.flatnested.params import LoadParams, MeasureParams
 from costlab.flatnested.shapes import parse_shape
 from costlab.inputs import read_json, read_parquet
 from costlab.io import atomic_path
+from costlab.jobs import RunFacts
 from costlab.measure import counter_delta, plan_summary, snapshot
 from costlab.measure.storage import checkpointed_coll_stats
 from costlab.progress import progress
@@ -39,16 +41,16 @@ RAW_SCHEMA = {"shape": pl.String, "layout": pl.String, "fields": pl.Int64, "grou
               "storage_engine": pl.String, "server_version": pl.String, "server_kind": pl.String}
 
 
-def load_dataset(config: dict, values_path: str | Path, shape_name: str, data_dir: str | Path,
-                 provenance_path: str | Path) -> dict:
+def load_dataset(params: LoadParams, run: RunFacts, values_path: str | Path, shape_name: str,
+                 data_dir: str | Path, provenance_path: str | Path) -> dict:
     """Insert the shape's documents into costlab_flatnested.<shape>; write data_dir/dataset.json last."""
     shape = parse_shape(shape_name, MAX_FIELDS)
     values = read_parquet(values_path)
     documents = documents_for(values, shape)
     data_dir = Path(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    with measuring_job(config, PROFILE, provenance_path, data_dir=data_dir, job=f"load_{shape.name}",
-                       study="flatnested", dataset=shape.name, loads=True) as server:
+    with measuring_job(run, PROFILE, provenance_path, data_dir=data_dir, job=f"load_{shape.name}",
+                       study="flatnested", dataset=shape.name, loads=True, data=params.data) as server:
         database = server.database
         collection = server.client[database][shape.name]
         collection.drop()  # external deployments keep old data: start from nothing
@@ -93,9 +95,10 @@ def read_marker(data_dir: str | Path) -> dict:
     return read_json(path)
 
 
-def measure_dataset(config: dict, data_dir: str | Path, shape_name: str, runs: int, warmup_runs: int,
+def measure_dataset(params: MeasureParams, run: RunFacts, data_dir: str | Path, shape_name: str,
                     provenance_path: str | Path) -> pl.DataFrame:
-    """`runs` timed queries for an absent field on one shape: one row per query."""
+    """`params.runs` timed queries for an absent field on one shape: one row per query."""
+    runs, warmup_runs = params.runs, params.warmup_runs
     if runs < 1 or warmup_runs < 0:
         raise ValueError(
             f"flatnested runs must be >= 1 and warmup_runs >= 0, got {runs!r} and {warmup_runs!r}"
@@ -104,10 +107,10 @@ def measure_dataset(config: dict, data_dir: str | Path, shape_name: str, runs: i
     marker = read_marker(data_dir)
     if marker["shape"] != shape.name:
         raise ValueError(f"{data_dir} holds shape {marker['shape']!r}, not {shape.name!r}")
-    with measuring_job(config, PROFILE, provenance_path, data_dir=data_dir, job=f"measure_{shape.name}",
+    with measuring_job(run, PROFILE, provenance_path, data_dir=data_dir, job=f"measure_{shape.name}",
                        extra={"runs": runs, "warmup_runs": warmup_runs, "filter": ABSENT_FILTER},
                        study="flatnested", dataset=shape.name,
-                       rebuild=f"snakemake --forcerun {data_dir}") as server:
+                       rebuild=f"snakemake --forcerun {data_dir}", data=params.data) as server:
         database = server.database
         collection = server.client[database][shape.name]
         count = collection.estimated_document_count()

@@ -8,8 +8,10 @@ from pymongo.database import Database
 from pymongo.errors import PyMongoError
 
 from costlab.finding import STAND_IN, conform_table
+from costlab.jobs import RunFacts
 from costlab.server import measuring_job
 from costlab.server.provenance import server_description
+from costlab.uniqueidx.params import ConformanceParams
 from costlab.uniqueidx.steps import SetupError, Step, select_steps
 from costlab.verdicts import Verdict
 
@@ -61,9 +63,10 @@ def run_conformance(db: Database, steps: list[int]) -> pl.DataFrame:
     return frame
 
 
-def check_server(config: dict, steps: list[int], provenance_path: str | Path) -> pl.DataFrame:
+def check_server(params: ConformanceParams, run: RunFacts, provenance_path: str | Path) -> pl.DataFrame:
     """The conformance table for the configured server, with its version and kind on every row."""
-    with measuring_job(config, PROFILE, provenance_path, job="conformance", extra={"steps": steps},
+    steps = params.steps
+    with measuring_job(run, PROFILE, provenance_path, job="conformance", extra={"steps": steps},
                        study="uniqueidx") as server:
         description = server_description(server.client)
         table = run_conformance(server.client[server.database], steps)

@@ -1,0 +1,187 @@
+"""The appversions rules' params: one dataclass per rule, declared here once (costlab.jobs says why).
+
+Standard library only: the rule files import it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from costlab.jobs import JobParams, engine_keys
+from costlab.namespaces import data_params
+
+# Load-test keys that change only the tables (binning, tolerance) or which versions and drivers run
+# (those choose the jobs, not what one job does): another value must not rerun a load test.
+LOADTEST_TABLE_KEYS = ("versions", "bin_seconds", "tolerance", "authors_driver", "idle_seconds")
+
+
+def loadtest_schedule(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What changes a load test (schedule, workers, sampling): the loadtest keys but LOADTEST_TABLE_KEYS."""
+    return {k: v for k, v in config["appversions"]["loadtest"].items() if k not in LOADTEST_TABLE_KEYS}
+
+
+def tested_versions(config: Mapping[str, Any]) -> list[str]:
+    """The load-tested versions: loadtest.versions, else the loaded ones, else every configured one."""
+    section = config["appversions"]
+    return list(section["loadtest"]["versions"] or section["load_versions"] or section["versions"])
+
+
+def _declaration(config: Mapping[str, Any]) -> Callable[[Any], Any]:
+    """A variant's declaration (None for a published version): a changed one reruns the version's job."""
+    variants = config["appversions"]["variants"]
+    return lambda wildcards: variants.get(wildcards.version)
+
+
+@dataclass(frozen=True)
+class EventsParams(JobParams):
+    events_per_year: int
+    seed: int
+    window: str
+
+    @classmethod
+    def declare(cls, config):
+        av = config["appversions"]
+        return {"events_per_year": av["events_per_year"], "seed": av["seed"], "window": av["event_window"]}
+
+
+@dataclass(frozen=True)
+class ModelParams(JobParams):
+    versions: list[str]
+    variants: dict    # your own versions' declarations: a changed one is modelled again
+    tolerance: float | None
+    events_per_year: int
+    seed: int
+    window: str
+
+    @classmethod
+    def declare(cls, config):
+        av = config["appversions"]
+        return {
+            "versions": av["versions"],
+            "variants": av["variants"],
+            "tolerance": av["model_tolerance"],
+            **EventsParams.declare(config),
+        }
+
+
+@dataclass(frozen=True)
+class CorrectnessParams(JobParams):
+    samples: int
+    midday_samples: int
+    seed: int
+    profile: str      # the load test's server profile, on which the check runs
+    data: dict        # the loaded data's keys: they name the database the check reads (costlab.namespaces)
+
+    @classmethod
+    def declare(cls, config):
+        av = config["appversions"]
+        return {
+            "samples": av["correctness_samples"],
+            "midday_samples": av["midday_samples"],
+            "seed": av["correctness_seed"],
+            "profile": av["loadtest"]["profile"],
+            "data": data_params(config, "appversions"),
+        }
+
+
+@dataclass(frozen=True)
+class LoadParams(JobParams):
+    data: dict        # events_per_year, seed, event_window, batch_size (costlab.namespaces.STUDY_DATA_KEYS)
+    declaration: dict | None   # a variant's declaration (None for a published version)
+    load_workers: int
+    profile: str
+
+    @classmethod
+    def declare(cls, config):
+        av = config["appversions"]
+        return {
+            "data": data_params(config, "appversions"),
+            "declaration": _declaration(config),
+            "load_workers": av["load_workers"],
+            "profile": av["loadtest"]["profile"],
+        }
+
+
+@dataclass(frozen=True)
+class LoadtestParams(JobParams):
+    data: dict
+    loadtest: dict    # loadtest_schedule(config): never the tables' tolerance and binning
+
+    @classmethod
+    def declare(cls, config):
+        return {"data": data_params(config, "appversions"), "loadtest": loadtest_schedule(config)}
+
+
+@dataclass(frozen=True)
+class AuthorsLoadtestParams(JobParams):
+    data: dict
+    loadtest: dict    # loadtest_schedule(config) and the authors' idle_seconds
+
+    @classmethod
+    def declare(cls, config):
+        return {
+            "data": data_params(config, "appversions"),
+            "loadtest": {
+                **loadtest_schedule(config),
+                "idle_seconds": config["appversions"]["loadtest"]["idle_seconds"],
+            },
+        }
+
+
+@dataclass(frozen=True)
+class TablesParams(JobParams):
+    loadtest: dict    # the whole loadtest section: binning and tolerance are the tables' own
+    model_tolerance: float | None
+    variants: dict    # which version each variant is compared to
+
+    @classmethod
+    def declare(cls, config):
+        av = config["appversions"]
+        return {
+            "loadtest": av["loadtest"],
+            "model_tolerance": av["model_tolerance"],
+            "variants": av["variants"],
+        }
+
+
+@dataclass(frozen=True)
+class FiguresParams(JobParams):
+    loadtest_versions: list[str]
+    loadtest: dict
+
+    @classmethod
+    def declare(cls, config):
+        return {"loadtest_versions": tested_versions(config), "loadtest": config["appversions"]["loadtest"]}
+
+
+@dataclass(frozen=True)
+class EngineVersionParams(JobParams):
+    engine: dict      # the shared engine keys, engine.appversions and engine.replica_set (engine_keys)
+    declaration: dict | None
+    batch_size: int   # the load step's batches, applied as it sends them
+    load_workers: int
+    seed: int
+    event_window: str
+
+    @classmethod
+    def declare(cls, config):
+        av = config["appversions"]
+        return {
+            "engine": engine_keys(config, "appversions"),
+            "declaration": _declaration(config),
+            "batch_size": av["batch_size"],
+            "load_workers": av["load_workers"],
+            "seed": av["seed"],
+            "event_window": av["event_window"],
+        }
+
+
+@dataclass(frozen=True)
+class EngineParams(JobParams):
+    versions: list[str]
+    variants: dict    # which version each variant is compared to
+
+    @classmethod
+    def declare(cls, config):
+        av = config["appversions"]
+        return {"versions": av["versions"], "variants": av["variants"]}

@@ -1,0 +1,90 @@
+"""The docsize rules' params: one dataclass per rule, declared here once (costlab.jobs says why).
+
+Standard library only: the rule files import it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from costlab.jobs import JobParams, engine_keys
+from costlab.namespaces import data_params
+
+
+def _data_section(data: dict) -> dict[str, Any]:
+    """The loaded data's keys (namespaces.data_params) in the docsize section's own shape."""
+    return {
+        "docs_per_collection": data["docs_per_collection"],
+        "seed": data["seed"],
+        "customers": data["customers"],
+        "variants": {"spread_customer": data["spread_customer"]},
+    }
+
+
+@dataclass(frozen=True)
+class ModelParams(JobParams):
+    study: dict       # the whole docsize section: every size, variant and count is the model's
+
+    @classmethod
+    def declare(cls, config):
+        return {"study": config["docsize"]}
+
+
+@dataclass(frozen=True)
+class LoadParams(JobParams):
+    data: dict        # docs_per_collection, seed, customers, spread_customer (costlab.namespaces)
+
+    @classmethod
+    def declare(cls, config):
+        return {"data": data_params(config, "docsize")}
+
+    def section(self) -> dict[str, Any]:
+        return _data_section(self.data)
+
+
+@dataclass(frozen=True)
+class MeasureParams(JobParams):
+    data: dict
+    window_minutes: int
+    runs: dict        # warm-ups and timed queries per run
+
+    @classmethod
+    def declare(cls, config):
+        ds = config["docsize"]
+        return {
+            "data": data_params(config, "docsize"),
+            "window_minutes": ds["window_minutes"],
+            "runs": ds["runs"],
+        }
+
+    def section(self) -> dict[str, Any]:
+        return {**_data_section(self.data), "window_minutes": self.window_minutes, "runs": self.runs}
+
+
+@dataclass(frozen=True)
+class TablesParams(JobParams):
+    window_minutes: int
+
+    @classmethod
+    def declare(cls, config):
+        return {"window_minutes": config["docsize"]["window_minutes"]}
+
+
+FiguresParams = TablesParams   # the figures read the same one key
+
+
+@dataclass(frozen=True)
+class EngineParams(JobParams):
+    engine: dict      # the shared engine keys and engine.docsize (engine_keys)
+    sizes_kb: list[int]
+    seed: int
+    customers: int
+
+    @classmethod
+    def declare(cls, config):
+        ds = config["docsize"]
+        return {"engine": engine_keys(config, "docsize"), "sizes_kb": ds["sizes_kb"], "seed": ds["seed"],
+                "customers": ds["customers"]}
+
+    def section(self) -> dict[str, Any]:
+        return {"sizes_kb": self.sizes_kb, "seed": self.seed, "customers": self.customers}

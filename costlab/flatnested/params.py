@@ -1,0 +1,57 @@
+"""The flatnested rules' params: one dataclass per rule, declared here once (costlab.jobs says why).
+
+Standard library only: the rule files import it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from costlab.flatnested.shapes import MAX_FIELDS, shapes_for
+from costlab.jobs import JobParams
+from costlab.namespaces import data_params
+
+
+@dataclass(frozen=True)
+class ValuesParams(JobParams):
+    documents: int
+    groups: int       # sub-documents of the widest structured shape (costlab.namespaces)
+    seed: int
+
+    @classmethod
+    def declare(cls, config):
+        data = data_params(config, "flatnested")
+        return {"documents": data["documents"], "groups": data["groups"], "seed": data["seed"]}
+
+
+@dataclass(frozen=True)
+class ModelParams(JobParams):
+    shapes: list[str]
+
+    @classmethod
+    def declare(cls, config):
+        return {"shapes": [s.name for s in shapes_for(config["flatnested"]["flat_fields"], MAX_FIELDS)]}
+
+
+@dataclass(frozen=True)
+class LoadParams(JobParams):
+    data: dict        # documents, seed, groups: they name the database (costlab.namespaces)
+
+    @classmethod
+    def declare(cls, config):
+        return {"data": data_params(config, "flatnested")}
+
+
+@dataclass(frozen=True)
+class MeasureParams(JobParams):
+    data: dict
+    runs: int
+    warmup_runs: int
+
+    @classmethod
+    def declare(cls, config):
+        fn = config["flatnested"]
+        return {
+            "data": data_params(config, "flatnested"),
+            "runs": fn["runs"],
+            "warmup_runs": fn["warmup_runs"],
+        }
