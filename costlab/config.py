@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from costlab.jobs import RunFacts
 from costlab.registry import REGISTRY, STUDY_NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -420,3 +421,19 @@ def config_hash(config: dict) -> str:
         scrubbed["server"]["uri"] = redact_uri(scrubbed["server"]["uri"])
     canonical = json.dumps(scrubbed, sort_keys=True, default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def run_facts(config: Mapping[str, Any], study: str | None = None) -> RunFacts:
+    """The run's facts a job takes beside its params (costlab.jobs.RunFacts says why they are not params):
+    the one way a script reads snakemake.config. The hashes are computed as provenance always did."""
+    config = dict(config)
+    return RunFacts(
+        study=study,
+        server=dict(config.get("server") or {}),
+        config_hash=config_hash(config),
+        study_config_hash=study_config_hash(config, study) if study else None,
+        # what a rerun of an engine job depends on: its study's section and the whole engine section
+        engine_config_hash=(
+            config_hash({"study": config.get(study), "engine": config.get("engine", {})}) if study else None
+        ),
+    )

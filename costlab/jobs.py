@@ -22,7 +22,8 @@ declares them from one frozen dataclass, a `JobParams` (costlab/<study>/params.p
 
 Snakemake reruns a job when its params change, so what reruns a job and what the job reads are one
 set; tests/test_job_params.py checks every rule's params against its script's class, and that no
-script reads snakemake.config except through `run_facts` (RunFacts says why those are not params).
+script reads snakemake.config except through `costlab.config.run_facts` (RunFacts says why those are
+not params).
 
 Standard library only: the rule files import it.
 """
@@ -304,7 +305,8 @@ class RunFacts:
     rule's input results/servers/<profile>.json), its credentials must never be stored under
     .snakemake/, and a timeout or a lease wait changes nothing measured; the hashes record which
     run and which study settings produced a file (the report's "rerun" warning reads them), they
-    are not inputs of the work.
+    are not inputs of the work. Built from the whole config by costlab.config.run_facts, the one way a
+    script reads snakemake.config (tests/test_job_params.py).
     """
 
     study: str | None
@@ -312,47 +314,3 @@ class RunFacts:
     config_hash: str = ""
     study_config_hash: str | None = None    # the study's keys and the server's (costlab.config)
     engine_config_hash: str | None = None   # the study's keys and the engine's (engine-lab jobs)
-
-    @classmethod
-    def of(cls, config: Mapping[str, Any], study: str | None) -> RunFacts:
-        from costlab.config import config_hash, study_config_hash
-
-        config = dict(config)
-        return cls(
-            study=study,
-            server=dict(config.get("server") or {}),
-            config_hash=config_hash(config),
-            study_config_hash=study_config_hash(config, study) if study else None,
-            # as engine_provenance always hashed it: the study's section and the whole engine section
-            engine_config_hash=(
-                config_hash({"study": config.get(study), "engine": config.get("engine", {})})
-                if study
-                else None
-            ),
-        )
-
-
-def engine_keys(config: Mapping[str, Any], study: str) -> dict[str, Any]:
-    """The engine keys one study's engine job depends on: the shared ones (compressors, ...) and its
-    own section, never another study's, so `engine.arraygrowth.ns` reruns arraygrowth_engine alone;
-    `engine.replica_set` only for the studies whose engine jobs read it. What the engine lab loads
-    (compressor extensions' files and digests, or that the nearest built-in substitutes) is a param
-    too: `make wt-extensions` reruns exactly the engine jobs."""
-    from costlab import STUDIES
-    from costlab.engine.extensions import compressors_loaded
-    from costlab.engine.replset import REPLICA_SET_STUDIES
-
-    return {
-        **{
-            key: value
-            for key, value in config["engine"].items()
-            if (key not in STUDIES or key == study) and (key != "replica_set" or study in REPLICA_SET_STUDIES)
-        },
-        "compressors_loaded": compressors_loaded(),
-    }
-
-
-def run_facts(config: Mapping[str, Any], study: str | None = None) -> RunFacts:
-    """The one way a script reads snakemake.config: the run's facts (RunFacts says why: not params)."""
-    return RunFacts.of(config, study)
-

@@ -40,7 +40,7 @@ ENGINE_ON = config["engine"]["enabled"]
 
 
 # A rule's engine keys (the shared ones, its study's section, what the engine lab loads) come from
-# costlab.jobs.engine_keys through the rule's params class (costlab/<study>/params.py).
+# costlab.engine.job_keys.engine_keys through the rule's params class (costlab/<study>/params.py).
 # A new study's rule file may take its data params from here (docs/development.md).
 from costlab.namespaces import data_params as _study_data_params
 

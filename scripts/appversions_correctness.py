@@ -3,7 +3,7 @@ from pathlib import Path
 
 from costlab.appversions.correctness import correctness_job
 from costlab.appversions.params import CorrectnessParams
-from costlab.jobs import run_facts
+from costlab.config import run_facts
 
 correctness_job(CorrectnessParams.from_params(snakemake.params), run_facts(snakemake.config, "appversions"),
                 snakemake.wildcards.version, snakemake.input.events, snakemake.input.data,

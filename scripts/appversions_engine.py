@@ -5,7 +5,7 @@ from pathlib import Path
 
 from costlab.appversions.engine import merge_engine_job
 from costlab.appversions.params import EngineParams
-from costlab.jobs import run_facts
+from costlab.config import run_facts
 
 out = snakemake.output  # noqa: F821
 table = merge_engine_job(

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from costlab.appversions.engine import run_version_job
 from costlab.appversions.params import EngineVersionParams
-from costlab.jobs import run_facts
+from costlab.config import run_facts
 
 record = run_version_job(EngineVersionParams.from_params(snakemake.params),  # noqa: F821
                          run_facts(snakemake.config, "appversions"),  # noqa: F821

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from costlab.appversions.loadtest import loadtest_job
 from costlab.appversions.params import LoadtestParams
-from costlab.jobs import run_facts
+from costlab.config import run_facts
 
 # Load-test workers are spawned processes: they re-import this file as __mp_main__, so guard the job.
 if __name__ == "__main__":

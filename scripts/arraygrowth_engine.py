@@ -3,7 +3,7 @@ from pathlib import Path
 
 from costlab.arraygrowth.engine import run_engine_job
 from costlab.arraygrowth.params import EngineParams
-from costlab.jobs import run_facts
+from costlab.config import run_facts
 
 out = snakemake.output  # noqa: F821
 inp = snakemake.input  # noqa: F821

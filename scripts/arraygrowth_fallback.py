@@ -3,7 +3,7 @@ from pathlib import Path
 
 from costlab.arraygrowth.params import FallbackSweepParams
 from costlab.arraygrowth.run import run_fallback_job
-from costlab.jobs import run_facts
+from costlab.config import run_facts
 
 frame = run_fallback_job(
     FallbackSweepParams.from_params(snakemake.params),

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from costlab.arraygrowth.params import RunParams
 from costlab.arraygrowth.run import run_growth_job
-from costlab.jobs import run_facts
+from costlab.config import run_facts
 
 frame = run_growth_job(RunParams.from_params(snakemake.params), run_facts(snakemake.config, "arraygrowth"),  # noqa: F821
                        snakemake.wildcards.ag_profile, snakemake.wildcards.ag_workload,  # noqa: F821

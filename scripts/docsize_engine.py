@@ -1,9 +1,9 @@
 """Snakemake entry: the docsize study on the WiredTiger engine lab (no server)."""
 from pathlib import Path
 
+from costlab.config import run_facts
 from costlab.docsize.engine import run_engine_job
 from costlab.docsize.params import EngineParams
-from costlab.jobs import run_facts
 
 out = snakemake.output  # noqa: F821
 table = run_engine_job(EngineParams.from_params(snakemake.params), run_facts(snakemake.config, "docsize"),  # noqa: F821

@@ -2,9 +2,9 @@
 import json
 from pathlib import Path
 
+from costlab.config import run_facts
 from costlab.docsize.load import load_job
 from costlab.docsize.params import LoadParams
-from costlab.jobs import run_facts
 
 record = load_job(LoadParams.from_params(snakemake.params), run_facts(snakemake.config, "docsize"),
                   snakemake.wildcards.dataset, snakemake.output.data, snakemake.output.provenance)

@@ -1,10 +1,10 @@
 """Snakemake: one docsize run on one dataset (one row per timed query, plus collection stats)."""
 from pathlib import Path
 
+from costlab.config import run_facts
 from costlab.docsize.params import MeasureParams
 from costlab.docsize.run import measure_job
 from costlab.io import write_parquet
-from costlab.jobs import run_facts
 
 raw, collections = measure_job(
     MeasureParams.from_params(snakemake.params),

@@ -2,9 +2,9 @@
 import json
 from pathlib import Path
 
+from costlab.config import run_facts
 from costlab.flatnested.params import LoadParams
 from costlab.flatnested.run import load_dataset
-from costlab.jobs import run_facts
 
 record = load_dataset(LoadParams.from_params(snakemake.params), run_facts(snakemake.config, "flatnested"),  # noqa: F821
                       snakemake.input.values, snakemake.wildcards.shape,  # noqa: F821

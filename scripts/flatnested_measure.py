@@ -1,10 +1,10 @@
 """Snakemake: time the absent-field query on one shape (one row per query)."""
 from pathlib import Path
 
+from costlab.config import run_facts
 from costlab.flatnested.params import MeasureParams
 from costlab.flatnested.run import measure_dataset
 from costlab.io import write_parquet
-from costlab.jobs import run_facts
 
 raw = measure_dataset(MeasureParams.from_params(snakemake.params), run_facts(snakemake.config, "flatnested"),  # noqa: F821
                       snakemake.input.data, snakemake.wildcards.shape, snakemake.output.provenance)  # noqa: F821

@@ -1,7 +1,7 @@
 """Snakemake entry: resolve the server of one profile and write results/servers/<profile>.json."""
 import sys
 
-from costlab.jobs import run_facts
+from costlab.config import run_facts
 from costlab.server.params import SetupParams
 from costlab.server.setup import run_setup_step
 

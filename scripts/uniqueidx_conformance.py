@@ -3,8 +3,8 @@ result."""
 
 from pathlib import Path
 
+from costlab.config import run_facts
 from costlab.io import write_csv
-from costlab.jobs import run_facts
 from costlab.uniqueidx.check import check_server, published_vs_reproduced
 from costlab.uniqueidx.params import ConformanceParams
 

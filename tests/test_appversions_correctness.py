@@ -154,7 +154,7 @@ def _job_config(external_server_config) -> dict:
 def _job_args(external_server_config) -> tuple:
     """The correctness job's params and run facts, as its rule would give them on _job_config."""
     from costlab.appversions.params import CorrectnessParams
-    from costlab.jobs import run_facts
+    from costlab.config import run_facts
     config = _job_config(external_server_config)
     return CorrectnessParams.from_config(config), run_facts(config, "appversions")
 

@@ -9,7 +9,7 @@ from costlab.arraygrowth.params import FallbackSweepParams, RunParams
 from costlab.arraygrowth.published import LOG_BYTES_CSV
 from costlab.arraygrowth.run import run_fallback_job, run_growth_job
 from costlab.arraygrowth.tables import build_tables
-from costlab.jobs import run_facts
+from costlab.config import run_facts
 
 SECTION = {"enabled": True, "updates": 24, "elements_per_update": 3, "big_element_bytes": 64,
            "small_doc_elements": 8, "slice_elements": 10,

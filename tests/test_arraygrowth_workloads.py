@@ -111,7 +111,7 @@ def test_jobs_write_raw_and_provenance_with_the_backend_recorded(
     external_server_config, tmp_path, real_mongod
 ):
     from costlab.arraygrowth.params import FallbackSweepParams, RunParams
-    from costlab.jobs import run_facts
+    from costlab.config import run_facts
 
     run = run_facts({"server": external_server_config}, "arraygrowth")
     raw, prov = tmp_path / "raw" / "replset-1_insert.parquet", tmp_path / "prov" / "replset-1_insert.json"

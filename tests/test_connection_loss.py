@@ -70,7 +70,7 @@ if __name__ == "__main__":
     from costlab.appversions.load import load_job
     from costlab.appversions.loadtest import loadtest_job
     from costlab.appversions.params import LoadParams, LoadtestParams
-    from costlab.jobs import run_facts
+    from costlab.config import run_facts
 
     work = Path(sys.argv[2])
     config = load_config(overrides=json.loads(sys.argv[1]))

@@ -196,9 +196,9 @@ def test_small_cache_job_restarts_the_server_once(tmp_path, mongod_shim, monkeyp
     import os
     import sys
 
+    from costlab.config import run_facts
     from costlab.docsize.load import load_job
     from costlab.docsize.params import LoadParams, MeasureParams
-    from costlab.jobs import run_facts
 
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
     server_config = {"backend": "binary", "mongod": mongod_shim, "startup_timeout_s": 30}

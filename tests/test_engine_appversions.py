@@ -132,7 +132,7 @@ def _tiny_config(tmp_path, versions):
 def _job_args(config: dict) -> tuple:
     """The run's facts and the version and merge jobs' params, as their rules give them on `config`."""
     from costlab.appversions.params import EngineParams, EngineVersionParams
-    from costlab.jobs import run_facts
+    from costlab.config import run_facts
 
     return (
         run_facts(config, "appversions"),

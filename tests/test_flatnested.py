@@ -7,13 +7,13 @@ import bson
 import polars as pl
 import pytest
 
+from costlab.config import run_facts
 from costlab.flatnested.generate import MAX_FIELDS, documents_for, generate_values
 from costlab.flatnested.model import size_table
 from costlab.flatnested.params import LoadParams, MeasureParams
 from costlab.flatnested.run import load_dataset, measure_dataset
 from costlab.flatnested.shapes import Shape, parse_shape, shapes_for
 from costlab.flatnested.tables import comparison_table, published_vs_reproduced, timing_summary
-from costlab.jobs import run_facts
 from costlab.namespaces import data_params
 
 PUBLISHED = "resources/published/flatnested_timings.csv"

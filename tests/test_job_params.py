@@ -3,7 +3,7 @@
 Snakemake reruns a job when its rule's params change; a job that read more than its params (the
 whole config) would go stale silently. So every rule's params come from one dataclass per rule
 (costlab/<study>/params.py), every script builds that class from snakemake.params, and no script
-reads snakemake.config except through costlab.jobs.run_facts (the server and the run's hashes for
+reads snakemake.config except through costlab.config.run_facts (the server and the run's hashes for
 provenance, which RunFacts documents as deliberately not params).
 """
 from __future__ import annotations
@@ -17,8 +17,8 @@ import sys
 
 import pytest
 
-from costlab.config import ROOT, load_config
-from costlab.jobs import JobParams, RunFacts, run_facts
+from costlab.config import ROOT, load_config, run_facts
+from costlab.jobs import JobParams, RunFacts
 
 SCRIPTS = sorted((ROOT / "scripts").glob("*.py"))
 # every costlab/<package>/params.py: one per study with params, the report's and the server setup's
@@ -56,7 +56,7 @@ def test_no_script_reads_the_config_but_through_run_facts():
         reads, other = _config_reads(ast.parse(path.read_text()))
         assert other == [], (
             f"{path.name} reads snakemake.config at line(s) {other}: declare what the job reads "
-            "as its rule's params (costlab/<study>/params.py), or take costlab.jobs.run_facts"
+            "as its rule's params (costlab/<study>/params.py), or take costlab.config.run_facts"
         )
         if reads:
             through[path.stem] = reads

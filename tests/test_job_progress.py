@@ -38,7 +38,7 @@ def test_an_appversions_engine_version_job_counts_its_upserts(tmp_path, monkeypa
     recorder = Recorder()
     monkeypatch.setattr(engine, "progress", recorder)
     from costlab.appversions.params import EngineVersionParams
-    from costlab.jobs import run_facts
+    from costlab.config import run_facts
 
     config = _tiny_config(tmp_path, ["appV5R3"])
     record = engine.run_version_job(EngineVersionParams.from_config(config), run_facts(config, "appversions"),

@@ -14,9 +14,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from costlab import namespaces
-from costlab.config import load_config
+from costlab.config import load_config, run_facts
 from costlab.flatnested.params import LoadParams, MeasureParams
-from costlab.jobs import run_facts
 from costlab.server import measuring_job
 from costlab.server.lease import LEASE_COLLECTION, LeaseHeld, data_dir_lease, document_lease, lease_path
 from costlab.server.markers import DatasetMismatch

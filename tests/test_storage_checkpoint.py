@@ -138,10 +138,10 @@ def test_stand_in_reports_no_compressor(test_db, real_mongod):
 
 def test_flatnested_load_marker_reads_sizes_after_a_checkpoint(tmp_path, external_server_config, real_mongod,
                                                               monkeypatch):
+    from costlab.config import run_facts
     from costlab.flatnested import run as flatnested_run
     from costlab.flatnested.generate import generate_values
     from costlab.flatnested.params import LoadParams
-    from costlab.jobs import run_facts
 
     calls = []
     real = flatnested_run.checkpointed_coll_stats

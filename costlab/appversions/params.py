@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from costlab.jobs import JobParams, engine_keys
+from costlab.engine.job_keys import engine_keys
+from costlab.jobs import JobParams
 from costlab.namespaces import data_params
 
 # Load-test keys that change only the tables (binning, tolerance) or which versions and drivers run

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costlab.jobs import JobParams, engine_keys
+from costlab.engine.job_keys import engine_keys
+from costlab.jobs import JobParams
 
 
 @dataclass(frozen=True)

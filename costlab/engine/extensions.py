@@ -544,7 +544,7 @@ def extension_status(directory: str | None = None) -> dict[str, dict[str, Any]]:
 def compressors_loaded(directory: str | None = None) -> dict[str, str]:
     """What the engine lab will load, per compressor extension: the library's file, version and SHA-256,
     or that it is absent (the nearest built-in compressor is used). Part of every engine job's
-    identity (costlab.jobs.engine_keys, in every engine rule's params), so `make wt-extensions` reruns
+    identity (costlab.engine.job_keys, in every engine rule's params), so `make wt-extensions` reruns
     exactly the engine jobs;
     it used to leave 13 findings saying "snappy not available here; lz4 measured" after snappy was built.
 

@@ -25,11 +25,12 @@ def resolved_compressors(engine_config: dict) -> dict[str, Any]:
 def engine_provenance(job: str, run: RunFacts | dict, started_at: datetime, ended_at: datetime,
                       extra: dict | None = None, engine_config: dict | None = None) -> dict[str, Any]:
     """`run`: the run's facts (costlab.jobs), `engine_config` the job's engine params; or a whole config."""
+    from costlab.config import run_facts
     from costlab.server.provenance import with_run_facts
 
     if not isinstance(run, RunFacts):
         engine_config = run.get("engine", {}) if engine_config is None else engine_config
-        run = RunFacts.of(run, job.split("_", 1)[0])
+        run = run_facts(run, job.split("_", 1)[0])
     engine_config = engine_config or {}
     record: dict[str, Any] = {
         "job": job,

@@ -236,12 +236,12 @@ def _run_and_data(run: RunFacts | dict, study: str | None, data: dict | None,
     from costlab.jobs import RunFacts
 
     if not isinstance(run, RunFacts):
-        from costlab.config import study_of_provenance_path
+        from costlab.config import run_facts, study_of_provenance_path
 
         config = run
         if study and data is None:
             data = namespaces.data_params(config, study)
-        run = RunFacts.of(config, study or study_of_provenance_path(provenance_path, config))
+        run = run_facts(config, study or study_of_provenance_path(provenance_path, config))
     if study and data is None:
         if namespaces.STUDY_DATA_KEYS.get(study):
             raise TypeError(f"measuring_job for {study}: pass the rule's data params "
