@@ -1,6 +1,6 @@
 """The docsize rules' params: one dataclass per rule, declared here once (costlab.jobs says why).
 
-Standard library only: the rule files import it.
+Light imports only (no polars, pymongo, WiredTiger): the rule files import it.
 """
 from __future__ import annotations
 

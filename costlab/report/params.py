@@ -1,7 +1,7 @@
 """The report rules' params: findings, the page and the run manifest (costlab.jobs says why).
 
 Their values are the workflow's (what each study registered, the compared trees) and the config
-without credentials. Standard library only: the rule files import it.
+without credentials. Light imports only (no polars, pymongo, WiredTiger): the rule files import it.
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The uniqueidx rule's params (costlab.jobs says why). Standard library only: the rule files import it."""
+"""The uniqueidx rule's params (costlab.jobs says why).
+Light imports only (no polars, pymongo, WiredTiger): the rule files import it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
