@@ -44,6 +44,8 @@ AT_THIS_SCALE = (
     "at this scale"  # a reason's start: the published figure belongs to another scale than this run's
 )
 NOT_JUDGED = "none: not judged (see the verdict)"   # the tolerance of a published number no rule judges
+# the reason of every measured row of a user's variant (Kind.USER_VARIANT): nothing published to judge it by
+USER_VARIANT_REASON = "your variant: no published number to judge it by"
 
 
 @dataclass(frozen=True)

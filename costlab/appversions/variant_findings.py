@@ -15,10 +15,9 @@ from typing import Iterable
 import polars as pl
 
 from costlab.appversions import registry
-from costlab.finding import NOT_JUDGED, STAND_IN, Finding
+from costlab.finding import NOT_JUDGED, STAND_IN, USER_VARIANT_REASON, Finding
 from costlab.verdicts import NOT_MEASURED, Kind, Verdict, is_missing
 
-USER_VARIANT_REASON = "your variant: no published number to judge it by"
 # measure -> (its words, the unit of each version's value)
 MEASURES = {
     "documents_per_event": ("documents per event", "documents/event"),

@@ -12,7 +12,7 @@ same way and records which record-store path each update took.
 from __future__ import annotations
 
 import time
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import bson
 import polars as pl
@@ -22,15 +22,18 @@ from costlab.arraygrowth.fit import FitError, fit_power_law
 from costlab.arraygrowth.params import EngineParams
 from costlab.arraygrowth.workloads import (
     ARRAY_FIELD,
+    ELEMENT_VARIANTS,
     FALLBACK_VARIANTS,
     JOB_FIELDS,
     FallbackParams,
     big_element,
+    element_params,
+    inserted_document,
     job_name,
     timestamp,
 )
 from costlab.engine import stats
-from costlab.engine.bsonbytes import append_int64_to_last_field
+from costlab.engine.bsonbytes import append_int64_to_last_field, append_to_last_array
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import PROFILES, Deployment, check_profile
 from costlab.engine.oplog import push_diff
@@ -60,9 +63,11 @@ def _counts(delta: dict[str, int]) -> dict[str, int]:
 
 
 def run_workload(profile: str, workload: str, n: int, settings: EngineSettings, workdir=None,
-                 retryable_writes: bool = True, replica_set: ReplicaSetSettings | None = None) -> dict:
+                 retryable_writes: bool = True, replica_set: ReplicaSetSettings | None = None,
+                 element: Callable[[int], object] | None = None) -> dict:
     """One run on a fresh engine; the counters cover the N writes only (preparation excluded).
-    `replica_set`: what the replica set does per write (costlab.engine.replset; its defaults if None)."""
+    `replica_set`: what the replica set does per write (costlab.engine.replset; its defaults if None).
+    `element`: what the i-th insert holds instead of the article's timestamp (a user's element)."""
     check_profile(profile)
     if workload not in WORKLOADS:
         raise ValueError(f"unknown arraygrowth workload {workload!r}; allowed: {', '.join(WORKLOADS)}")
@@ -80,8 +85,10 @@ def run_workload(profile: str, workload: str, n: int, settings: EngineSettings, 
             started = time.perf_counter()
             before = stats.snapshot(engine.session)
             if workload == "insert":
+                element = element or timestamp
                 for i in range(n):
-                    collection.insert({"_id": ObjectId(i.to_bytes(12, "big")), "ts": timestamp(i)})
+                    _id = ObjectId(i.to_bytes(12, "big"))
+                    collection.insert({"_id": _id, **inserted_document(element(i))})
             else:
                 for i in range(n):
                     value = timestamp(i)
@@ -92,8 +99,9 @@ def run_workload(profile: str, workload: str, n: int, settings: EngineSettings, 
             seconds = time.perf_counter() - started
         finally:
             engine.close()
-    return {"profile": profile, "workload": workload, "n": n, **_counts(stats.delta(before, after)),
-            "seconds": seconds}
+    delta = stats.delta(before, after)
+    return {"profile": profile, "workload": workload, "n": n, **_counts(delta),
+            "log_payload_bytes": delta["log_payload_bytes"], "seconds": seconds}
 
 
 def sweep(ns: Sequence[int], profiles: Sequence[str], workloads: Sequence[str], settings: EngineSettings,
@@ -139,23 +147,27 @@ def fits(log_bytes: pl.DataFrame) -> pl.DataFrame:
 # ---- fallback sweep --------------------------------------------------------------------------
 
 
-def _fallback_updates(variant: str, params: FallbackParams) -> Iterator[tuple[int, dict, dict]]:
+def _fallback_updates(variant: str, params: FallbackParams, element: Callable[[int], object] = timestamp,
+                      documents: list[dict] | None = None) -> Iterator[tuple[int, dict, dict]]:
     """(document index, new document, oplog `o`) per update, in the order the variant sends them.
 
     The oplog `o` is the $v:2 diff mongod logs for the update: an array sub-diff for appends
     ($push, $push $each), a whole-field update {u: {field: value}} for $set of the array, and
     the whole post-image (a replacement entry) when the diff would not be smaller than the
-    document (the $slice shift rewrites every element).
+    document (the $slice shift rewrites every element). `element(i)`: what update i pushes (push_one,
+    small_docs, push_slice, set_array; the article's timestamp unless a user's element); `documents`: the
+    documents updated (the sweep's job documents unless given).
     """
     count = params.small_docs() if variant == "small_docs" else 1
-    docs = [_job_document(job_name(j), j) for j in range(count)]
+    docs = documents if documents is not None else [_job_document(job_name(j), j) for j in range(count)]
+    count = len(docs)
     yield from ((-1, d, {}) for d in docs)   # the preparation inserts (index -1: not measured)
     u = params.updates
     for i in range(u):
         if variant in ("push_one", "small_docs"):
             j = i % count
             arr = docs[j][ARRAY_FIELD]
-            arr.append(timestamp(i))
+            arr.append(element(i))
             yield j, docs[j], push_diff(ARRAY_FIELD, len(arr) - 1, arr[-1])
         elif variant == "push_many":
             arr = docs[0][ARRAY_FIELD]
@@ -170,7 +182,7 @@ def _fallback_updates(variant: str, params: FallbackParams) -> Iterator[tuple[in
             yield 0, docs[0], push_diff(ARRAY_FIELD, len(arr) - 1, arr[-1])
         elif variant == "push_slice":
             arr = docs[0][ARRAY_FIELD]
-            arr.append(timestamp(i))
+            arr.append(element(i))
             del arr[:-params.slice_elements]
             if len(arr) < params.slice_elements:
                 yield 0, docs[0], push_diff(ARRAY_FIELD, len(arr) - 1, arr[-1])
@@ -178,33 +190,54 @@ def _fallback_updates(variant: str, params: FallbackParams) -> Iterator[tuple[in
                 yield 0, docs[0], dict(docs[0])
         elif variant == "set_array":
             arr = docs[0][ARRAY_FIELD]
-            arr.append(timestamp(i))
+            arr.append(element(i))
             yield 0, docs[0], {"$v": 2, "diff": {"u": {ARRAY_FIELD: list(arr)}}}
         else:
             raise ValueError(f"unknown fallback variant {variant!r}; allowed: {', '.join(FALLBACK_VARIANTS)}")
 
 
-def run_fallback_variant(profile: str, variant: str, params: FallbackParams, settings: EngineSettings,
-                         workdir=None, retryable_writes: bool = True,
-                         replica_set: ReplicaSetSettings | None = None) -> dict:
-    with engine_home(workdir, f"fallback-{profile}-{variant}") as home:
+def _appended(document: dict, oplog_o: dict) -> tuple[int, object] | None:
+    """(index, value) when the update appends one element to the document's array (its last field)."""
+    diff = oplog_o.get("diff") if "$v" in oplog_o else None
+    sub = diff.get(f"s{ARRAY_FIELD}") if isinstance(diff, dict) and len(diff) == 1 else None
+    if sub is None or len(sub) != 2 or next(reversed(document)) != ARRAY_FIELD:
+        return None
+    index = len(document[ARRAY_FIELD]) - 1
+    key = f"u{index}"
+    return (index, sub[key]) if key in sub else None
+
+
+def _run_updates(label: str, profile: str, variant: str, params: FallbackParams, settings: EngineSettings,
+                 workdir=None, retryable_writes: bool = True, replica_set: ReplicaSetSettings | None = None,
+                 element: Callable[[int], object] = timestamp, documents: list[dict] | None = None
+                 ) -> tuple[dict, dict, int, int]:
+    """The updates of `variant` on a fresh engine: (the counters' delta over the updates, the collection's
+    full-update reasons, its modify calls, the largest document's BSON bytes)."""
+    with engine_home(workdir, label) as home:
         engine = Engine(home, settings)
         try:
             collection = Deployment(engine, profile, settings.block_compressor,
                                     retryable_writes, replica_set).collection(NAMESPACE)
             record_ids: list[int] = []
             encoded: list[bytes] = []
+            largest = 0
             before = None
-            for j, document, oplog_o in _fallback_updates(variant, params):
-                new = bson.encode(document)
+            for j, document, oplog_o in _fallback_updates(variant, params, element, documents):
                 if j < 0:
+                    new = bson.encode(document)
                     record_ids.append(collection.insert(document, new))
                     encoded.append(new)
                     continue
+                appended = _appended(document, oplog_o)
+                # an append: the array's bytes grown by one element (bson.encode of a 20,000-element
+                # array per update would be most of the run)
+                new = (bson.encode(document) if appended is None
+                       else append_to_last_array(encoded[j], *appended))
                 if before is None:
                     before = stats.snapshot(engine.session)
                 collection.update(record_ids[j], document["_id"], new, oplog_o, encoded[j])
                 encoded[j] = new
+                largest = max(largest, len(new))
             after = stats.snapshot(engine.session)
             reasons = dict(collection.records.counts.by_reason)
             # the collection's own deltas: on a replica set the connection's modify calls also count
@@ -212,7 +245,16 @@ def run_fallback_variant(profile: str, variant: str, params: FallbackParams, set
             collection_modifies = collection.records.counts.modify
         finally:
             engine.close()
-    counts = _counts(stats.delta(before, after))
+    return stats.delta(before, after), reasons, collection_modifies, largest
+
+
+def run_fallback_variant(profile: str, variant: str, params: FallbackParams, settings: EngineSettings,
+                         workdir=None, retryable_writes: bool = True,
+                         replica_set: ReplicaSetSettings | None = None) -> dict:
+    delta, reasons, collection_modifies, _ = _run_updates(
+        f"fallback-{profile}-{variant}", profile, variant, params, settings, workdir, retryable_writes,
+        replica_set)
+    counts = _counts(delta)
     return {"profile": profile, "variant": variant, "updates": params.updates, **counts,
             "bytes_per_update": counts["log_bytes"] / params.updates,
             "collection_modify_calls": collection_modifies,
@@ -240,7 +282,69 @@ def fallback_sweep(profiles: Sequence[str], variants: Sequence[str], params: Fal
         .alias("eligible_but_calc_modify_refused"))
 
 
-__all__ = ["sweep", "fits", "fallback_sweep", "run_workload", "PROFILES", "WORKLOADS", "LOG_COLUMNS"]
+# ---- a user's own elements (arraygrowth.elements, docs/variants.md) ---------------------------
+
+ELEMENT_COLUMNS = ["profile", "element", "update", "n", "log_bytes", "bytes_per_op", "log_payload_bytes",
+                   "log_records", "modify_calls", "insert_calls", "max_doc_bytes", "wt_version",
+                   "journal_compressor", "journal_compressor_wanted", "block_compressor", "retryable_writes",
+                   "server_kind", "seconds"]
+
+
+def run_element(profile: str, declaration, n: int, settings: EngineSettings, workdir=None,
+                retryable_writes: bool = True, replica_set: ReplicaSetSettings | None = None) -> dict:
+    """One run of a user's element (costlab.arraygrowth.elements.ElementDeclaration) on a fresh engine: n
+    writes adding `declaration.at(i)` as its update style says, to the article's job document (insert: n
+    documents); the counters cover the n writes only, like the article's runs (run_workload)."""
+    check_profile(profile)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if declaration.update == "insert":
+        row = run_workload(profile, "insert", n, settings, workdir, retryable_writes, replica_set,
+                           declaration.at)
+        row["max_doc_bytes"] = len(bson.encode({"_id": ObjectId(bytes(12)),
+                                                **inserted_document(declaration.at(n - 1))}))
+    else:
+        started = time.perf_counter()
+        delta, _, _, largest = _run_updates(
+            f"element-{profile}-{declaration.name}-{n}", profile, ELEMENT_VARIANTS[declaration.update],
+            element_params(declaration, n), settings, workdir, retryable_writes, replica_set, declaration.at,
+            [_job_document()])
+        row = {"profile": profile, "n": n, **_counts(delta), "log_payload_bytes": delta["log_payload_bytes"],
+               "max_doc_bytes": largest, "seconds": time.perf_counter() - started}
+    return row | {"element": declaration.name, "update": declaration.update}
+
+
+def element_sweep(declarations: Sequence, ns: Sequence[int], profiles: Sequence[str],
+                  settings: EngineSettings, journal_compressor_wanted: str, workdir=None,
+                  retryable_writes: bool = True,
+                  replica_set: ReplicaSetSettings | None = None) -> pl.DataFrame:
+    """Every (element, profile, n): the rows of results/arraygrowth/engine/elements.csv."""
+    described = settings.describe()
+    runs = [(d, p, int(n)) for d in declarations for p in profiles for n in ns]
+    rows = []
+    with progress(total=len(runs), desc="arraygrowth engine lab, your elements", unit="run") as bar:
+        for declaration, profile, n in runs:
+            bar.set_postfix_str(f"{declaration.name} {profile} N={n:,}")
+            row = run_element(profile, declaration, n, settings, workdir, retryable_writes, replica_set)
+            rows.append(row | {
+                "bytes_per_op": row["log_bytes"] / n,
+                "wt_version": described["wt_version"],
+                "journal_compressor": settings.journal_compressor,
+                "journal_compressor_wanted": journal_compressor_wanted,
+                "block_compressor": settings.block_compressor,
+                "retryable_writes": bool(retryable_writes and profile != "standalone"),
+                "server_kind": SERVER_KIND,
+            })
+            bar.update()
+    schema = {c: pl.Utf8 for c in ("profile", "element", "update", "wt_version", "journal_compressor",
+                                   "journal_compressor_wanted", "block_compressor", "server_kind")}
+    schema |= {"bytes_per_op": pl.Float64, "seconds": pl.Float64, "retryable_writes": pl.Boolean}
+    schema |= {c: pl.Int64 for c in ELEMENT_COLUMNS if c not in schema}
+    return pl.DataFrame([{c: r[c] for c in ELEMENT_COLUMNS} for r in rows], schema=schema)
+
+
+__all__ = ["sweep", "fits", "fallback_sweep", "run_workload", "element_sweep", "run_element", "PROFILES",
+           "WORKLOADS", "LOG_COLUMNS", "ELEMENT_COLUMNS"]
 
 
 # ---- the workflow job ------------------------------------------------------------------------
@@ -261,11 +365,14 @@ def engine_profiles(profiles: Sequence[str]) -> list[str]:
 
 def run_engine_job(params: EngineParams, run: RunFacts, log_bytes_path, fit_path, provenance_path,
                    fallback_path=None, verdicts_path=None, published_log_bytes=None,
-                   published_cursor_calls=None, tolerances_path=None) -> pl.DataFrame:
-    """The whole arraygrowth engine lab: sweep, fits, optional fallback sweep, verdicts, provenance;
-    `params` are the rule's (costlab.arraygrowth.params.EngineParams), `run` the run's facts."""
+                   published_cursor_calls=None, tolerances_path=None, elements_path=None) -> pl.DataFrame:
+    """The whole arraygrowth engine lab: sweep, fits, optional fallback sweep, the user's elements
+    (params.elements, arraygrowth.elements: when `elements_path` is given, their runs there and their rows in
+    the verdicts), verdicts, provenance; `params` are the rule's (costlab.arraygrowth.params.EngineParams),
+    `run` the run's facts."""
     from datetime import datetime, timezone
 
+    from costlab.arraygrowth.elements import declarations
     from costlab.arraygrowth.workloads import fallback_settings
     from costlab.engine.provenance import engine_provenance
     from costlab.io import write_csv
@@ -278,8 +385,22 @@ def run_engine_job(params: EngineParams, run: RunFacts, log_bytes_path, fit_path
     replica_set = replica_set_settings(engine_config,
                                        engine_config["arraygrowth"].get("writes_per_second", 600))
     started = datetime.now(timezone.utc)
-    table = sweep(ns, profiles, params.workloads, settings, resolved["journal_compressor_wanted"],
+    workloads = [w for w in params.workloads if w in WORKLOADS]   # a user's element: element_sweep
+    table = sweep(ns, profiles, workloads, settings, resolved["journal_compressor_wanted"],
                   engine_config.get("workdir"), engine_config["retryable_writes"], replica_set)
+    declared = declarations({"elements": params.elements}) if elements_path is not None else []
+    compared = table
+    missing = sorted({d.compare_to for d in declared} & set(WORKLOADS) - set(workloads))
+    if missing:
+        # what an element is compared to runs at the same N and profiles (the article's $push even where
+        # arraygrowth.workloads leaves it out); only the element rows use these runs
+        wanted = resolved["journal_compressor_wanted"]
+        workdir = engine_config.get("workdir")
+        compared = pl.concat([table, sweep(ns, profiles, missing, settings, wanted, workdir,
+                                           engine_config["retryable_writes"], replica_set)])
+    elements = (element_sweep(declared, ns, profiles, settings, resolved["journal_compressor_wanted"],
+                              engine_config.get("workdir"), engine_config["retryable_writes"], replica_set)
+                if declared else None)
     fallback = None
     if fallback_path is not None:
         fallback_params, variants = fallback_settings(params.fallback)
@@ -291,15 +412,24 @@ def run_engine_job(params: EngineParams, run: RunFacts, log_bytes_path, fit_path
         from costlab.arraygrowth.engine_verdicts import arraygrowth_verdicts
         from costlab.published import read_tolerances
         tolerances = read_tolerances(tolerances_path) if tolerances_path else None
-        write_csv(arraygrowth_verdicts(table, read_csv(published_log_bytes), read_csv(published_cursor_calls),
-                                       tolerances),
-                  verdicts_path)
+        verdicts = arraygrowth_verdicts(table, read_csv(published_log_bytes),
+                                        read_csv(published_cursor_calls), tolerances)
+        if elements is not None:
+            from costlab.arraygrowth.element_findings import engine_element_rows
+            from costlab.finding import verdict_table
+            pairs = {d.name: d.compare_to for d in declared}
+            verdicts = pl.concat([verdicts, verdict_table(engine_element_rows(compared, elements, pairs),
+                                                          rounded=True)])
+        write_csv(verdicts, verdicts_path)
+    if elements_path is not None:
+        write_csv(elements if elements is not None else pl.DataFrame(schema=ELEMENT_COLUMNS), elements_path)
     if fallback is not None:
         write_csv(fallback, fallback_path)
     write_json_atomic(provenance_path, engine_provenance(
         "arraygrowth_engine", run, started, ended,
         {"ns": list(ns), "profiles": profiles, "workloads": list(params.workloads),
-         "retryable_writes": engine_config["retryable_writes"], "replica_set": replica_set.describe()},
+         "retryable_writes": engine_config["retryable_writes"], "replica_set": replica_set.describe(),
+         **({"elements": {d.name: d.describe() for d in declared}} if declared else {})},
         engine_config=engine_config))
     write_csv(table, log_bytes_path)   # last: its presence means the job completed
     return table

@@ -10,13 +10,20 @@ from costlab.engine.job_keys import engine_keys
 from costlab.jobs import JobParams
 
 
+def _element(config):
+    """A user's element's declaration (None for the article's workloads): a changed one reruns its jobs."""
+    elements = config["arraygrowth"].get("elements") or {}
+    return lambda wildcards: elements.get(wildcards.ag_workload)
+
+
 @dataclass(frozen=True)
 class RunParams(JobParams):
     ns: list[int]
+    element: dict | None   # the workload's declaration when it is your element (arraygrowth.elements)
 
     @classmethod
     def declare(cls, config):
-        return {"ns": config["arraygrowth"]["ns"]}
+        return {"ns": config["arraygrowth"]["ns"], "element": _element(config)}
 
 
 @dataclass(frozen=True)
@@ -44,9 +51,11 @@ class EngineParams(JobParams):
     profiles: list[str]
     workloads: list[str]
     fallback: dict
+    elements: dict    # your own elements (arraygrowth.elements), every one measured in the engine lab
 
     @classmethod
     def declare(cls, config):
         ag = config["arraygrowth"]
         return {"engine": engine_keys(config, "arraygrowth"), "ns": ag["ns"], "profiles": ag["profiles"],
-                "workloads": ag["workloads"], "fallback": ag["fallback"]}
+                "workloads": ag["workloads"], "fallback": ag["fallback"],
+                "elements": ag.get("elements") or {}}

@@ -128,9 +128,11 @@ def _context(client: MongoClient, backend: str, applied: dict) -> dict:
 
 
 def growth_rows(client: MongoClient, profile: str, workload: str, ns: Sequence[int], backend: str = "unknown",
-                applied: dict | None = None, job: str = "", database: str = DB_NAME) -> pl.DataFrame:
-    """Run `workload` once per N, each on a fresh collection of `database`; one row per run."""
-    prepare, run = get_workload(workload)
+                applied: dict | None = None, job: str = "", database: str = DB_NAME,
+                elements: dict | None = None) -> pl.DataFrame:
+    """Run `workload` once per N, each on a fresh collection of `database`; one row per run. `elements`:
+    the config's arraygrowth.elements, where a workload may be a user's element (docs/variants.md)."""
+    prepare, run = get_workload(workload, elements)
     ns = _check_ns(ns)
     context = _context(client, backend, applied or {})
     rows = []
@@ -178,14 +180,20 @@ def _check_ns(ns: Sequence[int]) -> list[int]:
 
 def run_growth_job(params: RunParams, run: RunFacts, profile: str, workload: str, raw_path: str | Path,
                    provenance_path: str | Path) -> pl.DataFrame:
-    """One measuring job: a server with `profile`, `workload` at every N (params.ns), raw rows to raw_path."""
+    """One measuring job: a server with `profile`, `workload` at every N (params.ns), raw rows to raw_path;
+    `workload` is a user's element when params.element declares it (arraygrowth.elements)."""
     job = Path(provenance_path).stem
     ns = params.ns
-    with measuring_job(run, profile, provenance_path, job=job,
-                       extra={"study": "arraygrowth", "workload": workload, "ns": list(ns)},
-                       study="arraygrowth") as server:
+    extra = {"study": "arraygrowth", "workload": workload, "ns": list(ns)}
+    elements = None
+    if params.element is not None:   # a user's element (arraygrowth.elements): what was measured, as declared
+        from costlab.arraygrowth.elements import one_declaration
+
+        elements = {workload: params.element}
+        extra["element"] = one_declaration(workload, params.element).describe()
+    with measuring_job(run, profile, provenance_path, job=job, extra=extra, study="arraygrowth") as server:
         frame = growth_rows(server.client, profile, workload, ns, server.backend, server.applied, job,
-                            server.database)
+                            server.database, elements)
         write_parquet(frame, raw_path)
     return frame
 

@@ -44,12 +44,23 @@ def new_job_document(collection: Collection, job_id: str = JOB_FIELDS["job_id"])
     return collection.insert_one({**JOB_FIELDS, "job_id": job_id, ARRAY_FIELD: []}).inserted_id
 
 
-def insert_timestamps(collection: Collection, n: int, prepared: object = None) -> WorkloadResult:
-    """Workload 1: insert n documents, one timestamp each, one insert command at a time."""
+def inserted_document(value: object) -> dict:
+    """The document an insert workload writes for one element: a document element's own fields, any
+    other value (the article's timestamp) as {ts: value}."""
+    return dict(value) if isinstance(value, dict) else {"ts": value}
+
+
+def insert_timestamps(collection: Collection, n: int, prepared: object = None,
+                      element: Callable[[int], object] = timestamp) -> WorkloadResult:
+    """Workload 1: insert n documents, one timestamp (or `element(i)`) each, one insert command at a time."""
     _check_n(n)
+    stored = 0
     for i in progress(range(n), total=n, desc=f"insert x{n}", unit="doc"):
-        collection.insert_one({"ts": timestamp(i)})
-    return WorkloadResult(operations=n, documents=n, elements=0)
+        document = inserted_document(element(i))
+        array = document.get(ARRAY_FIELD)
+        stored += len(array) if isinstance(array, list) else 0
+        collection.insert_one(document)
+    return WorkloadResult(operations=n, documents=n, elements=stored)
 
 
 def push_timestamps(collection: Collection, n: int, prepared: object = None) -> WorkloadResult:
@@ -79,11 +90,44 @@ WORKLOADS: dict[str, tuple[Callable, Callable]] = {
 }
 
 
-def get_workload(name: str) -> tuple[Callable, Callable]:
-    try:
+def get_workload(name: str, elements: dict | None = None) -> tuple[Callable, Callable]:
+    """A published workload, or a user's element declared in `elements` (the config's
+    arraygrowth.elements: costlab.arraygrowth.elements) run as its update style says."""
+    if name in WORKLOADS:
         return WORKLOADS[name]
-    except KeyError:
-        raise ValueError(f"unknown arraygrowth workload {name!r}; allowed: {', '.join(WORKLOADS)}") from None
+    if elements and name in elements:
+        from costlab.arraygrowth.elements import one_declaration
+
+        return element_workload(one_declaration(name, elements[name]))
+    allowed = [*WORKLOADS, *(elements or {})]
+    raise ValueError(f"unknown arraygrowth workload {name!r}; allowed: {', '.join(allowed)}")
+
+
+# A user's element's update style -> the fallback variant that sends it (with the element in place of the
+# article's timestamp); insert is the insert workload.
+ELEMENT_VARIANTS = {"push": "push_one", "push_slice": "push_slice", "set_array": "set_array"}
+
+
+def element_params(declaration, n: int) -> FallbackParams:
+    """The fallback parameters that run a user's element for n writes."""
+    return FallbackParams(updates=n, slice_elements=declaration.slice or FallbackParams.slice_elements)
+
+
+def element_workload(declaration) -> tuple[Callable, Callable]:
+    """(prepare, run) of a user's element (costlab.arraygrowth.elements.ElementDeclaration): the article's
+    job document, then n writes each adding `declaration.at(i)` as its update style says."""
+    if declaration.update == "insert":
+        def run_insert(collection: Collection, n: int, prepared: object = None) -> WorkloadResult:
+            return insert_timestamps(collection, n, prepared, declaration.at)
+        return prepare_insert, run_insert
+    variant = ELEMENT_VARIANTS[declaration.update]
+
+    def run(collection: Collection, n: int, prepared: object = None) -> WorkloadResult:
+        _check_n(n)
+        return run_fallback_variant(collection, variant, element_params(declaration, n),
+                                    [prepared] if prepared is not None else None,
+                                    declaration.at)
+    return prepare_push, run
 
 
 # ---- the fallback sweep ("beyond the published study") ------------------------------------
@@ -129,14 +173,16 @@ def big_element(i: int, size: int) -> str:
 
 
 def run_fallback_variant(collection: Collection, variant: str, params: FallbackParams,
-                         prepared: object = None) -> WorkloadResult:
-    """Send params.updates updates of kind `variant` to documents made by prepare_fallback."""
+                         prepared: object = None,
+                         element: Callable[[int], object] = timestamp) -> WorkloadResult:
+    """Send params.updates updates of kind `variant` to documents made by prepare_fallback; `element(i)` is
+    what the i-th update pushes (the article's timestamp; a user's element: costlab.arraygrowth.elements)."""
     ids = prepared if prepared is not None else prepare_fallback(collection, variant, params)
     u = params.updates
     steps = progress(range(u), total=u, desc=variant, unit="update")
     if variant == "push_one":
         for i in steps:
-            collection.update_one({"_id": ids[0]}, {"$push": {ARRAY_FIELD: timestamp(i)}})
+            collection.update_one({"_id": ids[0]}, {"$push": {ARRAY_FIELD: element(i)}})
         return WorkloadResult(operations=u, documents=1, elements=u)
     if variant == "small_docs":
         for i in steps:
@@ -159,14 +205,14 @@ def run_fallback_variant(collection: Collection, variant: str, params: FallbackP
         keep = params.slice_elements
         for i in steps:
             collection.update_one({"_id": ids[0]},
-                                  {"$push": {ARRAY_FIELD: {"$each": [timestamp(i)], "$slice": -keep}}})
+                                  {"$push": {ARRAY_FIELD: {"$each": [element(i)], "$slice": -keep}}})
         return WorkloadResult(operations=u, documents=1, elements=min(u, keep))
     if variant == "set_array":
         # The application keeps the array and writes all of it back each time: same stored bytes
         # as push_one, but the update (and so the oplog entry on a replica set) carries the array.
-        values: list[Int64] = []
+        values: list = []
         for i in steps:
-            values.append(timestamp(i))
+            values.append(element(i))
             collection.update_one({"_id": ids[0]}, {"$set": {ARRAY_FIELD: values}})
         return WorkloadResult(operations=u, documents=1, elements=u)
     raise ValueError(f"unknown fallback variant {variant!r}; allowed: {', '.join(FALLBACK_VARIANTS)}")

@@ -28,6 +28,21 @@ def append_int64_to_last_field(document: bytes, index: int, value: int) -> bytes
     return bytes(body)
 
 
+def append_to_last_array(document: bytes, index: int, value: object) -> bytes:
+    """`document` (BSON) whose last field is an array of `index` elements, with `value` (any BSON value:
+    a document, a string, an int64, ...) appended as element `index`: bson.encode's bytes of the value."""
+    encoded = bson.encode({"": value})          # header(4) type name("\0") value 0x00
+    element = encoded[4:5] + str(index).encode() + b"\0" + encoded[6:-1]
+    array_start = _last_field_value_offset(document)
+    array_length = struct.unpack_from("<i", document, array_start)[0]
+    array_end = array_start + array_length
+    body = bytearray(document[: array_end - 1])
+    body += element + b"\0" + document[array_end:]
+    struct.pack_into("<i", body, array_start, array_length + len(element))
+    struct.pack_into("<i", body, 0, len(document) + len(element))
+    return bytes(body)
+
+
 def _last_field_value_offset(document: bytes) -> int:
     """Offset of the last field's value; it must be an array (type 0x04)."""
     i, last = 4, None
