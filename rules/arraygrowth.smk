@@ -8,10 +8,24 @@ import costlab.arraygrowth.params as _ag_params
 AG = config["arraygrowth"]
 AG_FALLBACK = AG["fallback"]
 AG_FALLBACK_ON = AG_FALLBACK["enabled"]
+# your own elements (arraygrowth.elements, docs/variants.md): every one in the engine lab; one also listed in
+# arraygrowth.workloads on a server too, as a workload of its own (raw and provenance beside the article's)
+from costlab.arraygrowth.elements import element_files as _ag_element_files
+from costlab.arraygrowth.elements import server_elements as _ag_server_elements
+
+AG_ELEMENTS = AG.get("elements") or {}
+AG_ELEMENT_FILES = _ag_element_files(AG)
+AG_SERVER_ELEMENTS = _ag_server_elements(AG)
+AG_WORKLOADS = [w for w in AG["workloads"] if w not in AG_SERVER_ELEMENTS]
 AG_RAW = expand("results/arraygrowth/raw/{profile}_{workload}.parquet",
-                profile=AG["profiles"], workload=AG["workloads"])
+                profile=AG["profiles"], workload=AG_WORKLOADS)
 AG_PROV = expand("results/arraygrowth/provenance/{profile}_{workload}.json",
-                 profile=AG["profiles"], workload=AG["workloads"])
+                 profile=AG["profiles"], workload=AG_WORKLOADS)
+AG_EL_RAW = expand("results/arraygrowth/raw/{profile}_{workload}.parquet",
+                   profile=AG["profiles"], workload=AG_SERVER_ELEMENTS)
+AG_EL_PROV = expand("results/arraygrowth/provenance/{profile}_{workload}.json",
+                    profile=AG["profiles"], workload=AG_SERVER_ELEMENTS)
+AG_EL_INPUT = {"element_raw": AG_EL_RAW, "element_provenance": AG_EL_PROV} if AG_SERVER_ELEMENTS else {}
 AG_FB_RAW = expand("results/arraygrowth/raw/fallback_{profile}.parquet", profile=AG["profiles"])
 AG_FB_PROV = expand("results/arraygrowth/provenance/fallback_{profile}.json", profile=AG["profiles"])
 AG_MODEL = "results/arraygrowth/model/fallback_conditions.csv"
@@ -30,13 +44,14 @@ AG_FIGURE_FILES = [f"results/arraygrowth/figures/{name}.{ext}"
 
 wildcard_constraints:
     ag_profile="standalone|standalone-small-cache|replset-1",
-    ag_workload="insert|push",
+    ag_workload="|".join(["insert", "push", *AG_SERVER_ELEMENTS]),
 
 
 rule arraygrowth_run:
     """One server per (profile, workload); every N on a fresh collection; serverStatus deltas."""
     input:
         server=server_json("{ag_profile}"),
+        element_file=lambda wc: [AG_ELEMENT_FILES[wc.ag_workload]] if wc.ag_workload in AG_ELEMENT_FILES else [],
     output:
         raw=kept("results/arraygrowth/raw/{ag_profile}_{ag_workload}.parquet"),
         provenance=kept("results/arraygrowth/provenance/{ag_profile}_{ag_workload}.json"),
@@ -95,6 +110,7 @@ rule arraygrowth_tables:
         provenance=AG_PROV,
         **AG_PUBLISHED,
         **AG_FB_INPUT,
+        **AG_EL_INPUT,
     output:
         **AG_TABLES,
     log:
@@ -169,7 +185,7 @@ rule arraygrowth_figure_fallback:
 
 
 add_server_free_targets("arraygrowth", *([AG_MODEL] if AG_FALLBACK_ON else []))
-add_targets("arraygrowth", *AG_TABLES.values(), *AG_PROV, *(AG_FB_PROV if AG_FALLBACK_ON else []),
+add_targets("arraygrowth", *AG_TABLES.values(), *AG_PROV, *AG_EL_PROV, *(AG_FB_PROV if AG_FALLBACK_ON else []),
             *AG_FIGURE_FILES)
 
 
@@ -180,12 +196,15 @@ AG_ENGINE = {"log_bytes": "results/arraygrowth/engine/log_bytes.csv",
              "provenance": "results/arraygrowth/engine/provenance.json"}
 if AG_FALLBACK_ON and config["engine"]["arraygrowth"]["fallback"]:
     AG_ENGINE["fallback"] = "results/arraygrowth/engine/fallback.csv"
+if AG_ELEMENTS:
+    AG_ENGINE["elements"] = "results/arraygrowth/engine/elements.csv"
 
 
 rule arraygrowth_engine:
     """The N sweep (and fallback sweep) on WiredTiger opened like mongod: needs no server."""
     input:
         **AG_PUBLISHED,
+        element_files=list(AG_ELEMENT_FILES.values()),
     output:
         **AG_ENGINE,
     params:

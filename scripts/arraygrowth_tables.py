@@ -14,5 +14,7 @@ build_tables(
     published_log_bytes=inputs.published_log_bytes,
     published_cursor_calls=inputs.published_cursor_calls,
     tolerances_path=inputs.tolerances,
+    element_raw_paths=getattr(inputs, "element_raw", ()),
+    element_provenance_paths=getattr(inputs, "element_provenance", ()),
 )
 Path(snakemake.log[0]).write_text(Path(outputs.fit).read_text())  # noqa: F821

@@ -12,6 +12,13 @@ from costlab.study import ENGINE_S, EngineOverlay, Overlay, RuleAsk, Study
 WRITE_OPS_PER_S = 100          # assumed single-document updates per second (arrays grow large)
 
 
+def _config_problem(config: dict) -> str | None:
+    """A user's elements (arraygrowth.elements) and the workloads naming them: one line naming the key."""
+    from costlab.arraygrowth.elements import problem
+
+    return problem(config.get("arraygrowth") or {})
+
+
 def _fallback_jobs(config: dict) -> int:
     study = config["arraygrowth"]
     return len(study["profiles"]) if study["fallback"]["enabled"] else 0
@@ -41,6 +48,7 @@ STUDY = Study(
         "arraygrowth_fallback": RuleAsk(work_s=_fallback_s, jobs=_fallback_jobs),
     },
     other_rules={"arraygrowth_engine": RuleAsk(work_s=lambda config: ENGINE_S)},
+    config_problem=_config_problem,
     overlay=Overlay(
         "runs",
         "n",

@@ -362,6 +362,22 @@ def fits_by_pair(raw: pl.DataFrame) -> dict[tuple[str, str], PowerLawFit | None]
     return out
 
 
+def element_table(raw: pl.DataFrame, element_raw_paths: Sequence[str | Path],
+                  element_provenance_paths: Sequence[str | Path]) -> pl.DataFrame:
+    """The rows of a user's elements measured on the server, beside what each is compared to (its
+    declaration, from the job's provenance: what the server ran)."""
+    from costlab.arraygrowth.element_findings import server_element_rows
+
+    elements = with_provenance_kind(read_raw(element_raw_paths), element_provenance_paths)
+    pairs = {}
+    for path in element_provenance_paths:
+        extra = read_provenance(path).get("extra") or {}
+        declared = extra.get("element") or {}
+        if extra.get("workload") and declared.get("compare_to"):
+            pairs[extra["workload"]] = declared["compare_to"]
+    return verdict_table(server_element_rows(pl.concat([raw, elements], how="vertical"), pairs), rounded=True)
+
+
 def build_tables(
     raw_paths: Sequence[str | Path],
     provenance_paths: Sequence[str | Path],
@@ -372,8 +388,12 @@ def build_tables(
     published_log_bytes: str | Path | None = None,
     published_cursor_calls: str | Path | None = None,
     tolerances_path: str | Path | None = None,
+    element_raw_paths: Sequence[str | Path] = (),
+    element_provenance_paths: Sequence[str | Path] = (),
 ) -> None:
-    """Write runs, fit, counts, published_vs_reproduced (and fallback when given) CSVs atomically."""
+    """Write runs, fit, counts, published_vs_reproduced (and fallback when given) CSVs atomically. The runs
+    of a user's elements (element_raw_paths: arraygrowth.elements listed in arraygrowth.workloads) add their
+    rows of kind user variant to published_vs_reproduced, beside what each is compared to."""
     from costlab.arraygrowth.published import read_published_cursor_calls, read_published_log_bytes
     from costlab.io import write_csv
     from costlab.published import read_tolerances
@@ -385,8 +405,10 @@ def build_tables(
     write_csv(fit_table(raw, published), outputs["fit"])
     write_csv(counts_table(raw, calls), outputs["counts"])
     tolerances = read_tolerances(tolerances_path) if tolerances_path else None
-    write_csv(published_vs_reproduced(raw, fits_by_pair(raw), published, calls, tolerances),
-              outputs["published_vs_reproduced"])
+    verdicts = published_vs_reproduced(raw, fits_by_pair(raw), published, calls, tolerances)
+    if element_raw_paths:
+        verdicts = pl.concat([verdicts, element_table(raw, element_raw_paths, element_provenance_paths)])
+    write_csv(verdicts, outputs["published_vs_reproduced"])
     if "fallback" in outputs:
         if model_path is None or not fallback_raw_paths:
             raise ValueError(
