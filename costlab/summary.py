@@ -33,7 +33,7 @@ NOT_RUN_EVIDENCE = (
 
 
 VARIANTS_LABEL = "costlab's variants beyond the article (not counted)"
-USER_VARIANTS_LABEL = "your variants (appversions.variants; not counted)"
+USER_VARIANTS_LABEL = "your variants (declared in your config; not counted)"
 
 
 def verdict_counts(table: Path) -> tuple[Counter, bool]:
