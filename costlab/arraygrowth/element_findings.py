@@ -37,7 +37,9 @@ def _exponent(runs: pl.DataFrame) -> float | None:
 
 
 def _text(value: float | None, unit: str) -> str:
-    return "—" if value is None else f"{value:.4g}{unit}"
+    if value is None:
+        return "—"
+    return f"{value:,.0f}{unit}" if abs(value) >= 100 else f"{value:.4g}{unit}"
 
 
 def element_rows(frame: pl.DataFrame, pairs: dict[str, str], evidence: str,
