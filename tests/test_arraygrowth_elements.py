@@ -147,6 +147,34 @@ def test_an_element_on_the_server_is_a_workload_of_its_own(test_db):
     assert sorted(d["ts"] for d in test_db.rows.find()) == list(range(1, 8))
 
 
+def test_the_server_tables_add_the_elements_rows(tmp_path):
+    """tables/published_vs_reproduced.csv: the article's findings, then each element measured on the server
+    beside what its job's provenance says it is compared to (mongod's rows; the stand-in's not comparable)."""
+    from costlab.arraygrowth.run import GROWTH_SCHEMA
+    from costlab.arraygrowth.tables import element_table
+
+    def runs(workload: str, per_write: float, kind: str) -> pl.DataFrame:
+        job = f"standalone_{workload}"
+        (tmp_path / f"{job}.json").write_text(json.dumps({"job": job, "server_kind": kind, "extra": {
+            "workload": workload, **({"element": {"compare_to": "push"}} if workload == "mine" else {})}}))
+        rows = [{"job": job, "profile": "standalone", "workload": workload, "n": n, "operations": n,
+                 "log_bytes": None if kind == "stand-in" else int(per_write * n * n / 100),
+                 "server_kind": kind} for n in (100, 200)]
+        frame = pl.DataFrame(rows, schema={c: GROWTH_SCHEMA[c] for c in rows[0]})
+        missing = [pl.lit(None, t).alias(c) for c, t in GROWTH_SCHEMA.items() if c not in rows[0]]
+        return frame.with_columns(missing).select(list(GROWTH_SCHEMA))
+
+    for kind, expected in (("mongod", {("not comparable", 3.0), ("not comparable", 1.0)}),
+                           ("stand-in", {("not comparable", None)})):
+        push, mine = runs("push", 100, kind), runs("mine", 300, kind)
+        mine.write_parquet(tmp_path / "mine.parquet")
+        table = element_table(push, [tmp_path / "mine.parquet"], [tmp_path / "standalone_mine.json"])
+        assert set(table["kind"]) == {"user variant"}
+        # 300 B against 100 B a write at N=200 (both grow as N^2: the exponents' ratio is 1)
+        assert {(v, None if r is None else round(r, 6)) for v, r in
+                table.select("verdict", "reproduced").iter_rows()} == expected, table
+
+
 # ---- bad declarations: one line naming the key, before any job ----------------------------------
 
 
@@ -239,3 +267,16 @@ def test_smoke_tree_shows_the_element_as_your_variant(smoke_all):
     assert not list((out / "raw").glob("*job_run*"))
     page = (smoke_all.results() / "report.html").read_text()
     assert "job_run beside push" in page and "arraygrowth.elements" in page
+
+
+def test_appending_an_element_to_the_last_array_is_bson_encode():
+    """The engine lab grows a document's array by the element's bytes rather than encoding the whole document
+    per update: the same bytes as bson.encode of the grown document, for any element."""
+    from costlab.engine.bsonbytes import append_to_last_array
+
+    document = {"_id": bson.ObjectId(bytes(12)), "job_id": "j", "timestamps": []}
+    encoded = bson.encode(document)
+    for i, value in enumerate([{"ts": Int64(1), "host": "web-1"}, Int64(5), "text", [1, {"a": None}], 2.5, True]):
+        encoded = append_to_last_array(encoded, i, value)
+        document["timestamps"].append(value)
+        assert encoded == bson.encode(document)
