@@ -276,7 +276,8 @@ def test_appending_an_element_to_the_last_array_is_bson_encode():
 
     document = {"_id": bson.ObjectId(bytes(12)), "job_id": "j", "timestamps": []}
     encoded = bson.encode(document)
-    for i, value in enumerate([{"ts": Int64(1), "host": "web-1"}, Int64(5), "text", [1, {"a": None}], 2.5, True]):
+    values = [{"ts": Int64(1), "host": "web-1"}, Int64(5), "text", [1, {"a": None}], 2.5, True]
+    for i, value in enumerate(values):
         encoded = append_to_last_array(encoded, i, value)
         document["timestamps"].append(value)
         assert encoded == bson.encode(document)
