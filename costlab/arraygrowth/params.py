@@ -19,7 +19,7 @@ def _element(config):
 @dataclass(frozen=True)
 class RunParams(JobParams):
     ns: list[int]
-    element: dict | None   # the workload's declaration when it is your element (arraygrowth.elements)
+    element: dict | None = None   # the workload's declaration when it is your element (arraygrowth.elements)
 
     @classmethod
     def declare(cls, config):
