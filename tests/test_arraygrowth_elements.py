@@ -281,3 +281,12 @@ def test_appending_an_element_to_the_last_array_is_bson_encode():
         encoded = append_to_last_array(encoded, i, value)
         document["timestamps"].append(value)
         assert encoded == bson.encode(document)
+
+
+def test_the_schema_lists_the_fallback_variants_declared_once():
+    from costlab.arraygrowth.names import FALLBACK_VARIANTS
+    from costlab.config import schema
+
+    fallback = schema()["properties"]["arraygrowth"]["properties"]["fallback"]["properties"]["variants"]
+    assert fallback["items"]["enum"] == list(FALLBACK_VARIANTS)
+    assert fallback["default"] == list(FALLBACK_VARIANTS)

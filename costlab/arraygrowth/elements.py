@@ -31,12 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from costlab.arraygrowth.names import FALLBACK_VARIANTS, PUBLISHED_WORKLOADS
+
 KEY = "arraygrowth.elements"
 FIELDS = ("element", "update", "slice", "compare_to")
 UPDATES = ("push", "push_slice", "set_array", "insert")
-PUBLISHED_WORKLOADS = ("insert", "push")
-# costlab's own variants of the fallback sweep: names a user's element may not take either
-FALLBACK_NAMES = ("push_one", "small_docs", "push_many", "big_elements", "push_slice", "set_array")
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,62}$")
 DEFAULT_COMPARE_TO = "push"
 INT32 = 2**31
@@ -142,7 +141,7 @@ def _declaration(name: Any, fields: Any, names: list[str]) -> ElementDeclaration
                                      "(at most 63 characters)")
     if name in PUBLISHED_WORKLOADS:
         raise _fail(name, None, f"{name!r} is a published workload's name: give your element another name")
-    if name in FALLBACK_NAMES:
+    if name in FALLBACK_VARIANTS:
         raise _fail(name, None, f"{name!r} is a fallback variant's name (arraygrowth.fallback): give your "
                                 "element another name")
     if not isinstance(fields, dict):

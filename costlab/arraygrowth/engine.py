@@ -19,6 +19,7 @@ import polars as pl
 from bson import ObjectId
 
 from costlab.arraygrowth.fit import FitError, fit_power_law
+from costlab.arraygrowth.names import PUBLISHED_WORKLOADS
 from costlab.arraygrowth.params import EngineParams
 from costlab.arraygrowth.workloads import (
     ARRAY_FIELD,
@@ -45,7 +46,7 @@ from costlab.jobs import RunFacts
 from costlab.progress import progress
 
 NAMESPACE = "costlab_arraygrowth.timestamps"
-WORKLOADS = ("insert", "push")
+WORKLOADS = PUBLISHED_WORKLOADS
 
 LOG_COLUMNS = ["profile", "workload", "n", "log_bytes", "bytes_per_op", "log_records", "modify_calls",
                "update_calls", "reserve_calls", "insert_calls", "wt_version", "journal_compressor",

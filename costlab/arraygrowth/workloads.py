@@ -13,6 +13,7 @@ from typing import Callable
 from bson import Int64
 from pymongo.collection import Collection
 
+from costlab.arraygrowth.names import FALLBACK_VARIANTS
 from costlab.progress import progress
 
 # The first timestamp of the article's example document; any 10-digit value has the same size.
@@ -134,7 +135,6 @@ def element_workload(declaration) -> tuple[Callable, Callable]:
 # Each variant sends `updates` update commands; they differ in what each update does to the
 # stored document, to probe where WiredTiger's delta (modify) path stops being used.
 
-FALLBACK_VARIANTS = ("push_one", "small_docs", "push_many", "big_elements", "push_slice", "set_array")
 
 
 @dataclass(frozen=True)
