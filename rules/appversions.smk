@@ -288,20 +288,22 @@ AV_ENGINE = {"storage": "results/appversions/engine/storage.csv",
 
 rule appversions_engine_version:
     """One version's storage and index size with its block compressor (substitutes recorded), grown
-    by its own Bulk Upsert stream: one job per version, so the engine lab's versions share the cores."""
+    by its own Bulk Upsert stream: one job per version and repeat (engine.appversions.repeats, each
+    repeat its own events seed), so the engine lab's versions share the cores."""
     input:
         layout_file=lambda wildcards: AV_LAYOUT_FILES.get(wildcards.version, []),
     output:
-        row="results/appversions/engine/versions/{version}.json",
+        row="results/appversions/engine/versions/{version}/rep{rep}.json",
     wildcard_constraints:
         version=AV_VERSION_RE,
+        rep=r"[1-9][0-9]*",
     params:
         **_av_params.EngineVersionParams.declare(config),
     threads: ask("appversions_engine_version").threads
     resources:
         **ask("appversions_engine_version").resources,
     log:
-        "results/logs/appversions_engine_{version}.log",
+        "results/logs/appversions_engine_{version}_rep{rep}.log",
     conda:
         CONDA_ENV
     script:
@@ -309,13 +311,15 @@ rule appversions_engine_version:
 
 
 rule appversions_engine:
-    """The versions' engine runs as one storage table, its verdicts against the published table and
-    one provenance holding each version job's."""
+    """The versions' engine runs (every repeat of every version) as one storage table, its verdicts
+    against the published table, judged by each value's interval over the repeats, and one provenance
+    holding each version job's."""
     input:
         published="resources/published/appversions_collection_stats.csv",
         tolerances="resources/published/appversions_tolerances.csv",
-        versions=expand("results/appversions/engine/versions/{version}.json",
-                        version=config["appversions"]["versions"]),
+        versions=expand("results/appversions/engine/versions/{version}/rep{rep}.json",
+                        version=config["appversions"]["versions"],
+                        rep=range(1, _av_params.engine_repeats(config) + 1)),
     output:
         **AV_ENGINE,
     params:

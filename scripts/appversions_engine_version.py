@@ -1,4 +1,4 @@
-"""Snakemake entry: one app version's storage sizes on the WiredTiger engine lab (no server)."""
+"""Snakemake entry: one app version's storage sizes on the WiredTiger engine lab (no server), one repeat."""
 import json
 from pathlib import Path
 
@@ -8,5 +8,6 @@ from costlab.config import run_facts
 
 record = run_version_job(EngineVersionParams.from_params(snakemake.params),  # noqa: F821
                          run_facts(snakemake.config, "appversions"),  # noqa: F821
-                         snakemake.wildcards.version, snakemake.output.row)  # noqa: F821
+                         snakemake.wildcards.version, snakemake.output.row,  # noqa: F821
+                         rep=int(snakemake.wildcards.rep))  # noqa: F821
 Path(snakemake.log[0]).write_text(json.dumps(record["row"], default=str) + "\n")  # noqa: F821

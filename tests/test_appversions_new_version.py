@@ -153,7 +153,7 @@ def test_the_workflow_plans_the_new_version(tmp_path):
         if (ROOT / name).exists():
             (tmp_path / name).symlink_to(ROOT / name)
     targets = [
-        f"results/appversions/engine/versions/{NAME}.json",
+        f"results/appversions/engine/versions/{NAME}/rep1.json",
         "results/appversions/model/stats.csv",
         f"results/appversions/raw/loadtest_{NAME}.parquet",
     ]

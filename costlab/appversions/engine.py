@@ -42,7 +42,7 @@ from costlab.engine.deployment import Deployment
 from costlab.engine.provenance import SERVER_KIND
 from costlab.engine.replset import ReplicaSetSettings, replica_set_settings, timestamp_of
 from costlab.engine.wt import compressor_or_nearest
-from costlab.finding import judged, verdict_table
+from costlab.finding import interval_verdict, judged, verdict_table
 from costlab.inputs import read_csv
 from costlab.jobs import RunFacts
 from costlab.progress import progress
@@ -257,9 +257,67 @@ def storage_table(rows: list[dict], published: pl.DataFrame, wt_version: str) ->
         pl.lit(wt_version).alias("wt_version"), pl.lit(SERVER_KIND).alias("server_kind"))
 
 
+# each repeat's value kept beside the median of these columns ("; "-separated, in repeat order): the
+# verdicts' intervals over the repeats are drawn from them
+REPEATED = ("storage_over_data", "storage_bytes")
+REPEATS_SEPARATOR = "; "
+
+
+def over_repeats_table(per_repeat: pl.DataFrame) -> pl.DataFrame:
+    """storage_table's rows, one per (version, rep), as one row per version: each numeric column the
+    median over the version's repeats (with one repeat, the value itself; integer columns stay integers
+    where every median is whole), every other column the first repeat's; then `repeats` (how many),
+    `seeds` (each repeat's events seed), `<column>_repeats` for REPEATED (each repeat's value) and the
+    median's interval over the repeats of storage_over_data (`storage_over_data_low`, `_high`,
+    `interval_confidence`: costlab.intervals.over_repeats; empty for one repeat, which has none)."""
+    from costlab.intervals import over_repeats
+
+    if "rep" not in per_repeat.columns:
+        per_repeat = per_repeat.with_columns(pl.lit(1).alias("rep"))
+    # stable: each version's repeats in order, the versions in their first repeat's order
+    per_repeat = per_repeat.sort("rep", maintain_order=True)
+    columns = [c for c in per_repeat.columns if c not in ("version", "rep", "seed")]
+    numeric = {c for c in columns if per_repeat.schema[c].is_numeric()}
+    lists = [pl.col(c).alias(f"{c}_repeats") for c in REPEATED]
+    if "seed" in per_repeat.columns:
+        lists.append(pl.col("seed").alias("seeds"))
+    table = per_repeat.group_by("version", maintain_order=True).agg(
+        *[pl.col(c).median() if c in numeric else pl.col(c).first() for c in columns],
+        pl.len().cast(pl.Int64).alias("repeats"), *lists)
+    for c in columns:
+        dtype = per_repeat.schema[c]
+        if dtype.is_integer() and (table[c].drop_nulls() % 1 == 0).all():
+            table = table.with_columns(pl.col(c).cast(dtype))
+    intervals = [over_repeats(values) for values in table["storage_over_data_repeats"].to_list()]
+    return table.with_columns(
+        *[pl.col(list_column).list.eval(pl.element().cast(pl.Utf8)).list.join(REPEATS_SEPARATOR)
+          for list_column in [f"{c}_repeats" for c in REPEATED] + (["seeds"] if "seed" in per_repeat.columns
+                                                                   else [])],
+        pl.Series("storage_over_data_low", [i.low for i in intervals], pl.Float64),
+        pl.Series("storage_over_data_high", [i.high for i in intervals], pl.Float64),
+        pl.Series("interval_confidence", [i.confidence for i in intervals], pl.Float64),
+    )
+
+
+def repeat_values(row: dict, column: str) -> list[float]:
+    """Each repeat's value of `column` in a storage table row (`<column>_repeats`), or the row's one value
+    (a table written before repeats, or built without over_repeats_table)."""
+    text = row.get(f"{column}_repeats")
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return [] if row.get(column) is None else [float(row[column])]
+    if isinstance(text, (int, float)):   # one repeat read back from a CSV: a number, not text
+        return [float(text)]
+    return [float(value) for value in str(text).split(REPEATS_SEPARATOR.strip())]
+
+
 def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.DataFrame:
     """Compression (storage / data) per version, and appV6R4's zstd against appV6R3's snappy, judged by
-    appversions_tolerances.csv's engine_compression and engine_zstd_over_snappy (or `tolerances`)."""
+    appversions_tolerances.csv's engine_compression and engine_zstd_over_snappy (or `tolerances`): each
+    value's interval over its repeats against the rule's band (costlab.finding.interval_verdict: reproduced,
+    not reproduced or inconclusive; one repeat keeps the point verdict and says "one run: no interval").
+    appV1-appV4's time-window bracket on the replica set is a point rule (no band): its verdict stays the
+    point one, with the interval in words."""
+    from costlab.intervals import over_repeats
 
     tol = tolerances_or_published(tolerances, "appversions")
     zstd_rule = tol["engine_zstd_over_snappy"].holds()
@@ -280,6 +338,9 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.Da
                      + (f"; {r['block_compressor']} used)" if substituted else ")"), "ratio",
                      r["published_storage_over_data"], r["storage_over_data"], compression,
                      server_kind=SERVER_KIND, note=note)
+        values = repeat_values(r, "storage_over_data")
+        if values:
+            row = interval_verdict(row, over_repeats(values), compression)
         if substituted:
             row = row.but(
                 Verdict.NOT_COMPARABLE,
@@ -291,16 +352,20 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.Da
         r3, r4 = by_version["appV6R3"], by_version["appV6R4"]
         published = (r4["published_storage_bytes_per_event"] / r3["published_storage_bytes_per_event"]
                      if r3["published_storage_bytes_per_event"] else None)
+        # repeat r of both versions grew from the same events (one seed per repeat): a ratio per repeat
+        pairs = list(zip(repeat_values(r4, "storage_bytes"), repeat_values(r3, "storage_bytes"), strict=True))
+        ratios = [a / b for a, b in pairs]
         row = judged(
             "zstd stores appV6R4 in less space than snappy stores appV6R3 (same documents)",
             "storage size appV6R4 / appV6R3",
             "ratio",
             published,
-            r4["storage_bytes"] / r3["storage_bytes"],
+            over_repeats(ratios).estimate if len(ratios) > 1 else r4["storage_bytes"] / r3["storage_bytes"],
             zstd_rule,
             server_kind=SERVER_KIND,
             note=f"compared here: {r4['block_compressor']} / {r3['block_compressor']}",
         )
+        row = interval_verdict(row, over_repeats(ratios), zstd_rule)
         if (r3["block_compressor"], r4["block_compressor"]) != ("snappy", "zstd"):
             row = row.but(
                 Verdict.NOT_COMPARABLE,
@@ -379,10 +444,26 @@ def bracket_runs(replica_set: ReplicaSetSettings, statements: int) -> int:
     return 1 if window == 0 or window is None or statements / replica_set.writes_per_second <= window else 2
 
 
-def run_version_job(params: EngineVersionParams, run: RunFacts, name: str, row_path: str | Path) -> dict:
-    """One version's engine run (its own events file in a scratch home, as deterministic as the
-    model step's): its storage row and its job's provenance in one JSON file, written last. `params`
-    are the rule's (costlab.appversions.params.EngineVersionParams), `run` the run's facts."""
+def repeat_seed(seed: int, rep: int) -> int:
+    """The events seed of repeat `rep` (1-based) of a version's engine job: repeat 1 keeps
+    `appversions.seed`, so `engine.appversions.repeats: 1` measures exactly what one run always did;
+    every later repeat gets its own, drawn from (seed, rep) by numpy's SeedSequence (independent
+    streams, the same on every machine)."""
+    import numpy as np
+
+    if int(rep) < 1:
+        raise ValueError(f"repeat {rep!r}: repeats count from 1")
+    if int(rep) == 1:
+        return int(seed)
+    return int(np.random.SeedSequence([int(seed), int(rep)]).generate_state(1)[0])
+
+
+def run_version_job(params: EngineVersionParams, run: RunFacts, name: str, row_path: str | Path,
+                    rep: int = 1) -> dict:
+    """One version's engine run, repeat `rep` (its own events file from repeat_seed(seed, rep) in a
+    scratch home, as deterministic as the model step's): its storage row and its job's provenance in
+    one JSON file, written last. `params` are the rule's (costlab.appversions.params.EngineVersionParams),
+    `run` the run's facts."""
     from costlab.engine.provenance import engine_provenance
     from costlab.engine.runs import engine_home
     from costlab.server.provenance import write_json_atomic
@@ -393,10 +474,10 @@ def run_version_job(params: EngineVersionParams, run: RunFacts, name: str, row_p
     started, cpu_started = datetime.now(timezone.utc), time.process_time()
     replica_set = version_replica_set(engine_config)
     bracketed = replica_set is not None and name in BRACKET_VERSIONS
-    with engine_home(engine_config.get("workdir"), f"appversions-{name}") as home:
+    seed = repeat_seed(params.seed, rep)
+    with engine_home(engine_config.get("workdir"), f"appversions-{name}-rep{rep}") as home:
         events_path = home / "events.parquet"
-        events = write_engine_events(int(settings["events_per_year"]), int(params.seed), params.event_window,
-                                     events_path)
+        events = write_engine_events(int(settings["events_per_year"]), seed, params.event_window, events_path)
         cache_mb = engine_cache_mb(events, settings.get("cache_mb"))
         # a version job runs 6-21 s at the default: its bar counts the upserts applied (one per event)
         runs = 1 + (bracket_runs(replica_set, events) if bracketed else 0)
@@ -424,10 +505,12 @@ def run_version_job(params: EngineVersionParams, run: RunFacts, name: str, row_p
                 row["storage_bytes_all_time_windows"] = edges["all"]["storage_bytes"]
     row["cache_mb"] = cache_mb
     row["load_rate"] = replica_set.writes_per_second if replica_set is not None else None
+    row["rep"], row["seed"] = int(rep), seed
     ended = datetime.now(timezone.utc)
     record = {"row": row, "provenance": engine_provenance(
         "appversions_engine", run, started, ended,
-        {"version": name, "events": events, "events_per_year": settings["events_per_year"],
+        {"version": name, "rep": int(rep), "seed": seed, "events": events,
+         "events_per_year": settings["events_per_year"],
          "cache_mb": cache_mb, "topology": "replset" if replica_set is not None else "standalone",
          "replica_set": replica_set.describe() if replica_set is not None else None,
          "batch_size": params.batch_size, "load_workers": params.load_workers,
@@ -460,21 +543,24 @@ def merge_engine_job(
     records = {}
     for path in version_paths:
         record = read_json(path, keys=("row", "provenance"))
-        records[record["row"]["version"]] = record
-    wanted = list(params.versions)
-    if sorted(records) != sorted(wanted):
-        raise ValueError(f"appversions engine runs for {sorted(records)}; appversions.versions is {wanted}")
-    jobs = [records[name]["provenance"] for name in wanted]
+        row = record["row"]
+        records[(row["version"], int(row.get("rep", 1)))] = record   # rows written before repeats: rep 1
+    wanted, repeats = list(params.versions), int(params.repeats)
+    expected = [(name, rep) for name in wanted for rep in range(1, repeats + 1)]
+    if sorted(records) != sorted(expected):
+        raise ValueError(f"appversions engine runs for {sorted(records)}; appversions.versions {wanted} with "
+                         f"engine.appversions.repeats {repeats} asks {sorted(expected)}")
+    jobs = [records[key]["provenance"] for key in expected]
     started = min(datetime.fromisoformat(job["started_at"]) for job in jobs)
     ended = max(datetime.fromisoformat(job["ended_at"]) for job in jobs)
     first = jobs[0]["extra"]
-    table = storage_table(
-        [records[name]["row"] for name in wanted], read_csv(published_path), wiredtiger_version()
-    )
+    table = over_repeats_table(storage_table(
+        [{**records[key]["row"], "rep": key[1]} for key in expected], read_csv(published_path),
+        wiredtiger_version()))
     write_csv(verdicts(table, read_tolerances(tolerances_path) if tolerances_path else None), verdicts_path)
     provenance = engine_provenance(
         "appversions_engine", run, started, ended,
-        {"events": int(table["events"][0]), "events_per_year": first["events_per_year"],
+        {"events": int(table["events"][0]), "events_per_year": first["events_per_year"], "repeats": repeats,
          "cache_mb": sorted(set(table["cache_mb"].to_list())), "batch_size": first["batch_size"],
          "load_workers": first["load_workers"], "cpu_s": round(sum(job["extra"]["cpu_s"] for job in jobs), 2),
          "version_jobs": jobs})
@@ -486,4 +572,4 @@ def merge_engine_job(
 
 
 __all__ = ["version_documents", "measure_version", "write_engine_events", "storage_table", "verdicts",
-           "engine_cache_mb", "run_version_job", "merge_engine_job"]
+           "engine_cache_mb", "repeat_seed", "over_repeats_table", "run_version_job", "merge_engine_job"]

@@ -155,20 +155,37 @@ class FiguresParams(JobParams):
         return {"loadtest_versions": tested_versions(config), "loadtest": config["appversions"]["loadtest"]}
 
 
+# engine.appversions keys that choose the jobs (how many repeats), not what one version's job does: another
+# value must not rerun the repeats already measured
+ENGINE_PLAN_KEYS = ("repeats",)
+
+
+def engine_version_keys(config: Mapping[str, Any]) -> dict[str, Any]:
+    """engine_keys(config, "appversions") without ENGINE_PLAN_KEYS: what one version's engine job reads."""
+    keys = engine_keys(config, "appversions")
+    section = {k: v for k, v in keys["appversions"].items() if k not in ENGINE_PLAN_KEYS}
+    return {**keys, "appversions": section}
+
+
+def engine_repeats(config: Mapping[str, Any]) -> int:
+    """How many times each version's engine job runs (engine.appversions.repeats; 1 when absent)."""
+    return int(config["engine"]["appversions"].get("repeats", 1))
+
+
 @dataclass(frozen=True)
 class EngineVersionParams(JobParams):
-    engine: dict      # the shared engine keys, engine.appversions and engine.replica_set (engine_keys)
+    engine: dict      # the shared engine keys, engine.appversions (but its repeats) and engine.replica_set
     declaration: dict | None
     batch_size: int   # the load step's batches, applied as it sends them
     load_workers: int
-    seed: int
+    seed: int         # appversions.seed: repeat 1's events seed; repeat r's derives from (seed, r)
     event_window: str
 
     @classmethod
     def declare(cls, config):
         av = config["appversions"]
         return {
-            "engine": engine_keys(config, "appversions"),
+            "engine": engine_version_keys(config),
             "declaration": _declaration(config),
             "batch_size": av["batch_size"],
             "load_workers": av["load_workers"],
@@ -181,8 +198,9 @@ class EngineVersionParams(JobParams):
 class EngineParams(JobParams):
     versions: list[str]
     variants: dict    # which version each variant is compared to
+    repeats: int      # engine.appversions.repeats: the version jobs merged per version
 
     @classmethod
     def declare(cls, config):
         av = config["appversions"]
-        return {"versions": av["versions"], "variants": av["variants"]}
+        return {"versions": av["versions"], "variants": av["variants"], "repeats": engine_repeats(config)}

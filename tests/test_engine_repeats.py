@@ -1,0 +1,143 @@
+"""Repeats of the appversions engine lab (issue #36, item 1): each version's job once per repeat, each
+repeat its own events seed, merged into medians judged by their interval over the repeats."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import polars as pl
+import pytest
+from test_engine_appversions import _job_args, _tiny_config
+
+from costlab.config import ROOT
+
+PUBLISHED = ROOT / "resources/published/appversions_collection_stats.csv"
+NAMES = ["appV1", "appV6R3"]
+REPEATS = 3
+
+
+@pytest.fixture(scope="module")
+def repeated(tmp_path_factory):
+    """Two versions, three repeats each, at a tiny scale (2,000 events): the version jobs' files."""
+    from costlab.appversions.engine import run_version_job
+
+    tmp = tmp_path_factory.mktemp("repeats")
+    config = _tiny_config(tmp, NAMES)
+    config["engine"]["appversions"]["events_per_year"] = 200
+    config["engine"]["appversions"]["repeats"] = REPEATS
+    run, version_params, merge_params = _job_args(config)
+    paths, records = {}, {}
+    for name in NAMES:
+        for rep in range(1, REPEATS + 1):
+            paths[name, rep] = tmp / name / f"rep{rep}.json"
+            records[name, rep] = run_version_job(version_params, run, name, paths[name, rep], rep=rep)
+    return config, run, merge_params, paths, records, tmp
+
+
+def _merge(merge_params, run, paths, out):
+    from costlab.appversions.engine import merge_engine_job
+
+    table = merge_engine_job(merge_params, run, list(paths), out / "storage.csv", out / "verdicts.csv",
+                             out / "provenance.json", PUBLISHED)
+    return table, pl.read_csv(out / "verdicts.csv")
+
+
+def test_repeats_have_their_own_seeds_and_merge_into_medians_with_an_interval(repeated):
+    config, run, merge_params, paths, records, tmp = repeated
+    # the job params do not hold the repeats (another count must not rerun the repeats measured)
+    assert "repeats" not in _job_args(config)[1].engine["appversions"]
+    table, verdicts = _merge(merge_params, run, paths.values(), tmp / "merged")
+    for name in NAMES:
+        rows = [records[name, rep]["row"] for rep in range(1, REPEATS + 1)]
+        seeds = [row["seed"] for row in rows]
+        assert seeds[0] == config["appversions"]["seed"] and len(set(seeds)) == REPEATS
+        ratios = [row["storage_bytes"] / row["data_bytes"] for row in rows]
+        if name == "appV1":   # a document per key and day: other events, other data bytes, another ratio
+            assert len({row["data_bytes"] for row in rows}) == len(set(ratios)) == REPEATS, rows
+        # (appV6R3's buckets hold the same bytes whatever the seed; its storage moves by whole pages with
+        # eviction's timing, from run to run even on one seed at this scale)
+        got = table.filter(pl.col("version") == name).row(0, named=True)
+        assert got["repeats"] == REPEATS
+        assert got["storage_over_data"] == pytest.approx(sorted(ratios)[1])   # the middle one of three
+        assert got["storage_bytes"] == sorted(row["storage_bytes"] for row in rows)[1]
+        # three repeats: [min, max] at the 75 % it really has (1 - 2 x 0.5^3)
+        assert (got["storage_over_data_low"], got["storage_over_data_high"]) == pytest.approx(
+            (min(ratios), max(ratios)))
+        assert got["interval_confidence"] == pytest.approx(0.75)
+        verdict = verdicts.filter(pl.col("finding").str.starts_with(f"{name}:")).row(0, named=True)
+        assert "at 75.0% (median of 3 repeats" in verdict["interval"], verdict
+        assert verdict["reproduced"] == pytest.approx(sorted(ratios)[1], rel=1e-3)
+
+
+def test_one_repeat_is_todays_row_and_says_one_run(repeated):
+    """repeats: 1 runs repeat 1 only, on appversions.seed: the storage table holds the columns and values
+    one run always had, and each verdict is the point verdict with "one run: no interval"."""
+    import dataclasses
+
+    from costlab.appversions.engine import storage_table
+    from costlab.engine.wt import wiredtiger_version
+    from costlab.finding import judged
+    from costlab.published import read_tolerances
+
+    config, run, merge_params, paths, records, tmp = repeated
+    once = dataclasses.replace(merge_params, repeats=1)
+    table, verdicts = _merge(once, run, [paths[name, 1] for name in NAMES], tmp / "once")
+    today = storage_table([{k: v for k, v in records[name, 1]["row"].items() if k not in ("rep", "seed")}
+                           for name in NAMES], pl.read_csv(PUBLISHED), wiredtiger_version())
+    assert table.select(today.columns).equals(today)
+    assert table["repeats"].to_list() == [1, 1]
+    assert table["storage_over_data_low"].is_null().all()
+    rule = read_tolerances(ROOT / "resources/published/appversions_tolerances.csv")["engine_compression"]
+    for r in today.iter_rows(named=True):
+        point = judged("x", None, None, r["published_storage_over_data"], r["storage_over_data"],
+                       rule.holds(r["published_storage_over_data"]), server_kind=None)
+        row = verdicts.filter(pl.col("finding").str.starts_with(f"{r['version']}:")).row(0, named=True)
+        assert (row["verdict"], row["interval"]) == (point.verdict.value, "one run: no interval")
+    # a merge missing a repeat, or holding one too many, is refused
+    with pytest.raises(ValueError, match="repeats 3"):
+        _merge(merge_params, run, [paths[name, 1] for name in NAMES], tmp / "short")
+
+
+def test_an_interval_straddling_the_band_is_inconclusive_with_the_repeats_to_decide(repeated):
+    """A constructed case: three repeats at 0.70, 0.80 and 0.90 x published against the 0.75-1.33 band.
+    The interval [0.70, 0.90] crosses 0.75; half-width below the median 0.10, distance to the edge 0.05,
+    so k > 3 x (0.10 / 0.05)^2 = 12: about 13 repeats."""
+    from costlab.appversions.engine import over_repeats_table, storage_table, verdicts
+
+    _, _, _, _, records, _ = repeated
+    published = pl.read_csv(PUBLISHED)
+    pub = published.filter(pl.col("version") == "appV6R3").row(0, named=True)
+    ratio = pub["storage_size_gib"] / pub["data_size_gib"]
+    rows = []
+    for rep, factor in zip((1, 2, 3), (0.9, 0.7, 0.8)):
+        row = dict(records["appV6R3", rep]["row"])
+        row["data_bytes"] = 1_000_000
+        row["storage_bytes"] = round(factor * ratio * 1_000_000)
+        rows.append(row)
+    table = over_repeats_table(storage_table(rows, published, "11.2.0"))
+    assert table["storage_over_data"][0] == pytest.approx(0.8 * ratio, rel=1e-5)
+    got = verdicts(table).row(0, named=True)
+    if got["verdict"] == "not comparable":   # snappy missing here: the substitution decides first
+        pytest.skip(got["reason"])
+    assert got["verdict"] == "inconclusive", got
+    assert "about 13 repeats would likely decide it" in got["reason"], got
+
+
+def test_the_plan_runs_each_version_once_per_repeat(tmp_path):
+    """`snakemake -n` with repeats 3 plans three engine jobs per version (rep 1-3) and one merge."""
+    for name in ("Snakefile", "rules", "scripts", "config", "resources", "profiles"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "results/appversions/engine/storage.csv", "--cores", "1",
+         "--directory", str(tmp_path), "--snakefile", str(tmp_path / "Snakefile"),
+         "--config", "appversions={versions: [appV1, appV6R3]}", "server={backend: none}",
+         "engine={appversions: {repeats: 3}}"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    blocks = [block for block in out.split("\nrule ")[1:] if block.startswith("appversions_engine_version:")]
+    planned = sorted(line.split("wildcards:", 1)[1].strip() for block in blocks for line in block.splitlines()
+                     if "wildcards:" in line)
+    wanted = sorted(f"version={v}, rep={r}" for v in ("appV1", "appV6R3") for r in (1, 2, 3))
+    assert planned == wanted, out[-3000:]
+    assert sum(block.startswith("appversions_engine:") for block in out.split("\nrule ")[1:]) == 1
