@@ -141,3 +141,15 @@ def test_the_plan_runs_each_version_once_per_repeat(tmp_path):
     wanted = sorted(f"version={v}, rep={r}" for v in ("appV1", "appV6R3") for r in (1, 2, 3))
     assert planned == wanted, out[-3000:]
     assert sum(block.startswith("appversions_engine:") for block in out.split("\nrule ")[1:]) == 1
+
+
+def test_the_rigorous_config_merges_over_the_defaults():
+    from costlab.appversions.params import EngineParams, EngineVersionParams
+    from costlab.config import load_config
+
+    default = load_config(ROOT / "config" / "config.yaml")
+    rigorous = load_config(ROOT / "config" / "config.yaml", ROOT / "config" / "rigorous.yaml")
+    assert default["engine"]["appversions"]["repeats"] == 1
+    assert EngineParams.from_config(rigorous).repeats == 5
+    # the version jobs' params are the default's: the rigorous run reuses the default's repeat 1
+    assert EngineVersionParams.from_config(rigorous).engine == EngineVersionParams.from_config(default).engine
