@@ -547,9 +547,14 @@ def merge_engine_job(
         records[(row["version"], int(row.get("rep", 1)))] = record   # rows written before repeats: rep 1
     wanted, repeats = list(params.versions), int(params.repeats)
     expected = [(name, rep) for name in wanted for rep in range(1, repeats + 1)]
+    names = sorted({name for name, _ in records})
+    if names != sorted(wanted):
+        raise ValueError(f"appversions engine runs for {names}; appversions.versions is {wanted}")
     if sorted(records) != sorted(expected):
-        raise ValueError(f"appversions engine runs for {sorted(records)}; appversions.versions {wanted} with "
-                         f"engine.appversions.repeats {repeats} asks {sorted(expected)}")
+        missing = [f"{name} rep {rep}" for name, rep in expected if (name, rep) not in records]
+        extra = [f"{name} rep {rep}" for name, rep in sorted(records) if (name, rep) not in expected]
+        raise ValueError(f"engine.appversions.repeats {repeats} asks repeats 1-{repeats} of each version; "
+                         f"missing: {', '.join(missing) or 'none'}; not asked: {', '.join(extra) or 'none'}")
     jobs = [records[key]["provenance"] for key in expected]
     started = min(datetime.fromisoformat(job["started_at"]) for job in jobs)
     ended = max(datetime.fromisoformat(job["ended_at"]) for job in jobs)
