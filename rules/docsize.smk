@@ -191,3 +191,59 @@ rule docsize_engine_figure:
 
 if ENGINE_ON:
     add_server_free_targets("docsize", *[f"results/docsize/figures/engine_cache_reads.{ext}" for ext in ("png", "svg", "vl.json")])
+
+
+# ---- your own documents (docsize.documents, docs/variants.md): each its own engine-lab job ----------
+# `snakemake results/docsize/engine/documents/cache_reads_<name>.csv` builds that document alone.
+from costlab.docsize.documents import declared_names as _docsize_document_names
+
+DS_DOCUMENTS = _docsize_document_names(DS)
+DS_DOCUMENT_RE = "|".join(DS_DOCUMENTS) or "(?!x)x"   # names are letters, digits, _ and - (checked before)
+DS_DOCUMENT_TABLES = expand("results/docsize/engine/documents/cache_reads_{document}.csv", document=DS_DOCUMENTS)
+DS_DOCUMENT_FINDINGS = "results/docsize/engine/your_documents.csv"
+
+
+rule docsize_document_engine:
+    """One declared document, grown to each size (or as it is), measured with the orders' engine protocol."""
+    input:
+        sample=lambda wildcards: DS["documents"][wildcards.document]["sample"],
+    output:
+        cache_reads="results/docsize/engine/documents/cache_reads_{document}.csv",
+        queries="results/docsize/engine/documents/queries_{document}.csv",
+        provenance="results/docsize/engine/documents/provenance_{document}.json",
+    wildcard_constraints:
+        document=DS_DOCUMENT_RE,
+    params:
+        **_ds_params.DocumentEngineParams.declare(config),
+    threads: ask("docsize_document_engine").threads
+    resources:
+        **ask("docsize_document_engine").resources,
+    log:
+        "results/logs/docsize_document_engine_{document}.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/docsize_document_engine.py"
+
+
+rule docsize_documents_findings:
+    """Each document's bytes read per query over its compare_to's (the orders'): rows of "Your variants"."""
+    input:
+        orders=DS_ENGINE["cache_reads"],
+        documents=DS_DOCUMENT_TABLES,
+    output:
+        DS_DOCUMENT_FINDINGS,
+    params:
+        **_ds_params.DocumentFindingsParams.declare(config),
+    log:
+        "results/logs/docsize_documents_findings.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/docsize_documents_findings.py"
+
+
+if ENGINE_ON and DS_DOCUMENTS:
+    add_server_free_targets("docsize", DS_DOCUMENT_FINDINGS, *DS_DOCUMENT_TABLES,
+                            *expand("results/docsize/engine/documents/provenance_{document}.json",
+                                    document=DS_DOCUMENTS))

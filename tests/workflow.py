@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "resources", "profiles")
+# docs: config/smoke.yaml's own document (docs/examples/ticket.json) is read from the working directory
+WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "resources", "profiles", "docs")
 NO_SERVER = "{backend: auto}"
 
 

@@ -39,7 +39,16 @@ def _engine_mb(config: dict) -> int:
 
 
 def _config_problem(config: dict) -> str | None:
-    return relation_problem(config["docsize"]) if config.get("docsize") else None
+    section = config.get("docsize")
+    if not section:
+        return None
+    problem = relation_problem(section)
+    if problem is None and section.get("documents"):
+        # your own documents (docs/variants.md): reads each sample, so only a config that declares one pays
+        from costlab.docsize.documents import problem as documents_problem
+
+        problem = documents_problem(section)
+    return problem
 
 
 STUDY = Study(
@@ -68,7 +77,9 @@ STUDY = Study(
             work_s=_measure_s, jobs=lambda config: len(datasets(config["docsize"])) * len(RUNS)
         ),
     },
-    other_rules={"docsize_engine": RuleAsk(work_s=lambda config: ENGINE_S, client_mb=_engine_mb)},
+    other_rules={"docsize_engine": RuleAsk(work_s=lambda config: ENGINE_S, client_mb=_engine_mb),
+                 # one declared document (docsize.documents) at the orders' engine scale
+                 "docsize_document_engine": RuleAsk(work_s=lambda config: ENGINE_S, client_mb=_engine_mb)},
     colors={"shape": SHAPE_COLORS},
     overlay=Overlay(
         "summary",

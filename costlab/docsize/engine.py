@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Callable, Iterator
 
 import polars as pl
 from bson import ObjectId
@@ -103,60 +104,104 @@ def check_engine_docsize(engine_docsize: dict) -> None:
                          f"engine.docsize.docs_per_collection ({docs})")
 
 
-def load_collection(engine: Engine, size_kb: int, documents: int, seed: int, customers: int | None,
-                    block_compressor: str):
-    """The orders of one size, inserted in batches, then checkpointed; returns the collection."""
-    collection = Deployment(engine, "standalone", block_compressor).collection(
-        f"costlab_docsize.orders_{size_kb}k", {INDEX_NAME: ("createdAt", "total")})
-    fields = order_fields(documents, seed, customers)
-    created = fields.created_at_ms.tolist()
-    totals = fields.total.tolist()
-    ids = fields.ids
-    position = 0
-    for batch in generate_bson_batches(size_kb, documents, seed, customers=customers):
-        for begin in range(0, len(batch), INSERT_BATCH):
-            chunk = batch[begin:begin + INSERT_BATCH]
+@dataclass(frozen=True)
+class Subject:
+    """What one engine collection holds and how a window query reads it: the article's orders of one size, or
+    a user's document (costlab.docsize.documents) measured the same way."""
+    collection: str                     # its namespace
+    projected: tuple[str, ...]          # the fields the projection returns and the index holds, in order
+    batches: Callable[[], Iterator[tuple[list[dict], list[bytes]]]]   # (index key dicts, encoded documents)
+    key_of: Callable[[int], object]     # the window key's value of the document at this position
+
+    @property
+    def index_name(self) -> str:
+        return "_".join(f"{field}_1" for field in self.projected)
+
+
+def _order_time(position: int) -> datetime:
+    return EPOCH + timedelta(minutes=position)
+
+
+def orders_subject(size_kb: int, documents: int, seed: int, customers: int | None) -> Subject:
+    """The article's orders of one size, {createdAt: 1, total: 1} (the bytes the mongod path loads)."""
+    def batches():
+        fields = order_fields(documents, seed, customers)
+        created = fields.created_at_ms.tolist()
+        totals = fields.total.tolist()
+        ids = fields.ids
+        position = 0
+        for batch in generate_bson_batches(size_kb, documents, seed, customers=customers):
             keys = [{"_id": ObjectId(ids[position + k].tobytes()),
                      "createdAt": EPOCH + timedelta(milliseconds=created[position + k] - EPOCH_MS),
-                     "total": totals[position + k]} for k in range(len(chunk))]
-            collection.insert_batch(keys, chunk)
-            position += len(chunk)
+                     "total": totals[position + k]} for k in range(len(batch))]
+            position += len(batch)
+            yield keys, batch
+
+    return Subject(f"costlab_docsize.orders_{size_kb}k", PROJECTED, batches, _order_time)
+
+
+def load_subject(engine: Engine, subject: Subject, block_compressor: str):
+    """The subject's documents, inserted in batches of INSERT_BATCH, then checkpointed; returns the collection."""
+    collection = Deployment(engine, "standalone", block_compressor).collection(
+        subject.collection, {subject.index_name: subject.projected})
+    for keys, batch in subject.batches():
+        for begin in range(0, len(batch), INSERT_BATCH):
+            collection.insert_batch(keys[begin:begin + INSERT_BATCH], batch[begin:begin + INSERT_BATCH])
     engine.checkpoint()
     return collection
 
 
-def _bounds(window_start: int, window_end: int) -> tuple[tuple, tuple]:
-    return (EPOCH + timedelta(minutes=window_start),), (EPOCH + timedelta(minutes=window_end),)
+def load_collection(engine: Engine, size_kb: int, documents: int, seed: int, customers: int | None,
+                    block_compressor: str):
+    """The orders of one size, inserted in batches, then checkpointed; returns the collection."""
+    return load_subject(engine, orders_subject(size_kb, documents, seed, customers), block_compressor)
 
 
-def run_shape(collection, shape: str, window_start: int, window_end: int) -> list:
-    """One query: rows as (createdAt, total) for projection/covered, raw documents for whole."""
-    index = collection.indexes[INDEX_NAME]
-    lower, upper = _bounds(window_start, window_end)
+def _bounds(window_start: int, window_end: int, key_of=_order_time) -> tuple[tuple, tuple]:
+    return (key_of(window_start),), (key_of(window_end),)
+
+
+def run_shape(collection, shape: str, window_start: int, window_end: int, subject: Subject | None = None) -> list:
+    """One query: rows of the projected fields ((createdAt, total) for the orders) for projection/covered, raw
+    documents for whole."""
+    projected, index_name, key_of = ((subject.projected, subject.index_name, subject.key_of) if subject
+                                     else (PROJECTED, INDEX_NAME, _order_time))
+    index = collection.indexes[index_name]
+    lower, upper = _bounds(window_start, window_end, key_of)
     if shape == "covered":
         return index.covered(lower, upper)
     documents = index.fetch(collection.records, lower, upper)
     if shape == "whole":
         return documents
     if shape == "projection":
-        # mongod's FETCH has read the whole document; the projection picks two fields from it
-        return [_project(d) for d in documents]
+        # mongod's FETCH has read the whole document; the projection picks the projected fields from it
+        return [_project(d, projected) for d in documents]
     raise ValueError(f"unknown shape {shape!r}; allowed: {', '.join(SHAPES)}")
 
 
-def _project(document: bytes) -> list:
-    return pick_fields(document, PROJECTED)
+def _project(document: bytes, projected: tuple[str, ...] = PROJECTED) -> list:
+    return pick_fields(document, projected)
 
 
-def check_identical(collection, window_start: int, window_end: int) -> int:
-    """The three shapes return the same (createdAt, total) rows for one window, or raise."""
+def _same_value(value):
+    """A projected value as the three shapes must agree on it: dates in UTC, numbers as floats (the index
+    does not keep an integral double's type bits)."""
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def check_identical(collection, window_start: int, window_end: int, subject: Subject | None = None) -> int:
+    """The three shapes return the same rows of the projected fields for one window, or raise."""
+    projected = subject.projected if subject else PROJECTED
     results = {}
     for shape in SHAPES:
-        rows = run_shape(collection, shape, window_start, window_end)
+        rows = run_shape(collection, shape, window_start, window_end, subject)
         if shape == "whole":
-            rows = [_project(d) for d in rows]
-        results[shape] = [(r[0].replace(tzinfo=timezone.utc) if r[0].tzinfo is None else r[0], float(r[1]))
-                          for r in rows]
+            rows = [_project(d, projected) for d in rows]
+        results[shape] = [tuple(_same_value(v) for v in r) for r in rows]
     expected = window_end - window_start
     for shape, rows in results.items():
         if rows != results["whole"] or len(rows) != expected:
@@ -177,12 +222,14 @@ def warm_cache(collection) -> None:
         cursor.reset()
 
 
-def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: EngineSettings, home: Path
-                 ) -> tuple[list[dict], dict]:
-    """Every run's planned queries on one size; returns (per-query rows, collection facts)."""
+def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: EngineSettings, home: Path,
+                 subject: Subject | None = None) -> tuple[list[dict], dict]:
+    """Every run's planned queries on one size (the orders', or `subject`'s documents measured as that size's);
+    returns (per-query rows, collection facts)."""
     documents = int(engine_docsize["docs_per_collection"])
     window = int(engine_docsize["window_minutes"])
     customers = min(int(study.get("customers", 50)), documents)
+    subject = subject or orders_subject(size_kb, documents, int(study["seed"]), customers)
     runs = engine_runs(engine_docsize, [size_kb, *study["sizes_kb"]])
     # Loading is not measured: it runs with the journal off (half the time here); every run
     # reopens the connection with the journal on, as mongod runs.
@@ -198,11 +245,10 @@ def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: Engi
     rows: list[dict] = []
     try:
         started = time.perf_counter()
-        collection = load_collection(engine, size_kb, documents, int(study["seed"]), customers,
-                                     settings.block_compressor)
+        collection = load_subject(engine, subject, settings.block_compressor)
         load_seconds = time.perf_counter() - started
         middle = (documents - window) // 2
-        check_identical(collection, middle, middle + window)
+        check_identical(collection, middle, middle + window, subject)
         facts = {"size_kb": size_kb, "documents": documents, "load_seconds": load_seconds,
                  "avg_doc_bytes": len(collection.records.read(1))}
         for run in runs:
@@ -232,7 +278,7 @@ def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: Engi
                     )
                     before = stats.snapshot(engine.session, flush_log=False)
                     t0 = time.perf_counter()
-                    result = run_shape(collection, query.shape, query.window_start, query.window_end)
+                    result = run_shape(collection, query.shape, query.window_start, query.window_end, subject)
                     seconds = time.perf_counter() - t0
                     delta = stats.delta(before, stats.snapshot(engine.session, flush_log=False))
                     rows.append({
@@ -367,3 +413,88 @@ def run_engine_job(params: EngineParams, run: RunFacts, cache_reads_path, querie
     return table
 
 
+
+
+def document_subject(declaration, document: dict, size_kb: int | None, documents: int, seed: int,
+                     customers: int | None, label: str) -> Subject:
+    """A user's declared document (costlab.docsize.documents) at `size_kb` (None: as the sample is)."""
+    from costlab.docsize import documents as user_documents
+
+    return Subject(declaration.collection(label), declaration.projected,
+                   lambda: user_documents.batches(declaration, document, size_kb, documents, seed, customers),
+                   lambda position: user_documents.key_value(document, declaration.projected[0], position))
+
+
+def nearest_size_kb(document_bytes: int, sizes_kb: list[int]) -> int:
+    """The configured size whose order is closest in BSON bytes (what a document kept as it is is compared
+    with)."""
+    from costlab.docsize.generate import target_doc_bytes
+
+    return min((int(s) for s in sizes_kb), key=lambda s: (abs(target_doc_bytes(s) - document_bytes), s))
+
+
+def run_document_engine_job(params, run: RunFacts, cache_reads_path, queries_path, provenance_path,
+                            workdir=None) -> pl.DataFrame:
+    """One declared document (docsize.documents) on the engine lab, with the orders' protocol and settings
+    (engine.docsize): per size (each configured size when it grows, else the sample as it is) whole /
+    projection / covered in every run. `params`: costlab.docsize.params.DocumentEngineParams."""
+    import bson
+
+    from costlab.docsize import documents as user_documents
+    from costlab.engine.provenance import engine_provenance
+    from costlab.engine.runs import engine_home, engine_settings
+    from costlab.engine.wt import wiredtiger_version
+    from costlab.io import write_csv
+    from costlab.server.provenance import write_json_atomic
+
+    engine_config, study = params.engine, params.section()
+    engine_docsize = engine_config["docsize"]
+    check_engine_docsize(engine_docsize)
+    declaration = params.declaration()
+    document = user_documents.read_sample(declaration.sample, declaration.name)
+    settings, resolved = engine_settings(engine_config)
+    documents = int(engine_docsize["docs_per_collection"])
+    customers = min(int(study.get("customers", 50)), documents)
+    labels = user_documents.size_labels(declaration, study["sizes_kb"])
+    started = datetime.now(timezone.utc)
+    rows, facts = [], []
+    with progress(total=len(labels), desc=f"docsize engine lab: {declaration.name}", unit="size") as bar:
+        for label in labels:
+            bar.set_postfix_str(label)
+            grown = int(label[:-1]) if declaration.grow else None
+            size_kb = grown or nearest_size_kb(len(bson.encode(document)), study["sizes_kb"])
+            subject = document_subject(declaration, document, grown, documents, int(study["seed"]), customers,
+                                       label)
+            with engine_home(workdir or engine_config.get("workdir"),
+                             f"docsize-doc-{declaration.name}-{label}") as home:
+                size_rows, size_facts = measure_size(size_kb, study, engine_docsize, settings, home / "wt",
+                                                     subject)
+            rows += [{**r, "size": label} for r in size_rows]
+            facts.append({**size_facts, "size": label, "collection": subject.collection})
+            bar.update()
+    ended = datetime.now(timezone.utc)
+    queries = pl.DataFrame(rows).select(["size", *QUERY_COLUMNS])
+    table = summarize(queries.drop("size"), settings, wiredtiger_version(), resolved["journal_compressor_wanted"],
+                      resolved["block_compressor_wanted"])
+    doc_bytes = pl.DataFrame({"size_kb": [f["size_kb"] for f in facts], "size": [f["size"] for f in facts],
+                              "avg_doc_bytes": [f["avg_doc_bytes"] for f in facts]})
+    table = table.join(doc_bytes, on="size_kb", how="left").select(
+        pl.lit(declaration.name).alias("document"), "size", "avg_doc_bytes",
+        pl.lit(",".join(declaration.projected)).alias("projected"), pl.all().exclude("size", "avg_doc_bytes"))
+    write_csv(queries, queries_path)
+    write_json_atomic(
+        provenance_path,
+        engine_provenance(
+            f"docsize_document_engine_{declaration.name}",
+            run,
+            started,
+            ended,
+            {"document": declaration.name, "sample": declaration.sample, "projected": list(declaration.projected),
+             "grow": declaration.grow, "compare_to": declaration.compare_to, "collections": facts,
+             "runs": [r.__dict__ for r in engine_runs(engine_docsize, list(study["sizes_kb"]))],
+             "window_minutes": engine_docsize["window_minutes"]},
+            engine_config=engine_config,
+        ),
+    )
+    write_csv(table, cache_reads_path)   # last: its presence means the job completed
+    return table

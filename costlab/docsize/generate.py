@@ -195,6 +195,28 @@ class _Writer:
         self.buf += struct.pack("<i", len(data) + 1) + data + b"\0"
 
 
+def _write_history(w: _Writer, name: str, lengths: list[int], at_offsets: list[int],
+                   note_offsets: list[int]) -> None:
+    """The filler: an array `name` of {at: <date>, note: <string>} entries with these note lengths (values
+    zeroed; their offsets appended to at_offsets and note_offsets, for _fill)."""
+    w.element(_TYPE_ARRAY, name)
+    start = len(w.buf)
+    w.buf += b"\0\0\0\0"
+    for k, note_len in enumerate(lengths):
+        w.element(_TYPE_DOC, str(k))
+        w.buf += struct.pack("<i", 28 + note_len)
+        w.element(_TYPE_DATE, "at")
+        at_offsets.append(len(w.buf))
+        w.buf += bytes(8)
+        w.element(_TYPE_STRING, "note")
+        w.buf += struct.pack("<i", note_len + 1)
+        note_offsets.append(len(w.buf))
+        w.buf += bytes(note_len) + b"\0"
+        w.buf += b"\0"
+    w.buf += b"\0"
+    w.buf[start:start + 4] = struct.pack("<i", len(w.buf) - start)
+
+
 def _history_lengths(budget: int, seed: int, size_kb: int) -> list[int]:
     """Note lengths of entries whose elements fill `budget` bytes exactly (the last one absorbs the rest)."""
     rng = np.random.default_rng([seed, size_kb, 2])
@@ -233,22 +255,7 @@ def template(size_kb: int, status_code: int, layout: str = "history_last", seed:
         note_offsets: list[int] = []
 
         def history() -> None:
-            w.element(_TYPE_ARRAY, "history")
-            start = len(w.buf)
-            w.buf += b"\0\0\0\0"
-            for k, note_len in enumerate(lengths or []):
-                w.element(_TYPE_DOC, str(k))
-                w.buf += struct.pack("<i", 28 + note_len)
-                w.element(_TYPE_DATE, "at")
-                at_offsets.append(len(w.buf))
-                w.buf += bytes(8)
-                w.element(_TYPE_STRING, "note")
-                w.buf += struct.pack("<i", note_len + 1)
-                note_offsets.append(len(w.buf))
-                w.buf += bytes(note_len) + b"\0"
-                w.buf += b"\0"
-            w.buf += b"\0"
-            w.buf[start:start + 4] = struct.pack("<i", len(w.buf) - start)
+            _write_history(w, "history", lengths or [], at_offsets, note_offsets)
 
         def small_fields(*names: str) -> None:
             for name in names:
@@ -304,6 +311,11 @@ def template(size_kb: int, status_code: int, layout: str = "history_last", seed:
 # Batches.
 
 
+# A user's document (costlab.docsize.documents) whose window key is a number gets the order's position there:
+# slot name -> its little-endian type (int32, int64, double).
+NUMBER_SLOTS = {"position_int32": "<i4", "position_int64": "<i8", "position_double": "<f8"}
+
+
 def _le_bytes(values: np.ndarray, dtype: str) -> np.ndarray:
     """(n,) values -> (n, itemsize) uint8, little-endian as BSON wants."""
     array = np.ascontiguousarray(values, dtype=dtype)
@@ -326,6 +338,10 @@ def _fill(tpl: Template, fields: OrderFields, rows_index: np.ndarray, text_u: np
         rows[:, slots["createdAt"]:slots["createdAt"] + 8] = _le_bytes(created, "<i8")
     if "total" in slots:
         rows[:, slots["total"]:slots["total"] + 8] = _le_bytes(fields.total[rows_index], "<f8")
+    for slot, dtype in NUMBER_SLOTS.items():   # a user's document keyed by a number: the order's position
+        if slot in slots:
+            width = np.dtype(dtype).itemsize
+            rows[:, slots[slot]:slots[slot] + width] = _le_bytes(rows_index, dtype)
     if tpl.entries:
         # Each order's notes are one contiguous run of pool text starting at a random offset.
         text_len = tpl.text_length
@@ -390,3 +406,18 @@ def document_lengths(size_kb: int, documents: int, seed: int = 42, *, layout: st
     fields = order_fields(documents, seed, customers)
     per_status = np.array([template(size_kb, code, layout, seed).length for code in range(len(STATUSES))])
     return per_status[fields.status_code]
+
+
+def template_batches(tpl: Template, documents: int, seed: int = 42, *, stream: int = 0,
+                     customers: int | None = None, batch_docs: int = 1024) -> Iterator[list[bytes]]:
+    """Lists of encoded documents from one template (a user's document: costlab.docsize.documents), filled
+    like the orders: the orders' _id and createdAt in its slots, its filler's notes from the same text pool
+    (`stream` keeps its draws apart from the orders')."""
+    fields = order_fields(documents, seed, customers)
+    pool = text_pool(seed)
+    text_u = np.random.default_rng([seed, stream, 5]).random(documents)
+    length = tpl.length
+    for begin in range(0, documents, batch_docs):
+        index = np.arange(begin, min(begin + batch_docs, documents))
+        flat = _fill(tpl, fields, index, text_u, pool).tobytes()
+        yield [flat[i * length:(i + 1) * length] for i in range(len(index))]

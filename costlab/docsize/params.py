@@ -24,11 +24,11 @@ def _data_section(data: dict) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class ModelParams(JobParams):
-    study: dict       # the whole docsize section: every size, variant and count is the model's
+    study: dict       # the docsize section: every size, variant and count is the model's (your documents are not)
 
     @classmethod
     def declare(cls, config):
-        return {"study": config["docsize"]}
+        return {"study": {k: v for k, v in config["docsize"].items() if k != "documents"}}
 
 
 @dataclass(frozen=True)
@@ -89,3 +89,47 @@ class EngineParams(JobParams):
 
     def section(self) -> dict[str, Any]:
         return {"sizes_kb": self.sizes_kb, "seed": self.seed, "customers": self.customers}
+
+
+@dataclass(frozen=True)
+class DocumentEngineParams(JobParams):
+    """One declared document's engine-lab job (docsize.documents.<name>): the orders' engine settings, so its
+    numbers stand beside the orders' at the same scale."""
+    engine: dict
+    sizes_kb: list[int]
+    seed: int
+    customers: int
+    name: str
+    document: dict    # its declaration: sample, projected, grow, compare_to
+
+    @classmethod
+    def declare(cls, config):
+        ds = config["docsize"]
+        declared = ds.get("documents") or {}
+        # the {document} wildcard's declaration: a changed one reruns that document's job alone
+        return {"engine": engine_keys(config, "docsize"), "sizes_kb": ds["sizes_kb"], "seed": ds["seed"],
+                "customers": ds["customers"], "name": lambda wildcards: wildcards.document,
+                "document": lambda wildcards: declared.get(wildcards.document)}
+
+    def section(self) -> dict[str, Any]:
+        return {"sizes_kb": self.sizes_kb, "seed": self.seed, "customers": self.customers}
+
+    def declaration(self):
+        from costlab.docsize.documents import ORDERS, DocumentDeclaration
+
+        return DocumentDeclaration(self.name, self.document["sample"], tuple(self.document["projected"]),
+                                   bool(self.document.get("grow", True)),
+                                   self.document.get("compare_to", ORDERS))
+
+
+@dataclass(frozen=True)
+class DocumentFindingsParams(JobParams):
+    """The rows of "Your variants" for the declared documents: each one's compare_to."""
+    documents: dict   # name -> compare_to
+
+    @classmethod
+    def declare(cls, config):
+        from costlab.docsize.documents import ORDERS
+
+        declared = config["docsize"].get("documents") or {}
+        return {"documents": {str(n): (f or {}).get("compare_to", ORDERS) for n, f in declared.items()}}

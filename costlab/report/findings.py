@@ -13,7 +13,13 @@ from pathlib import Path
 
 import polars as pl
 
-from costlab.report.collect import ENGINE_PUBLISHED_TABLE, MODEL_PUBLISHED_TABLE, StudySection, TableItem
+from costlab.report.collect import (
+    ENGINE_PUBLISHED_TABLE,
+    MODEL_PUBLISHED_TABLE,
+    USER_VARIANTS_PREFIX,
+    StudySection,
+    TableItem,
+)
 from costlab.server.provenance import is_stand_in
 from costlab.verdicts import COUNTED_KINDS, OTHER, VERDICT_CLASSES, Kind, Verdict, verdict_class
 
@@ -130,7 +136,7 @@ def study_findings(section: StudySection, results_dir: Path) -> pl.DataFrame:
                 (kinds.str.starts_with("model") | kinds.str.starts_with("server-free")).any()
             )
     parts += [table_findings(study, t, section, results_dir, "engine") for t in section.engine
-              if t.name == ENGINE_PUBLISHED_TABLE]
+              if t.name == ENGINE_PUBLISHED_TABLE or t.name.startswith(USER_VARIANTS_PREFIX)]
     if not server_has_model_rows:  # a server run's table already holds the model's rows
         parts += [table_findings(study, t, section, results_dir, "model") for t in section.model_tables
                   if t.name == MODEL_PUBLISHED_TABLE]

@@ -1,0 +1,325 @@
+"""Your own document in the docsize study: `docsize.documents` (docs/variants.md).
+
+A declaration names a sample document of the user's (a JSON or extended-JSON file holding one object), the
+fields a list screen projects (indexed together, as the article's {createdAt: 1, total: 1}), whether to grow
+it to the configured `docsize.sizes_kb` with the orders' seeded filler (a `history` array of {at, note}
+entries from the same text: costlab.docsize.generate) or keep it as it is, and what the report compares it
+to (default: the article's orders of the same size).
+
+Every document of the collection is the sample with the orders' values where a window query needs them:
+`_id` is the order's ObjectId (first, as mongod stores it), the first projected field (the window's key) is
+the order's createdAt (a date in the sample) or the order's position (a number), every other field keeps the
+sample's value. A window of W orders is then W consecutive documents, as in the article; the engine lab
+(costlab.docsize.engine) measures them with the orders' protocol.
+
+This module imports bson only inside the functions that read a sample: a config without documents plans as
+lightly as before.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+KEY = "docsize.documents"
+FIELDS = ("sample", "projected", "grow", "compare_to")
+ORDERS = "orders"   # compare_to's default: the article's orders of the same size
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,39}$")
+_PUBLISHED_DATASET = re.compile(r"^orders(_[1-9][0-9]*k(_tail|_split)?)?$")
+FILLER = "history"          # the orders' filler field; another name when the sample has a `history`
+KEY_TYPES = "a date or a number"
+PROJECTED_TYPES = "a date, a number, a string or an ObjectId"
+
+
+class DocumentError(ValueError):
+    """A declaration that cannot be used, in one line naming the key."""
+
+
+@dataclass(frozen=True)
+class DocumentDeclaration:
+    name: str
+    sample: str               # the path as written in the config (relative: the working directory)
+    projected: tuple[str, ...]
+    grow: bool
+    compare_to: str           # ORDERS or another declared document
+
+    @property
+    def index_name(self) -> str:
+        return "_".join(f"{field}_1" for field in self.projected)
+
+    def collection(self, size_label: str) -> str:
+        return f"costlab_docsize.doc_{self.name}_{size_label}"
+
+
+def _fail(name: str, field: str | None, problem: str) -> DocumentError:
+    return DocumentError(f"invalid config key {KEY}.{name}" + (f".{field}" if field else "") + f": {problem}")
+
+
+def read_sample(path: str | Path, name: str = "?") -> dict:
+    """The sample document (canonical or relaxed extended JSON, or plain JSON), or DocumentError."""
+    from bson import json_util
+    from bson.errors import InvalidBSON
+
+    resolved = Path(path)
+    if not resolved.is_file():
+        raise _fail(name, "sample", f"{path} is not a file (a relative path is read from the working directory, "
+                                    f"{Path.cwd()})")
+    try:
+        text = resolved.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise _fail(name, "sample", f"{path} cannot be read as UTF-8 text: {err}") from None
+    try:
+        document = json_util.loads(text)
+    except (ValueError, TypeError, InvalidBSON) as err:
+        detail = " ".join(str(err).split())[:160]
+        raise _fail(name, "sample", f"{path} is not valid JSON or extended JSON: {detail}") from None
+    if not isinstance(document, dict):
+        raise _fail(name, "sample", f"{path} holds a JSON {type(document).__name__}, not a single JSON object "
+                                    "(one document: {{...}})")
+    return document
+
+
+def _kind(value: Any) -> str:
+    """The type of a projected value, in the words of the messages: date, number, string, objectId, other."""
+    from datetime import datetime
+
+    from bson import Int64, ObjectId
+
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, datetime):
+        return "date"
+    if isinstance(value, (int, float, Int64)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, ObjectId):
+        return "objectId"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _declaration(name: Any, fields: Any, section_sizes: list[int]) -> DocumentDeclaration:
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise _fail(str(name), None, "a document's name is letters, digits, _ and -, starting with a letter "
+                                     "(at most 40 characters)")
+    if _PUBLISHED_DATASET.match(name):
+        raise _fail(name, None, f"{name!r} is a published dataset's name (orders, orders_<k>k, orders_<k>k_tail, "
+                                "orders_<k>k_split): give your document another name")
+    if not isinstance(fields, dict):
+        raise _fail(name, None, "expected a mapping: {sample: <file>, projected: [field, ...], grow: true|false}")
+    for field in fields:
+        if field not in FIELDS:
+            raise _fail(name, str(field), f"unknown field (allowed: {', '.join(FIELDS)})")
+    for field in ("sample", "projected"):
+        if field not in fields:
+            raise _fail(name, None, f"{field} is required (fields: {', '.join(FIELDS)})")
+    sample = fields["sample"]
+    if not isinstance(sample, str) or not sample:
+        raise _fail(name, "sample", f"{sample!r} is not a file's path (e.g. documents/{name}.json)")
+    projected = fields["projected"]
+    if not isinstance(projected, list) or not all(isinstance(f, str) and f for f in projected):
+        raise _fail(name, "projected", f"{projected!r} is not a list of field names (e.g. [createdAt, total])")
+    if not projected:
+        raise _fail(name, "projected", "empty: name the fields a list screen projects (the first is the "
+                                       "window's key), e.g. [createdAt, total]")
+    if len(set(projected)) != len(projected):
+        raise _fail(name, "projected", f"{projected!r} names a field twice")
+    grow = fields.get("grow", True)
+    if not isinstance(grow, bool):
+        raise _fail(name, "grow", f"{grow!r} is not allowed (allowed: true, false)")
+    compare_to = fields.get("compare_to", ORDERS)
+    if not isinstance(compare_to, str):
+        raise _fail(name, "compare_to", f"{compare_to!r} is not a name (allowed: orders or another document)")
+    declared = DocumentDeclaration(name, sample, tuple(projected), grow, compare_to)
+    document = read_sample(sample, name)
+    for field in projected:
+        if field not in document:
+            hint = " (a top-level field: nested paths are not indexed here)" if "." in field else ""
+            raise _fail(name, "projected", f"{field!r} is not a field of the sample {sample}{hint} "
+                                           f"(its fields: {', '.join(document)})")
+        kind = _kind(document[field])
+        if field == "_id":
+            raise _fail(name, "projected", "'_id' is every document's own (the orders' ObjectIds): project "
+                                           "the sample's other fields")
+        if field == projected[0] and kind not in ("date", "number"):
+            raise _fail(name, "projected", f"{field!r} is the window's key (the first projected field): "
+                                           f"{KEY_TYPES}, not a {kind}")
+        if kind not in ("date", "number", "string", "objectId"):
+            raise _fail(name, "projected", f"{field!r} is a {kind}: a projected field is {PROJECTED_TYPES} "
+                                           "(an array's index is multikey and covers nothing)")
+    if grow:
+        import bson
+
+        own = len(bson.encode(document))
+        from costlab.docsize.generate import target_doc_bytes
+
+        too_small = [s for s in section_sizes if target_doc_bytes(s) < own + 64]
+        if too_small:
+            raise _fail(name, "grow", f"the sample is {own:,} BSON bytes, too large to grow to "
+                                      f"{too_small[0]} KB ({target_doc_bytes(too_small[0]):,} B, docsize.sizes_kb): "
+                                      "set grow: false to measure it as it is")
+    return declared
+
+
+def declarations(section: dict) -> list[DocumentDeclaration]:
+    """The documents `section` (the config's docsize section) declares, in its order; DocumentError for the
+    first that cannot be used (reads each sample file)."""
+    documents = section.get("documents") or {}
+    if not isinstance(documents, dict):
+        raise DocumentError(f"invalid config key {KEY}: expected a mapping of name -> fields")
+    sizes = [int(s) for s in section.get("sizes_kb") or ()]
+    declared = [_declaration(name, fields, sizes) for name, fields in documents.items()]
+    names = [d.name for d in declared]
+    for d in declared:
+        if d.compare_to == d.name:
+            raise _fail(d.name, "compare_to", "a document is compared with the orders or another document, "
+                                              "not itself")
+        if d.compare_to != ORDERS and d.compare_to not in names:
+            raise _fail(d.name, "compare_to", f"{d.compare_to!r} is neither orders nor a declared document "
+                                              f"(allowed: {', '.join([ORDERS, *[n for n in names if n != d.name]])})")
+    return declared
+
+
+def problem(section: dict) -> str | None:
+    """The first declared document that cannot be used, as a one-line config error (None: all can)."""
+    if not section.get("documents"):
+        return None
+    try:
+        declarations(section)
+    except DocumentError as err:
+        return str(err)
+    return None
+
+
+def declared_names(section: dict) -> list[str]:
+    """The declared documents' names (no file read: the rules' wildcards)."""
+    return [str(n) for n in (section.get("documents") or {})]
+
+
+# ---- the documents -----------------------------------------------------------------------------------
+
+
+def filler_name(document: dict) -> str:
+    name = FILLER
+    while name in document:
+        name = "_" + name
+    return name
+
+
+def size_labels(declaration: DocumentDeclaration, sizes_kb: list[int]) -> list[str]:
+    """The sizes a document is measured at: each configured size ('4k') when it grows, else 'sample'."""
+    return [f"{int(s)}k" for s in sizes_kb] if declaration.grow else ["sample"]
+
+
+def _element_offsets(encoded: bytes) -> dict[str, int]:
+    """name -> offset of its value bytes, for a document's top-level elements."""
+    from costlab.engine.bsonbytes import _FIXED_SIZES, _value_size
+
+    offsets = {}
+    i, end = 4, len(encoded) - 1
+    while i < end:
+        kind = encoded[i]
+        name_end = encoded.index(b"\0", i + 1)
+        value = name_end + 1
+        offsets[encoded[i + 1:name_end].decode()] = value
+        size = _FIXED_SIZES.get(kind)
+        i = value + (size if size is not None else _value_size(encoded, kind, value))
+    return offsets
+
+
+def _key_slot(value: Any) -> tuple[str, Any]:
+    """(the template's slot for the window key, a placeholder of its BSON type)."""
+    from datetime import datetime, timezone
+
+    from bson import Int64
+
+    if isinstance(value, datetime):
+        return "createdAt", datetime(1970, 1, 1, tzinfo=timezone.utc)
+    if isinstance(value, Int64) or (isinstance(value, int) and not -(1 << 31) <= value < (1 << 31)):
+        return "position_int64", Int64(0)
+    if isinstance(value, int):
+        return "position_int32", 0
+    return "position_double", 0.0
+
+
+def document_template(declaration: DocumentDeclaration, document: dict, size_kb: int | None, seed: int):
+    """The template (costlab.docsize.generate.Template) of the declared document: `_id` first, the sample's
+    fields with the window key's slot, and, at `size_kb`, the orders' filler that makes it exactly
+    target_doc_bytes(size_kb) (None: the sample as it is)."""
+    import bson
+    import numpy as np
+    from bson import ObjectId
+
+    from costlab.docsize.generate import Template, _history_lengths, _Writer, _write_history, target_doc_bytes
+
+    key = declaration.projected[0]
+    slot, placeholder = _key_slot(document[key])
+    fields = {"_id": ObjectId(bytes(12)), **{k: v for k, v in document.items() if k != "_id"}}
+    fields[key] = placeholder
+    filler = filler_name(fields)
+    lengths: list[int] = []
+    if size_kb is not None:
+        empty = len(bson.encode({**fields, filler: []}))
+        lengths = _history_lengths(target_doc_bytes(size_kb) - empty, seed, size_kb)
+    prefix = bson.encode(fields)
+    offsets = _element_offsets(prefix)
+    writer = _Writer()
+    writer.buf = bytearray(prefix[:-1])
+    writer.slots = {"_id": offsets["_id"], slot: offsets[key]}
+    at_offsets: list[int] = []
+    note_offsets: list[int] = []
+    if size_kb is not None:
+        _write_history(writer, filler, lengths, at_offsets, note_offsets)
+    writer.buf += b"\0"
+    writer.buf[0:4] = len(writer.buf).to_bytes(4, "little")
+    note_lengths = np.array(lengths, dtype=np.int64)
+    gaps_rng = np.random.default_rng([seed, size_kb or 0, 3])
+    at_gaps_ms = np.cumsum(gaps_rng.integers(1, 240, size=len(lengths))) * 60_000
+    text_offsets = (np.concatenate([[0], np.cumsum(note_lengths)[:-1]]).astype(np.int64) if lengths
+                    else note_lengths)
+    return Template(np.frombuffer(bytes(writer.buf), dtype=np.uint8), dict(writer.slots),
+                    np.array(at_offsets, dtype=np.int64), np.array(note_offsets, dtype=np.int64), note_lengths,
+                    text_offsets, at_gaps_ms)
+
+
+def key_value(document: dict, key: str, position: int):
+    """The window key's value of the order at `position` (what the template's slot holds)."""
+    from datetime import timedelta
+
+    from bson import Int64
+
+    from costlab.docsize.generate import EPOCH_MS, MINUTE_MS
+    slot, placeholder = _key_slot(document[key])
+    if slot == "createdAt":
+        return placeholder + timedelta(milliseconds=EPOCH_MS + position * MINUTE_MS)
+    if slot == "position_int64":
+        return Int64(position)
+    return position if slot == "position_int32" else float(position)
+
+
+def batches(declaration: DocumentDeclaration, document: dict, size_kb: int | None, documents: int, seed: int,
+            customers: int | None = None, batch_docs: int = 1024):
+    """(index key dicts, encoded documents) per batch, in window-key order: what a load inserts."""
+    from bson import ObjectId
+
+    from costlab.docsize.generate import order_fields, template_batches
+
+    tpl = document_template(declaration, document, size_kb, seed)
+    ids = order_fields(documents, seed, customers).ids
+    key = declaration.projected[0]
+    constant = {f: document[f] for f in declaration.projected[1:]}
+    stream = sum(declaration.name.encode()) + 1000 * (size_kb or 0)
+    position = 0
+    for encoded in template_batches(tpl, documents, seed, stream=stream, customers=customers,
+                                    batch_docs=batch_docs):
+        keys = []
+        for k in range(len(encoded)):
+            keys.append({"_id": ObjectId(ids[position + k].tobytes()),
+                         key: key_value(document, key, position + k), **constant})
+        position += len(encoded)
+        yield keys, encoded
