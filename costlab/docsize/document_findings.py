@@ -15,6 +15,7 @@ from __future__ import annotations
 import polars as pl
 
 from costlab.docsize.documents import ORDERS
+from costlab.docsize.generate import target_doc_bytes
 from costlab.docsize.protocol import SHAPES
 from costlab.finding import NOT_JUDGED, USER_VARIANT_REASON, Finding, verdict_table
 from costlab.verdicts import NOT_MEASURED, Kind, Verdict, is_missing
@@ -33,6 +34,10 @@ def _cells(table: pl.DataFrame) -> dict[tuple[int, str], dict]:
 def _value(row: dict | None) -> float | None:
     value = None if row is None else row.get(MEASURE)
     return None if is_missing(value) else float(value)
+
+
+def _docs(value) -> str:
+    return "" if is_missing(value) else f", documents of {int(value):,} B"
 
 
 def _bytes(value: float | None) -> str:
@@ -55,15 +60,14 @@ def document_rows(orders: pl.DataFrame, documents: dict[str, pl.DataFrame], comp
             theirs = theirs_cells.get((size_kb, shape))
             a, b = _value(row), _value(theirs)
             ratio = a / b if a is not None and b else None
-            other_words = f"the article's orders of {size_kb} KB" if other == ORDERS else f"{other} ({size_kb} KB)"
+            other_words = (f"the article's orders of {size_kb} KB" if other == ORDERS
+                           else f"{other} ({size_kb} KB)")
             mine_words = f"{name} ({label})" if label != "sample" else f"{name} (as the sample is)"
             mine_doc = row.get("avg_doc_bytes")
-            theirs_doc = None if theirs is None else theirs.get("avg_doc_bytes")
-            note = (f"{name}: {_bytes(a)}" + (f", documents of {int(mine_doc):,} B" if not is_missing(mine_doc)
-                                               else "")
-                    + f"; {ORDERS if other == ORDERS else other}: {_bytes(b)}"
-                    + (f", documents of {int(theirs_doc):,} B" if not is_missing(theirs_doc) else "")
-                    + f"; mean of {row.get('queries')} queries, small cache {row.get('cache_mb')} MB")
+            # the orders' documents are exactly the article's mean of their size (costlab.docsize.generate)
+            theirs_doc = target_doc_bytes(size_kb) if other == ORDERS else (theirs or {}).get("avg_doc_bytes")
+            note = (f"{name}: {_bytes(a)}{_docs(mine_doc)}; {other}: {_bytes(b)}{_docs(theirs_doc)}; "
+                    f"mean of {row.get('queries')} queries, small cache {row.get('cache_mb')} MB")
             if a is None or b is None:
                 verdict, reason = Verdict.NOT_RUN, NOT_MEASURED
             elif not b:

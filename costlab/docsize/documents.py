@@ -63,8 +63,8 @@ def read_sample(path: str | Path, name: str = "?") -> dict:
 
     resolved = Path(path)
     if not resolved.is_file():
-        raise _fail(name, "sample", f"{path} is not a file (a relative path is read from the working directory, "
-                                    f"{Path.cwd()})")
+        raise _fail(name, "sample", f"{path} is not a file (a relative path is read from the working "
+                                    f"directory, {Path.cwd()})")
     try:
         text = resolved.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
@@ -75,8 +75,8 @@ def read_sample(path: str | Path, name: str = "?") -> dict:
         detail = " ".join(str(err).split())[:160]
         raise _fail(name, "sample", f"{path} is not valid JSON or extended JSON: {detail}") from None
     if not isinstance(document, dict):
-        raise _fail(name, "sample", f"{path} holds a JSON {type(document).__name__}, not a single JSON object "
-                                    "(one document: {{...}})")
+        raise _fail(name, "sample", f"{path} holds a JSON {type(document).__name__}, not a single JSON "
+                                    "object (one document: {...})")
     return document
 
 
@@ -108,10 +108,11 @@ def _declaration(name: Any, fields: Any, section_sizes: list[int]) -> DocumentDe
         raise _fail(str(name), None, "a document's name is letters, digits, _ and -, starting with a letter "
                                      "(at most 40 characters)")
     if _PUBLISHED_DATASET.match(name):
-        raise _fail(name, None, f"{name!r} is a published dataset's name (orders, orders_<k>k, orders_<k>k_tail, "
-                                "orders_<k>k_split): give your document another name")
+        raise _fail(name, None, f"{name!r} is a published dataset's name (orders, orders_<k>k, "
+                                "orders_<k>k_tail, orders_<k>k_split): give your document another name")
     if not isinstance(fields, dict):
-        raise _fail(name, None, "expected a mapping: {sample: <file>, projected: [field, ...], grow: true|false}")
+        raise _fail(name, None, "expected a mapping: {sample: <file>, projected: [field, ...], "
+                                "grow: true|false}")
     for field in fields:
         if field not in FIELDS:
             raise _fail(name, str(field), f"unknown field (allowed: {', '.join(FIELDS)})")
@@ -123,7 +124,8 @@ def _declaration(name: Any, fields: Any, section_sizes: list[int]) -> DocumentDe
         raise _fail(name, "sample", f"{sample!r} is not a file's path (e.g. documents/{name}.json)")
     projected = fields["projected"]
     if not isinstance(projected, list) or not all(isinstance(f, str) and f for f in projected):
-        raise _fail(name, "projected", f"{projected!r} is not a list of field names (e.g. [createdAt, total])")
+        raise _fail(name, "projected", f"{projected!r} is not a list of field names "
+                                       "(e.g. [createdAt, total])")
     if not projected:
         raise _fail(name, "projected", "empty: name the fields a list screen projects (the first is the "
                                        "window's key), e.g. [createdAt, total]")
@@ -160,9 +162,10 @@ def _declaration(name: Any, fields: Any, section_sizes: list[int]) -> DocumentDe
 
         too_small = [s for s in section_sizes if target_doc_bytes(s) < own + 64]
         if too_small:
-            raise _fail(name, "grow", f"the sample is {own:,} BSON bytes, too large to grow to "
-                                      f"{too_small[0]} KB ({target_doc_bytes(too_small[0]):,} B, docsize.sizes_kb): "
-                                      "set grow: false to measure it as it is")
+            size = too_small[0]
+            raise _fail(name, "grow", f"the sample is {own:,} BSON bytes, too large to grow to {size} KB "
+                                      f"({target_doc_bytes(size):,} B, docsize.sizes_kb): set grow: false to "
+                                      "measure it as it is")
     return declared
 
 
@@ -180,8 +183,9 @@ def declarations(section: dict) -> list[DocumentDeclaration]:
             raise _fail(d.name, "compare_to", "a document is compared with the orders or another document, "
                                               "not itself")
         if d.compare_to != ORDERS and d.compare_to not in names:
+            allowed = ", ".join([ORDERS, *[n for n in names if n != d.name]])
             raise _fail(d.name, "compare_to", f"{d.compare_to!r} is neither orders nor a declared document "
-                                              f"(allowed: {', '.join([ORDERS, *[n for n in names if n != d.name]])})")
+                                              f"(allowed: {allowed})")
     return declared
 
 
@@ -255,7 +259,7 @@ def document_template(declaration: DocumentDeclaration, document: dict, size_kb:
     import numpy as np
     from bson import ObjectId
 
-    from costlab.docsize.generate import Template, _history_lengths, _Writer, _write_history, target_doc_bytes
+    from costlab.docsize.generate import Template, _history_lengths, _write_history, _Writer, target_doc_bytes
 
     key = declaration.projected[0]
     slot, placeholder = _key_slot(document[key])
@@ -283,8 +287,8 @@ def document_template(declaration: DocumentDeclaration, document: dict, size_kb:
     text_offsets = (np.concatenate([[0], np.cumsum(note_lengths)[:-1]]).astype(np.int64) if lengths
                     else note_lengths)
     return Template(np.frombuffer(bytes(writer.buf), dtype=np.uint8), dict(writer.slots),
-                    np.array(at_offsets, dtype=np.int64), np.array(note_offsets, dtype=np.int64), note_lengths,
-                    text_offsets, at_gaps_ms)
+                    np.array(at_offsets, dtype=np.int64), np.array(note_offsets, dtype=np.int64),
+                    note_lengths, text_offsets, at_gaps_ms)
 
 
 def key_value(document: dict, key: str, position: int):

@@ -141,7 +141,7 @@ def orders_subject(size_kb: int, documents: int, seed: int, customers: int | Non
 
 
 def load_subject(engine: Engine, subject: Subject, block_compressor: str):
-    """The subject's documents, inserted in batches of INSERT_BATCH, then checkpointed; returns the collection."""
+    """The subject's documents, inserted INSERT_BATCH at a time, then checkpointed; returns the collection."""
     collection = Deployment(engine, "standalone", block_compressor).collection(
         subject.collection, {subject.index_name: subject.projected})
     for keys, batch in subject.batches():
@@ -161,7 +161,8 @@ def _bounds(window_start: int, window_end: int, key_of=_order_time) -> tuple[tup
     return (key_of(window_start),), (key_of(window_end),)
 
 
-def run_shape(collection, shape: str, window_start: int, window_end: int, subject: Subject | None = None) -> list:
+def run_shape(collection, shape: str, window_start: int, window_end: int,
+              subject: Subject | None = None) -> list:
     """One query: rows of the projected fields ((createdAt, total) for the orders) for projection/covered, raw
     documents for whole."""
     projected, index_name, key_of = ((subject.projected, subject.index_name, subject.key_of) if subject
@@ -224,8 +225,8 @@ def warm_cache(collection) -> None:
 
 def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: EngineSettings, home: Path,
                  subject: Subject | None = None) -> tuple[list[dict], dict]:
-    """Every run's planned queries on one size (the orders', or `subject`'s documents measured as that size's);
-    returns (per-query rows, collection facts)."""
+    """Every run's planned queries on one size (the orders', or `subject`'s documents measured as that
+    size's); returns (per-query rows, collection facts)."""
     documents = int(engine_docsize["docs_per_collection"])
     window = int(engine_docsize["window_minutes"])
     customers = min(int(study.get("customers", 50)), documents)
@@ -474,8 +475,8 @@ def run_document_engine_job(params, run: RunFacts, cache_reads_path, queries_pat
             bar.update()
     ended = datetime.now(timezone.utc)
     queries = pl.DataFrame(rows).select(["size", *QUERY_COLUMNS])
-    table = summarize(queries.drop("size"), settings, wiredtiger_version(), resolved["journal_compressor_wanted"],
-                      resolved["block_compressor_wanted"])
+    table = summarize(queries.drop("size"), settings, wiredtiger_version(),
+                      resolved["journal_compressor_wanted"], resolved["block_compressor_wanted"])
     doc_bytes = pl.DataFrame({"size_kb": [f["size_kb"] for f in facts], "size": [f["size"] for f in facts],
                               "avg_doc_bytes": [f["avg_doc_bytes"] for f in facts]})
     table = table.join(doc_bytes, on="size_kb", how="left").select(
@@ -489,8 +490,9 @@ def run_document_engine_job(params, run: RunFacts, cache_reads_path, queries_pat
             run,
             started,
             ended,
-            {"document": declaration.name, "sample": declaration.sample, "projected": list(declaration.projected),
-             "grow": declaration.grow, "compare_to": declaration.compare_to, "collections": facts,
+            {"document": declaration.name, "sample": declaration.sample,
+             "projected": list(declaration.projected), "grow": declaration.grow,
+             "compare_to": declaration.compare_to, "collections": facts,
              "runs": [r.__dict__ for r in engine_runs(engine_docsize, list(study["sizes_kb"]))],
              "window_minutes": engine_docsize["window_minutes"]},
             engine_config=engine_config,

@@ -24,7 +24,7 @@ def _data_section(data: dict) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class ModelParams(JobParams):
-    study: dict       # the docsize section: every size, variant and count is the model's (your documents are not)
+    study: dict       # the docsize section: every size, variant and count is the model's (not your documents)
 
     @classmethod
     def declare(cls, config):
