@@ -14,8 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# docs: config/smoke.yaml's own document (docs/examples/ticket.json) is read from the working directory
-WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "resources", "profiles", "docs")
+WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "resources", "profiles")
 NO_SERVER = "{backend: auto}"
 
 
