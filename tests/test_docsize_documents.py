@@ -194,8 +194,8 @@ def test_no_documents_by_default_and_a_declared_one_validates():
 
 
 def test_the_smoke_tree_has_the_documents_rows_beside_the_orders(smoke_all):
-    """config/smoke.yaml's ticket (config/documents/ticket.json), grown to 1 and 4 KB: per size and shape one row
-    of kind "user variant", in findings.csv and the report, never counted."""
+    """config/smoke.yaml's ticket (config/documents/ticket.json), grown to 1 and 4 KB: per size and shape one
+    row of kind "user variant", in findings.csv and the report, never counted."""
     findings = pl.read_csv(smoke_all.results() / "findings.csv", infer_schema_length=None)
     mine = findings.filter(pl.col("finding").str.starts_with("ticket ("))
     assert mine.height == 6, mine
