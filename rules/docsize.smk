@@ -196,6 +196,7 @@ if ENGINE_ON:
 # ---- your own documents (docsize.documents, docs/variants.md): each its own engine-lab job ----------
 # `snakemake results/docsize/engine/documents/cache_reads_<name>.csv` builds that document alone.
 from costlab.docsize.documents import declared_names as _docsize_document_names
+from costlab.docsize.documents import sample_path as _docsize_sample_path
 
 DS_DOCUMENTS = _docsize_document_names(DS)
 DS_DOCUMENT_RE = "|".join(DS_DOCUMENTS) or "(?!x)x"   # names are letters, digits, _ and - (checked before)
@@ -206,7 +207,7 @@ DS_DOCUMENT_FINDINGS = "results/docsize/engine/your_documents.csv"
 rule docsize_document_engine:
     """One declared document, grown to each size (or as it is), measured with the orders' engine protocol."""
     input:
-        sample=lambda wildcards: DS["documents"][wildcards.document]["sample"],
+        sample=lambda wildcards: str(_docsize_sample_path(DS["documents"][wildcards.document]["sample"])),
     output:
         cache_reads="results/docsize/engine/documents/cache_reads_{document}.csv",
         queries="results/docsize/engine/documents/queries_{document}.csv",

@@ -182,7 +182,13 @@ def test_a_bad_declaration_is_refused_in_one_line_naming_the_key(tmp_path, decla
 def test_a_missing_sample_names_the_working_directory(tmp_path):
     assert documents.problem({"documents": _declared(sample="documents/absent.json"), "sizes_kb": [1]}) == (
         "invalid config key docsize.documents.mine.sample: documents/absent.json is not a file (a relative "
-        f"path is read from the working directory, {Path.cwd()})")
+        f"path is read from the working directory, {Path.cwd()}, else from costlab's checkout, "
+        f"{Path(__file__).resolve().parent.parent})")
+
+
+def test_a_shipped_sample_is_found_from_any_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert documents.read_sample("config/documents/ticket.json")["priority"] == 2
 
 
 def test_no_documents_by_default_and_a_declared_one_validates():

@@ -56,15 +56,28 @@ def _fail(name: str, field: str | None, problem: str) -> DocumentError:
     return DocumentError(f"invalid config key {KEY}.{name}" + (f".{field}" if field else "") + f": {problem}")
 
 
+CHECKOUT = Path(__file__).resolve().parent.parent.parent   # costlab's own files (config/documents/ticket.json)
+
+
+def sample_path(path: str | Path) -> Path:
+    """Where a declared sample is: a relative path from the working directory (where results/ is written),
+    else from costlab's checkout (the examples it ships, so its configs read them from anywhere)."""
+    given = Path(path)
+    if given.is_absolute() or given.is_file():
+        return given
+    shipped = CHECKOUT / given
+    return shipped if shipped.is_file() else given
+
+
 def read_sample(path: str | Path, name: str = "?") -> dict:
     """The sample document (canonical or relaxed extended JSON, or plain JSON), or DocumentError."""
     from bson import json_util
     from bson.errors import InvalidBSON
 
-    resolved = Path(path)
+    resolved = sample_path(path)
     if not resolved.is_file():
         raise _fail(name, "sample", f"{path} is not a file (a relative path is read from the working "
-                                    f"directory, {Path.cwd()})")
+                                    f"directory, {Path.cwd()}, else from costlab's checkout, {CHECKOUT})")
     try:
         text = resolved.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
