@@ -248,3 +248,88 @@ if ENGINE_ON and DS_DOCUMENTS:
     add_server_free_targets("docsize", DS_DOCUMENT_FINDINGS, *DS_DOCUMENT_TABLES,
                             *expand("results/docsize/engine/documents/provenance_{document}.json",
                                     document=DS_DOCUMENTS))
+
+
+# Your documents on a server: each document at each size its own dataset doc_<name>_<size>, loaded and
+# measured with the orders' protocol (costlab/docsize/document_runs.py), then their rows beside the orders'.
+def _docsize_document_sizes(name):
+    return [f"{int(k)}k" for k in DS["sizes_kb"]] if DS["documents"][name].get("grow", True) else ["sample"]
+
+
+DS_DOCUMENT_DATASETS = [f"doc_{name}_{size}" for name in DS_DOCUMENTS for size in _docsize_document_sizes(name)]
+DS_DOCUMENT_RAW = expand("results/docsize/raw/{run}__{dataset}.parquet", run=DS_RUNS, dataset=DS_DOCUMENT_DATASETS)
+DS_DOCUMENT_SERVER_FINDINGS = "results/docsize/tables/your_documents.csv"
+
+
+rule docsize_document_load:
+    input:
+        server=server_json("standalone"),
+        sample=lambda wildcards: str(_docsize_sample_path(DS["documents"][wildcards.document]["sample"])),
+    output:
+        data=directory("results/docsize/data/doc_{document}_{size}"),
+        provenance="results/docsize/provenance/load_doc_{document}_{size}.json",
+    wildcard_constraints:
+        document=DS_DOCUMENT_RE,
+        size="[1-9][0-9]*k|sample",
+    params:
+        **_ds_params.DocumentLoadParams.declare(config),
+    threads: ask("docsize_load").threads
+    resources:
+        mongod=MONGOD,
+        **ask("docsize_load").resources,
+    log:
+        "results/logs/docsize_document_load_{document}_{size}.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/docsize_document_load.py"
+
+
+rule docsize_document_measure:
+    input:
+        data=ancient("results/docsize/data/doc_{document}_{size}"),
+        loaded="results/docsize/provenance/load_doc_{document}_{size}.json",
+        server=lambda wildcards: server_json(_DOCSIZE_RUNS[wildcards.run].profile),
+    output:
+        raw=kept("results/docsize/raw/{run}__doc_{document}_{size}.parquet"),
+        provenance=kept("results/docsize/provenance/{run}__doc_{document}_{size}.json"),
+    wildcard_constraints:
+        document=DS_DOCUMENT_RE,
+        size="[1-9][0-9]*k|sample",
+        run=DS_RUN_RE,
+    params:
+        **_ds_params.DocumentMeasureParams.declare(config),
+    threads: ask("docsize_measure").threads
+    resources:
+        mongod=MONGOD,
+        **ask("docsize_measure").resources,
+    log:
+        "results/logs/docsize_document_measure_{run}__{document}_{size}.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/docsize_document_measure.py"
+
+
+rule docsize_documents_tables:
+    """Each document's client time, server time and bytes read per query over the orders' (same run, size and
+    shape): rows of "Your variants"."""
+    input:
+        orders=expand("results/docsize/raw/{run}__orders_{size}k.parquet", run=DS_RUNS, size=DS["sizes_kb"]),
+        documents=DS_DOCUMENT_RAW,
+    output:
+        DS_DOCUMENT_SERVER_FINDINGS,
+    params:
+        **_ds_params.DocumentFindingsParams.declare(config),
+    log:
+        "results/logs/docsize_documents_tables.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/docsize_documents_tables.py"
+
+
+if DS_DOCUMENTS:
+    add_targets("docsize", DS_DOCUMENT_SERVER_FINDINGS,
+                *expand("results/docsize/provenance/{run}__{dataset}.json", run=DS_RUNS,
+                        dataset=DS_DOCUMENT_DATASETS))

@@ -11,6 +11,8 @@ VARIANTS: dict[str, tuple[str | None, str, str | None]] = {
     "base": (None, "history_last", None),
     "tail": ("fields_after_history", "history_first", None),
     "split": ("split_history", "orders_only", "history_only"),
+    # a user's document (docsize.documents): its own collection, doc_<name>_<size>, never switched on here
+    "document": (None, "history_last", None),
 }
 VARIANT_SUFFIX = {"base": "", "tail": "_tail", "split": "_split"}
 

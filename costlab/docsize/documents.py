@@ -56,7 +56,7 @@ def _fail(name: str, field: str | None, problem: str) -> DocumentError:
     return DocumentError(f"invalid config key {KEY}.{name}" + (f".{field}" if field else "") + f": {problem}")
 
 
-CHECKOUT = Path(__file__).resolve().parent.parent.parent   # costlab's own files (config/documents/ticket.json)
+CHECKOUT = Path(__file__).resolve().parent.parent.parent   # costlab's files (config/documents/ticket.json)
 
 
 def sample_path(path: str | Path) -> Path:
@@ -231,6 +231,29 @@ def filler_name(document: dict) -> str:
 def size_labels(declaration: DocumentDeclaration, sizes_kb: list[int]) -> list[str]:
     """The sizes a document is measured at: each configured size ('4k') when it grows, else 'sample'."""
     return [f"{int(s)}k" for s in sizes_kb] if declaration.grow else ["sample"]
+
+
+def nearest_size_kb(document_bytes: int, sizes_kb: list[int]) -> int:
+    """The configured size whose order is closest in BSON bytes (what a document kept as it is is compared
+    with)."""
+    from costlab.docsize.generate import target_doc_bytes
+
+    return min((int(s) for s in sizes_kb), key=lambda s: (abs(target_doc_bytes(s) - document_bytes), s))
+
+
+def measured_size_kb(declaration: DocumentDeclaration, document: dict, label: str,
+                     sizes_kb: list[int]) -> int:
+    """The size a document's label stands beside: its own ('4k' -> 4), or the nearest order's ('sample')."""
+    import bson
+
+    if label != "sample":
+        return int(label[:-1])
+    return nearest_size_kb(len(bson.encode(document)), sizes_kb)
+
+
+def dataset_name(name: str, label: str) -> str:
+    """The server dataset (and collection) of a declared document at one size: doc_<name>_<label>."""
+    return f"doc_{name}_{label}"
 
 
 def _element_offsets(encoded: bytes) -> dict[str, int]:

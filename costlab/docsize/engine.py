@@ -426,14 +426,6 @@ def document_subject(declaration, document: dict, size_kb: int | None, documents
                    lambda position: user_documents.key_value(document, declaration.projected[0], position))
 
 
-def nearest_size_kb(document_bytes: int, sizes_kb: list[int]) -> int:
-    """The configured size whose order is closest in BSON bytes (what a document kept as it is is compared
-    with)."""
-    from costlab.docsize.generate import target_doc_bytes
-
-    return min((int(s) for s in sizes_kb), key=lambda s: (abs(target_doc_bytes(s) - document_bytes), s))
-
-
 def run_document_engine_job(params, run: RunFacts, cache_reads_path, queries_path, provenance_path,
                             workdir=None) -> pl.DataFrame:
     """One declared document (docsize.documents) on the engine lab, with the orders' protocol and settings
@@ -463,7 +455,7 @@ def run_document_engine_job(params, run: RunFacts, cache_reads_path, queries_pat
         for label in labels:
             bar.set_postfix_str(label)
             grown = int(label[:-1]) if declaration.grow else None
-            size_kb = grown or nearest_size_kb(len(bson.encode(document)), study["sizes_kb"])
+            size_kb = grown or user_documents.nearest_size_kb(len(bson.encode(document)), study["sizes_kb"])
             subject = document_subject(declaration, document, grown, documents, int(study["seed"]), customers,
                                        label)
             with engine_home(workdir or engine_config.get("workdir"),

@@ -133,3 +133,58 @@ class DocumentFindingsParams(JobParams):
 
         declared = config["docsize"].get("documents") or {}
         return {"documents": {str(n): (f or {}).get("compare_to", ORDERS) for n, f in declared.items()}}
+
+
+def _document_fields(config) -> dict:
+    """A declared document's name and declaration, from the rule's {document} wildcard."""
+    declared = config["docsize"].get("documents") or {}
+    return {"name": lambda wildcards: wildcards.document,
+            "document": lambda wildcards: declared.get(wildcards.document)}
+
+
+@dataclass(frozen=True)
+class _DocumentOnServer(JobParams):
+    def declaration(self):
+        from costlab.docsize.documents import ORDERS, DocumentDeclaration
+
+        return DocumentDeclaration(self.name, self.document["sample"], tuple(self.document["projected"]),
+                                   bool(self.document.get("grow", True)),
+                                   self.document.get("compare_to", ORDERS))
+
+
+@dataclass(frozen=True)
+class DocumentLoadParams(_DocumentOnServer):
+    """One declared document's load at one size (the orders' data keys: its count, seed and customers)."""
+    data: dict
+    sizes_kb: list[int]   # a document kept as it is stands beside the nearest size
+    name: str
+    document: dict
+
+    @classmethod
+    def declare(cls, config):
+        return {"data": data_params(config, "docsize"), "sizes_kb": config["docsize"]["sizes_kb"],
+                **_document_fields(config)}
+
+    def section(self) -> dict[str, Any]:
+        return {**_data_section(self.data), "sizes_kb": self.sizes_kb}
+
+
+@dataclass(frozen=True)
+class DocumentMeasureParams(_DocumentOnServer):
+    """One run on one declared document's dataset, with the orders' protocol keys."""
+    data: dict
+    window_minutes: int
+    runs: dict
+    sizes_kb: list[int]
+    name: str
+    document: dict
+
+    @classmethod
+    def declare(cls, config):
+        ds = config["docsize"]
+        return {"data": data_params(config, "docsize"), "window_minutes": ds["window_minutes"],
+                "runs": ds["runs"], "sizes_kb": ds["sizes_kb"], **_document_fields(config)}
+
+    def section(self) -> dict[str, Any]:
+        return {**_data_section(self.data), "window_minutes": self.window_minutes, "runs": self.runs,
+                "sizes_kb": self.sizes_kb}

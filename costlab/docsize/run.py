@@ -16,6 +16,7 @@ because explain executes the query and would warm the cache between timed querie
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable
 
@@ -78,6 +79,38 @@ COLLECTION_SCHEMA = {
 }
 
 
+@dataclass(frozen=True)
+class QuerySpec:
+    """What a window query reads: the projected fields (the index's, in order; the first is the window's key)
+    and the key's value at an order's position (None: the orders' createdAt, one a minute). ORDERS_SPEC is
+    the article's; a user's document (costlab.docsize.documents) has its own."""
+    projected: tuple[str, ...] = ("createdAt", "total")
+    key_of: Callable[[int], object] | None = None
+
+    @property
+    def sort(self) -> list:
+        return [(self.projected[0], ASCENDING)]
+
+    @property
+    def index_name(self) -> str:
+        return "_".join(f"{field}_1" for field in self.projected)
+
+    def projection(self, shape: str) -> dict | None:
+        if self is ORDERS_SPEC:
+            return PROJECTIONS[shape]
+        fields = {field: 1 for field in self.projected}
+        return {"whole": None, "projection": fields, "covered": {"_id": 0, **fields}}[shape]
+
+    def window(self, start: int, window: int) -> dict:
+        if self.key_of is None:
+            return window_filter(start, window)
+        key = self.projected[0]
+        return {key: {"$gte": self.key_of(int(start)), "$lt": self.key_of(int(start) + int(window))}}
+
+
+ORDERS_SPEC = QuerySpec()
+
+
 class ResultsMismatch(AssertionError):
     """The three query shapes did not return the same dates and totals: no timing is meaningful."""
 
@@ -99,23 +132,25 @@ def window_filter(start_minute: int, window_minutes: int) -> dict:
     return {"createdAt": {"$gte": _date(start), "$lt": _date(start + int(window_minutes) * MINUTE_MS)}}
 
 
-def query_filter(family: str, param: int, window_minutes: int) -> dict:
+def query_filter(family: str, param: int, window_minutes: int, spec: QuerySpec = ORDERS_SPEC) -> dict:
     if family == "window":
-        return window_filter(param, window_minutes)
+        return spec.window(param, window_minutes)
     if family == "customer":
         return {"customerId": int(param)}
     raise ValueError(f"unknown query family {family!r}; allowed: {', '.join(FAMILIES)}")
 
 
-def find(collection: Collection, shape: str, filter_: dict) -> list[dict]:
+def find(collection: Collection, shape: str, filter_: dict, spec: QuerySpec = ORDERS_SPEC) -> list[dict]:
     """One query of this shape, all results decoded (what the timing covers)."""
-    return list(collection.find(filter_, PROJECTIONS[shape]).sort(SORT))
+    return list(collection.find(filter_, spec.projection(shape)).sort(spec.sort))
 
 
-def check_identical(collection: Collection, filter_: dict, expected: int | None = None) -> int:
-    """Run all three shapes; raise ResultsMismatch unless they return the same (createdAt, total) rows."""
-    results = {shape: [(d.get("createdAt"), d.get("total")) for d in find(collection, shape, filter_)]
-               for shape in SHAPES}
+def check_identical(collection: Collection, filter_: dict, expected: int | None = None,
+                    spec: QuerySpec = ORDERS_SPEC) -> int:
+    """Run all three shapes; raise ResultsMismatch unless they return the same rows of the projected fields
+    ((createdAt, total) for the orders)."""
+    results = {shape: [tuple(d.get(f) for f in spec.projected)
+                       for d in find(collection, shape, filter_, spec)] for shape in SHAPES}
     reference = results["whole"]
     if expected is not None and len(reference) != expected:
         raise ResultsMismatch(f"{collection.name}: whole-document query returned {len(reference)} orders "
@@ -135,10 +170,10 @@ def check_identical(collection: Collection, filter_: dict, expected: int | None 
     return len(reference)
 
 
-def explain_shape(collection: Collection, shape: str, filter_: dict) -> dict:
-    command = {"find": collection.name, "filter": filter_, "sort": dict(SORT)}
-    if PROJECTIONS[shape] is not None:
-        command["projection"] = PROJECTIONS[shape]
+def explain_shape(collection: Collection, shape: str, filter_: dict, spec: QuerySpec = ORDERS_SPEC) -> dict:
+    command = {"find": collection.name, "filter": filter_, "sort": dict(spec.sort)}
+    if spec.projection(shape) is not None:
+        command["projection"] = spec.projection(shape)
     explain = collection.database.command("explain", command, verbosity="executionStats")
     return plan_summary(explain)
 
@@ -156,11 +191,12 @@ def row_from_counters(delta: dict, docs: list[dict], client_s: float) -> dict:
     return row
 
 
-def timed_query(client, collection: Collection, shape: str, filter_: dict) -> dict:
+def timed_query(client, collection: Collection, shape: str, filter_: dict,
+                spec: QuerySpec = ORDERS_SPEC) -> dict:
     """Client time around find+decode; counter deltas from serverStatus snapshots taken outside it."""
     before = snapshot(client, COUNTERS.values())
     started = time.perf_counter()
-    docs = find(collection, shape, filter_)
+    docs = find(collection, shape, filter_, spec)
     client_s = time.perf_counter() - started
     after = snapshot(client, COUNTERS.values())
     return row_from_counters(counter_delta(before, after), docs, client_s)
@@ -225,9 +261,10 @@ def _expected(family: str, param: int, study_config: dict) -> int:
 
 
 def measure_dataset(client, dataset: Dataset, run_name: str, study_config: dict,
-                    database: str = DATABASE, reset_cache: Callable[[], tuple[object, str]] | None = None
-                    ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """All queries of one run on one dataset: (raw rows, per-collection stats).
+                    database: str = DATABASE, reset_cache: Callable[[], tuple[object, str]] | None = None,
+                    spec: QuerySpec = ORDERS_SPEC) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """All queries of one run on one dataset: (raw rows, per-collection stats). `spec`: what the queries read
+    (a user's document: its projected fields and window key).
 
     reset_cache empties the server's cache before a block that must start cold (the small-cache
     run) and returns (the client to use from then on, what it did); None means nobody can, and
@@ -252,10 +289,11 @@ def measure_dataset(client, dataset: Dataset, run_name: str, study_config: dict,
             family, window_starts("same", 1, *family_extent(family, study_config), rng=None)[0]
         )
         check_identical(
-            collection, query_filter(family, reference, window), _expected(family, reference, study_config)
+            collection, query_filter(family, reference, window, spec),
+            _expected(family, reference, study_config), spec,
         )
         plans = {
-            shape: explain_shape(collection, shape, query_filter(family, reference, window))
+            shape: explain_shape(collection, shape, query_filter(family, reference, window, spec), spec)
             for shape in SHAPES
         }
         for block in plan.blocks:
@@ -270,13 +308,14 @@ def measure_dataset(client, dataset: Dataset, run_name: str, study_config: dict,
             for planned in block.queries:
                 if planned.phase == "warmup":
                     find(
-                        collection, shape, query_filter(family, _param(family, planned.window_start), window)
+                        collection, shape,
+                        query_filter(family, _param(family, planned.window_start), window, spec), spec,
                     )
             measured = block.measured()
             desc = f"{run_name} {dataset.name} {family} {shape}"
             for planned in progress(measured, desc=desc, unit="query"):
                 param = _param(family, planned.window_start)
-                row = timed_query(client, collection, shape, query_filter(family, param, window))
+                row = timed_query(client, collection, shape, query_filter(family, param, window, spec), spec)
                 expected = _expected(family, param, study_config)
                 if row["n_returned"] != expected:
                     raise ResultsMismatch(
@@ -311,11 +350,13 @@ def measure_dataset(client, dataset: Dataset, run_name: str, study_config: dict,
                     }
                 )
     raw = pl.DataFrame(rows, schema=RAW_SCHEMA) if rows else pl.DataFrame(schema=RAW_SCHEMA)
-    return raw.select(list(RAW_SCHEMA)), collections_frame(client, dataset, run, kind, database)
+    collections = collections_frame(client, dataset, run, kind, database, spec.index_name)
+    return raw.select(list(RAW_SCHEMA)), collections
 
 
 def collections_frame(
-    client, dataset: Dataset, run: RunSpec, kind: str, database: str = DATABASE
+    client, dataset: Dataset, run: RunSpec, kind: str, database: str = DATABASE,
+    index_name: str = WINDOW_INDEX_NAME,
 ) -> pl.DataFrame:
     """size / storageSize / index size per collection and the configured cache (None when not reported)."""
     cache_max = get_path(client.admin.command("serverStatus"), CACHE_MAX_PATH)
@@ -323,7 +364,7 @@ def collections_frame(
     rows = []
     for name in filter(None, (dataset.collection, dataset.history_collection)):
         stats = collection_stats(db, name)
-        index_bytes = stats["index_sizes"].get(WINDOW_INDEX_NAME)
+        index_bytes = stats["index_sizes"].get(index_name)
         rows.append(
             {
                 "run": run.name,

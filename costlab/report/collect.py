@@ -31,9 +31,9 @@ from costlab.server.provenance import is_stand_in, read_provenance
 PUBLISHED_TABLE = "published_vs_reproduced"
 ENGINE_PUBLISHED_TABLE = "published_vs_engine"
 MODEL_PUBLISHED_TABLE = "published_vs_model"   # results/<study>/model/: the server-free model's verdicts
-# results/<study>/engine/your_*.csv: a study's rows of your variants (kind "user variant") in a verdict table
-# of their own, written by a step after the study's engine job (docsize: your_documents.csv); findings.csv
-# reads them beside the study's verdict tables
+# results/<study>/engine/your_*.csv and tables/your_*.csv: a study's rows of your variants (kind
+# "user variant") in verdict tables of their own, written by a step after the study's engine or measuring
+# jobs (docsize: your_documents.csv); findings.csv reads them beside the study's verdict tables
 USER_VARIANTS_PREFIX = "your_"
 ENGINE_RAW_TABLES = ("queries",)   # per-query rows: linked from the CSVs, not shown
 NOT_RUN_FILE = "not_run.json"

@@ -135,6 +135,9 @@ def study_findings(section: StudySection, results_dir: Path) -> pl.DataFrame:
             server_has_model_rows = bool(
                 (kinds.str.starts_with("model") | kinds.str.starts_with("server-free")).any()
             )
+    # your variants measured on a server (docsize: tables/your_documents.csv), each row with its server's kind
+    parts += [table_findings(study, t, section, results_dir) for t in section.tables
+              if t.name.startswith(USER_VARIANTS_PREFIX)]
     parts += [table_findings(study, t, section, results_dir, "engine") for t in section.engine
               if t.name == ENGINE_PUBLISHED_TABLE or t.name.startswith(USER_VARIANTS_PREFIX)]
     if not server_has_model_rows:  # a server run's table already holds the model's rows
