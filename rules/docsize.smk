@@ -273,10 +273,10 @@ rule docsize_document_load:
         size="[1-9][0-9]*k|sample",
     params:
         **_ds_params.DocumentLoadParams.declare(config),
-    threads: ask("docsize_load").threads
+    threads: ask("docsize_document_load").threads
     resources:
         mongod=MONGOD,
-        **ask("docsize_load").resources,
+        **ask("docsize_document_load").resources,
     log:
         "results/logs/docsize_document_load_{document}_{size}.log",
     conda:
@@ -299,10 +299,10 @@ rule docsize_document_measure:
         run=DS_RUN_RE,
     params:
         **_ds_params.DocumentMeasureParams.declare(config),
-    threads: ask("docsize_measure").threads
+    threads: ask("docsize_document_measure").threads
     resources:
         mongod=MONGOD,
-        **ask("docsize_measure").resources,
+        **ask("docsize_document_measure").resources,
     log:
         "results/logs/docsize_document_measure_{run}__{document}_{size}.log",
     conda:

@@ -38,6 +38,13 @@ def _engine_mb(config: dict) -> int:
                                            engine_docsize.get("default_cache_mb"))
 
 
+def _document_datasets(config: dict) -> int:
+    """Datasets of the declared documents: one per size when a document grows, else one."""
+    study = config["docsize"]
+    return sum(len(study["sizes_kb"]) if (fields or {}).get("grow", True) else 1
+               for fields in (study.get("documents") or {}).values())
+
+
 def _config_problem(config: dict) -> str | None:
     section = config.get("docsize")
     if not section:
@@ -75,6 +82,14 @@ STUDY = Study(
         ),
         "docsize_measure": RuleAsk(
             work_s=_measure_s, jobs=lambda config: len(datasets(config["docsize"])) * len(RUNS)
+        ),
+        # your documents (docsize.documents): each size its own dataset, as large as an order of that size
+        "docsize_document_load": RuleAsk(
+            work_s=lambda config: _largest_collection_bytes(config) / LOAD_BYTES_PER_S,
+            jobs=_document_datasets,
+        ),
+        "docsize_document_measure": RuleAsk(
+            work_s=_measure_s, jobs=lambda config: _document_datasets(config) * len(RUNS)
         ),
     },
     other_rules={"docsize_engine": RuleAsk(work_s=lambda config: ENGINE_S, client_mb=_engine_mb),

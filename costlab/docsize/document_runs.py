@@ -147,6 +147,8 @@ def server_rows(orders: pl.DataFrame, documents: dict[str, pl.DataFrame], compar
                         a, b = mine.get(measure), theirs.get(measure)
                         a = None if is_missing(a) else float(a)
                         b = None if is_missing(b) else float(b)
+                        if a is None and b is None:
+                            continue   # a counter neither server reports (the stand-in: server time, cache)
                         ratio = a / b if a is not None and b else None
                         if ratio is None:
                             verdict, reason = Verdict.NOT_RUN, NOT_MEASURED

@@ -91,8 +91,19 @@ class EngineParams(JobParams):
         return {"sizes_kb": self.sizes_kb, "seed": self.seed, "customers": self.customers}
 
 
+class _DeclaredDocument:
+    """A job of one declared document: its `name` and `document` fields as a DocumentDeclaration."""
+
+    def declaration(self):
+        from costlab.docsize.documents import ORDERS, DocumentDeclaration
+
+        return DocumentDeclaration(self.name, self.document["sample"], tuple(self.document["projected"]),
+                                   bool(self.document.get("grow", True)),
+                                   self.document.get("compare_to", ORDERS))
+
+
 @dataclass(frozen=True)
-class DocumentEngineParams(JobParams):
+class DocumentEngineParams(_DeclaredDocument, JobParams):
     """One declared document's engine-lab job (docsize.documents.<name>): the orders' engine settings, so its
     numbers stand beside the orders' at the same scale."""
     engine: dict
@@ -113,13 +124,6 @@ class DocumentEngineParams(JobParams):
 
     def section(self) -> dict[str, Any]:
         return {"sizes_kb": self.sizes_kb, "seed": self.seed, "customers": self.customers}
-
-    def declaration(self):
-        from costlab.docsize.documents import ORDERS, DocumentDeclaration
-
-        return DocumentDeclaration(self.name, self.document["sample"], tuple(self.document["projected"]),
-                                   bool(self.document.get("grow", True)),
-                                   self.document.get("compare_to", ORDERS))
 
 
 @dataclass(frozen=True)
@@ -143,17 +147,7 @@ def _document_fields(config) -> dict:
 
 
 @dataclass(frozen=True)
-class _DocumentOnServer(JobParams):
-    def declaration(self):
-        from costlab.docsize.documents import ORDERS, DocumentDeclaration
-
-        return DocumentDeclaration(self.name, self.document["sample"], tuple(self.document["projected"]),
-                                   bool(self.document.get("grow", True)),
-                                   self.document.get("compare_to", ORDERS))
-
-
-@dataclass(frozen=True)
-class DocumentLoadParams(_DocumentOnServer):
+class DocumentLoadParams(_DeclaredDocument, JobParams):
     """One declared document's load at one size (the orders' data keys: its count, seed and customers)."""
     data: dict
     sizes_kb: list[int]   # a document kept as it is stands beside the nearest size
@@ -170,7 +164,7 @@ class DocumentLoadParams(_DocumentOnServer):
 
 
 @dataclass(frozen=True)
-class DocumentMeasureParams(_DocumentOnServer):
+class DocumentMeasureParams(_DeclaredDocument, JobParams):
     """One run on one declared document's dataset, with the orders' protocol keys."""
     data: dict
     window_minutes: int
