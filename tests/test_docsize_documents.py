@@ -199,6 +199,48 @@ def test_no_documents_by_default_and_a_declared_one_validates():
     assert documents.size_labels(_declaration(), [1, 4]) == ["1k", "4k"]
 
 
+def test_on_the_test_server_the_document_is_loaded_indexed_and_measured_like_the_orders(
+        test_db, tmp_path, mongo_client):
+    """The ticket (three projected fields, a string among them) at 1 KB: its collection, its index on the
+    projected fields, a run of the orders' protocol with the three shapes returning the same rows; then its
+    rows beside the orders' (the stand-in's: reason stand-in, never judged)."""
+    from costlab.docsize.datasets import parse_dataset
+    from costlab.docsize.document_runs import document_dataset, load_document, query_spec, server_rows
+    from costlab.docsize.load import load_dataset
+    from costlab.docsize.run import measure_dataset
+
+    study = {"docs_per_collection": 300, "sizes_kb": [1], "seed": 42, "customers": 10, "window_minutes": 20,
+             "runs": {name: {"warmups": 1, "queries": 2} for name in ("same_window", "random_windows",
+                                                                       "small_cache")},
+             "variants": {"spread_customer": False}}
+    (declaration,) = documents.declarations({"documents": {"ticket": {
+        "sample": "config/documents/ticket.json", "projected": ["openedAt", "priority", "subject"]}},
+        "sizes_kb": [1]})
+    sample = documents.read_sample(declaration.sample)
+    record = load_document(mongo_client, declaration, sample, "1k", study, tmp_path / "doc",
+                           database=test_db.name)
+    assert record["dataset"] == "doc_ticket_1k" and record["collections"][0]["documents"] == 300
+    collection = test_db["doc_ticket_1k"]
+    assert collection.index_information()["openedAt_1_priority_1_subject_1"]["key"] == [
+        ("openedAt", 1), ("priority", 1), ("subject", 1)]
+    stored = collection.find_one({"openedAt": datetime(2024, 1, 1, 0, 5)})
+    assert len(bson.encode(stored)) == 1037 and stored["subject"] == sample["subject"]
+    spec = query_spec(declaration, sample)
+    raw, _ = measure_dataset(mongo_client, document_dataset(declaration, sample, "1k", [1]), "same_window",
+                             study, database=test_db.name, spec=spec)
+    assert set(raw["shape"]) == {"whole", "projection", "covered"} and (raw["n_returned"] == 20).all()
+    load_dataset(mongo_client, parse_dataset("orders_1k"), study, tmp_path / "orders", database=test_db.name)
+    orders, _ = measure_dataset(mongo_client, parse_dataset("orders_1k"), "same_window", study,
+                                database=test_db.name)
+    rows = server_rows(orders, {"ticket": raw.with_columns(pl.lit("1k").alias("size"))}, {"ticket": "orders"})
+    client_rows = [r for r in rows if r.metric.startswith("client_ms")]
+    assert [r.metric for r in client_rows] == [f"client_ms ticket/orders 1k same_window {shape}"
+                                               for shape in ("whole", "projection", "covered")]
+    assert all(r.reproduced > 0 and r.kind is Kind.USER_VARIANT for r in client_rows)
+    stand_in = raw["server_kind"][0] == "stand-in"
+    assert {r.reason for r in client_rows} == {"stand-in" if stand_in else USER_VARIANT_REASON}
+
+
 def test_the_smoke_tree_has_the_documents_rows_beside_the_orders(smoke_all):
     """config/smoke.yaml's ticket (config/documents/ticket.json), grown to 1 and 4 KB: per size and shape one
     row of kind "user variant", in findings.csv and the report, never counted."""
@@ -211,6 +253,10 @@ def test_the_smoke_tree_has_the_documents_rows_beside_the_orders(smoke_all):
     assert set(mine["source"]) == {"docsize/engine/your_documents.csv"}
     table = pl.read_csv(smoke_all.results("docsize") / "engine/documents/cache_reads_ticket.csv")
     assert set(table["size"]) == {"1k", "4k"} and set(table["avg_doc_bytes"]) == {1037, 4105}
+    # on the test server too: the same protocol as the orders', its rows (client time per run, size, shape)
+    server = findings.filter(pl.col("source") == "docsize/tables/your_documents.csv")
+    assert server.height >= 18 and set(server["kind"]) == {Kind.USER_VARIANT.value}, server
+    assert set(server["finding"].str.extract(r"^(ticket \(\d+k\))", 1)) == {"ticket (1k)", "ticket (4k)"}
     page = (smoke_all.results() / "report.html").read_text()
     assert "ticket (4k) beside the article&#x27;s orders of 4 KB" in page or \
         "ticket (4k) beside the article's orders of 4 KB" in page
