@@ -197,6 +197,7 @@ if ENGINE_ON:
 # `snakemake results/docsize/engine/documents/cache_reads_<name>.csv` builds that document alone.
 from costlab.docsize.documents import declared_names as _docsize_document_names
 from costlab.docsize.documents import sample_path as _docsize_sample_path
+from costlab.docsize.documents import server_datasets as _docsize_document_datasets
 
 DS_DOCUMENTS = _docsize_document_names(DS)
 DS_DOCUMENT_RE = "|".join(DS_DOCUMENTS) or "(?!x)x"   # names are letters, digits, _ and - (checked before)
@@ -252,11 +253,7 @@ if ENGINE_ON and DS_DOCUMENTS:
 
 # Your documents on a server: each document at each size its own dataset doc_<name>_<size>, loaded and
 # measured with the orders' protocol (costlab/docsize/document_runs.py), then their rows beside the orders'.
-def _docsize_document_sizes(name):
-    return [f"{int(k)}k" for k in DS["sizes_kb"]] if DS["documents"][name].get("grow", True) else ["sample"]
-
-
-DS_DOCUMENT_DATASETS = [f"doc_{name}_{size}" for name in DS_DOCUMENTS for size in _docsize_document_sizes(name)]
+DS_DOCUMENT_DATASETS = _docsize_document_datasets(DS)
 DS_DOCUMENT_RAW = expand("results/docsize/raw/{run}__{dataset}.parquet", run=DS_RUNS, dataset=DS_DOCUMENT_DATASETS)
 DS_DOCUMENT_SERVER_FINDINGS = "results/docsize/tables/your_documents.csv"
 

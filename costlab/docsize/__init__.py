@@ -6,6 +6,7 @@ dataset), run (the three query shapes and the three runs), tables, figures.
 from __future__ import annotations
 
 from costlab.docsize.datasets import datasets, relation_problem
+from costlab.docsize.documents import server_datasets
 from costlab.docsize.names import RUNS
 from costlab.engine.limits import large_cache_mb
 from costlab.study import ENGINE_S, SERVER_FREE_MB, EngineOverlay, Overlay, RuleAsk, Study
@@ -40,9 +41,7 @@ def _engine_mb(config: dict) -> int:
 
 def _document_datasets(config: dict) -> int:
     """Datasets of the declared documents: one per size when a document grows, else one."""
-    study = config["docsize"]
-    return sum(len(study["sizes_kb"]) if (fields or {}).get("grow", True) else 1
-               for fields in (study.get("documents") or {}).values())
+    return len(server_datasets(config["docsize"]))
 
 
 def _config_problem(config: dict) -> str | None:

@@ -218,6 +218,13 @@ def declared_names(section: dict) -> list[str]:
     return [str(n) for n in (section.get("documents") or {})]
 
 
+def server_datasets(section: dict) -> list[str]:
+    """Each declared document's datasets on a server, doc_<name>_<size> (no file read: the rules' targets)."""
+    sizes = [f"{int(k)}k" for k in section.get("sizes_kb") or ()]
+    return [dataset_name(str(name), label) for name, fields in (section.get("documents") or {}).items()
+            for label in (sizes if (fields or {}).get("grow", True) else ["sample"])]
+
+
 # ---- the documents -----------------------------------------------------------------------------------
 
 
