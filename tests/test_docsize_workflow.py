@@ -17,8 +17,10 @@ def test_smoke_study_end_to_end(smoke_all, real_mongod):
     ]
     assert [t for t in targets if not (smoke_all.workdir / t).exists()] == []
     out = smoke_all.results("docsize")
-    # smoke: sizes 1 and 4 KB, variants off -> two datasets, three runs each.
-    assert sorted(p.name for p in (out / "data").iterdir()) == ["orders_1k", "orders_4k"]
+    # smoke: sizes 1 and 4 KB, variants off -> two datasets, three runs each (and the smoke config's own
+    # document, docsize.documents.ticket, at both sizes: tests/test_docsize_documents.py)
+    assert sorted(p.name for p in (out / "data").iterdir()) == ["doc_ticket_1k", "doc_ticket_4k", "orders_1k",
+                                                                 "orders_4k"]
     marker = json.loads((out / "data" / "orders_4k" / "dataset.json").read_text())
     assert marker["documents"] == 2000
     raw = pl.concat([pl.read_parquet(p) for p in sorted((out / "raw").glob("*__orders_*.parquet"))
