@@ -506,7 +506,8 @@ def headlines_view(findings: pl.DataFrame) -> dict[str, Any]:
 
 def beyond_view(findings: pl.DataFrame) -> dict[str, list[dict[str, Any]]]:
     """costlab's own variants ("costlab") and a user's ("user": appversions.variants, arraygrowth.elements,
-    docsize.documents; docs/variants.md): each in a section of its own, never counted as the articles' findings."""
+    docsize.documents; docs/variants.md): each in a section of its own, never counted as the articles'
+    findings."""
     from costlab.report.headlines import beyond_articles
 
     block: dict[str, list[dict[str, Any]]] = {"costlab": [], "user": []}
