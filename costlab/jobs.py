@@ -56,6 +56,7 @@ KEPT_RULES = frozenset(
         "arraygrowth_run",
         "arraygrowth_fallback",
         "docsize_measure",
+        "docsize_document_measure",
         "flatnested_measure",
     }
 )
