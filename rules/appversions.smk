@@ -319,7 +319,7 @@ rule appversions_engine:
         tolerances="resources/published/appversions_tolerances.csv",
         versions=expand("results/appversions/engine/versions/{version}/rep{rep}.json",
                         version=config["appversions"]["versions"],
-                        rep=range(1, _av_params.engine_repeats(config) + 1)),
+                        rep=range(1, _av_params.engine_repeats(config, "appversions") + 1)),
     output:
         **AV_ENGINE,
     params:

@@ -40,6 +40,7 @@ from costlab.appversions.versions import AppVersion, get_version, prepared_colum
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
 from costlab.engine.provenance import SERVER_KIND
+from costlab.engine.repeats import medians_over_repeats, repeat_values
 from costlab.engine.replset import ReplicaSetSettings, replica_set_settings, timestamp_of
 from costlab.engine.wt import compressor_or_nearest
 from costlab.finding import interval_verdict, judged, verdict_table
@@ -260,54 +261,23 @@ def storage_table(rows: list[dict], published: pl.DataFrame, wt_version: str) ->
 # each repeat's value kept beside the median of these columns ("; "-separated, in repeat order): the
 # verdicts' intervals over the repeats are drawn from them
 REPEATED = ("storage_over_data", "storage_bytes")
-REPEATS_SEPARATOR = "; "
 
 
 def over_repeats_table(per_repeat: pl.DataFrame) -> pl.DataFrame:
-    """storage_table's rows, one per (version, rep), as one row per version: each numeric column the
-    median over the version's repeats (with one repeat, the value itself; integer columns stay integers
-    where every median is whole), every other column the first repeat's; then `repeats` (how many),
-    `seeds` (each repeat's events seed), `<column>_repeats` for REPEATED (each repeat's value) and the
-    median's interval over the repeats of storage_over_data (`storage_over_data_low`, `_high`,
-    `interval_confidence`: costlab.intervals.over_repeats; empty for one repeat, which has none)."""
+    """storage_table's rows, one per (version, rep), as one row per version (costlab.engine.repeats.
+    medians_over_repeats: each numeric column the median over the version's repeats, `repeats`, `seeds` and
+    `<column>_repeats` for REPEATED), with the median's interval over the repeats of storage_over_data
+    (`storage_over_data_low`, `_high`, `interval_confidence`: costlab.intervals.over_repeats; empty for one
+    repeat, which has none)."""
     from costlab.intervals import over_repeats
 
-    if "rep" not in per_repeat.columns:
-        per_repeat = per_repeat.with_columns(pl.lit(1).alias("rep"))
-    # stable: each version's repeats in order, the versions in their first repeat's order
-    per_repeat = per_repeat.sort("rep", maintain_order=True)
-    columns = [c for c in per_repeat.columns if c not in ("version", "rep", "seed")]
-    numeric = {c for c in columns if per_repeat.schema[c].is_numeric()}
-    lists = [pl.col(c).alias(f"{c}_repeats") for c in REPEATED]
-    if "seed" in per_repeat.columns:
-        lists.append(pl.col("seed").alias("seeds"))
-    table = per_repeat.group_by("version", maintain_order=True).agg(
-        *[pl.col(c).median() if c in numeric else pl.col(c).first() for c in columns],
-        pl.len().cast(pl.Int64).alias("repeats"), *lists)
-    for c in columns:
-        dtype = per_repeat.schema[c]
-        if dtype.is_integer() and (table[c].drop_nulls() % 1 == 0).all():
-            table = table.with_columns(pl.col(c).cast(dtype))
-    intervals = [over_repeats(values) for values in table["storage_over_data_repeats"].to_list()]
+    table = medians_over_repeats(per_repeat, ["version"], REPEATED, {"seed": "seeds"})
+    intervals = [over_repeats(repeat_values(row, "storage_over_data")) for row in table.iter_rows(named=True)]
     return table.with_columns(
-        *[pl.col(list_column).list.eval(pl.element().cast(pl.Utf8)).list.join(REPEATS_SEPARATOR)
-          for list_column in [f"{c}_repeats" for c in REPEATED] + (["seeds"] if "seed" in per_repeat.columns
-                                                                   else [])],
         pl.Series("storage_over_data_low", [i.low for i in intervals], pl.Float64),
         pl.Series("storage_over_data_high", [i.high for i in intervals], pl.Float64),
         pl.Series("interval_confidence", [i.confidence for i in intervals], pl.Float64),
     )
-
-
-def repeat_values(row: dict, column: str) -> list[float]:
-    """Each repeat's value of `column` in a storage table row (`<column>_repeats`), or the row's one value
-    (a table written before repeats, or built without over_repeats_table)."""
-    text = row.get(f"{column}_repeats")
-    if text is None or (isinstance(text, str) and not text.strip()):
-        return [] if row.get(column) is None else [float(row[column])]
-    if isinstance(text, (int, float)):   # one repeat read back from a CSV: a number, not text
-        return [float(text)]
-    return [float(value) for value in str(text).split(REPEATS_SEPARATOR.strip())]
 
 
 def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.DataFrame:

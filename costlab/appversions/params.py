@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from costlab.engine.job_keys import engine_keys
+from costlab.engine.repeats import engine_repeat_keys, engine_repeats
 from costlab.jobs import JobParams
 from costlab.namespaces import data_params
 
@@ -155,23 +155,6 @@ class FiguresParams(JobParams):
         return {"loadtest_versions": tested_versions(config), "loadtest": config["appversions"]["loadtest"]}
 
 
-# engine.appversions keys that choose the jobs (how many repeats), not what one version's job does: another
-# value must not rerun the repeats already measured
-ENGINE_PLAN_KEYS = ("repeats",)
-
-
-def engine_version_keys(config: Mapping[str, Any]) -> dict[str, Any]:
-    """engine_keys(config, "appversions") without ENGINE_PLAN_KEYS: what one version's engine job reads."""
-    keys = engine_keys(config, "appversions")
-    section = {k: v for k, v in keys["appversions"].items() if k not in ENGINE_PLAN_KEYS}
-    return {**keys, "appversions": section}
-
-
-def engine_repeats(config: Mapping[str, Any]) -> int:
-    """How many times each version's engine job runs (engine.appversions.repeats; 1 when absent)."""
-    return int(config["engine"]["appversions"].get("repeats", 1))
-
-
 @dataclass(frozen=True)
 class EngineVersionParams(JobParams):
     engine: dict      # the shared engine keys, engine.appversions (but its repeats) and engine.replica_set
@@ -185,7 +168,7 @@ class EngineVersionParams(JobParams):
     def declare(cls, config):
         av = config["appversions"]
         return {
-            "engine": engine_version_keys(config),
+            "engine": engine_repeat_keys(config, "appversions"),
             "declaration": _declaration(config),
             "batch_size": av["batch_size"],
             "load_workers": av["load_workers"],
@@ -203,4 +186,5 @@ class EngineParams(JobParams):
     @classmethod
     def declare(cls, config):
         av = config["appversions"]
-        return {"versions": av["versions"], "variants": av["variants"], "repeats": engine_repeats(config)}
+        return {"versions": av["versions"], "variants": av["variants"],
+                "repeats": engine_repeats(config, "appversions")}
