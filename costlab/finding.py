@@ -9,12 +9,12 @@ these tables into results/findings.csv (docs/report.md says its columns).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
 
 import polars as pl
 
-from costlab.intervals import Interval
+from costlab.intervals import Interval, over_repeats
 from costlab.intervals import judge as judge_band
 from costlab.verdicts import NOT_MEASURED, Kind, Verdict, is_missing, judge, tolerance_text, verdict_text
 
@@ -65,6 +65,9 @@ class Finding:
     # the value's interval in words ("a to b at 95.0% (mean of 30 queries, BCa bootstrap)"), "one run: no
     # interval", or None where the row's value is not a measurement (costlab.intervals, docs/uncertainty.md)
     interval: str | None = None
+    # the rule that judged the value (`judged` sets it; never written): the same row measured again, e.g. in
+    # another repeat, is judged by it again (over_repeat_findings)
+    rule: Callable[[float], bool] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         try:
@@ -133,7 +136,8 @@ def judged(
     verdict, reason = judge(reproduced, rule)
     return Finding(finding, metric, unit, published, None if is_missing(reproduced) else reproduced, verdict,
                    missing if verdict is Verdict.NOT_RUN else reason,
-                   tolerance if tolerance is not None else tolerance_text(rule), server_kind, note, kind)
+                   tolerance if tolerance is not None else tolerance_text(rule), server_kind, note, kind,
+                   rule=rule)
 
 
 def verdict_table(findings: Iterable[Finding], rounded: bool = False) -> pl.DataFrame:
@@ -192,11 +196,45 @@ def interval_verdict(point: Finding, interval: Interval, rule) -> Finding:
     if band is None or not interval.has_interval or point.verdict is Verdict.NOT_RUN:
         return point
     outcome = judge_band(interval, *band)
+    # a value that came out the same in every repeat: an observation, said in the verdict's words
+    same = f"the same in all {interval.samples} repeats" if interval.same_in_all_repeats else None
     if outcome.outcome == "inside":
-        return point.but(Verdict.REPRODUCED)
+        return point.but(Verdict.REPRODUCED, same)
     if outcome.outcome == "outside":
-        return point.but(Verdict.NOT_REPRODUCED)
+        return point.but(Verdict.NOT_REPRODUCED, same)
     decide = (f"about {outcome.repeats_to_decide:,} {interval.unit} would likely decide it"
               if outcome.repeats_to_decide
               else "the value sits on the band's edge: more samples cannot decide it")
     return point.but(Verdict.INCONCLUSIVE, f"the interval straddles the tolerance band; {decide}")
+
+
+def over_repeat_findings(per_repeat: Sequence[Sequence[Finding]]) -> list[Finding]:
+    """The same findings measured in each repeat (one list per repeat, the rows in the same order) as one
+    row each: its value the median over the repeats, judged by the median's interval over them
+    (costlab.intervals.over_repeats; interval_verdict against the row's rule's band). A value the same in
+    every repeat has the zero-width interval [x, x] and its verdict says "the same in all N repeats". A
+    row not comparable or not run (in its first repeat) keeps that verdict and its reason, with the
+    interval in words; a row with a value missing in some repeat, or no rule, keeps its first repeat's."""
+    if not per_repeat:
+        return []
+    lengths = {len(rows) for rows in per_repeat}
+    if len(lengths) != 1:
+        raise ValueError(f"over_repeat_findings: repeats with {sorted(lengths)} rows; each needs the same")
+    merged = []
+    for rows in zip(*per_repeat):
+        first = rows[0]
+        names = {(r.finding, r.metric) for r in rows}
+        if len(names) != 1:
+            raise ValueError(f"over_repeat_findings: the repeats' rows differ: {sorted(map(str, names))}")
+        values = [r.reproduced for r in rows]
+        if first.rule is None or any(is_missing(v) for v in values):
+            merged.append(first)
+            continue
+        interval = over_repeats(values)
+        if first.verdict in (Verdict.NOT_COMPARABLE, Verdict.NOT_RUN):
+            merged.append(first.with_(reproduced=interval.estimate, interval=interval.describe()))
+            continue
+        verdict, reason = judge(interval.estimate, first.rule)
+        point = first.with_(reproduced=interval.estimate, verdict=verdict, reason=reason)
+        merged.append(interval_verdict(point, interval, first.rule))
+    return merged

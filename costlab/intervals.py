@@ -57,12 +57,27 @@ class Interval:
     def has_interval(self) -> bool:
         return self.low is not None and self.high is not None
 
+    def scaled(self, factor: float) -> Interval:
+        """The same interval of `factor` x the value (a unit conversion, a fixed divisor)."""
+        def times(value: float | None) -> float | None:
+            return None if value is None else value * factor
+        low, high = sorted((times(self.low), times(self.high))) if self.has_interval else (None, None)
+        return Interval(self.estimate * factor, low, high, self.confidence, self.samples, self.unit,
+                        self.statistic)
+
+    @property
+    def same_in_all_repeats(self) -> bool:
+        """Several repeats that all gave one value: the interval [x, x] is that observation, not a guess."""
+        return self.unit == "repeats" and self.samples > 1 and self.low == self.high == self.estimate
+
     def describe(self) -> str:
         """One line for the page and findings.csv: the interval, its confidence and where it came from."""
         if not self.has_interval:
             if self.unit != "repeats" and 1 < self.samples < MIN_BOOTSTRAP_SAMPLES:
                 return f"no interval: {self.samples} {self.unit} are too few for a bootstrap"
             return "one run: no interval"
+        if self.same_in_all_repeats:
+            return f"{_g(self.low)} to {_g(self.high)}: the same in all {self.samples} repeats"
         method = ("order statistics" if self.unit == "repeats" and self.samples < MIN_BOOTSTRAP_SAMPLES
                   else "all equal" if self.low == self.high == self.estimate and self.unit != "repeats"
                   else "BCa bootstrap")
@@ -110,27 +125,70 @@ def over_repeats(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
     return Interval(estimate, float(data.min()), float(data.max()), min_max_coverage(n), n, unit, "median")
 
 
-def over_samples(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE, seed: int = 0,
-                 unit: str = "queries") -> Interval:
-    """The mean of one run's samples (e.g. its queries) with a seeded BCa bootstrap interval."""
+STATISTICS = {"mean": np.mean, "median": np.median}
+
+
+def _bootstrap(samples: tuple[np.ndarray, ...], statistic, confidence: float,
+               seed: int) -> tuple[float, float]:
+    """A seeded BCa bootstrap interval of `statistic(*samples, axis=)` (each sample resampled on its own);
+    the percentile interval where BCa fails (very skewed data); (nan, nan) where both fail."""
     from scipy import stats
 
+    for method in ("BCa", "percentile"):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            result = stats.bootstrap(samples, statistic, confidence_level=confidence,
+                                     n_resamples=BOOTSTRAP_RESAMPLES, method=method, vectorized=True,
+                                     paired=False, rng=np.random.default_rng(seed))
+        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+        if math.isfinite(low) and math.isfinite(high):
+            return low, high
+    return math.nan, math.nan
+
+
+def over_samples(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE, seed: int = 0,
+                 unit: str = "queries", statistic: Literal["mean", "median"] = "mean") -> Interval:
+    """The mean (or median) of one run's samples (e.g. its queries) with a seeded BCa bootstrap interval."""
     data = _finite(values, "over_samples")
-    estimate = float(data.mean())
+    estimate = float(STATISTICS[statistic](data))
     n = data.size
     if n < MIN_BOOTSTRAP_SAMPLES:   # a bootstrap of so few under-covers: no interval rather than a wrong one
-        return Interval(estimate, None, None, None, n, unit, "mean")
+        return Interval(estimate, None, None, None, n, unit, statistic)
     if np.ptp(data) == 0:   # every sample equal: the bootstrap distribution is degenerate
-        return Interval(estimate, estimate, estimate, confidence, n, unit, "mean")
-    result = stats.bootstrap((data,), np.mean, confidence_level=confidence, n_resamples=BOOTSTRAP_RESAMPLES,
-                             method="BCa", rng=np.random.default_rng(seed))
-    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
-    if not (math.isfinite(low) and math.isfinite(high)):   # BCa can fail on very skewed data
-        result = stats.bootstrap((data,), np.mean, confidence_level=confidence,
-                                 n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
-                                 rng=np.random.default_rng(seed))
-        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
-    return Interval(estimate, min(low, estimate), max(high, estimate), confidence, n, unit, "mean")
+        return Interval(estimate, estimate, estimate, confidence, n, unit, statistic)
+    low, high = _bootstrap((data,), STATISTICS[statistic], confidence, seed)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return Interval(estimate, None, None, None, n, unit, statistic)
+    return Interval(estimate, min(low, estimate), max(high, estimate), confidence, n, unit, statistic)
+
+
+def ratio_over_samples(numerator: Sequence[float], denominator: Sequence[float],
+                       confidence: float = DEFAULT_CONFIDENCE, seed: int = 0, unit: str = "queries",
+                       statistic: Literal["mean", "median"] = "median") -> Interval:
+    """statistic(numerator) / statistic(denominator) of two sets of one run's samples (e.g. two query
+    shapes' queries), with a seeded BCa bootstrap interval resampling each set on its own. No interval with
+    fewer than MIN_BOOTSTRAP_SAMPLES in either set, or where resampled denominators reach 0; zero width where
+    every sample of each set is equal."""
+    num = _finite(numerator, "ratio_over_samples numerator")
+    den = _finite(denominator, "ratio_over_samples denominator")
+    stat = STATISTICS[statistic]
+    bottom = float(stat(den))
+    estimate = float(stat(num)) / bottom if bottom else math.nan
+    n = min(num.size, den.size)
+    name = f"ratio of {statistic}s"
+    if not math.isfinite(estimate):
+        raise ValueError(f"ratio_over_samples: the denominator's {statistic} is 0")
+    if n < MIN_BOOTSTRAP_SAMPLES:
+        return Interval(estimate, None, None, None, n, unit, name)
+    if np.ptp(num) == 0 and np.ptp(den) == 0:
+        return Interval(estimate, estimate, estimate, confidence, n, unit, name)
+
+    def ratio(x, y, axis=-1):
+        return stat(x, axis=axis) / stat(y, axis=axis)
+
+    low, high = _bootstrap((num, den), ratio, confidence, seed)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return Interval(estimate, None, None, None, n, unit, name)
+    return Interval(estimate, min(low, estimate), max(high, estimate), confidence, n, unit, name)
 
 
 @dataclass(frozen=True)

@@ -200,20 +200,47 @@ if AG_ELEMENTS:
     AG_ENGINE["elements"] = "results/arraygrowth/engine/elements.csv"
 
 
-rule arraygrowth_engine:
-    """The N sweep (and fallback sweep) on WiredTiger opened like mongod: needs no server."""
+# one repeat's runs (engine.arraygrowth.repeats, each repeat its own job: docs/uncertainty.md)
+AG_ENGINE_REP = {"log_bytes": "results/arraygrowth/engine/repeats/rep{rep}/log_bytes.csv",
+                 "provenance": "results/arraygrowth/engine/repeats/rep{rep}/provenance.json"}
+AG_ENGINE_REP.update({name: f"results/arraygrowth/engine/repeats/rep{{rep}}/{name}.csv"
+                      for name in ("fallback", "elements") if name in AG_ENGINE})
+AG_REPS = range(1, _ag_params.engine_repeats(config, "arraygrowth") + 1)
+
+
+rule arraygrowth_engine_repeat:
+    """One repeat of the N sweep (and fallback sweep) on WiredTiger opened like mongod: needs no server."""
     input:
-        **AG_PUBLISHED,
         element_files=list(AG_ELEMENT_FILES.values()),
     output:
-        **AG_ENGINE,
+        **AG_ENGINE_REP,
+    wildcard_constraints:
+        rep=r"[1-9][0-9]*",
     params:
         **_ag_params.EngineParams.declare(config),
-    threads: ask("arraygrowth_engine").threads
+    threads: ask("arraygrowth_engine_repeat").threads
     # the engine lab's second-longest job (about 50 CPU s) starts next: longest first
     priority: 40
     resources:
-        **ask("arraygrowth_engine").resources,
+        **ask("arraygrowth_engine_repeat").resources,
+    log:
+        "results/logs/arraygrowth_engine_rep{rep}.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/arraygrowth_engine_repeat.py"
+
+
+rule arraygrowth_engine:
+    """The repeats merged: medians, each repeat's values, and verdicts judged by their interval over the
+    repeats."""
+    input:
+        **AG_PUBLISHED,
+        **{f"rep_{name}": expand(path, rep=AG_REPS) for name, path in AG_ENGINE_REP.items()},
+    output:
+        **AG_ENGINE,
+    params:
+        **_ag_params.EngineMergeParams.declare(config),
     log:
         "results/logs/arraygrowth_engine.log",
     conda:

@@ -47,7 +47,7 @@ STUDY = Study(
         ),
         "arraygrowth_fallback": RuleAsk(work_s=_fallback_s, jobs=_fallback_jobs),
     },
-    other_rules={"arraygrowth_engine": RuleAsk(work_s=lambda config: ENGINE_S)},
+    other_rules={"arraygrowth_engine_repeat": RuleAsk(work_s=lambda config: ENGINE_S)},
     config_problem=_config_problem,
     overlay=Overlay(
         "runs",

@@ -345,7 +345,8 @@ def element_sweep(declarations: Sequence, ns: Sequence[int], profiles: Sequence[
 
 
 __all__ = ["sweep", "fits", "fallback_sweep", "run_workload", "element_sweep", "run_element", "PROFILES",
-           "WORKLOADS", "LOG_COLUMNS", "ELEMENT_COLUMNS"]
+           "WORKLOADS", "LOG_COLUMNS", "ELEMENT_COLUMNS", "run_engine_repeat", "merge_repeats",
+           "merge_engine_repeats"]
 
 
 # ---- the workflow job ------------------------------------------------------------------------
@@ -364,13 +365,15 @@ def engine_profiles(profiles: Sequence[str]) -> list[str]:
     return found
 
 
-def run_engine_job(params: EngineParams, run: RunFacts, log_bytes_path, fit_path, provenance_path,
-                   fallback_path=None, verdicts_path=None, published_log_bytes=None,
-                   published_cursor_calls=None, tolerances_path=None, elements_path=None) -> pl.DataFrame:
-    """The whole arraygrowth engine lab: sweep, fits, optional fallback sweep, the user's elements
-    (params.elements, arraygrowth.elements: when `elements_path` is given, their runs there and their rows in
-    the verdicts), verdicts, provenance; `params` are the rule's (costlab.arraygrowth.params.EngineParams),
-    `run` the run's facts."""
+def run_engine_repeat(params: EngineParams, run: RunFacts, rep: int, log_bytes_path, provenance_path,
+                      fallback_path=None, elements_path=None) -> pl.DataFrame:
+    """One repeat of the arraygrowth engine lab (engine.arraygrowth.repeats; each repeat its own job): the N
+    sweep (with the article's workloads a user's element is compared to, even where arraygrowth.workloads
+    leaves them out: merge_engine_repeats keeps only the asked ones in log_bytes.csv), the user's elements
+    (params.elements, when `elements_path` is given), the fallback sweep (when `fallback_path` is given), each
+    row with its `rep`, and the repeat's provenance; `params` are the rule's
+    (costlab.arraygrowth.params.EngineParams, without the repeats), `run` the run's facts. The runs are
+    deterministic writes (no seed): a repeat runs the same writes again on a fresh engine."""
     from datetime import datetime, timezone
 
     from costlab.arraygrowth.elements import declarations
@@ -385,52 +388,131 @@ def run_engine_job(params: EngineParams, run: RunFacts, log_bytes_path, fit_path
     profiles = engine_profiles(params.profiles)
     replica_set = replica_set_settings(engine_config,
                                        engine_config["arraygrowth"].get("writes_per_second", 600))
+    wanted, workdir = resolved["journal_compressor_wanted"], engine_config.get("workdir")
     started = datetime.now(timezone.utc)
     workloads = [w for w in params.workloads if w in WORKLOADS]   # a user's element: element_sweep
-    table = sweep(ns, profiles, workloads, settings, resolved["journal_compressor_wanted"],
-                  engine_config.get("workdir"), engine_config["retryable_writes"], replica_set)
     declared = declarations({"elements": params.elements}) if elements_path is not None else []
-    compared = table
+    # what an element is compared to runs at the same N and profiles (the article's $push even where
+    # arraygrowth.workloads leaves it out); only the element rows use these runs
     missing = sorted({d.compare_to for d in declared} & set(WORKLOADS) - set(workloads))
-    if missing:
-        # what an element is compared to runs at the same N and profiles (the article's $push even where
-        # arraygrowth.workloads leaves it out); only the element rows use these runs
-        wanted = resolved["journal_compressor_wanted"]
-        workdir = engine_config.get("workdir")
-        compared = pl.concat([table, sweep(ns, profiles, missing, settings, wanted, workdir,
-                                           engine_config["retryable_writes"], replica_set)])
-    elements = (element_sweep(declared, ns, profiles, settings, resolved["journal_compressor_wanted"],
-                              engine_config.get("workdir"), engine_config["retryable_writes"], replica_set)
-                if declared else None)
-    fallback = None
+    table = sweep(ns, profiles, workloads + missing, settings, wanted, workdir,
+                  engine_config["retryable_writes"], replica_set)
+    with_rep = [pl.lit(int(rep)).alias("rep")]
+    if declared:
+        elements = element_sweep(declared, ns, profiles, settings, wanted, workdir,
+                                 engine_config["retryable_writes"], replica_set)
+        write_csv(elements.with_columns(with_rep), elements_path)
+    elif elements_path is not None:
+        write_csv(pl.DataFrame(schema=ELEMENT_COLUMNS).with_columns(with_rep), elements_path)
     if fallback_path is not None:
         fallback_params, variants = fallback_settings(params.fallback)
-        fallback = fallback_sweep(profiles, variants, fallback_params, settings, engine_config.get("workdir"),
-                                  engine_config["retryable_writes"], replica_set)
+        write_csv(fallback_sweep(profiles, variants, fallback_params, settings, workdir,
+                                 engine_config["retryable_writes"], replica_set).with_columns(with_rep),
+                  fallback_path)
     ended = datetime.now(timezone.utc)
-    write_csv(fits(table), fit_path)
-    if verdicts_path is not None:
-        from costlab.arraygrowth.engine_verdicts import arraygrowth_verdicts
-        from costlab.published import read_tolerances
-        tolerances = read_tolerances(tolerances_path) if tolerances_path else None
-        verdicts = arraygrowth_verdicts(table, read_csv(published_log_bytes),
-                                        read_csv(published_cursor_calls), tolerances)
-        if elements is not None:
-            from costlab.arraygrowth.element_findings import engine_element_rows
-            from costlab.finding import verdict_table
-            pairs = {d.name: d.compare_to for d in declared}
-            verdicts = pl.concat([verdicts, verdict_table(engine_element_rows(compared, elements, pairs),
-                                                          rounded=True)])
-        write_csv(verdicts, verdicts_path)
-    if elements_path is not None:
-        write_csv(elements if elements is not None else pl.DataFrame(schema=ELEMENT_COLUMNS), elements_path)
-    if fallback is not None:
-        write_csv(fallback, fallback_path)
     write_json_atomic(provenance_path, engine_provenance(
-        "arraygrowth_engine", run, started, ended,
-        {"ns": list(ns), "profiles": profiles, "workloads": list(params.workloads),
+        "arraygrowth_engine_repeat", run, started, ended,
+        {"rep": int(rep), "ns": list(ns), "profiles": profiles, "workloads": list(params.workloads),
          "retryable_writes": engine_config["retryable_writes"], "replica_set": replica_set.describe(),
          **({"elements": {d.name: d.describe() for d in declared}} if declared else {})},
         engine_config=engine_config))
+    table = table.with_columns(with_rep)
+    write_csv(table, log_bytes_path)   # last: its presence means the job completed
+    return table
+
+
+# each repeat's value kept beside the median of these columns in the merged tables (costlab.engine.repeats)
+REPEATED = {"log_bytes": ("log_bytes", "modify_calls", "insert_calls", "seconds"),
+            "fallback": ("log_bytes", "modify_calls", "collection_modify_calls"),
+            "elements": ("log_bytes", "modify_calls", "seconds")}
+
+
+def _repeats_in_order(frames: Sequence[pl.DataFrame], what: str, repeats: int) -> list[pl.DataFrame]:
+    """The repeats' tables in repeat order; ValueError unless they are repeats 1..`repeats` exactly."""
+    by_rep = {int(frame["rep"][0]) if frame.height else 0: frame for frame in frames}
+    if sorted(by_rep) != list(range(1, repeats + 1)):
+        raise ValueError(f"engine.arraygrowth.repeats {repeats} asks repeats 1-{repeats}; the {what} tables "
+                         f"hold repeats {sorted(by_rep)}")
+    return [by_rep[r] for r in range(1, repeats + 1)]
+
+
+def merge_repeats(per_repeat: Sequence[pl.DataFrame], workloads: Sequence[str], published: pl.DataFrame,
+                  published_calls: pl.DataFrame, tolerances=None,
+                  elements: Sequence[pl.DataFrame] | None = None, pairs: dict[str, str] | None = None
+                  ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The repeats' sweeps (run_engine_repeat's log_bytes tables, in repeat order) as (log_bytes.csv: each
+    (profile, workload, N) the median over the repeats with each repeat's value beside it; the verdicts: each
+    finding computed on each repeat, then its median judged by its interval over the repeats
+    (costlab.finding.over_repeat_findings: a value the same in every repeat is [x, x], "the same in all N
+    repeats")). `workloads`: arraygrowth.workloads (the article's ones kept in log_bytes.csv); `elements`
+    and `pairs`: the user's elements' runs per repeat and what each is compared to."""
+    from costlab.arraygrowth.element_findings import engine_element_rows
+    from costlab.arraygrowth.engine_verdicts import arraygrowth_findings
+    from costlab.engine.repeats import medians_over_repeats
+    from costlab.engine.verdicts import engine_frame
+    from costlab.finding import over_repeat_findings
+
+    asked = [frame.filter(pl.col("workload").is_in(list(workloads))) for frame in per_repeat]
+    findings = []
+    for r, (compared, table) in enumerate(zip(per_repeat, asked)):
+        rows = arraygrowth_findings(table.drop("rep"), published, published_calls, tolerances)
+        if elements:
+            rows += engine_element_rows(compared, elements[r], pairs or {})
+        findings.append(rows)
+    merged = medians_over_repeats(pl.concat(asked, how="diagonal_relaxed"), ["profile", "workload", "n"],
+                                  REPEATED["log_bytes"])
+    merged = merged.with_columns((pl.col("log_bytes") / pl.col("n")).alias("bytes_per_op"))
+    extra = [c for c in merged.columns if c not in LOG_COLUMNS]
+    return merged.select(*LOG_COLUMNS, *extra), engine_frame(over_repeat_findings(findings))
+
+
+def merge_engine_repeats(params, run: RunFacts, log_bytes_paths: Sequence, provenance_paths: Sequence,
+                         log_bytes_path, fit_path, provenance_path, verdicts_path, published_log_bytes,
+                         published_cursor_calls, tolerances_path=None, fallback_paths: Sequence = (),
+                         fallback_path=None, elements_paths: Sequence = (),
+                         elements_path=None) -> pl.DataFrame:
+    """The arraygrowth engine lab's repeats (run_engine_repeat's files) merged: log_bytes.csv, fit.csv (the
+    exponents of the medians), the verdicts (merge_repeats), fallback.csv and elements.csv (medians with
+    each repeat's values) and one provenance holding each repeat's; `params`: the merge rule's
+    (costlab.arraygrowth.params.EngineMergeParams)."""
+    from datetime import datetime
+
+    from costlab.arraygrowth.elements import declarations
+    from costlab.engine.provenance import engine_provenance
+    from costlab.engine.repeats import medians_over_repeats
+    from costlab.inputs import read_json
+    from costlab.io import write_csv
+    from costlab.published import read_tolerances
+    from costlab.server.provenance import write_json_atomic
+
+    repeats = int(params.repeats)
+    per_repeat = _repeats_in_order([read_csv(p) for p in log_bytes_paths], "log_bytes", repeats)
+    element_frames = [read_csv(p) for p in elements_paths]
+    elements = (_repeats_in_order(element_frames, "elements", repeats)
+                if any(frame.height for frame in element_frames) else None)
+    pairs = {d.name: d.compare_to for d in declarations({"elements": params.elements})} if elements else {}
+    table, verdicts = merge_repeats(per_repeat, params.workloads, read_csv(published_log_bytes),
+                                    read_csv(published_cursor_calls),
+                                    read_tolerances(tolerances_path) if tolerances_path else None,
+                                    elements, pairs)
+    write_csv(fits(table), fit_path)
+    write_csv(verdicts, verdicts_path)
+    if elements_path is not None:
+        write_csv(medians_over_repeats(pl.concat(elements, how="diagonal_relaxed"),
+                                       ["profile", "element", "n"], REPEATED["elements"])
+                  if elements else pl.DataFrame(schema=ELEMENT_COLUMNS), elements_path)
+    if fallback_path is not None:
+        fallback = _repeats_in_order([read_csv(p) for p in fallback_paths], "fallback", repeats)
+        write_csv(medians_over_repeats(pl.concat(fallback, how="diagonal_relaxed"), ["profile", "variant"],
+                                       REPEATED["fallback"]), fallback_path)
+    jobs = sorted((read_json(p) for p in provenance_paths), key=lambda job: job["extra"]["rep"])
+    provenance = engine_provenance(
+        "arraygrowth_engine", run, min(datetime.fromisoformat(job["started_at"]) for job in jobs),
+        max(datetime.fromisoformat(job["ended_at"]) for job in jobs),
+        {**{k: v for k, v in jobs[0]["extra"].items() if k != "rep"}, "repeats": repeats,
+         "repeat_jobs": jobs})
+    # the compressors the repeat jobs resolved from their engine params (this job has none)
+    provenance["compressors"] = jobs[0]["compressors"]
+    write_json_atomic(provenance_path, provenance)
     write_csv(table, log_bytes_path)   # last: its presence means the job completed
     return table

@@ -7,6 +7,7 @@ import polars as pl
 from costlab.arraygrowth.tables import fits_by_pair, published_findings
 from costlab.engine.provenance import SERVER_KIND
 from costlab.engine.verdicts import engine_frame, engine_row
+from costlab.finding import Finding
 from costlab.published import Tolerances, tolerances_or_published
 
 
@@ -14,6 +15,12 @@ def arraygrowth_verdicts(log_bytes: pl.DataFrame, published: pl.DataFrame,
                          published_calls: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.DataFrame:
     """The mongod path's findings (same thresholds) on engine rows, then the per-write byte counts;
     tolerances: arraygrowth_tolerances.csv's rows (read from resources/published when None)."""
+    return engine_frame(arraygrowth_findings(log_bytes, published, published_calls, tolerances))
+
+
+def arraygrowth_findings(log_bytes: pl.DataFrame, published: pl.DataFrame, published_calls: pl.DataFrame,
+                         tolerances: Tolerances | None = None) -> list[Finding]:
+    """arraygrowth_verdicts' rows, as Findings (each with its rule: a repeat's rows merge by it)."""
     tol = tolerances_or_published(tolerances, "arraygrowth")
 
     raw = log_bytes.with_columns(
@@ -84,4 +91,4 @@ def arraygrowth_verdicts(log_bytes: pl.DataFrame, published: pl.DataFrame,
                 "journal compressor: see journal_compressor in log_bytes.csv (mongod: snappy)",
             )
         )
-    return engine_frame(rows)
+    return rows

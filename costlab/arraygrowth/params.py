@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costlab.engine.job_keys import engine_keys
+from costlab.engine.repeats import engine_repeat_keys, engine_repeats
 from costlab.jobs import JobParams
 
 
@@ -46,7 +46,9 @@ class FigureParams(JobParams):
 
 @dataclass(frozen=True)
 class EngineParams(JobParams):
-    engine: dict      # the shared engine keys and engine.arraygrowth (engine_keys)
+    """One repeat's engine job (arraygrowth_engine_repeat): not the repeats, so another count reruns no
+    measured repeat."""
+    engine: dict      # the shared engine keys and engine.arraygrowth but its repeats (engine_repeat_keys)
     ns: list[int]
     profiles: list[str]
     workloads: list[str]
@@ -56,6 +58,22 @@ class EngineParams(JobParams):
     @classmethod
     def declare(cls, config):
         ag = config["arraygrowth"]
-        return {"engine": engine_keys(config, "arraygrowth"), "ns": ag["ns"], "profiles": ag["profiles"],
+        return {"engine": engine_repeat_keys(config, "arraygrowth"), "ns": ag["ns"],
+                "profiles": ag["profiles"],
                 "workloads": ag["workloads"], "fallback": ag["fallback"],
                 "elements": ag.get("elements") or {}}
+
+
+@dataclass(frozen=True)
+class EngineMergeParams(JobParams):
+    """The merge of the repeats (arraygrowth_engine): which workloads its log_bytes.csv keeps, what each of
+    your elements is compared to, and how many repeats it expects."""
+    workloads: list[str]
+    elements: dict
+    repeats: int      # engine.arraygrowth.repeats
+
+    @classmethod
+    def declare(cls, config):
+        ag = config["arraygrowth"]
+        return {"workloads": ag["workloads"], "elements": ag.get("elements") or {},
+                "repeats": engine_repeats(config, "arraygrowth")}

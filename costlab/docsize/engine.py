@@ -392,6 +392,7 @@ def run_engine_job(params: EngineParams, run: RunFacts, cache_reads_path, querie
                 int(engine_docsize["window_minutes"]),
                 {f["size_kb"]: f["avg_doc_bytes"] for f in facts},
                 tolerances,
+                queries,
             ),
             verdicts_path,
         )

@@ -6,15 +6,19 @@ import polars as pl
 
 from costlab.engine.verdicts import engine_frame, engine_row
 from costlab.finding import AT_THIS_SCALE, Finding, interval_verdict
-from costlab.intervals import Interval
+from costlab.intervals import Interval, over_samples, ratio_over_samples
 from costlab.published import Tolerances, tolerances_or_published
 from costlab.verdicts import Kind, Verdict
 
 
 def docsize_verdicts(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, window: int,
-                     doc_bytes: dict[int, int], tolerances: Tolerances | None = None) -> pl.DataFrame:
+                     doc_bytes: dict[int, int], tolerances: Tolerances | None = None,
+                     queries: pl.DataFrame | None = None) -> pl.DataFrame:
     """Bytes-read findings of the small-cache run at the largest size (timings and plans are not
-    engine findings); tolerances: docsize_tolerances.csv's rows (read from resources/published when None)."""
+    engine findings); tolerances: docsize_tolerances.csv's rows (read from resources/published when None).
+    `queries` (engine/queries.csv's measured rows): the four findings on the cells' medians are judged by
+    their bootstrap interval over the same queries (a shape's median, or the ratio of two shapes' medians,
+    each shape's queries resampled on their own: costlab.intervals); without them, by their value."""
     tol = tolerances_or_published(tolerances, "docsize")
     rows: list[Finding] = []
     small = cache_reads.filter(pl.col("run") == "small_cache")
@@ -42,26 +46,50 @@ def docsize_verdicts(cache_reads: pl.DataFrame, published_queries: pl.DataFrame,
     def div(a, b):
         return a / b if a is not None and b not in (None, 0) else None
 
+    def reads(shape: str) -> list[float] | None:
+        """The measured queries' bytes read into the cache of the cell engine(shape) is the median of."""
+        if queries is None:
+            return None
+        measured = queries.filter(pl.col("phase") == "measured") if "phase" in queries.columns else queries
+        cell = measured.filter((pl.col("run") == "small_cache") & (pl.col("size_kb") == large)
+                               & (pl.col("shape") == shape))
+        return cell["bytes_read_into_cache"].cast(pl.Float64).to_list() or None
+
+    def by_interval(row: Finding, rule, interval: Interval | None) -> Finding:
+        return row if interval is None else interval_verdict(row, interval, rule)
+
+    def median_of(shape: str, factor: float) -> Interval | None:
+        values = reads(shape)
+        return None if values is None else over_samples(values, statistic="median").scaled(factor)
+
+    def ratio_of(top: str, bottom: str) -> Interval | None:
+        a, b = reads(top), reads(bottom)
+        if a is None or b is None or engine(bottom) in (None, 0):
+            return None
+        return ratio_over_samples(a, b, statistic="median")
+
     where = f"{large} KB, small cache ({cache_mb} MB here, 256 MB published), random windows"
-    rows.append(
+    rule = tol["projection_over_whole_bytes"].holds()
+    rows.append(by_interval(
         engine_row(
             "projection reads whole document at small cache",
             f"bytes read into cache, projection / whole documents, {where}",
             "ratio",
             div(published("projection"), published("whole")),
             div(engine("projection"), engine("whole")),
-            tol["projection_over_whole_bytes"].holds(),
-        )
-    )
-    whole_window = engine_row(
+            rule,
+        ), rule, ratio_of("projection", "whole")))
+    window_bytes = window * doc_bytes.get(large, large * 1024)
+    rule = tol["projection_over_window_bytes"].holds()
+    whole_window = by_interval(engine_row(
         "projection reads whole document at small cache",
         f"projection bytes read into cache / (window x document), {where}",
         "ratio",
         div(published("projection"), 1000 * 65876) if large == 64 else None,
-        div(engine("projection"), window * doc_bytes.get(large, large * 1024)),
-        tol["projection_over_window_bytes"].holds(),
+        div(engine("projection"), window_bytes),
+        rule,
         "published: 1,000-order window, 65,876-byte mean document (64 KB)",
-    )
+    ), rule, median_of("projection", 1 / window_bytes))
     if large != 64 and whole_window.reproduced is not None:
         # published for 64 KB orders only; with smaller ones a small cache holds a larger share of the
         # collection, so part of a window is already in cache: not a verdict on the finding
@@ -69,29 +97,29 @@ def docsize_verdicts(cache_reads: pl.DataFrame, published_queries: pl.DataFrame,
             Verdict.NOT_COMPARABLE, f"{AT_THIS_SCALE}: published for 64 KB documents; largest here {large} KB"
         )
     rows.append(whole_window)
-    rows.append(
+    rule = tol["covered_over_projection_bytes"].holds()
+    rows.append(by_interval(
         engine_row(
             "a covered query reads next to nothing into the cache",
             f"covered bytes read into cache / projection bytes read, {where}",
             "ratio",
             div(published("covered"), published("projection")),
             div(engine("covered"), engine("projection")),
-            tol["covered_over_projection_bytes"].holds(),
-        )
-    )
+            rule,
+        ), rule, ratio_of("covered", "projection")))
     if large == 64:
         value = engine("projection")
-        rows.append(
+        rule = tol["engine_bytes_read"].holds(published("projection"))
+        rows.append(by_interval(
             engine_row(
                 "to return two fields of 1,000 64 KB orders the projection reads ~61 MB",
                 f"projection bytes read into cache per query, {where}",
                 "bytes",
                 published("projection"),
                 value * 1000 / window if value is not None else None,
-                tol["engine_bytes_read"].holds(published("projection")),
+                rule,
                 f"engine value scaled to a 1,000-order window (window here: {window})",
-            )
-        )
+            ), rule, median_of("projection", 1000 / window)))
     return pl.concat([engine_frame(rows), cells])
 
 
