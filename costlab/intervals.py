@@ -132,10 +132,14 @@ def _bootstrap(samples: tuple[np.ndarray, ...], statistic, confidence: float,
                seed: int) -> tuple[float, float]:
     """A seeded BCa bootstrap interval of `statistic(*samples, axis=)` (each sample resampled on its own);
     the percentile interval where BCa fails (very skewed data); (nan, nan) where both fail."""
+    import warnings
+
     from scipy import stats
 
     for method in ("BCa", "percentile"):
-        with np.errstate(divide="ignore", invalid="ignore"):
+        # BCa on degenerate data (a bimodal median) warns and gives nan: the percentile interval follows
+        with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", stats.DegenerateDataWarning)
             result = stats.bootstrap(samples, statistic, confidence_level=confidence,
                                      n_resamples=BOOTSTRAP_RESAMPLES, method=method, vectorized=True,
                                      paired=False, rng=np.random.default_rng(seed))

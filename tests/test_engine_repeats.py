@@ -153,3 +153,84 @@ def test_the_rigorous_config_merges_over_the_defaults():
     assert EngineParams.from_config(rigorous).repeats == 5
     # the version jobs' params are the default's: the rigorous run reuses the default's repeat 1
     assert EngineVersionParams.from_config(rigorous).engine == EngineVersionParams.from_config(default).engine
+
+
+# ---- arraygrowth's engine lab at repeats (engine.arraygrowth.repeats) -------------------------------
+
+def test_arraygrowth_repeats_merge_into_medians_each_finding_with_its_interval(tmp_path):
+    """Two repeats of the arraygrowth engine lab at a small N, merged (not through Snakemake): every row with
+    a value carries its interval over the 2 repeats, and a counter that does not move between repeats reads
+    [x, x], "the same in all 2 repeats". The journal bytes per write on a replica set: the oplog entry with
+    a retryable write's session fields (339 B + ~29 B of record framing = 368, padded to 384 = 3 x 128) and
+    the oplog truncate point (71 + 29 = 100, padded to 128) -- 512 per write; on a standalone one record of
+    the {_id, ts} document padded to 128 (tests/test_engine.py works both out)."""
+    from costlab.arraygrowth.engine import merge_repeats, sweep
+    from costlab.engine.connection import EngineSettings
+
+    settings = EngineSettings(journal_compressor="lz4", block_compressor="lz4")
+    per_repeat = [sweep([250, 500, 1000], ["standalone", "replset-1"], ["insert", "push"], settings, "lz4",
+                        tmp_path / f"rep{rep}").with_columns(pl.lit(rep).alias("rep")) for rep in (1, 2)]
+    table, verdicts = merge_repeats(
+        per_repeat, ["insert", "push"], pl.read_csv(ROOT / "resources/published/arraygrowth_log_bytes.csv"),
+        pl.read_csv(ROOT / "resources/published/arraygrowth_cursor_calls.csv"))
+    assert set(table["repeats"]) == {2}
+    measured = verdicts.filter(pl.col("reproduced").is_not_null())
+    assert measured.height >= 9, verdicts
+    for row in measured.iter_rows(named=True):
+        assert row["interval"].endswith("2 repeats") or "median of 2 repeats" in row["interval"], row
+    # the findings with no value at this N (published at N=10,000 and more) stay what they are
+    unmeasured = verdicts.filter(pl.col("reproduced").is_null())
+    assert set(unmeasured["verdict"]) == {"not comparable"}, unmeasured
+    for profile, expected in (("standalone", 128.0), ("replset-1", 512.0)):
+        row = verdicts.filter(pl.col("metric").str.starts_with(f"log bytes per write ({profile}, insert")) \
+            .row(0, named=True)
+        assert row["reproduced"] == expected, row
+        assert row["interval"] == f"{expected:.0f} to {expected:.0f}: the same in all 2 repeats", row
+        assert (row["verdict"], row["reason"]) == ("reproduced", "the same in all 2 repeats"), row
+    # log_bytes.csv: each repeat's value beside the median
+    insert = table.filter((pl.col("profile") == "replset-1") & (pl.col("workload") == "insert")
+                          & (pl.col("n") == 1000)).row(0, named=True)
+    assert insert["log_bytes"] == 512 * 1000 and insert["log_bytes_repeats"] == "512000; 512000", insert
+
+
+def test_over_repeat_findings_judges_the_median_by_its_interval():
+    """Constructed repeats of one finding under a band [0.9, 1.1]: values 1.0, 1.05, 0.95 -> median 1.0,
+    [min, max] = [0.95, 1.05] at 1 - 2 x 0.5^3 = 75 %, inside: reproduced. Values 1.0, 1.2, 0.95 ->
+    [0.95, 1.2] crosses 1.1: inconclusive; half-width above 0.2 against a distance 0.1 to the edge: more than
+    3 x (0.2 / 0.1)^2 = 12 repeats, so 13. A not-comparable row keeps its verdict and reason."""
+    from costlab.finding import judged, over_repeat_findings
+    from costlab.verdicts import Verdict, between
+
+    rule = between(0.9, 1.1)
+
+    def rows(*values):
+        return [[judged("f", "m", "ratio", 1.0, v, rule, server_kind="engine")] for v in values]
+
+    inside = over_repeat_findings(rows(1.0, 1.05, 0.95))[0]
+    assert (inside.reproduced, inside.verdict) == (1.0, Verdict.REPRODUCED)
+    assert inside.interval == "0.95 to 1.05 at 75.0% (median of 3 repeats, order statistics)"
+    straddles = over_repeat_findings(rows(1.0, 1.2, 0.95))[0]
+    assert straddles.verdict is Verdict.INCONCLUSIVE
+    assert "about 13 repeats would likely decide it" in straddles.reason
+    kept = over_repeat_findings([[r[0].but(Verdict.NOT_COMPARABLE, "stand-in")] for r in rows(1.0, 2.0)])[0]
+    assert (kept.verdict, kept.reason, kept.reproduced) == (Verdict.NOT_COMPARABLE, "stand-in", 1.5)
+
+
+def test_the_plan_runs_the_arraygrowth_engine_once_per_repeat(tmp_path):
+    """`snakemake -n` with engine.arraygrowth.repeats 3 plans three arraygrowth engine jobs (rep 1-3) and one
+    merge."""
+    for name in ("Snakefile", "rules", "scripts", "config", "resources", "profiles"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "results/arraygrowth/engine/published_vs_engine.csv",
+         "--cores", "1", "--directory", str(tmp_path), "--snakefile", str(tmp_path / "Snakefile"),
+         "--config", "server={backend: none}", "engine={arraygrowth: {repeats: 3}}"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    blocks = out.split("\nrule ")[1:]
+    planned = sorted(line.split("wildcards:", 1)[1].strip() for block in blocks
+                     if block.startswith("arraygrowth_engine_repeat:")
+                     for line in block.splitlines() if "wildcards:" in line)
+    assert planned == ["rep=1", "rep=2", "rep=3"], out[-3000:]
+    assert sum(block.startswith("arraygrowth_engine:") for block in blocks) == 1

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import polars as pl
+import pytest
 
 from costlab.docsize.engine_verdicts import docsize_verdicts
 
@@ -105,3 +106,53 @@ def test_inconclusive_is_a_verdict_of_its_own():
     from costlab.verdicts import VERDICT_CLASSES, Verdict, verdict_class
     assert Verdict.INCONCLUSIVE.value == "inconclusive" and verdict_class("inconclusive") == "inconclusive"
     assert VERDICT_CLASSES.index("inconclusive") == VERDICT_CLASSES.index("not reproduced") + 1
+
+
+def _queries(projection: list[float], whole: list[float], covered: list[float]) -> pl.DataFrame:
+    """Measured small-cache queries at 64 KB, per shape (engine/queries.csv's columns the verdicts read)."""
+    shapes = [("projection", projection), ("whole", whole), ("covered", covered)]
+    return pl.DataFrame({"run": "small_cache", "size_kb": 64, "phase": "measured",
+                         "shape": [s for s, values in shapes for _ in values],
+                         "bytes_read_into_cache": [float(v) for _, values in shapes for v in values]})
+
+
+def _aggregate_rows(queries: pl.DataFrame) -> dict[str, dict]:
+    medians = {s: float(queries.filter(pl.col("shape") == s)["bytes_read_into_cache"].median())
+               for s in ("projection", "whole", "covered")}
+    table = docsize_verdicts(cache_reads(64, medians["projection"], medians["whole"], medians["covered"]),
+                             PUBLISHED, 1000, {64: 65876}, queries=queries)
+    return {r["metric"].split(",")[0]: r for r in table.iter_rows(named=True) if "KB, small_cache" not in
+            r["finding"]}
+
+
+def test_docsize_aggregate_rows_from_queries_that_all_read_the_same_have_a_zero_width_interval():
+    """Every query of a shape reads the same bytes: each aggregate's bootstrap interval is its value.
+    projection / whole = 61,000,000 / 60,000,000 = 1.0167 (at least 0.5: reproduced); covered / projection =
+    13,000 / 61,000,000 = 0.000213 (at most 0.05); 61,000,000 B a query against the published 61 MB
+    (0.8-1.25 x); 61,000,000 / (1,000 x 65,876) = 0.926 of the window (at least 0.5)."""
+    rows = _aggregate_rows(_queries([61e6] * 12, [60e6] * 12, [13e3] * 12))
+    assert len(rows) == 4, rows
+    expected = {"bytes read into cache": 61 / 60, "covered bytes read into cache / projection bytes read":
+                13e3 / 61e6, "projection bytes read into cache per query": 61e6,
+                "projection bytes read into cache / (window x document)": 61e6 / (1000 * 65876)}
+    for metric, value in expected.items():
+        row = rows[metric]
+        assert row["verdict"] == "reproduced", row
+        assert row["reproduced"] == pytest.approx(value, rel=1e-3), row
+        assert "all equal" in row["interval"] and "12 queries" in row["interval"], row
+
+
+def test_docsize_aggregate_rows_of_bimodal_queries_straddling_the_band_are_inconclusive():
+    """Half the projection queries read nothing, half the whole 61 MB window (11 each; the median of 22 is
+    the mean of the middle two, 30.5 MB): a resample's median is 0, 30.5 or 61 MB, 0 and 61 MB each about
+    42 % of the time, so the 95 % interval of projection / whole runs from 0 to 61 / 60 = 1.017 and crosses
+    0.5 (the estimate 30.5 / 60 = 0.508 sits just above it): inconclusive; likewise 30.5 MB a query against
+    the published 61 MB's band [48.8, 76.25] MB."""
+    rows = _aggregate_rows(_queries([0.0] * 11 + [61e6] * 11, [60e6] * 22, [13e3] * 22))
+    ratio = rows["bytes read into cache"]
+    assert ratio["reproduced"] == pytest.approx(30.5 / 60, rel=1e-3)
+    assert ratio["verdict"] == "inconclusive", ratio
+    assert ratio["interval"].startswith("0 to 1.017 at 95.0% (ratio of medians of 22 queries"), ratio
+    per_query = rows["projection bytes read into cache per query"]
+    assert per_query["verdict"] == "inconclusive" and per_query["interval"].startswith("0 to 61,000,000"), \
+        per_query
