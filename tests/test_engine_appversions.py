@@ -233,6 +233,7 @@ def test_appv1_to_appv4_are_judged_by_the_time_window_bracket(edges, verdict):
     assert row["verdict"] == verdict
     assert row["tolerance"].startswith(f"published in [{edges[0]:.3g}, {edges[1]:.3g}]")
     assert "a bracket" in row["note"] and "does not report" in row["note"]
+    assert row["reason"].startswith("bracket: point rule")   # no band for an interval to be judged by
 
 
 def test_without_the_bracket_a_version_keeps_the_compression_band():

@@ -311,6 +311,9 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.Da
         values = repeat_values(r, "storage_over_data")
         if values:
             row = interval_verdict(row, over_repeats(values), compression)
+        if None not in bracket and r["published_storage_over_data"] is not None:
+            # the bracket has no band for the interval to be judged against: its verdict is the point one
+            row = row.but(row.verdict, BRACKET_POINT_RULE)
         if substituted:
             row = row.but(
                 Verdict.NOT_COMPARABLE,
@@ -344,6 +347,10 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.Da
             )
         rows.append(row)
     return verdict_table(rows + engine_variant_rows(table), rounded=True)
+
+
+# the reason of appV1-appV4's rows on the replica set: judged by the bracket on the medians, not the interval
+BRACKET_POINT_RULE = "bracket: point rule (the interval is shown; the bracket has no band to judge it by)"
 
 
 def bracket_rule(published: float, edges: tuple[float, float], band, reproduced: float | None
