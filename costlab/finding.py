@@ -213,8 +213,9 @@ def over_repeat_findings(per_repeat: Sequence[Sequence[Finding]]) -> list[Findin
     row each: its value the median over the repeats, judged by the median's interval over them
     (costlab.intervals.over_repeats; interval_verdict against the row's rule's band). A value the same in
     every repeat has the zero-width interval [x, x] and its verdict says "the same in all N repeats". A
-    row not comparable or not run (in its first repeat) keeps that verdict and its reason, with the
-    interval in words; a row with a value missing in some repeat, or no rule, keeps its first repeat's."""
+    row not comparable or not run (in its first repeat) keeps that verdict and its reason, with the median
+    and the interval in words; a row with a value missing in some repeat, or no rule, keeps its first
+    repeat's."""
     if not per_repeat:
         return []
     lengths = {len(rows) for rows in per_repeat}
@@ -227,12 +228,15 @@ def over_repeat_findings(per_repeat: Sequence[Sequence[Finding]]) -> list[Findin
         if len(names) != 1:
             raise ValueError(f"over_repeat_findings: the repeats' rows differ: {sorted(map(str, names))}")
         values = [r.reproduced for r in rows]
-        if first.rule is None or any(is_missing(v) for v in values):
+        if any(is_missing(v) for v in values):
             merged.append(first)
             continue
         interval = over_repeats(values)
         if first.verdict in (Verdict.NOT_COMPARABLE, Verdict.NOT_RUN):
             merged.append(first.with_(reproduced=interval.estimate, interval=interval.describe()))
+            continue
+        if first.rule is None:   # judged by a rule it does not carry: as its first repeat judged it
+            merged.append(first)
             continue
         verdict, reason = judge(interval.estimate, first.rule)
         point = first.with_(reproduced=interval.estimate, verdict=verdict, reason=reason)

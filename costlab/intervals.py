@@ -27,6 +27,7 @@ intervals that do not overlap.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Literal, Sequence
@@ -52,6 +53,7 @@ class Interval:
     samples: int               # how many repeats (or samples) it came from
     unit: str                  # "repeats" | "queries" | ...
     statistic: str             # "median" | "mean"
+    method: str | None = None  # how it was drawn: "BCa bootstrap", "percentile bootstrap", "all equal"
 
     @property
     def has_interval(self) -> bool:
@@ -62,8 +64,7 @@ class Interval:
         def times(value: float | None) -> float | None:
             return None if value is None else value * factor
         low, high = sorted((times(self.low), times(self.high))) if self.has_interval else (None, None)
-        return Interval(self.estimate * factor, low, high, self.confidence, self.samples, self.unit,
-                        self.statistic)
+        return dataclasses.replace(self, estimate=self.estimate * factor, low=low, high=high)
 
     @property
     def same_in_all_repeats(self) -> bool:
@@ -78,9 +79,10 @@ class Interval:
             return "one run: no interval"
         if self.same_in_all_repeats:
             return f"{_g(self.low)} to {_g(self.high)}: the same in all {self.samples} repeats"
-        method = ("order statistics" if self.unit == "repeats" and self.samples < MIN_BOOTSTRAP_SAMPLES
-                  else "all equal" if self.low == self.high == self.estimate and self.unit != "repeats"
-                  else "BCa bootstrap")
+        method = self.method or (
+            "order statistics" if self.unit == "repeats" and self.samples < MIN_BOOTSTRAP_SAMPLES
+            else "all equal" if self.low == self.high == self.estimate and self.unit != "repeats"
+            else "BCa bootstrap")
         return (f"{_g(self.low)} to {_g(self.high)} at {self.confidence:.1%} ({self.statistic} of "
                 f"{self.samples} {self.unit}, {method})")
 
@@ -129,9 +131,9 @@ STATISTICS = {"mean": np.mean, "median": np.median}
 
 
 def _bootstrap(samples: tuple[np.ndarray, ...], statistic, confidence: float,
-               seed: int) -> tuple[float, float]:
+               seed: int) -> tuple[float, float, str]:
     """A seeded BCa bootstrap interval of `statistic(*samples, axis=)` (each sample resampled on its own);
-    the percentile interval where BCa fails (very skewed data); (nan, nan) where both fail."""
+    the percentile interval where BCa fails (very skewed data); (nan, nan) where both fail; and the method."""
     import warnings
 
     from scipy import stats
@@ -145,8 +147,8 @@ def _bootstrap(samples: tuple[np.ndarray, ...], statistic, confidence: float,
                                      paired=False, rng=np.random.default_rng(seed))
         low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
         if math.isfinite(low) and math.isfinite(high):
-            return low, high
-    return math.nan, math.nan
+            return low, high, f"{method} bootstrap"
+    return math.nan, math.nan, "no bootstrap"
 
 
 def over_samples(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE, seed: int = 0,
@@ -158,11 +160,11 @@ def over_samples(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
     if n < MIN_BOOTSTRAP_SAMPLES:   # a bootstrap of so few under-covers: no interval rather than a wrong one
         return Interval(estimate, None, None, None, n, unit, statistic)
     if np.ptp(data) == 0:   # every sample equal: the bootstrap distribution is degenerate
-        return Interval(estimate, estimate, estimate, confidence, n, unit, statistic)
-    low, high = _bootstrap((data,), STATISTICS[statistic], confidence, seed)
+        return Interval(estimate, estimate, estimate, confidence, n, unit, statistic, "all equal")
+    low, high, method = _bootstrap((data,), STATISTICS[statistic], confidence, seed)
     if not (math.isfinite(low) and math.isfinite(high)):
         return Interval(estimate, None, None, None, n, unit, statistic)
-    return Interval(estimate, min(low, estimate), max(high, estimate), confidence, n, unit, statistic)
+    return Interval(estimate, min(low, estimate), max(high, estimate), confidence, n, unit, statistic, method)
 
 
 def ratio_over_samples(numerator: Sequence[float], denominator: Sequence[float],
@@ -184,15 +186,15 @@ def ratio_over_samples(numerator: Sequence[float], denominator: Sequence[float],
     if n < MIN_BOOTSTRAP_SAMPLES:
         return Interval(estimate, None, None, None, n, unit, name)
     if np.ptp(num) == 0 and np.ptp(den) == 0:
-        return Interval(estimate, estimate, estimate, confidence, n, unit, name)
+        return Interval(estimate, estimate, estimate, confidence, n, unit, name, "all equal")
 
     def ratio(x, y, axis=-1):
         return stat(x, axis=axis) / stat(y, axis=axis)
 
-    low, high = _bootstrap((num, den), ratio, confidence, seed)
+    low, high, method = _bootstrap((num, den), ratio, confidence, seed)
     if not (math.isfinite(low) and math.isfinite(high)):
         return Interval(estimate, None, None, None, n, unit, name)
-    return Interval(estimate, min(low, estimate), max(high, estimate), confidence, n, unit, name)
+    return Interval(estimate, min(low, estimate), max(high, estimate), confidence, n, unit, name, method)
 
 
 @dataclass(frozen=True)

@@ -153,6 +153,12 @@ def test_the_rigorous_config_merges_over_the_defaults():
     assert EngineParams.from_config(rigorous).repeats == 5
     # the version jobs' params are the default's: the rigorous run reuses the default's repeat 1
     assert EngineVersionParams.from_config(rigorous).engine == EngineVersionParams.from_config(default).engine
+    # arraygrowth likewise: 5 repeats, the repeat jobs' params the default's (its repeat 1 is reused)
+    from costlab.arraygrowth import params as ag
+
+    assert default["engine"]["arraygrowth"]["repeats"] == 1
+    assert ag.EngineMergeParams.from_config(rigorous).repeats == 5
+    assert ag.EngineParams.from_config(rigorous) == ag.EngineParams.from_config(default)
 
 
 # ---- arraygrowth's engine lab at repeats (engine.arraygrowth.repeats) -------------------------------
