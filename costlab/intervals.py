@@ -122,9 +122,11 @@ def over_repeats(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
         ci = stats.quantile_test(data, q=estimate, p=0.5).confidence_interval(confidence_level=confidence)
         if math.isfinite(ci.low) and math.isfinite(ci.high):
             # the order-statistic interval covers with at least `confidence` (binomial, conservative)
-            return Interval(estimate, float(ci.low), float(ci.high), confidence, n, unit, "median")
+            return Interval(estimate, float(ci.low), float(ci.high), confidence, n, unit, "median",
+                            "order statistics")
     # too few repeats for the confidence asked: the widest such interval, with the coverage it has
-    return Interval(estimate, float(data.min()), float(data.max()), min_max_coverage(n), n, unit, "median")
+    return Interval(estimate, float(data.min()), float(data.max()), min_max_coverage(n), n, unit, "median",
+                    "order statistics")
 
 
 STATISTICS = {"mean": np.mean, "median": np.median}
