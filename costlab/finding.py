@@ -32,6 +32,7 @@ COLUMNS = [
     "kind",
     "server_kind",
     "note",
+    "samples",
 ]
 SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {
     "published": pl.Float64,
@@ -65,6 +66,9 @@ class Finding:
     # the value's interval in words ("a to b at 95.0% (mean of 30 queries, BCa bootstrap)"), "one run: no
     # interval", or None where the row's value is not a measurement (costlab.intervals, docs/uncertainty.md)
     interval: str | None = None
+    # the values the interval came from, SAMPLES_SEPARATOR-separated (each repeat's, or each query's), where
+    # kept: compare.with tests two runs' by costlab.intervals.difference; None for one value or none kept
+    samples: str | None = None
     # the rule that judged the value (`judged` sets it; never written): the same row measured again, e.g. in
     # another repeat, is judged by it again (over_repeat_findings)
     rule: Callable[[float], bool] | None = field(default=None, compare=False, repr=False)
@@ -114,6 +118,7 @@ class Finding:
             "kind": self.kind.value,
             "server_kind": self.server_kind,
             "note": self.note,
+            "samples": self.samples,
         }
 
 
@@ -174,7 +179,8 @@ def conform_table(frame: pl.DataFrame, kind: Kind = Kind.PUBLISHED) -> pl.DataFr
             f"a verdict table lacks column(s) {', '.join(absent)}; expected {', '.join(COLUMNS)}"
         )
     filled = frame.with_columns(
-        *[pl.lit(None, pl.Utf8).alias(c) for c in ("reason", "note", "interval") if c not in frame.columns],
+        *[pl.lit(None, pl.Utf8).alias(c) for c in ("reason", "note", "interval", "samples")
+          if c not in frame.columns],
         *([pl.lit(kind.value).alias("kind")] if "kind" not in frame.columns else []))
     for column, enum in (("verdict", Verdict), ("kind", Kind)):
         bad = sorted(
@@ -186,12 +192,27 @@ def conform_table(frame: pl.DataFrame, kind: Kind = Kind.PUBLISHED) -> pl.DataFr
     return filled.select(COLUMNS)
 
 
+SAMPLES_SEPARATOR = "; "
+
+
+def samples_text(values: Sequence[float]) -> str | None:
+    """A verdict row's `samples`: the values (repr, exact) joined; None for fewer than two (none to test)."""
+    return SAMPLES_SEPARATOR.join(repr(float(v)) for v in values) if len(values) > 1 else None
+
+
+def read_samples(text: object) -> list[float]:
+    """A verdict row's `samples` back as floats ([] where none were kept: an older run, or one value)."""
+    if text is None or not str(text).strip():
+        return []
+    return [float(v) for v in str(text).split(SAMPLES_SEPARATOR.strip()) if v.strip()]
+
+
 def interval_verdict(point: Finding, interval: Interval, rule) -> Finding:
     """`point` (a row judged on its value alone) judged by its value's interval against the rule's band
     instead (docs/uncertainty.md): the whole interval inside is REPRODUCED, wholly outside NOT_REPRODUCED,
     straddling an edge INCONCLUSIVE with the samples likely to decide it. With no interval (one run), a rule
     with no band or no value, the point verdict stands; the row carries the interval in words either way."""
-    point = point.with_(interval=interval.describe())
+    point = point.with_(interval=interval.describe(), samples=samples_text(interval.values))
     band = getattr(rule, "band", None)
     if band is None or not interval.has_interval or point.verdict is Verdict.NOT_RUN:
         return point

@@ -38,6 +38,8 @@ DEFAULT_CONFIDENCE = 0.95
 # Below this many samples a bootstrap interval under-covers badly; repeats use order statistics.
 MIN_BOOTSTRAP_SAMPLES = 10
 BOOTSTRAP_RESAMPLES = 2000
+# the exact Mann-Whitney test up to this many values a run (its cost grows fast); beyond, the normal one
+EXACT_UP_TO = 50
 
 Outcome = Literal["inside", "outside", "straddles", "point"]
 
@@ -54,6 +56,8 @@ class Interval:
     unit: str                  # "repeats" | "queries" | ...
     statistic: str             # "median" | "mean"
     method: str | None = None  # how it was drawn: "BCa bootstrap", "percentile bootstrap", "all equal"
+    # the values it came from (each repeat's, or each sample's), where kept: what compare.with tests
+    values: tuple[float, ...] = ()
 
     @property
     def has_interval(self) -> bool:
@@ -116,17 +120,18 @@ def over_repeats(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
     data = _finite(values, "over_repeats")
     estimate = float(np.median(data))
     n = data.size
+    kept = tuple(float(v) for v in data)
     if n == 1:
-        return Interval(estimate, None, None, None, 1, unit, "median")
+        return Interval(estimate, None, None, None, 1, unit, "median", values=kept)
     if n >= MIN_BOOTSTRAP_SAMPLES or min_max_coverage(n) >= confidence:
         ci = stats.quantile_test(data, q=estimate, p=0.5).confidence_interval(confidence_level=confidence)
         if math.isfinite(ci.low) and math.isfinite(ci.high):
             # the order-statistic interval covers with at least `confidence` (binomial, conservative)
             return Interval(estimate, float(ci.low), float(ci.high), confidence, n, unit, "median",
-                            "order statistics")
+                            "order statistics", kept)
     # too few repeats for the confidence asked: the widest such interval, with the coverage it has
     return Interval(estimate, float(data.min()), float(data.max()), min_max_coverage(n), n, unit, "median",
-                    "order statistics")
+                    "order statistics", kept)
 
 
 STATISTICS = {"mean": np.mean, "median": np.median}
@@ -159,14 +164,16 @@ def over_samples(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
     data = _finite(values, "over_samples")
     estimate = float(STATISTICS[statistic](data))
     n = data.size
+    kept = tuple(float(v) for v in data)
     if n < MIN_BOOTSTRAP_SAMPLES:   # a bootstrap of so few under-covers: no interval rather than a wrong one
-        return Interval(estimate, None, None, None, n, unit, statistic)
+        return Interval(estimate, None, None, None, n, unit, statistic, values=kept)
     if np.ptp(data) == 0:   # every sample equal: the bootstrap distribution is degenerate
-        return Interval(estimate, estimate, estimate, confidence, n, unit, statistic, "all equal")
+        return Interval(estimate, estimate, estimate, confidence, n, unit, statistic, "all equal", kept)
     low, high, method = _bootstrap((data,), STATISTICS[statistic], confidence, seed)
     if not (math.isfinite(low) and math.isfinite(high)):
-        return Interval(estimate, None, None, None, n, unit, statistic)
-    return Interval(estimate, min(low, estimate), max(high, estimate), confidence, n, unit, statistic, method)
+        return Interval(estimate, None, None, None, n, unit, statistic, values=kept)
+    return Interval(estimate, min(low, estimate), max(high, estimate), confidence, n, unit, statistic, method,
+                    kept)
 
 
 def ratio_over_samples(numerator: Sequence[float], denominator: Sequence[float],
@@ -254,10 +261,44 @@ def runs_differ(a: Sequence[float], b: Sequence[float], alpha: float = 1 - DEFAU
 
     None when either run has a single repeat: one value each cannot show a difference.
     """
+    return difference(a, b, alpha).differ
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Two runs' values of one finding tested against each other (runs_differ, with its p-value)."""
+
+    differ: bool | None     # None: either run has a single value, nothing was tested
+    pvalue: float | None
+    sizes: tuple[int, int]
+    unit: str = "repeats"
+
+    def describe(self) -> str:
+        """'differs: p = 0.008, 5 vs 5 repeats', 'no difference shown: p = 0.69, 5 vs 5 repeats' or
+        'one run each: not tested'."""
+        sizes = f"{self.sizes[0]} vs {self.sizes[1]} {self.unit}"
+        if self.differ is None:
+            return "one run each: not tested" if max(self.sizes) <= 1 else f"not tested: {sizes}"
+        if self.pvalue is None:   # every value equal in both runs: no ranks to compare
+            return f"no difference shown: all values equal, {sizes}"
+        return f"{'differs' if self.differ else 'no difference shown'}: p = {self.pvalue:.2g}, {sizes}"
+
+
+def difference(a: Sequence[float], b: Sequence[float], alpha: float = 1 - DEFAULT_CONFIDENCE,
+               unit: str = "repeats") -> Difference:
+    """The exact two-sided Mann-Whitney test of two runs' values (scipy.stats.mannwhitneyu) at error rate
+    alpha; not tested (differ None) where either run has a single value."""
+    from scipy import stats
+
     xa, xb = _finite(a, "runs_differ a"), _finite(b, "runs_differ b")
     if xa.size < 2 or xb.size < 2:
-        return None
-    return bool(runs_differ_many(xa[None, :], xb[None, :], alpha)[0])
+        return Difference(None, None, (int(xa.size), int(xb.size)), unit)
+    if np.ptp(np.concatenate([xa, xb])) == 0:   # identical values throughout: not different
+        return Difference(False, None, (int(xa.size), int(xb.size)), unit)
+    # exact, as runs_differ_many (the A/A benchmark) tests; hundreds of queries a run: the normal one
+    method = "exact" if max(xa.size, xb.size) <= EXACT_UP_TO else "asymptotic"
+    pvalue = float(stats.mannwhitneyu(xa, xb, alternative="two-sided", method=method).pvalue)
+    return Difference(pvalue < alpha, pvalue, (int(xa.size), int(xb.size)), unit)
 
 
 def runs_differ_many(a: np.ndarray, b: np.ndarray, alpha: float = 1 - DEFAULT_CONFIDENCE) -> np.ndarray:

@@ -44,6 +44,7 @@ def test_smoke_run_builds_tables_and_figures(smoke_all, real_mongod):
         "kind",
         "server_kind",
         "note",
+        "samples",
     ]
     if not real_mongod:
         assert raw["log_bytes"].null_count() == raw.height

@@ -104,6 +104,7 @@ def test_every_row_gets_a_column_per_run(tmp_path):
         "verdict: this run: 8.0.4 on host-a",
         "reproduced: machine-b: 7.0.14 on host-b",
         "verdict: machine-b: 7.0.14 on host-b",
+        "difference: this run vs machine-b: 7.0.14 on host-b",
         "server_kind",
     ]
     assert merged["metric"].to_list() == [
@@ -295,3 +296,54 @@ def test_engine_overlay_of_appversions_and_docsize_draws_each_run_and_the_publis
     subtitle = " ".join(engine_overlay_spec("docsize", same)["title"]["subtitle"])
     assert f"{same[1].name} and this run overlap at 64 (projection)" in subtitle
     assert engine_overlay_spec("docsize", runs[:1]) is None   # one run: nothing to compare
+
+
+def _repeats_tree(root: Path, rows: list[tuple[str, float, list[float] | None]], older: bool = False) -> Path:
+    """A no-server tree whose appversions engine verdicts carry each repeat's value (`samples`) and the
+    interval's words, as the engine lab writes them with engine.appversions.repeats > 1 (None: one repeat;
+    older: no samples or interval columns at all, as a tree from before repeats)."""
+    results = no_server_tree(root, [200], ["reproduced"])
+    records = []
+    for finding, value, samples in rows:
+        record = dict(zip(PVR_COLUMNS, (finding, "storageSize / size", "ratio", 1.2, value, value / 1.2,
+                                        "reproduced", "engine")))
+        if not older:
+            record["samples"] = None if samples is None else "; ".join(map(repr, samples))
+            record["interval"] = ("one run: no interval" if samples is None else
+                                  f"a to b at 93.8% (median of {len(samples)} repeats, order statistics)")
+        records.append(record)
+    _engine_table(results, "appversions", "published_vs_engine", records)
+    return results
+
+
+def test_compare_says_two_runs_differ_only_where_their_repeats_do(tmp_path):
+    # apart: 5 repeats 1.00-1.04 against 1.30-1.34, every value of one below every value of the other:
+    # the exact two-sided Mann-Whitney p is 2 / C(10, 5) = 2 / 252 = 0.0079 (U = 0 or 25 are the only two
+    # of the 252 equally likely rank splits as extreme); overlapping: 1.0-1.4 by 0.1 against 1.05-1.45 by 0.1
+    # interleave (U = 10 of 25; 87 of the 252 splits have U <= 10: p = 2 x 87 / 252 = 0.69)
+    here = _repeats_tree(tmp_path / "here", [
+        ("appV1 apart", 1.02, [1.00, 1.01, 1.02, 1.03, 1.04]),
+        ("appV6R3 overlapping", 1.2, [1.0, 1.1, 1.2, 1.3, 1.4])])
+    other = _repeats_tree(tmp_path / "lab-b", [
+        ("appV1 apart", 1.32, [1.30, 1.31, 1.32, 1.33, 1.34]),
+        ("appV6R3 overlapping", 1.25, [1.05, 1.15, 1.25, 1.35, 1.45])])
+    runs = load_runs(here, [other])
+    merged = merged_published("appversions", runs, table=Path("engine") / "published_vs_engine.csv")
+    column = f"difference: this run vs {runs[1].label}"
+    said = dict(zip(merged["finding"].to_list(), merged[column].to_list()))
+    assert said == {"appV1 apart": "differs: p = 0.0079, 5 vs 5 repeats",
+                    "appV6R3 overlapping": "no difference shown: p = 0.69, 5 vs 5 repeats"}
+    # single runs, and a tree from before repeats (no samples column): read as one run each, never "differs"
+    one = _repeats_tree(tmp_path / "one", [("appV1 apart", 1.02, None)])
+    older = _repeats_tree(tmp_path / "older", [("appV1 apart", 1.32, None)], older=True)
+    engine = Path("engine") / "published_vs_engine.csv"
+    merged = merged_published("appversions", load_runs(one, [older]), table=engine)
+    assert merged.columns[-2].startswith("difference: this run vs older")
+    assert merged[merged.columns[-2]].to_list() == ["one run each: not tested"]
+    # and the page's compared engine table carries the column
+    from test_report import smoke_config
+
+    config = smoke_config(studies=["appversions"])
+    build_report(here, here / "report.html", config, compare_with=[other.parent])
+    page = (here / "report.html").read_text()
+    assert f"<th>{column}</th>" in page and "differs: p = 0.0079, 5 vs 5 repeats" in page

@@ -45,6 +45,7 @@ def test_smoke_study_end_to_end(smoke_all, real_mongod):
         "kind",
         "server_kind",
         "note",
+        "samples",
     ]
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     provenance = json.loads((out / "provenance" / "small_cache__orders_4k.json").read_text())

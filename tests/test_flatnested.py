@@ -209,6 +209,7 @@ def test_tables_improvement_and_verdict(flat_ms, structured_ms, kind, verdict):
         "kind",
         "server_kind",
         "note",
+        "samples",
     ]
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     speed = pvr.filter(pl.col("finding").str.starts_with("structured is faster"))

@@ -85,6 +85,7 @@ def test_conformance_table_and_verdicts(test_db):
         "kind",
         "server_kind",
         "note",
+        "samples",
     ]
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     assert pvr["verdict"].to_list() == ["reproduced", "not reproduced", "not run", "not comparable"]

@@ -46,6 +46,7 @@ from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
 from costlab.engine.limits import large_cache_mb
 from costlab.engine.provenance import SERVER_KIND
+from costlab.finding import samples_text
 from costlab.inputs import read_csv
 from costlab.intervals import over_samples
 from costlab.jobs import RunFacts
@@ -313,11 +314,14 @@ def mean_intervals(measured: pl.DataFrame) -> pl.DataFrame:
         rows.append({**dict(zip(CELL_KEYS, keys, strict=True)),
                      "bytes_read_into_cache_mean_low": interval.low,
                      "bytes_read_into_cache_mean_high": interval.high,
-                     "interval_confidence": interval.confidence})
+                     "interval_confidence": interval.confidence,
+                     # each query's bytes, in order: compare.with tests two runs' cells by them
+                     "bytes_read_into_cache_samples": samples_text(interval.values)})
     schema = {key: measured.schema[key] for key in CELL_KEYS}
     interval_columns = ("bytes_read_into_cache_mean_low", "bytes_read_into_cache_mean_high",
                         "interval_confidence")
-    return pl.DataFrame(rows, schema={**schema, **{column: pl.Float64 for column in interval_columns}})
+    return pl.DataFrame(rows, schema={**schema, **{column: pl.Float64 for column in interval_columns},
+                                      "bytes_read_into_cache_samples": pl.Utf8})
 
 
 def summarize(queries: pl.DataFrame, settings: EngineSettings, wt_version: str, journal_wanted: str,

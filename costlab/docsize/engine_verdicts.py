@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from costlab.engine.verdicts import engine_frame, engine_row
-from costlab.finding import AT_THIS_SCALE, Finding, interval_verdict
+from costlab.finding import AT_THIS_SCALE, Finding, interval_verdict, read_samples
 from costlab.intervals import Interval, over_samples, ratio_over_samples
 from costlab.published import Tolerances, tolerances_or_published
 from costlab.verdicts import Kind, Verdict
@@ -182,7 +182,8 @@ def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, wi
         low, high = r.get("bytes_read_into_cache_mean_low"), r.get("bytes_read_into_cache_mean_high")
         interval = Interval(mean, None if low is None else low * scale,
                             None if high is None else high * scale,
-                            r.get("interval_confidence"), queries, "queries", "mean")
+                            r.get("interval_confidence"), queries, "queries", "mean",
+                            tuple(v * scale for v in read_samples(r.get("bytes_read_into_cache_samples"))))
         row = interval_verdict(row, interval, holds)
         rows.append(row)
     return engine_frame(rows)

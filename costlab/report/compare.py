@@ -8,6 +8,7 @@ named with the keys that differ. Trees are checked with costlab.report.runs.chec
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +16,8 @@ import altair as alt
 import polars as pl
 
 from costlab.digests import EDITED_TEXT, edited_reason
+from costlab.finding import read_samples
+from costlab.intervals import difference
 from costlab.registry import REGISTRY
 from costlab.report.charts import coincidence_note, coincident_series, titled
 from costlab.report.runs import check_tree, read_manifest, results_dir
@@ -204,9 +207,46 @@ def _verdict_words(frame: pl.DataFrame) -> pl.Expr:
         pl.format("{} ({})", verdict, reason))
 
 
+DIFFERENCE = "difference: this run vs {}"   # one column per other run
+
+
+def _values(frame: pl.DataFrame | None) -> dict[tuple[str, str], tuple[list[float], str]]:
+    """(finding, metric) -> (the values its value came from, their unit) for the rows with a value: each
+    repeat's or each query's (the `samples` column); a run without them (one run, or an older costlab's
+    tree) gives its one value."""
+    if frame is None or "reproduced" not in frame.columns:
+        return {}
+    out = {}
+    for row in frame.iter_rows(named=True):
+        try:
+            value = None if row["reproduced"] is None else float(row["reproduced"])
+        except (TypeError, ValueError):
+            value = None   # a value in words (uniqueidx's outcomes): nothing to test
+        samples = read_samples(row.get("samples")) if "samples" in frame.columns else []
+        if value is None and not samples:
+            continue
+        unit = re.search(r"\((?:median|mean) of \d+ (\w+)", str(row.get("interval") or ""))
+        key = (str(row["finding"]), str(row["metric"]))
+        out[key] = (samples or [value], unit.group(1) if unit else "repeats")
+    return out
+
+
+def _differences(this: pl.DataFrame, other: pl.DataFrame | None, label: str) -> pl.DataFrame:
+    """Per (finding, metric) both runs have a value of: whether the runs differ (costlab.intervals.difference:
+    the exact Mann-Whitney test over their repeats or queries), 'one run each: not tested' where either has
+    one value."""
+    mine, theirs = _values(this), _values(other)
+    rows = [(*key, difference(mine[key][0], theirs[key][0], unit=mine[key][1]).describe())
+            for key in mine if key in theirs]
+    schema = {"finding": pl.Utf8, "metric": pl.Utf8, DIFFERENCE.format(label): pl.Utf8}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
 def merged_published(study: str, runs: list[Run], this_frame: pl.DataFrame | None = None,
                      table: Path = VERDICT_TABLES["server"]) -> pl.DataFrame | None:
-    """One row per (finding, metric) of any run: published, then reproduced and verdict per run.
+    """One row per (finding, metric) of any run: published, then reproduced and verdict per run, then per
+    other run whether it differs from this one (DIFFERENCE: "differs: p = 0.008, 5 vs 5 repeats", "no
+    difference shown: …", "one run each: not tested"; docs/uncertainty.md).
 
     `table`: which verdict table of each run (VERDICT_TABLES: the server run's, the engine lab's, the
     model's).
@@ -234,6 +274,9 @@ def merged_published(study: str, runs: list[Run], this_frame: pl.DataFrame | Non
                             pl.col("reproduced").alias(f"reproduced: {run.label}"),
                             _verdict_words(frame).alias(f"verdict: {run.label}"))
         merged = merged.join(part, on=list(KEYS), how="left")
+    if frames[0] is not None:
+        for run, frame in zip(runs[1:], frames[1:]):
+            merged = merged.join(_differences(frames[0], frame, run.label), on=list(KEYS), how="left")
     this_kind = frames[0].select(*[pl.col(k).cast(pl.Utf8) for k in KEYS], "server_kind") \
         if frames[0] is not None and "server_kind" in frames[0].columns else None
     if this_kind is not None:
