@@ -191,3 +191,71 @@ def test_an_engine_figure_is_not_marked_stand_in_when_the_study_ran_on_the_stand
     section = collect_study("arraygrowth", tmp_path / "results", smoke_config(), None, None)
     marked = {item.name: item.stand_in for item in section.figures}
     assert marked == {"latency": True, "engine_log_bytes": False}
+
+
+def _marks(spec: dict) -> list[str]:
+    """Every layer's mark type, however deep (a faceted chart's spec, layers within layers)."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "mark" in node:
+                mark = node["mark"]
+                found.append(mark if isinstance(mark, str) else mark["type"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    walk({k: v for k, v in spec.items() if k != "datasets"})
+    return found
+
+
+def test_appversions_engine_chart_draws_each_repeat_as_a_point_and_one_repeat_as_before():
+    from costlab.appversions.figures import engine_storage_per_event_chart
+
+    def storage(repeats: list[int]) -> pl.DataFrame:
+        return pl.DataFrame({
+            "version": ["appV1"], "events": [1000], "storage_bytes": [sorted(repeats)[len(repeats) // 2]],
+            "storage_bytes_per_event": [sorted(repeats)[len(repeats) // 2] / 1000],
+            "index_bytes_per_event": [64.0], "published_storage_bytes_per_event": [18.9],
+            "published_index_bytes_per_event": [43.1], "block_compressor_wanted": ["snappy"],
+            "block_compressor": ["snappy"], "repeats": [len(repeats)],
+            "storage_bytes_repeats": ["; ".join(map(str, repeats))]})
+
+    # 3 repeats of 18,000, 20,000 and 17,000 bytes over 1,000 events: points at 18, 20 and 17 bytes per
+    # event; the bar's storage part is their median, 18
+    spec = engine_storage_per_event_chart(storage([18_000, 20_000, 17_000])).to_dict()
+    points = [r for r in _values(spec) if "repeat" in r]
+    assert sorted((r["repeat"], r["bytes_per_event"]) for r in points) == [(1, 18.0), (2, 20.0), (3, 17.0)]
+    assert _marks(spec).count("point") == 1 and "bar" in _marks(spec)
+    assert "dots: each of 3 repeats' storage per event" in " ".join(spec["title"]["subtitle"])
+    # one repeat: the bars alone, as before repeats
+    spec = engine_storage_per_event_chart(storage([18_000])).to_dict()
+    assert "point" not in _marks(spec) and not [r for r in _values(spec) if "repeat" in r]
+    assert "dots" not in " ".join(spec["title"]["subtitle"])
+
+
+def test_docsize_engine_chart_draws_each_cells_interval_as_an_error_bar():
+    from costlab.docsize.figures import ENGINE_SOURCE, engine_bytes_read_chart
+
+    def cache_reads(queries: int, interval: bool) -> pl.DataFrame:
+        return pl.DataFrame([{
+            "size_kb": 4, "run": "small_cache", "shape": "whole", "queries": queries, "cache_mb": 1,
+            "windows": "random", "bytes_read_into_cache_median": 4000.0, "bytes_read_into_cache_mean": 5000.0,
+            "bytes_read_into_cache_mean_low": 3000.0 if interval else None,
+            "bytes_read_into_cache_mean_high": 8000.0 if interval else None,
+            "interval_confidence": 0.95 if interval else None,
+            "block_compressor": "snappy", "block_compressor_wanted": "snappy"}])
+
+    published = pl.read_csv("resources/published/docsize_query_tables.csv")
+    spec = engine_bytes_read_chart(cache_reads(30, True), published).to_dict()
+    engine = [r for r in _values(spec) if r["source"] == ENGINE_SOURCE]
+    drawn = [(r["value"], r["mean"], r["low"], r["high"]) for r in engine]
+    assert drawn == [(4000.0, 5000.0, 3000.0, 8000.0)]
+    assert {"rule", "tick"} <= set(_marks(spec))
+    assert "error bars: the mean's 95% BCa interval" in " ".join(spec["title"]["subtitle"])
+    # 3 queries a cell: no interval, no error bar (the figure as before)
+    spec = engine_bytes_read_chart(cache_reads(3, False), published).to_dict()
+    assert not {"rule", "tick"} & set(_marks(spec))
+    assert "error bars" not in " ".join(spec["title"]["subtitle"])

@@ -75,11 +75,14 @@ def storage_per_event_chart(
     title: str = "Storage per event by version (collStats size / events)",
     subtitle: str = "left bar: this run; right bar (faded): published, 500 million events",
     x_label: dict[str, str] | None = None,
+    repeats: pl.DataFrame | None = None,
 ) -> alt.TopLevelMixin:
     """Bytes per event by version in stacked `parts` (columns <part>_bytes_per_event), ours beside the
     published.
 
     `x_label` optionally relabels versions on the axis (the engine lab adds each one's compressor).
+    `repeats` (version, repeat, bytes_per_event): each repeat's first part, drawn as points on our bar, whose
+    first part is their median (none, or an empty frame: the bars alone).
     """
     frame, missing = storage_per_event_frames(stats, parts, ours)
     order = in_order(stats["version"])
@@ -100,6 +103,12 @@ def storage_per_event_chart(
                             legend=None),
         tooltip=["version", "source", "component", alt.Tooltip("bytes_per_event:Q", format=".1f")],
     )
+    if repeats is not None and repeats.height:
+        points = alt.Chart(repeats.with_columns(pl.lit(ours).alias("source"))).mark_point(
+            filled=True, size=28, color="#000000", opacity=0.8).encode(
+            x=x, xOffset=x_offset, y=alt.Y("bytes_per_event:Q"),
+            tooltip=["version", "repeat", alt.Tooltip("bytes_per_event:Q", format=".2f")])
+        chart = alt.layer(chart, points)
     if missing.height:
         marks = (
             alt.Chart(missing)
@@ -551,9 +560,27 @@ def engine_storage_per_event_chart(storage: pl.DataFrame) -> alt.TopLevelMixin:
         f"{ENGINE_LABEL}; {compressor} (per version on the axis: wanted→used); left bar: engine lab, "
         f"{', '.join(f'{e:,}' for e in events)} events; right bar (faded): published, 500 million events"
     )
+    repeats = storage_repeats(storage)
+    if repeats.height:
+        counts = sorted(set(repeats.group_by("version").len()["len"].to_list()))
+        subtitle += (f"; dots: each of {' or '.join(map(str, counts))} repeats' storage per event (the bar's "
+                     "storage part is their median)")
     return storage_per_event_chart(storage, False, parts=("storage", "index"), ours=ENGINE_SOURCE,
                                    title="Storage per event by version on WiredTiger (engine lab)",
-                                   subtitle=subtitle, x_label=labels)
+                                   subtitle=subtitle, x_label=labels, repeats=repeats)
+
+
+def storage_repeats(storage: pl.DataFrame) -> pl.DataFrame:
+    """(version, repeat, bytes_per_event): each repeat's storage bytes per event (storage_bytes_repeats over
+    the version's events) for the versions measured more than once; empty for one repeat (a table from
+    before repeats too)."""
+    from costlab.appversions.engine import repeat_values
+
+    rows = [{"version": r["version"], "repeat": i, "bytes_per_event": value / r["events"]}
+            for r in storage.iter_rows(named=True)
+            if r.get("events") and len(values := repeat_values(r, "storage_bytes")) > 1
+            for i, value in enumerate(values, start=1)]
+    return pl.DataFrame(rows, schema={"version": pl.Utf8, "repeat": pl.Int64, "bytes_per_event": pl.Float64})
 
 
 def build_engine_figure(storage_csv: str | Path, outputs: list[str | Path]) -> None:

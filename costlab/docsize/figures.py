@@ -85,6 +85,15 @@ def _layers(data: pl.DataFrame, y: alt.Y, color: alt.Color, detail: str, tooltip
         .encode(x=_size_x(), y=y, color=color, shape=shape, tooltip=tooltip)
     )
     layers = [lines, points, published]
+    if "low" in data.columns and data["low"].drop_nulls().len():
+        # each point's interval (the mean's over its queries) as an error bar, its mean as a tick
+        bars = base.transform_filter("isValid(datum.low)")
+        interval_tooltip = ["cache_setting:N", "query:N", "size_kb:Q", alt.Tooltip("mean:Q", format=",.0f"),
+                            alt.Tooltip("low:Q", format=",.0f"), alt.Tooltip("high:Q", format=",.0f")]
+        layers += [bars.mark_rule(strokeWidth=1.5, opacity=0.7).encode(
+                       x=_size_x(), y=alt.Y("low:Q"), y2="high:Q", color=color, tooltip=interval_tooltip),
+                   bars.mark_tick(thickness=1.5, size=10, opacity=0.9).encode(
+                       x=_size_x(), y=alt.Y("mean:Q"), color=color, tooltip=interval_tooltip)]
     if "note" in data.columns:
         layers.append(base.transform_filter("isValid(datum.note)").mark_text(
             align="left", dx=8, dy=-12, fontSize=11, color="#333").encode(x=_size_x(), y=y, text="note:N"))
@@ -273,10 +282,17 @@ def _bytes_text(value: float) -> str:
 
 def engine_bytes_read_frame(cache_reads: pl.DataFrame, published: pl.DataFrame) -> pl.DataFrame:
     """engine/cache_reads.csv and the article's bytes read into cache, in _long's shape; each panel named
-    from the run's own cache and windows, the published points in the panel of the run they mirror."""
+    from the run's own cache and windows, the published points in the panel of the run they mirror. The
+    engine's rows carry the mean over their queries and its interval (`mean`, `low`, `high`; empty where
+    the cell has none: fewer than 10 queries)."""
+    interval = [pl.col(column).cast(pl.Float64).alias(name) if column in cache_reads.columns
+                else pl.lit(None, pl.Float64).alias(name)
+                for column, name in (("bytes_read_into_cache_mean", "mean"),
+                                     ("bytes_read_into_cache_mean_low", "low"),
+                                     ("bytes_read_into_cache_mean_high", "high"))]
     engine = cache_reads.select("run", pl.col("size_kb").cast(pl.Int64), "shape",
                                 pl.col("bytes_read_into_cache_median").cast(pl.Float64).alias("value"),
-                                pl.lit(ENGINE_SOURCE).alias("source"))
+                                pl.lit(ENGINE_SOURCE).alias("source"), *interval)
     from costlab.docsize.engine import COLD_PER_SHAPE
 
     theirs = published.filter(pl.col("metric") == "bytes_read_into_cache").select(
@@ -287,7 +303,7 @@ def engine_bytes_read_frame(cache_reads: pl.DataFrame, published: pl.DataFrame) 
         pl.lit(COLD_PER_SHAPE).alias("run"))])
     run_labels = engine_run_labels(cache_reads)
     labels = pl.DataFrame({"run": list(run_labels), "cache_setting": list(run_labels.values())})
-    frame = pl.concat([engine, theirs], how="vertical_relaxed").join(labels, on="run").with_columns(
+    frame = pl.concat([engine, theirs], how="diagonal_relaxed").join(labels, on="run").with_columns(
         pl.col("shape").replace_strict(SHAPE_LABELS, default=pl.col("shape")).alias("query"))
     return overlap_notes(frame, ENGINE_SOURCE)
 
@@ -303,6 +319,13 @@ def engine_bytes_read_chart(cache_reads: pl.DataFrame, published: pl.DataFrame) 
     subtitle = (f"{ENGINE_LABEL}; {compressor}; median of {', '.join(map(str, queries))} queries per point; "
                 "projection reads what a FETCH reads; published: the article's default cache (15.7 GB) and "
                 "256 MB cache, in the panel of the run each mirrors")
+    confidence = sorted(set(frame.filter(pl.col("low").is_not_null()).join(
+        cache_reads.select("run", pl.col("size_kb").cast(pl.Int64), "shape", "interval_confidence"),
+        on=["run", "size_kb", "shape"], how="left")["interval_confidence"].drop_nulls().to_list())) \
+        if "interval_confidence" in cache_reads.columns else []
+    if confidence:
+        subtitle += (f"; error bars: the mean's {' or '.join(f'{c:.0%}' for c in confidence)} BCa interval "
+                     "over the queries, tick at the mean (the value each verdict judges)")
     return _by_cache_setting(
         frame,
         _bytes_read_y(frame),
