@@ -467,3 +467,23 @@ def test_a_study_with_no_server_does_not_say_it_was_measured(tmp_path, captions,
     assert "No MongoDB server: nothing was measured on one." in docsize and "engine lab" in docsize
     assert "results are server-free" not in docsize
     assert "What was measured." in section_of(page, "appversions")
+
+
+def test_a_findings_value_shows_where_it_came_from_and_its_samples_stay_in_the_csv(tmp_path):
+    """The audit table's value carries its interval with the repeats or queries, or "one run: no interval"
+    (issue #36 item 4); each repeat's values (`samples`) are the CSV's, not a page cell's."""
+    from costlab.report.collect import TableItem
+    from costlab.report.views import finding_row_view, table_block_view
+
+    row = {"study": "appversions", "finding": "f", "metric": "m", "published": 0.222, "unit": "ratio",
+           "this_run": 0.19, "evidence": "engine", "ratio": 0.86, "tolerance": "t", "verdict": "reproduced",
+           "note": None}
+    repeats = "0.1765 to 0.2044 at 75.0% (median of 3 repeats, order statistics)"
+    for interval in ("one run: no interval", repeats):
+        assert finding_row_view({**row, "interval": interval})["interval"] == interval
+    assert finding_row_view({**row, "interval": None})["interval"] is None   # not a measurement: nothing said
+    frame = pl.DataFrame({"finding": ["f"], "verdict": ["reproduced"], "interval": ["a to b"],
+                          "samples": ["0.19; 0.2; 0.18"]})
+    item = TableItem("published_vs_engine", tmp_path / "x.csv", frame, None, False)
+    view = table_block_view(item, tmp_path)
+    assert view["table"].columns == ["finding", "verdict", "interval"]

@@ -279,7 +279,8 @@ def table_block_view(item: TableItem, out_dir: Path, heading: bool = True, stand
     # A verdict table decides: always shown whole. Only long raw tables fold behind their summary.
     verdicts = item.name in VERDICT_TABLES
     collapsed = heading and item.frame.height > COLLAPSE_ROWS and not verdicts
-    frame = item.frame
+    # each repeat's or query's value (`samples`, `*_samples`): in the CSV for compare.with; too long here
+    frame = item.frame.drop([c for c in item.frame.columns if c == "samples" or c.endswith("_samples")])
     if verdicts and "verdict" in frame.columns and frame.columns[0] == "finding":
         # the verdict (and its reason) beside the finding it judges, inside the window at any width
         first = [c for c in ("finding", "verdict", "reason") if c in frame.columns]
@@ -440,7 +441,8 @@ def finding_row_view(row: dict) -> dict[str, Any]:
         "published": _published_text(row),
         "published_is_rule": _judged_by_rule_alone(row),
         "this_run": _number_text(row["this_run"], row["unit"]),
-        "interval": None if row.get("interval") in (None, "one run: no interval") else row["interval"],
+        # where the value came from: its interval with the repeats or queries, or "one run: no interval"
+        "interval": row.get("interval"),
         "evidence": row["evidence"] or "—",
         "ratio": format_cell(row["ratio"]).text if row["ratio"] is not None else "—",
         "tolerance": row["tolerance"] or _no_tolerance(row["verdict"]),
