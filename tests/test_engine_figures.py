@@ -221,15 +221,16 @@ def test_appversions_engine_chart_draws_each_repeat_as_a_point_and_one_repeat_as
             "index_bytes_per_event": [64.0], "published_storage_bytes_per_event": [18.9],
             "published_index_bytes_per_event": [43.1], "block_compressor_wanted": ["snappy"],
             "block_compressor": ["snappy"], "repeats": [len(repeats)],
-            "storage_bytes_repeats": ["; ".join(map(str, repeats))]})
+            "storage_bytes_repeats": ["; ".join(map(str, repeats))], "index_bytes": [64_000],
+            "index_bytes_repeats": ["; ".join(["64000", "66000", "62000"][:len(repeats)])]})
 
-    # 3 repeats of 18,000, 20,000 and 17,000 bytes over 1,000 events: points at 18, 20 and 17 bytes per
-    # event; the bar's storage part is their median, 18
+    # 3 repeats of 18,000, 20,000 and 17,000 storage bytes and 64,000, 66,000 and 62,000 index bytes over
+    # 1,000 events: points at the stacked bar's height in each repeat, 82, 86 and 79 bytes per event
     spec = engine_storage_per_event_chart(storage([18_000, 20_000, 17_000])).to_dict()
     points = [r for r in _values(spec) if "repeat" in r]
-    assert sorted((r["repeat"], r["bytes_per_event"]) for r in points) == [(1, 18.0), (2, 20.0), (3, 17.0)]
+    assert sorted((r["repeat"], r["bytes_per_event"]) for r in points) == [(1, 82.0), (2, 86.0), (3, 79.0)]
     assert _marks(spec).count("point") == 1 and "bar" in _marks(spec)
-    assert "dots: each of 3 repeats' storage per event" in " ".join(spec["title"]["subtitle"])
+    assert "dots: each of 3 repeats' storage + index per event" in " ".join(spec["title"]["subtitle"])
     # one repeat: the bars alone, as before repeats
     spec = engine_storage_per_event_chart(storage([18_000])).to_dict()
     assert "point" not in _marks(spec) and not [r for r in _values(spec) if "repeat" in r]

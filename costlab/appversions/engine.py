@@ -260,7 +260,7 @@ def storage_table(rows: list[dict], published: pl.DataFrame, wt_version: str) ->
 
 # each repeat's value kept beside the median of these columns ("; "-separated, in repeat order): the
 # verdicts' intervals over the repeats are drawn from them
-REPEATED = ("storage_over_data", "storage_bytes")
+REPEATED = ("storage_over_data", "storage_bytes", "index_bytes")   # index_bytes: the figure's dots
 
 
 def over_repeats_table(per_repeat: pl.DataFrame) -> pl.DataFrame:

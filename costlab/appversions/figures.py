@@ -563,23 +563,29 @@ def engine_storage_per_event_chart(storage: pl.DataFrame) -> alt.TopLevelMixin:
     repeats = storage_repeats(storage)
     if repeats.height:
         counts = sorted(set(repeats.group_by("version").len()["len"].to_list()))
-        subtitle += (f"; dots: each of {' or '.join(map(str, counts))} repeats' storage per event (the bar's "
-                     "storage part is their median)")
+        subtitle += (f"; dots: each of {' or '.join(map(str, counts))} repeats' storage + index per event "
+                     "(each part of the bar: the repeats' median)")
     return storage_per_event_chart(storage, False, parts=("storage", "index"), ours=ENGINE_SOURCE,
                                    title="Storage per event by version on WiredTiger (engine lab)",
                                    subtitle=subtitle, x_label=labels, repeats=repeats)
 
 
 def storage_repeats(storage: pl.DataFrame) -> pl.DataFrame:
-    """(version, repeat, bytes_per_event): each repeat's storage bytes per event (storage_bytes_repeats over
-    the version's events) for the versions measured more than once; empty for one repeat (a table from
-    before repeats too)."""
-    from costlab.appversions.engine import repeat_values
+    """(version, repeat, bytes_per_event): each repeat's storage + index bytes per event
+    (storage_bytes_repeats and index_bytes_repeats over the version's events; without the index's: its median)
+    for the versions measured more than once, where the bar's top is; empty for one repeat (and a table
+    from before repeats)."""
+    from costlab.engine.repeats import repeat_values
 
-    rows = [{"version": r["version"], "repeat": i, "bytes_per_event": value / r["events"]}
-            for r in storage.iter_rows(named=True)
-            if r.get("events") and len(values := repeat_values(r, "storage_bytes")) > 1
-            for i, value in enumerate(values, start=1)]
+    rows = []
+    for r in storage.iter_rows(named=True):
+        stored = repeat_values(r, "storage_bytes")
+        if not r.get("events") or len(stored) < 2:
+            continue
+        index = repeat_values(r, "index_bytes")
+        index = index if len(index) == len(stored) else [float(r.get("index_bytes") or 0.0)] * len(stored)
+        rows += [{"version": r["version"], "repeat": i, "bytes_per_event": (s + x) / r["events"]}
+                 for i, (s, x) in enumerate(zip(stored, index, strict=True), start=1)]
     return pl.DataFrame(rows, schema={"version": pl.Utf8, "repeat": pl.Int64, "bytes_per_event": pl.Float64})
 
 
