@@ -21,9 +21,10 @@ A verdict from an interval and a tolerance band [low, high]:
   half-width shrinks as sqrt(n / k), so k repeats decide once that half-width is below the
   distance from the estimate to the edge it crosses.
 
-Two runs **differ** only where a test at the stated error rate says so: the exact two-sided
-Mann-Whitney test over their repeats (scipy.stats.mannwhitneyu), or, for within-run intervals,
-intervals that do not overlap.
+Two runs **differ** only where a test at the stated error rate says so: the two-sided Mann-Whitney
+test over the values each run's value came from, its repeats or its queries (scipy.stats.mannwhitneyu,
+exact up to EXACT_UP_TO values a run); `difference` gives its p-value and words for compare.with.
+`intervals_differ` (two intervals that do not overlap) is for intervals whose values were not kept.
 """
 from __future__ import annotations
 
