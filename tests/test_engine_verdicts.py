@@ -156,3 +156,20 @@ def test_docsize_aggregate_rows_of_bimodal_queries_straddling_the_band_are_incon
     per_query = rows["projection bytes read into cache per query"]
     assert per_query["verdict"] == "inconclusive" and per_query["interval"].startswith("0 to 61,000,000"), \
         per_query
+
+
+def test_a_cells_row_keeps_its_queries_scaled_to_the_articles_window():
+    """The verdict row's `samples` are the cell's queries (cache_reads.csv's bytes_read_into_cache_samples)
+    scaled as its mean is (here a 500-order window to the article's 1,000: x 2), for compare.with."""
+    from costlab.docsize.engine_verdicts import docsize_cells
+    reads = pl.DataFrame({"run": ["small_cache"], "size_kb": [4], "cache_mb": [256], "shape": ["projection"],
+                          "queries": [3], "bytes_read_into_cache_mean": [200.0],
+                          "bytes_read_into_cache_median": [100.0], "bytes_read_into_cache_std": [100.0],
+                          "zero_read_share": [0.33], "bytes_read_into_cache_mean_low": [None],
+                          "bytes_read_into_cache_mean_high": [None], "interval_confidence": [None],
+                          "bytes_read_into_cache_samples": ["0.0; 100.0; 500.0"]},
+                         schema_overrides={c: pl.Float64 for c in ("bytes_read_into_cache_mean_low",
+                                                                   "bytes_read_into_cache_mean_high",
+                                                                   "interval_confidence")})
+    row = docsize_cells(reads, PUBLISHED, 500).row(0, named=True)
+    assert row["samples"] == "0.0; 200.0; 1000.0" and row["reproduced"] == 400.0

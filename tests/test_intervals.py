@@ -200,3 +200,16 @@ def test_docsize_cells_carry_the_bootstrap_interval_of_their_query_mean():
     assert whole["interval_confidence"] == 0.95
     covered = rows["covered"]
     assert (covered["bytes_read_into_cache_mean_low"], covered["bytes_read_into_cache_mean_high"]) == (64, 64)
+
+
+def test_a_difference_says_its_p_value_and_what_it_was_tested_on():
+    from costlab.intervals import difference
+    # 5 vs 5 all apart: two of the C(10, 5) = 252 rank splits are as extreme, p = 2 / 252 = 0.0079
+    apart = difference([1.00, 1.01, 1.02, 1.03, 1.04], [1.30, 1.31, 1.32, 1.33, 1.34])
+    assert apart.differ is True and apart.pvalue == pytest.approx(2 / 252)
+    assert apart.describe() == "differs: p = 0.0079, 5 vs 5 repeats"
+    assert difference([1.0], [2.0]).describe() == "one run each: not tested"
+    one_side = difference([1.0, 1.1, 1.2, 1.3, 1.4], [2.0], unit="queries")
+    assert one_side.describe() == "not tested: 5 vs 1 queries"
+    same = difference([3.0, 3.0], [3.0, 3.0])
+    assert same.describe() == "no difference shown: all values equal, 2 vs 2 repeats"
