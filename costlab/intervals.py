@@ -69,7 +69,8 @@ class Interval:
         def times(value: float | None) -> float | None:
             return None if value is None else value * factor
         low, high = sorted((times(self.low), times(self.high))) if self.has_interval else (None, None)
-        return dataclasses.replace(self, estimate=self.estimate * factor, low=low, high=high)
+        return dataclasses.replace(self, estimate=self.estimate * factor, low=low, high=high,
+                                   values=tuple(value * factor for value in self.values))
 
     @property
     def same_in_all_repeats(self) -> bool:

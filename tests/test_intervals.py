@@ -213,3 +213,9 @@ def test_a_difference_says_its_p_value_and_what_it_was_tested_on():
     assert one_side.describe() == "not tested: 5 vs 1 queries"
     same = difference([3.0, 3.0], [3.0, 3.0])
     assert same.describe() == "no difference shown: all values equal, 2 vs 2 repeats"
+
+
+def test_a_scaled_interval_scales_the_values_it_came_from():
+    """compare.with tests the kept values: a unit conversion (x 2 here) must convert them with the value."""
+    interval = over_repeats([1.0, 2.0, 4.0]).scaled(2.0)
+    assert interval.estimate == 4.0 and interval.values == (2.0, 4.0, 8.0)
