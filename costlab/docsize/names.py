@@ -56,3 +56,29 @@ def table_names() -> list[str]:
     """Every CSV build_tables writes under tables/ (Snakemake declares the same list)."""
     return (["summary", "collections", "variants", "published_vs_reproduced"]
             + [stem for stem, _, _, _ in QUERY_TABLES])
+
+
+# Repeats (docsize.repeats): repeat 1 of a measuring job keeps the path it always had, repeat r >= 2 adds
+# `__rep<r>` (the rules' {rep} wildcard holds that suffix, empty for repeat 1).
+REPEAT_RE = r"(__rep([2-9]|[1-9][0-9]+))?"
+
+
+def repeat_suffix(rep: int) -> str:
+    """The {rep} wildcard of repeat `rep` (1-based): '' for repeat 1, '__rep<r>' for the others."""
+    if isinstance(rep, bool) or int(rep) != rep or rep < 1:
+        raise ValueError(f"docsize repeat {rep!r}: repeats count from 1")
+    return "" if rep == 1 else f"__rep{int(rep)}"
+
+
+def repeat_of(suffix: str) -> int:
+    """The repeat a {rep} wildcard names ('' is repeat 1)."""
+    if not suffix:
+        return 1
+    if not suffix.startswith("__rep") or not suffix[5:].isdigit() or int(suffix[5:]) < 2:
+        raise ValueError(f"docsize repeat wildcard {suffix!r}: expected '' or '__rep<r>' with r >= 2")
+    return int(suffix[5:])
+
+
+def repeat_suffixes(repeats: int) -> list[str]:
+    """The {rep} wildcards of repeats 1..repeats."""
+    return [repeat_suffix(r) for r in range(1, int(repeats) + 1)]

@@ -112,7 +112,7 @@ def window_starts(windows: str, count: int, documents: int, window: int, rng: np
 
 def plan_blocks(*, documents: int, window: int, windows: str, warmups: int, queries: int,
                 seed: int | Sequence[int], cold_cache: bool, shapes: Sequence[str] = SHAPES,
-                order: str = "given", warmups_in: str = "each") -> Plan:
+                order: str = "given", warmups_in: str = "each", warmup_shape: str | None = None) -> Plan:
     """Plan one run: a block per shape, each with its own warm-ups and measured windows.
 
     documents: orders in the collection (one a minute, so a position is an order and a minute);
@@ -121,7 +121,9 @@ def plan_blocks(*, documents: int, window: int, windows: str, warmups: int, quer
     cold_cache: every block must start from a cold cache; order: `given` (shapes as listed) or
     `shuffled` (a permutation drawn from the seed, recorded in Plan.block_order); warmups_in:
     `each` block has its warm-ups, or only the `first` (the collection is warmed once, then every
-    shape's measured queries follow: the article's bytes-read table fits this, docs/engine-lab.md).
+    shape's measured queries follow: the article's bytes-read table fits this, docs/engine-lab.md);
+    warmup_shape: the shape the warm-ups run as (None: their block's), so a shuffled block order keeps the
+    article's whole-document warm-ups before whichever shape comes first.
     """
     documents = _check("documents", documents, 1)
     window = _check("window", window, 1)
@@ -139,6 +141,8 @@ def plan_blocks(*, documents: int, window: int, windows: str, warmups: int, quer
         raise ValueError("warmups_in='first' with cold_cache: every block but the first would start cold "
                          "and unwarmed; use warmups_in='each'")
     shapes = tuple(shapes)
+    if warmup_shape is not None and warmup_shape not in shapes:
+        raise ValueError(f"unknown warmup_shape {warmup_shape!r}; allowed: {', '.join(shapes)}")
     if not shapes or len(set(shapes)) != len(shapes):
         raise ValueError(f"shapes must be distinct and at least one, got {list(shapes)}")
     base = _seed(seed)
@@ -154,7 +158,7 @@ def plan_blocks(*, documents: int, window: int, windows: str, warmups: int, quer
         planned = tuple(
             PlannedQuery(
                 block=index,
-                shape=shape,
+                shape=(warmup_shape or shape) if i < block_warmups else shape,
                 query=i,
                 phase="warmup" if i < block_warmups else "measured",
                 rep=i if i < block_warmups else i - block_warmups,
@@ -168,7 +172,33 @@ def plan_blocks(*, documents: int, window: int, windows: str, warmups: int, quer
     return Plan(windows=windows, block_order=shapes, blocks=tuple(blocks))
 
 
+def interleave(plans: Sequence[Plan], seed: int | Sequence[int]) -> list[tuple[int, PlannedQuery]]:
+    """RMIT (Abedi and Brecht, ICPE '17): every plan's queries in one randomised interleaved order.
+
+    `plans`: what one job measures (e.g. one Plan per query family); returns (plan index, query) pairs:
+    first every warm-up of every block of every plan in a random order, then every measured query in a
+    random order, both drawn from `seed` (the same seed, the same order). Each query keeps its own window
+    (drawn for its block alone), so interleaving changes when a query runs, never what it reads. Only for
+    a run whose blocks need no cold cache: a cold start per block needs the blocks whole (`blockwise`).
+    """
+    rng = np.random.default_rng(_seed(seed))
+    every = [(index, query) for index, plan in enumerate(plans) for query in plan.queries()]
+    out: list[tuple[int, PlannedQuery]] = []
+    for phase in PHASES:
+        part = [pair for pair in every if pair[1].phase == phase]
+        out += [part[i] for i in rng.permutation(len(part)).tolist()]
+    return out
+
+
+def blockwise(plans: Sequence[Plan]) -> list[tuple[int, PlannedQuery]]:
+    """Every plan's queries block after block, in each plan's block order (the order `interleave` does not
+    keep): (plan index, query) pairs."""
+    return [(index, query) for index, plan in enumerate(plans) for query in plan.queries()]
+
+
 __all__ = [
+    "interleave",
+    "blockwise",
     "SHAPES",
     "WINDOW_MODES",
     "BLOCK_ORDERS",

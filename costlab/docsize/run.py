@@ -31,7 +31,15 @@ from costlab.docsize.generate import EPOCH_MS, MINUTE_MS, order_fields
 from costlab.docsize.load import CUSTOMER_INDEX_NAME, WINDOW_INDEX_NAME, collection_stats
 from costlab.docsize.names import RUNS, RunSpec
 from costlab.docsize.params import MeasureParams
-from costlab.docsize.protocol import Plan, plan_blocks, window_starts
+from costlab.docsize.protocol import (
+    Block,
+    Plan,
+    PlannedQuery,
+    blockwise,
+    interleave,
+    plan_blocks,
+    window_starts,
+)
 from costlab.jobs import RunFacts
 from costlab.measure import counter_delta, get_path, plan_summary, snapshot
 from costlab.progress import progress
@@ -66,6 +74,9 @@ RAW_SCHEMA = {
     # included), the window [start, end) in orders (null for the customer family), cache state
     "block": pl.Int64, "block_order": pl.Utf8, "block_query": pl.Int64, "window_start": pl.Int64,
     "window_end": pl.Int64, "cache_reset": pl.Utf8,
+    # the job's repeat (docsize.repeats, 1-based; `rep` above is a query's position in its phase) and the
+    # query's position in the job's order (warm-ups counted: job_order)
+    "repeat": pl.Int64, "job_query": pl.Int64,
 }
 # cache_reset values: a warm run needs none; a cold block records how its cache was emptied or why not.
 CACHE_NOT_REQUIRED = "not required"
@@ -217,23 +228,85 @@ def family_extent(family: str, study_config: dict) -> tuple[int, int]:
     return int(study_config["customers"]), 1
 
 
-def family_plan(family: str, run: RunSpec, warmups: int, queries: int, study_config: dict) -> Plan:
-    """The run's blocks for one query family (protocol.plan_blocks), seeded by study seed, run and family.
+def family_plan(family: str, run: RunSpec, warmups: int, queries: int, study_config: dict,
+                rep: int = 1) -> Plan:
+    """The run's blocks for one query family (protocol.plan_blocks), seeded by study seed, run and family, and
+    for repeat 2 on by the repeat too (each repeat its own windows; repeat 1 the windows a run always had).
 
-    The seed does not depend on the dataset: every size and variant is queried on the same windows.
+    The seed does not depend on the dataset: every size and variant is queried on the same windows. A run
+    that keeps its blocks (`in_blocks`: a cold start) runs them in the shapes' order in repeat 1 and in a
+    permutation drawn from the seed in every later repeat; its warm-ups stay whole-document ones.
     """
     documents, window = family_extent(family, study_config)
+    blocked = in_blocks(run)
     return plan_blocks(
         documents=documents,
         window=window,
         windows=run.windows,
         warmups=warmups,
         queries=queries,
-        seed=[int(study_config["seed"]), list(RUNS).index(run.name), FAMILIES.index(family)],
+        seed=[int(study_config["seed"]), list(RUNS).index(run.name), FAMILIES.index(family)]
+        + ([int(rep)] if rep > 1 else []),
         cold_cache=run.cold_start == "per_shape",
         shapes=SHAPES,
+        order="shuffled" if blocked and rep > 1 else "given",
         warmups_in=run.warmups_in,
+        warmup_shape=SHAPES[0] if run.warmups_in == "first" else None,
     )
+
+
+def in_blocks(run: RunSpec) -> bool:
+    """Whether a run's shapes must run as blocks: a run that starts from a cold cache (once, the article's
+    small-cache run, or per shape) measures what each shape reads after the ones before it, so its blocks
+    stay whole (their order drawn per repeat); a warm run's queries are interleaved (RMIT)."""
+    return run.cold_start != "none"
+
+
+ORDER_INTERLEAVED = "interleaved (RMIT)"   # the block_order of a run whose queries are interleaved
+
+
+@dataclass(frozen=True)
+class Step:
+    """One query of a job's order: its family, block and planned query."""
+    family: str
+    block: Block
+    query: PlannedQuery
+    plan: Plan
+
+    @property
+    def label(self) -> str:
+        return f"{self.family}:{self.query.shape}:{self.query.phase}"
+
+
+def job_order(dataset: Dataset, run_name: str, study_config: dict, rep: int = 1) -> list[Step]:
+    """Every query one measuring job makes (warm-ups included), in the order it makes them.
+
+    A warm run's queries of every family and shape in one randomised interleaved order (protocol.interleave,
+    seeded by (docsize seed, run, rep)); a cold-start run's blocks whole (in_blocks). Deterministic: the
+    provenance records it and a test recomputes it.
+    """
+    run = get_run(run_name)
+    settings = study_config["runs"][run_name]
+    warmups, queries = int(settings["warmups"]), int(settings["queries"])
+    families = families_for(dataset, study_config)
+    plans = [family_plan(family, run, warmups, queries, study_config, rep) for family in families]
+    if in_blocks(run):
+        pairs = blockwise(plans)
+    else:
+        pairs = interleave(plans, [int(study_config["seed"]), list(RUNS).index(run.name), int(rep)])
+    blocks = {(i, b.index): b for i, plan in enumerate(plans) for b in plan.blocks}
+    return [Step(families[i], blocks[(i, q.block)], q, plans[i]) for i, q in pairs]
+
+
+def order_record(run_name: str, steps: list[Step], rep: int) -> dict:
+    """What the provenance says of a job's order: how it was made and every query's family:shape:phase."""
+    blocked = in_blocks(get_run(run_name))
+    return {
+        "repeat": int(rep),
+        "mode": "blocks (a cold start: the blocks' order drawn per repeat)" if blocked else ORDER_INTERLEAVED,
+        "block_order": {s.family: s.plan.block_order_label for s in steps} if blocked else None,
+        "queries": [s.label for s in steps],
+    }
 
 
 def _param(family: str, window_start: int) -> int:
@@ -262,17 +335,17 @@ def _expected(family: str, param: int, study_config: dict) -> int:
 
 def measure_dataset(client, dataset: Dataset, run_name: str, study_config: dict,
                     database: str = DATABASE, reset_cache: Callable[[], tuple[object, str]] | None = None,
-                    spec: QuerySpec = ORDERS_SPEC) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """All queries of one run on one dataset: (raw rows, per-collection stats). `spec`: what the queries read
-    (a user's document: its projected fields and window key).
+                    spec: QuerySpec = ORDERS_SPEC, rep: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """All queries of one run on one dataset, repeat `rep`: (raw rows, per-collection stats). `spec`: what the
+    queries read (a user's document: its projected fields and window key). The queries run in job_order's
+    order (a warm run's interleaved, a cold-start run's in blocks); each row records its repeat and its
+    position in that order (`job_query`, warm-ups counted).
 
     reset_cache empties the server's cache before a block that must start cold (the small-cache
     run) and returns (the client to use from then on, what it did); None means nobody can, and
     the rows record that the cache was not reset.
     """
     run = get_run(run_name)
-    settings = study_config["runs"][run_name]
-    warmups, queries = int(settings["warmups"]), int(settings["queries"])
     status = client.admin.command("serverStatus")
     kind = kind_of_server(status)
     collection = client[database][dataset.collection]
@@ -281,10 +354,10 @@ def measure_dataset(client, dataset: Dataset, run_name: str, study_config: dict,
                            f"orders, config asks {study_config['docs_per_collection']}; reload the dataset")
     window = int(study_config["window_minutes"])
     rows: list[dict] = []
+    plans: dict[str, dict] = {}
+    # The plans and the identical-results check read before the first query (a cold block restarts after
+    # them).
     for family in families_for(dataset, study_config):
-        plan = family_plan(family, run, warmups, queries, study_config)
-        # The plans and the identical-results check read before the first block (a cold block restarts after
-        # them).
         reference = _param(
             family, window_starts("same", 1, *family_extent(family, study_config), rng=None)[0]
         )
@@ -292,63 +365,67 @@ def measure_dataset(client, dataset: Dataset, run_name: str, study_config: dict,
             collection, query_filter(family, reference, window, spec),
             _expected(family, reference, study_config), spec,
         )
-        plans = {
+        plans[family] = {
             shape: explain_shape(collection, shape, query_filter(family, reference, window, spec), spec)
             for shape in SHAPES
         }
-        for block in plan.blocks:
+    blocked = in_blocks(run)
+    cache_resets: dict[tuple[str, int], str] = {}
+    steps = job_order(dataset, run_name, study_config, rep)
+    desc = f"{run_name} {dataset.name}" + (f" repeat {rep}" if rep > 1 else "")
+    for position, step in enumerate(progress(steps, desc=desc, unit="query")):
+        family, block, planned, shape = step.family, step.block, step.query, step.query.shape
+        key = (family, block.index)
+        if key not in cache_resets:
             cache_reset = CACHE_KEPT if run.cold_start == "once" else CACHE_NOT_REQUIRED
-            if block.cold_cache or (run.cold_start == "once" and block.index == 0):
+            if blocked and (block.cold_cache or (run.cold_start == "once" and block.index == 0)):
                 if reset_cache is None:
                     cache_reset = CACHE_NOT_RESET_NO_CONTROL
                 else:
                     client, cache_reset = reset_cache()
                     collection = client[database][dataset.collection]
-            shape, plan_row = block.shape, plans[block.shape]
-            for planned in block.queries:
-                if planned.phase == "warmup":
-                    find(
-                        collection, shape,
-                        query_filter(family, _param(family, planned.window_start), window, spec), spec,
-                    )
-            measured = block.measured()
-            desc = f"{run_name} {dataset.name} {family} {shape}"
-            for planned in progress(measured, desc=desc, unit="query"):
-                param = _param(family, planned.window_start)
-                row = timed_query(client, collection, shape, query_filter(family, param, window, spec), spec)
-                expected = _expected(family, param, study_config)
-                if row["n_returned"] != expected:
-                    raise ResultsMismatch(
-                        f"{dataset.collection}: {shape} returned {row['n_returned']} orders "
-                        f"for {family} {param}, expected {expected}"
-                    )
-                in_window = family == "window"
-                rows.append(
-                    row
-                    | {
-                        "run": run.name,
-                        "run_label": run.label,
-                        "profile": run.profile,
-                        "dataset": dataset.name,
-                        "variant": dataset.variant,
-                        "size_kb": dataset.size_kb,
-                        "family": family,
-                        "shape": shape,
-                        "rep": planned.rep,
-                        "query_param": param,
-                        "plan": plan_row["plan"],
-                        "plan_keys_examined": plan_row["keys_examined"],
-                        "plan_docs_examined": plan_row["docs_examined"],
-                        "covered_plan": plan_row["covered"],
-                        "server_kind": kind,
-                        "block": block.index,
-                        "block_order": plan.block_order_label,
-                        "block_query": planned.query,
-                        "window_start": planned.window_start if in_window else None,
-                        "window_end": planned.window_end if in_window else None,
-                        "cache_reset": cache_reset,
-                    }
-                )
+            cache_resets[key] = cache_reset
+        param = _param(family, planned.window_start)
+        if planned.phase == "warmup":
+            find(collection, shape, query_filter(family, param, window, spec), spec)
+            continue
+        plan_row = plans[family][shape]
+        row = timed_query(client, collection, shape, query_filter(family, param, window, spec), spec)
+        expected = _expected(family, param, study_config)
+        if row["n_returned"] != expected:
+            raise ResultsMismatch(
+                f"{dataset.collection}: {shape} returned {row['n_returned']} orders "
+                f"for {family} {param}, expected {expected}"
+            )
+        in_window = family == "window"
+        rows.append(
+            row
+            | {
+                "run": run.name,
+                "run_label": run.label,
+                "profile": run.profile,
+                "dataset": dataset.name,
+                "variant": dataset.variant,
+                "size_kb": dataset.size_kb,
+                "family": family,
+                "shape": shape,
+                "rep": planned.rep,
+                "query_param": param,
+                "plan": plan_row["plan"],
+                "plan_keys_examined": plan_row["keys_examined"],
+                "plan_docs_examined": plan_row["docs_examined"],
+                "covered_plan": plan_row["covered"],
+                "server_kind": kind,
+                "block": block.index,
+                "block_order": step.plan.block_order_label if blocked else ORDER_INTERLEAVED,
+                "block_query": planned.query,
+                "window_start": planned.window_start if in_window else None,
+                "window_end": planned.window_end if in_window else None,
+                "cache_reset": cache_resets[key],
+                "repeat": int(rep),
+                "job_query": position,
+            }
+        )
     raw = pl.DataFrame(rows, schema=RAW_SCHEMA) if rows else pl.DataFrame(schema=RAW_SCHEMA)
     collections = collections_frame(client, dataset, run, kind, database, spec.index_name)
     return raw.select(list(RAW_SCHEMA)), collections
@@ -404,8 +481,9 @@ __all__ = [
 
 
 def measure_job(params: MeasureParams, run_facts: RunFacts, run_name: str, dataset_name: str, data_dir: str,
-                provenance_path: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """One measuring job: a server of the run's profile on the loaded data dir, all queries, provenance."""
+                provenance_path: str, rep: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One measuring job, repeat `rep`: a server of the run's profile on the loaded data dir, all queries in
+    job_order's order, provenance (with that order: `extra.order`)."""
     from costlab.docsize.datasets import check_study_config, parse_dataset
     from costlab.docsize.load import read_marker
     from costlab.server import measuring_job
@@ -415,13 +493,14 @@ def measure_job(params: MeasureParams, run_facts: RunFacts, run_name: str, datas
     run = get_run(run_name)
     dataset = parse_dataset(dataset_name)
     read_marker(data_dir, dataset, study_config)
-    extra = {"dataset": dataset_name, "run": run_name, "run_label": run.label}
+    extra = {"dataset": dataset_name, "run": run_name, "run_label": run.label, "repeat": int(rep),
+             "order": order_record(run_name, job_order(dataset, run_name, study_config, rep), rep)}
     with measuring_job(
         run_facts,
         run.profile,
         provenance_path,
         data_dir=data_dir,
-        job=f"{run_name}__{dataset_name}",
+        job=f"{run_name}__{dataset_name}" + (f"__rep{rep}" if rep > 1 else ""),
         extra=extra,
         study="docsize",
         dataset=dataset_name,
@@ -435,6 +514,7 @@ def measure_job(params: MeasureParams, run_facts: RunFacts, run_name: str, datas
             study_config,
             database=server.database,
             reset_cache=lambda: cold_cache(server),
+            rep=rep,
         )
         # Provenance is written when the job ends; it says how many cold starts the run made.
         extra["cache_restarts"] = server.restarts
