@@ -7,6 +7,8 @@ import costlab.docsize.params as _ds_params
 from costlab.docsize.names import FIGURES as _DOCSIZE_FIGURES
 from costlab.docsize.names import RUNS as _DOCSIZE_RUNS
 from costlab.docsize.names import table_names as _docsize_table_names
+from costlab.docsize.names import REPEAT_RE as _DOCSIZE_REPEAT_RE
+from costlab.docsize.names import repeat_suffixes as _docsize_repeat_suffixes
 
 DS = config["docsize"]
 DS_DATASETS = [d.name for d in _docsize_datasets(DS)]
@@ -15,7 +17,11 @@ DS_DATASET_RE = "orders_[1-9][0-9]*k(_tail|_split)?"
 DS_RUN_RE = "|".join(DS_RUNS)
 DS_TABLES = {name: f"results/docsize/tables/{name}.csv" for name in _docsize_table_names()}
 DS_FIGURES = [f"results/docsize/figures/{name}.{ext}" for name in _DOCSIZE_FIGURES for ext in ("png", "svg", "vl.json")]
-DS_MEASURE_PROVENANCE = expand("results/docsize/provenance/{run}__{dataset}.json", run=DS_RUNS, dataset=DS_DATASETS)
+# docsize.repeats: each measuring job once per repeat, its own job; {rep} is '' for repeat 1 (the paths a single
+# run always had) and '__rep<r>' after it (costlab.docsize.names.repeat_suffix). The loads take no {rep}.
+DS_REPS = _docsize_repeat_suffixes(_ds_params.repeats(config))
+DS_MEASURE_PROVENANCE = expand("results/docsize/provenance/{run}__{dataset}{rep}.json", run=DS_RUNS, dataset=DS_DATASETS,
+                               rep=DS_REPS)
 
 
 rule docsize_model:
@@ -66,12 +72,13 @@ rule docsize_measure:
         loaded="results/docsize/provenance/load_{dataset}.json",
         server=lambda wildcards: server_json(_DOCSIZE_RUNS[wildcards.run].profile),
     output:
-        raw=kept("results/docsize/raw/{run}__{dataset}.parquet"),
-        collections=kept("results/docsize/raw/collstats_{run}__{dataset}.parquet"),
-        provenance=kept("results/docsize/provenance/{run}__{dataset}.json"),
+        raw=kept("results/docsize/raw/{run}__{dataset}{rep}.parquet"),
+        collections=kept("results/docsize/raw/collstats_{run}__{dataset}{rep}.parquet"),
+        provenance=kept("results/docsize/provenance/{run}__{dataset}{rep}.json"),
     wildcard_constraints:
         dataset=DS_DATASET_RE,
         run=DS_RUN_RE,
+        rep=_DOCSIZE_REPEAT_RE,
     params:
         **_ds_params.MeasureParams.declare(config),
     threads: ask("docsize_measure").threads
@@ -79,7 +86,7 @@ rule docsize_measure:
         mongod=MONGOD,
         **ask("docsize_measure").resources,
     log:
-        "results/logs/docsize_measure_{run}__{dataset}.log",
+        "results/logs/docsize_measure_{run}__{dataset}{rep}.log",
     conda:
         CONDA_ENV
     script:
@@ -88,8 +95,9 @@ rule docsize_measure:
 
 rule docsize_tables:
     input:
-        raw=expand("results/docsize/raw/{run}__{dataset}.parquet", run=DS_RUNS, dataset=DS_DATASETS),
-        collections=expand("results/docsize/raw/collstats_{run}__{dataset}.parquet", run=DS_RUNS, dataset=DS_DATASETS),
+        raw=expand("results/docsize/raw/{run}__{dataset}{rep}.parquet", run=DS_RUNS, dataset=DS_DATASETS, rep=DS_REPS),
+        collections=expand("results/docsize/raw/collstats_{run}__{dataset}{rep}.parquet", run=DS_RUNS, dataset=DS_DATASETS,
+                           rep=DS_REPS),
         model="results/docsize/model/datasets.csv",
         published_collections="resources/published/docsize_collections.csv",
         published_queries="resources/published/docsize_query_tables.csv",

@@ -1,7 +1,8 @@
-"""Snakemake: one docsize run on one dataset (one row per timed query, plus collection stats)."""
+"""Snakemake: one docsize run on one dataset, one repeat (one row per timed query, plus collection stats)."""
 from pathlib import Path
 
 from costlab.config import run_facts
+from costlab.docsize.names import repeat_of
 from costlab.docsize.params import MeasureParams
 from costlab.docsize.run import measure_job
 from costlab.io import write_parquet
@@ -13,6 +14,7 @@ raw, collections = measure_job(
     snakemake.wildcards.dataset,
     snakemake.input.data,
     snakemake.output.provenance,
+    rep=repeat_of(snakemake.wildcards.rep),
 )
 write_parquet(raw, snakemake.output.raw)
 write_parquet(collections, snakemake.output.collections)

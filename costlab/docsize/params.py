@@ -43,11 +43,18 @@ class LoadParams(JobParams):
         return _data_section(self.data)
 
 
+# The order a measuring job queries in (costlab.docsize.run.job_order): a warm run's queries interleaved
+# (RMIT), a cold-start run's blocks. A param, so a results tree measured in the older order (all of one shape,
+# then the next) is measured again rather than read as if it were this order's.
+QUERY_ORDER = "interleaved (RMIT); cold-start runs in blocks, their order drawn per repeat"
+
+
 @dataclass(frozen=True)
 class MeasureParams(JobParams):
     data: dict
     window_minutes: int
     runs: dict        # warm-ups and timed queries per run
+    order: str        # QUERY_ORDER (the repeat is the job's {rep} wildcard, not a param: docsize.repeats)
 
     @classmethod
     def declare(cls, config):
@@ -56,6 +63,7 @@ class MeasureParams(JobParams):
             "data": data_params(config, "docsize"),
             "window_minutes": ds["window_minutes"],
             "runs": ds["runs"],
+            "order": QUERY_ORDER,
         }
 
     def section(self) -> dict[str, Any]:
@@ -72,6 +80,11 @@ class TablesParams(JobParams):
 
 
 FiguresParams = TablesParams   # the figures read the same one key
+
+
+def repeats(config) -> int:
+    """docsize.repeats: how many times each measuring job runs (each repeat its own job; schema default 1)."""
+    return int(config["docsize"].get("repeats", 1))
 
 
 @dataclass(frozen=True)
@@ -172,12 +185,14 @@ class DocumentMeasureParams(_DeclaredDocument, JobParams):
     sizes_kb: list[int]
     name: str
     document: dict
+    order: str        # QUERY_ORDER
 
     @classmethod
     def declare(cls, config):
         ds = config["docsize"]
         return {"data": data_params(config, "docsize"), "window_minutes": ds["window_minutes"],
-                "runs": ds["runs"], "sizes_kb": ds["sizes_kb"], **_document_fields(config)}
+                "runs": ds["runs"], "sizes_kb": ds["sizes_kb"], **_document_fields(config),
+                "order": QUERY_ORDER}
 
     def section(self) -> dict[str, Any]:
         return {**_data_section(self.data), "window_minutes": self.window_minutes, "runs": self.runs,

@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import polars as pl
 
 from costlab.docsize.names import QUERY_TABLES, RUNS, table_names
 from costlab.docsize.run import SHAPES
-from costlab.finding import AT_THIS_SCALE, NOT_JUDGED, STAND_IN, Finding, judged, verdict_table
+from costlab.finding import (
+    AT_THIS_SCALE,
+    NOT_JUDGED,
+    STAND_IN,
+    Finding,
+    interval_verdict,
+    judged,
+    verdict_table,
+)
 from costlab.inputs import read_csv, read_parquet
 from costlab.measure import summarize
 from costlab.published import Tolerances, tolerances_or_published
@@ -40,22 +48,51 @@ def read_frames(paths: Iterable[str | Path]) -> pl.DataFrame:
     return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
 
 
-def summary_table(raw: pl.DataFrame) -> pl.DataFrame:
-    """One row per run, dataset, family and shape: n, median and p95 of every measure, the plan."""
+def _summary(raw: pl.DataFrame, group: list[str]) -> pl.DataFrame:
+    """One row per group: n, median and p95 of every measure, the plan."""
     out = None
     for measure in MEASURES:
-        part = summarize(raw, GROUP, measure, quantiles=(0.5, 0.95)).select(
-            GROUP
+        part = summarize(raw, group, measure, quantiles=(0.5, 0.95)).select(
+            group
             + [pl.col(f"{measure}_p50"), pl.col(f"{measure}_p95")]
             + ([pl.col("n")] if out is None else [])
         )
-        out = part if out is None else out.join(part, on=GROUP, how="left", nulls_equal=True)
-    plans = raw.group_by(GROUP, maintain_order=True).agg(
+        out = part if out is None else out.join(part, on=group, how="left", nulls_equal=True)
+    plans = raw.group_by(group, maintain_order=True).agg(
         pl.col("plan").first(), pl.col("plan_docs_examined").first(), pl.col("plan_keys_examined").first(),
         pl.col("covered_plan").first(), pl.col("server_kind").first())
-    return out.join(plans, on=GROUP, how="left", nulls_equal=True).sort(
-        ["run", "variant", "family", "size_kb"]
-    )
+    return out.join(plans, on=group, how="left", nulls_equal=True)
+
+
+def with_repeat(raw: pl.DataFrame) -> pl.DataFrame:
+    """raw with its `repeat` column (a frame measured before repeats existed is repeat 1)."""
+    return raw if "repeat" in raw.columns else raw.with_columns(pl.lit(1, pl.Int64).alias("repeat"))
+
+
+def repeat_summaries(raw: pl.DataFrame) -> list[pl.DataFrame]:
+    """summary_table of each repeat's rows on its own, in repeat order (one frame for one repeat)."""
+    raw = with_repeat(raw)
+    return [summary_table(raw.filter(pl.col("repeat") == r).drop("repeat"))
+            for r in sorted(set(raw["repeat"].to_list()))] if raw.height else [summary_table(raw)]
+
+
+def summary_table(raw: pl.DataFrame) -> pl.DataFrame:
+    """One row per run, dataset, family and shape: n, median and p95 of every measure, the plan, and how many
+    repeats (docsize.repeats) the row holds. Over several repeats each median and p95 is the median of the
+    repeats' own (n counts every repeat's queries); one repeat is the summary a single run always had."""
+    if "repeat" not in raw.columns or raw.height == 0 or raw["repeat"].n_unique() == 1:
+        summary = _summary(raw.drop("repeat", strict=False), GROUP)
+        return summary.with_columns(pl.lit(1, pl.Int64).alias("repeats")).sort(
+            ["run", "variant", "family", "size_kb"])
+    per_repeat = _summary(raw, GROUP + ["repeat"])
+    values = [c for c in per_repeat.columns if c.endswith(("_p50", "_p95"))]
+    return per_repeat.group_by(GROUP, maintain_order=True).agg(
+        pl.col("n").sum(), *[pl.col(c).median() for c in values],
+        *[pl.col(c).first() for c in ("plan", "plan_docs_examined", "plan_keys_examined", "covered_plan",
+                                      "server_kind")],
+        pl.len().cast(pl.Int64).alias("repeats"),
+    ).select([c for c in per_repeat.columns if c != "repeat"] + ["repeats"]).sort(
+        ["run", "variant", "family", "size_kb"])
 
 
 def _published_queries(path: str | Path) -> pl.DataFrame:
@@ -213,18 +250,65 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
                             window_minutes: int, small_cache: bool | None = None,
                             published_collections: str | Path | None = None,
                             tolerances: Tolerances | None = None,
-                            published_facts: str | Path | None = None) -> pl.DataFrame:
+                            published_facts: str | Path | None = None,
+                            repeats: Sequence[pl.DataFrame] | None = None) -> pl.DataFrame:
     """The report's findings table; every rule from docsize_tolerances.csv (or `tolerances`), the mean
-    document
-    size within the `tolerance_pct` beside it in docsize_collections.csv."""
+    document size within the `tolerance_pct` beside it in docsize_collections.csv.
+
+    `repeats`: each repeat's own summary (repeat_summaries), when the runs were repeated (docsize.repeats).
+    With several, each server row's value is the median of the repeats' values with its order-statistic
+    interval (costlab.intervals.over_repeats), judged by that interval against the rule's band
+    (costlab.finding.interval_verdict: reproduced, not reproduced or inconclusive); a row the stand-in or the
+    scale makes not comparable stays so, with the median and its interval. One repeat (or None): each server
+    row as one run gives it, "one run: no interval"."""
+    from costlab.intervals import over_repeats
+
+    args = (model, published_queries, window_minutes, small_cache, published_collections, tolerances,
+            published_facts)
+    if not repeats or len(repeats) == 1:
+        rows, rules = _judged_rows(repeats[0] if repeats else summary, *args)
+        return verdict_table([row.with_(interval=ONE_RUN) if i in rules and row.reproduced is not None
+                              else row for i, row in enumerate(rows)])
+    per_repeat = [_judged_rows(one, *args) for one in repeats]
+    rules = per_repeat[0][1]
+    out = []
+    for i, cells in enumerate(zip(*[rows for rows, _ in per_repeat], strict=True)):
+        first, rule = cells[0], rules.get(i)
+        values = [cell.reproduced for cell in cells]
+        if rule is None or any(v is None for v in values):   # not a server measurement, or not one in each
+            out.append(first)
+            continue
+        interval = over_repeats(values)
+        point = judged(first.finding, first.metric, first.unit, first.published, interval.estimate, rule,
+                       server_kind=first.server_kind, missing=NOT_REPORTED)
+        if first.verdict is Verdict.NOT_COMPARABLE:   # the stand-in's, another scale's, a cache not applied
+            out.append(point.but(first.verdict, first.reason).with_(interval=interval.describe()))
+        else:
+            out.append(interval_verdict(point, interval, rule))
+    return verdict_table(out)
+
+
+ONE_RUN = "one run: no interval"   # costlab.intervals.Interval.describe() of one repeat
+
+
+def _judged_rows(summary: pl.DataFrame, model: pl.DataFrame, published_queries: str | Path,
+                 window_minutes: int, small_cache: bool | None = None,
+                 published_collections: str | Path | None = None,
+                 tolerances: Tolerances | None = None,
+                 published_facts: str | Path | None = None) -> tuple[list[Finding], dict[int, Rule]]:
+    """published_vs_reproduced's rows from one summary, and the rule of each row that is a server
+    measurement (by its position): what a median over repeats is judged by."""
     tol = tolerances_or_published(tolerances, "docsize")
     size_pct = _collection_tolerances(published_collections)
     pub = _published_queries(published_queries)
     kind = summary["server_kind"][0] if len(summary) else "unknown"
     sizes = sorted(set(summary.filter(pl.col("variant") == "base")["size_kb"].to_list()))
     rows: list[Finding] = []
+    rules: dict[int, Rule] = {}
 
-    def add(finding, metric, unit, published, reproduced, holds, server_kind=kind):
+    def add(finding, metric, unit, published, reproduced, holds, server_kind=kind, measured=True):
+        if measured:
+            rules[len(rows)] = holds
         row = judged(finding, metric, unit, published, reproduced, holds, server_kind=server_kind,
                      missing=NOT_REPORTED)
         if server_kind == "stand-in":
@@ -256,9 +340,10 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
             row["avg_doc_bytes"],
             holds,
             server_kind="generator (no server)",
+            measured=False,
         )
     if not sizes:
-        return verdict_table(rows)
+        return rows, rules
     small, large = sizes[0], sizes[-1]
     span = f"{large} KB / {small} KB"
     growth = large / small
@@ -414,7 +499,7 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
         _value(summary, "same_window", large, "covered", "plan_docs_examined"),
         _with_plan(tol["covered_docs_examined"].holds(),
                    lambda: _value(summary, "same_window", large, "covered", "plan"), "PROJECTION_COVERED"))
-    return verdict_table(rows)
+    return rows, rules
 
 
 def build_tables(
@@ -431,6 +516,7 @@ def build_tables(
 
     raw = read_frames(raw_paths)
     summary = summary_table(raw)
+    repeats = repeat_summaries(raw)
     published = _published_queries(published_queries)
     collections = read_frames(collection_paths)
     tables = {
@@ -446,6 +532,7 @@ def build_tables(
             published_collections,
             read_tolerances(tolerances_path) if tolerances_path else None,
             published_facts,
+            repeats,
         ),
     }
     for stem, run, measure, metric in QUERY_TABLES:
