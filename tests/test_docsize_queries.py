@@ -136,29 +136,40 @@ def _in_run_order(raw: pl.DataFrame) -> pl.DataFrame:
     return raw.sort("family", "block", "block_query")
 
 
-def test_random_windows_one_block_per_shape_and_no_window_shared_back_to_back(loaded, mongo_client):
-    """Issue #12: each shape its own block with its own windows (not three shapes per window)."""
+def test_random_windows_interleaved_each_shape_its_own_windows_none_shared_back_to_back(loaded, mongo_client):
+    """Issue #12: each shape draws its own windows (not three shapes per window); issue #36: a warm run's
+    queries run in one randomised interleaved order (RMIT), the one job_order gives, recorded per row."""
+    from costlab.docsize.run import ORDER_INTERLEAVED, job_order
+
     dataset, _, _, _ = loaded
     raw, _ = measure_dataset(mongo_client, dataset, "random_windows", STUDY, database=loaded[1].database.name)
-    per_shape = raw.group_by("family", "shape").agg(pl.col("block").n_unique().alias("blocks"))
-    assert per_shape["blocks"].to_list() == [1] * per_shape.height
-    assert set(raw["block_order"]) == {"whole>projection>covered"}
-    assert set(raw["cache_reset"]) == {"not required"}
-    ordered = _in_run_order(raw.filter(pl.col("family") == "window"))
-    assert ordered["shape"].to_list() == ["whole"] * 3 + ["projection"] * 3 + ["covered"] * 3
+    assert set(raw["block_order"]) == {ORDER_INTERLEAVED}
+    assert set(raw["cache_reset"]) == {"not required"} and set(raw["repeat"]) == {1}
+    ordered = raw.sort("job_query")
+    # the rows in job_order's measured order: 1 warm-up per shape and family (6) come first, then the 18
+    steps = job_order(dataset, "random_windows", STUDY)
+    measured = [(s.family, s.query.shape, s.query.window_start) for s in steps if s.query.phase == "measured"]
+    assert ordered["job_query"].to_list() == [i for i, s in enumerate(steps) if s.query.phase == "measured"]
+    assert ordered["job_query"].min() == 6
+    # query_param: the window's first order, or the customer id (its position + 1)
+    assert list(zip(ordered["family"], ordered["shape"], ordered["query_param"])) == [
+        (f, shape, w if f == "window" else w + 1) for f, shape, w in measured]
+    window = ordered.filter(pl.col("family") == "window")
+    shapes = window["shape"].to_list()
+    assert sum(a != b for a, b in zip(shapes, shapes[1:])) > 2   # not three blocks
     # block_query counts the block's warm-ups first (1 here), then its timed queries
-    assert ordered["block_query"].to_list() == [1, 2, 3] * 3
-    assert (ordered["window_end"] - ordered["window_start"]).to_list() == [WINDOW] * 9
-    assert ordered["window_start"].to_list() == ordered["query_param"].to_list()
-    rows = ordered.to_dicts()
+    assert sorted(window["block_query"].to_list()) == [1, 1, 1, 2, 2, 2, 3, 3, 3]
+    assert (window["window_end"] - window["window_start"]).to_list() == [WINDOW] * 9
+    assert window["window_start"].to_list() == window["query_param"].to_list()
+    rows = window.to_dicts()
     assert not any(
         a["shape"] != b["shape"] and a["window_start"] == b["window_start"] for a, b in zip(rows, rows[1:])
     )
     windows = {
-        shape: ordered.filter(pl.col("shape") == shape)["window_start"].to_list()
+        shape: window.filter(pl.col("shape") == shape).sort("block_query")["window_start"].to_list()
         for shape in ("whole", "projection")
     }
-    assert windows["whole"] != windows["projection"]  # each block draws its own windows
+    assert windows["whole"] != windows["projection"]  # each shape draws its own windows
     customers = raw.filter(pl.col("family") == "customer")
     assert customers["window_start"].null_count() == customers.height  # a customer is not a window
 
