@@ -102,3 +102,141 @@ def test_repeat_wildcards():
         repeat_suffix(0)
     with pytest.raises(ValueError, match="r >= 2"):
         repeat_of("__rep1")
+
+
+# --- tables over repeats: raw frames of 3 repeats built by hand (one query per cell, so a cell's median is
+# its one value); the findings' values and intervals worked out below, not by the code under test ----------
+
+PUBLISHED_QUERIES = "resources/published/docsize_query_tables.csv"
+READS = "bytes read into cache, projection / whole documents, 64 KB, 256 MB cache"
+SLOWDOWN = "projection median client time, 256 MB cache / default cache, 64 KB"
+
+
+def _raw(repeat: int, kind: str, projection_bytes: float, random_projection_ms: float):
+    import polars as pl
+
+    from costlab.docsize.run import RAW_SCHEMA
+
+    cells = [  # run, shape, client ms, bytes read into cache
+        ("small_cache", "whole", 550.0, 60e6),
+        ("small_cache", "projection", 34.0, projection_bytes),
+        ("random_windows", "projection", random_projection_ms, 0.0),
+    ]
+    rows = [{c: None for c in RAW_SCHEMA} | {
+        "run": run, "run_label": run, "profile": "standalone", "dataset": "orders_64k", "variant": "base",
+        "size_kb": 64, "family": "window", "shape": shape, "rep": 0, "client_ms": ms,
+        "bytes_read_into_cache": read, "plan": "IXSCAN > FETCH", "server_kind": kind, "repeat": repeat,
+    } for run, shape, ms, read in cells]
+    return pl.DataFrame(rows, schema=RAW_SCHEMA)
+
+
+def _model():
+    import polars as pl
+
+    return pl.DataFrame({"variant": ["base"], "size_kb": [64], "avg_doc_bytes": [65536.0],
+                         "published_avg_doc_bytes": [65876.0]})
+
+
+def _verdicts(raw):
+    from costlab.docsize.tables import published_vs_reproduced, repeat_summaries, summary_table
+
+    pvr = published_vs_reproduced(summary_table(raw), _model(), PUBLISHED_QUERIES, 1000,
+                                  repeats=repeat_summaries(raw))
+    return {r["metric"]: r for r in pvr.iter_rows(named=True)}
+
+
+# projection / whole bytes per repeat: 24/60 = 0.4, 54/60 = 0.9, 66/60 = 1.1; the slowdown, small-cache
+# projection 34 ms over the default cache's 3.4, 5.0 and 2.0 ms: 10, 6.8, 17
+REPEATS = [(1, 24e6, 3.4), (2, 54e6, 5.0), (3, 66e6, 2.0)]
+
+
+def test_three_repeats_give_the_median_its_interval_and_the_verdict_from_the_band():
+    import polars as pl
+
+    from costlab.docsize.tables import summary_table
+
+    raw = pl.concat([_raw(r, "mongod", b, ms) for r, b, ms in REPEATS])
+    rows = _verdicts(raw)
+    reads = rows[READS]
+    # median of (0.4, 0.9, 1.1) = 0.9; 3 repeats: [min, max] = [0.4, 1.1] at 1 - 2 x 0.5^3 = 75 %
+    assert reads["reproduced"] == pytest.approx(0.9)
+    assert reads["interval"] == "0.4 to 1.1 at 75.0% (median of 3 repeats, order statistics)"
+    # rule: ratio >= 0.5, band [0.5, inf): the interval straddles 0.5 -> inconclusive; half-width below the
+    # median 0.9 - 0.4 = 0.5, distance to the edge 0.9 - 0.5 = 0.4: k > 3 x (0.5 / 0.4)^2 = 4.69 -> 5
+    assert reads["verdict"] == "inconclusive"
+    assert reads["reason"] == ("the interval straddles the tolerance band; about 5 repeats would likely "
+                               "decide it")
+    slowdown = rows[SLOWDOWN]
+    # 34 / (3.4, 5.0, 2.0) = (10, 6.8, 17): median 10, [6.8, 17] wholly inside [2, inf) -> reproduced
+    assert slowdown["reproduced"] == pytest.approx(10.0)
+    assert slowdown["interval"] == "6.8 to 17 at 75.0% (median of 3 repeats, order statistics)"
+    assert slowdown["verdict"] == "reproduced"
+    # the generated sizes are no server measurement: no interval
+    assert rows["mean document, 64 KB"]["interval"] is None
+    # the summary: each cell's median over the repeats' medians, n every repeat's queries
+    summary = summary_table(raw)
+    projection = summary.filter((pl.col("run") == "small_cache") & (pl.col("shape") == "projection"))
+    assert projection.select("n", "repeats", "bytes_read_into_cache_p50").row(0) == (3, 3, 54e6)
+
+
+def test_one_repeat_gives_the_row_one_run_always_gave():
+    from costlab.docsize.tables import published_vs_reproduced, summary_table
+
+    raw = _raw(1, "mongod", 24e6, 3.4)
+    reads = _verdicts(raw)[READS]
+    # 24 / 60 = 0.4 < 0.5: the point verdict, no interval
+    assert (reads["reproduced"], reads["verdict"], reads["interval"]) == (
+        pytest.approx(0.4), "not reproduced", "one run: no interval")
+    # the same row as without repeats (a frame measured before repeats existed has no repeat column)
+    before = published_vs_reproduced(summary_table(raw.drop("repeat")), _model(), PUBLISHED_QUERIES, 1000)
+    row = before.filter(before["metric"] == READS).row(0, named=True)
+    assert row == reads
+
+
+def test_the_stand_ins_rows_stay_the_stand_ins_over_repeats():
+    import polars as pl
+
+    raw = pl.concat([_raw(r, "stand-in", b, ms) for r, b, ms in REPEATS])
+    reads = _verdicts(raw)[READS]
+    assert (reads["verdict"], reads["reason"], reads["server_kind"]) == (
+        "not comparable", "stand-in", "stand-in")
+    assert reads["reproduced"] == pytest.approx(0.9) and reads["interval"].startswith("0.4 to 1.1 at 75.0%")
+
+
+# --- the plan: snakemake -n, no server needed (the external URI is never dialled in a dry run) ----------
+
+def _planned(result) -> dict[str, int]:
+    """Job counts from snakemake -n's "Job stats" table."""
+    text = result.stdout + result.stderr
+    table = text[text.index("Job stats:"):].splitlines()[3:]
+    counts = {}
+    for line in table:
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].isdigit():
+            break
+        counts[parts[0]] = int(parts[1])
+    return counts
+
+
+@pytest.mark.workflow
+def test_three_repeats_plan_three_measuring_jobs_per_run_and_dataset_and_one_load(tmp_path):
+    from workflow import external, run_workflow
+
+    extra = tmp_path / "repeats.yaml"
+    # config/smoke.yaml: sizes 1 and 4 KB, no tail or split variants -> 2 datasets, 3 runs
+    extra.write_text("docsize:\n  repeats: 3\n")
+    result = run_workflow(tmp_path, external("mongodb://127.0.0.1:9"),
+                          ("-n", "results/docsize/tables/summary.csv"),
+                          configfiles=("config/smoke.yaml", str(extra)))
+    assert result.returncode == 0, result.stderr[-3000:]
+    counts = _planned(result)
+    assert counts["docsize_load"] == 2
+    assert counts["docsize_measure"] == 2 * 3 * 3
+    assert "results/docsize/raw/small_cache__orders_4k__rep3.parquet" in result.stdout
+    assert "results/docsize/raw/small_cache__orders_4k.parquet" in result.stdout   # repeat 1: its old path
+    # one repeat's output alone: that job and the load before it
+    one = run_workflow(tmp_path, external("mongodb://127.0.0.1:9"),
+                       ("-n", "results/docsize/raw/same_window__orders_1k__rep2.parquet"),
+                       configfiles=("config/smoke.yaml", str(extra)))
+    assert one.returncode == 0, one.stderr[-3000:]
+    assert _planned(one)["docsize_measure"] == 1 and _planned(one)["docsize_load"] == 1
