@@ -9,6 +9,7 @@ from costlab.docsize.names import RUNS as _DOCSIZE_RUNS
 from costlab.docsize.names import table_names as _docsize_table_names
 from costlab.docsize.names import REPEAT_RE as _DOCSIZE_REPEAT_RE
 from costlab.docsize.names import repeat_suffixes as _docsize_repeat_suffixes
+from costlab.docsize.names import repeats as _docsize_repeats
 
 DS = config["docsize"]
 DS_DATASETS = [d.name for d in _docsize_datasets(DS)]
@@ -19,7 +20,7 @@ DS_TABLES = {name: f"results/docsize/tables/{name}.csv" for name in _docsize_tab
 DS_FIGURES = [f"results/docsize/figures/{name}.{ext}" for name in _DOCSIZE_FIGURES for ext in ("png", "svg", "vl.json")]
 # docsize.repeats: each measuring job once per repeat, its own job; {rep} is '' for repeat 1 (the paths a single
 # run always had) and '__rep<r>' after it (costlab.docsize.names.repeat_suffix). The loads take no {rep}.
-DS_REPS = _docsize_repeat_suffixes(_ds_params.repeats(config))
+DS_REPS = _docsize_repeat_suffixes(_docsize_repeats(config))
 DS_MEASURE_PROVENANCE = expand("results/docsize/provenance/{run}__{dataset}{rep}.json", run=DS_RUNS, dataset=DS_DATASETS,
                                rep=DS_REPS)
 

@@ -240,3 +240,22 @@ def test_three_repeats_plan_three_measuring_jobs_per_run_and_dataset_and_one_loa
                        configfiles=("config/smoke.yaml", str(extra)))
     assert one.returncode == 0, one.stderr[-3000:]
     assert _planned(one)["docsize_measure"] == 1 and _planned(one)["docsize_load"] == 1
+
+
+def test_repeats_config_the_model_and_the_cluster():
+    from costlab.cluster import measuring_job_counts
+    from costlab.config import ROOT, load_config
+    from costlab.docsize.params import ModelParams
+
+    one = load_config(ROOT / "config" / "smoke.yaml")
+    three = load_config(ROOT / "config" / "smoke.yaml", overrides={"docsize": {"repeats": 3}})
+    assert one["docsize"]["repeats"] == 1   # the schema's default
+    # smoke: 2 datasets x 3 runs, once per repeat
+    assert measuring_job_counts(one)["docsize_measure"] == 6
+    assert measuring_job_counts(three)["docsize_measure"] == 18
+    assert measuring_job_counts(three)["docsize_load"] == 2
+    # more repeats do not rerun the model
+    assert ModelParams.declare(one) == ModelParams.declare(three)
+    with pytest.raises(Exception, match=r"docsize\.repeats") as error:
+        load_config(ROOT / "config" / "smoke.yaml", overrides={"docsize": {"repeats": 0}})
+    assert len(str(error.value).splitlines()) == 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from costlab.docsize.datasets import datasets, relation_problem
 from costlab.docsize.documents import server_datasets
-from costlab.docsize.names import RUNS
+from costlab.docsize.names import RUNS, repeats
 from costlab.engine.limits import large_cache_mb
 from costlab.study import ENGINE_S, SERVER_FREE_MB, EngineOverlay, Overlay, RuleAsk, Study
 
@@ -79,8 +79,9 @@ STUDY = Study(
             work_s=lambda config: _largest_collection_bytes(config) / LOAD_BYTES_PER_S,
             jobs=lambda config: len(datasets(config["docsize"])),
         ),
-        "docsize_measure": RuleAsk(
-            work_s=_measure_s, jobs=lambda config: len(datasets(config["docsize"])) * len(RUNS)
+        "docsize_measure": RuleAsk(   # each run on each dataset, once per repeat (docsize.repeats)
+            work_s=_measure_s,
+            jobs=lambda config: len(datasets(config["docsize"])) * len(RUNS) * repeats(config),
         ),
         # your documents (docsize.documents): each size its own dataset, as large as an order of that size
         "docsize_document_load": RuleAsk(

@@ -63,6 +63,11 @@ def table_names() -> list[str]:
 REPEAT_RE = r"(__rep([2-9]|[1-9][0-9]+))?"
 
 
+def repeats(config: dict) -> int:
+    """docsize.repeats: how many times each measuring job runs (each repeat its own job; schema default 1)."""
+    return int(config["docsize"].get("repeats", 1))
+
+
 def repeat_suffix(rep: int) -> str:
     """The {rep} wildcard of repeat `rep` (1-based): '' for repeat 1, '__rep<r>' for the others."""
     if isinstance(rep, bool) or int(rep) != rep or rep < 1:

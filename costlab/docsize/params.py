@@ -28,7 +28,8 @@ class ModelParams(JobParams):
 
     @classmethod
     def declare(cls, config):
-        return {"study": {k: v for k, v in config["docsize"].items() if k != "documents"}}
+        # not your documents (their own jobs), nor the repeats (more repeats rerun the measuring jobs only)
+        return {"study": {k: v for k, v in config["docsize"].items() if k not in ("documents", "repeats")}}
 
 
 @dataclass(frozen=True)
@@ -81,10 +82,6 @@ class TablesParams(JobParams):
 
 FiguresParams = TablesParams   # the figures read the same one key
 
-
-def repeats(config) -> int:
-    """docsize.repeats: how many times each measuring job runs (each repeat its own job; schema default 1)."""
-    return int(config["docsize"].get("repeats", 1))
 
 
 @dataclass(frozen=True)
