@@ -373,7 +373,8 @@ SERVER_HASH_KEYS = ("backend", "uri", "image", "mongod")
 # the remaining ones as they are (Snakemake plans nothing), so they are not part of a study's hash.
 # `sizes_kb: [1]` used to make the page say "rerun the study" while `snakemake -n` had nothing to do.
 JOB_SELECTING_KEYS = {
-    "docsize": (("sizes_kb",), ("variants", "fields_after_history"), ("variants", "split_history")),
+    "docsize": (("sizes_kb",), ("variants", "fields_after_history"), ("variants", "split_history"),
+                ("repeats",)),
     "appversions": (("versions",), ("load_versions",), ("loadtest", "versions"),
                     ("loadtest", "authors_driver")),
     "arraygrowth": (("profiles",), ("workloads",)),

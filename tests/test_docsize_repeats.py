@@ -244,7 +244,7 @@ def test_three_repeats_plan_three_measuring_jobs_per_run_and_dataset_and_one_loa
 
 def test_repeats_config_the_model_and_the_cluster():
     from costlab.cluster import measuring_job_counts
-    from costlab.config import ROOT, load_config
+    from costlab.config import ROOT, load_config, study_config_hash
     from costlab.docsize.params import ModelParams
 
     one = load_config(ROOT / "config" / "smoke.yaml")
@@ -254,8 +254,9 @@ def test_repeats_config_the_model_and_the_cluster():
     assert measuring_job_counts(one)["docsize_measure"] == 6
     assert measuring_job_counts(three)["docsize_measure"] == 18
     assert measuring_job_counts(three)["docsize_load"] == 2
-    # more repeats do not rerun the model
+    # more repeats do not rerun the model, nor make the measurements already made stale (they only add jobs)
     assert ModelParams.declare(one) == ModelParams.declare(three)
+    assert study_config_hash(one, "docsize") == study_config_hash(three, "docsize")
     with pytest.raises(Exception, match=r"docsize\.repeats") as error:
         load_config(ROOT / "config" / "smoke.yaml", overrides={"docsize": {"repeats": 0}})
     assert len(str(error.value).splitlines()) == 1
