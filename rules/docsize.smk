@@ -7,9 +7,9 @@ import costlab.docsize.params as _ds_params
 from costlab.docsize.names import FIGURES as _DOCSIZE_FIGURES
 from costlab.docsize.names import RUNS as _DOCSIZE_RUNS
 from costlab.docsize.names import table_names as _docsize_table_names
-from costlab.docsize.names import REPEAT_RE as _DOCSIZE_REPEAT_RE
-from costlab.docsize.names import repeat_suffixes as _docsize_repeat_suffixes
 from costlab.docsize.names import repeats as _docsize_repeats
+from costlab.repeats import REPEAT_RE as _REPEAT_RE
+from costlab.repeats import repeat_suffixes as _repeat_suffixes
 
 DS = config["docsize"]
 DS_DATASETS = [d.name for d in _docsize_datasets(DS)]
@@ -19,8 +19,8 @@ DS_RUN_RE = "|".join(DS_RUNS)
 DS_TABLES = {name: f"results/docsize/tables/{name}.csv" for name in _docsize_table_names()}
 DS_FIGURES = [f"results/docsize/figures/{name}.{ext}" for name in _DOCSIZE_FIGURES for ext in ("png", "svg", "vl.json")]
 # docsize.repeats: each measuring job once per repeat, its own job; {rep} is '' for repeat 1 (the paths a single
-# run always had) and '__rep<r>' after it (costlab.docsize.names.repeat_suffix). The loads take no {rep}.
-DS_REPS = _docsize_repeat_suffixes(_docsize_repeats(config))
+# run always had) and '__rep<r>' after it (costlab.repeats). The loads take no {rep}.
+DS_REPS = _repeat_suffixes(_docsize_repeats(config))
 DS_MEASURE_PROVENANCE = expand("results/docsize/provenance/{run}__{dataset}{rep}.json", run=DS_RUNS, dataset=DS_DATASETS,
                                rep=DS_REPS)
 
@@ -79,7 +79,7 @@ rule docsize_measure:
     wildcard_constraints:
         dataset=DS_DATASET_RE,
         run=DS_RUN_RE,
-        rep=_DOCSIZE_REPEAT_RE,
+        rep=_REPEAT_RE,
     params:
         **_ds_params.MeasureParams.declare(config),
     threads: ask("docsize_measure").threads

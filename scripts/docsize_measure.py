@@ -2,10 +2,10 @@
 from pathlib import Path
 
 from costlab.config import run_facts
-from costlab.docsize.names import repeat_of
 from costlab.docsize.params import MeasureParams
 from costlab.docsize.run import measure_job
 from costlab.io import write_parquet
+from costlab.repeats import repeat_of
 
 raw, collections = measure_job(
     MeasureParams.from_params(snakemake.params),

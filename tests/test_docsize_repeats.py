@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 from costlab.docsize.datasets import parse_dataset
-from costlab.docsize.names import repeat_of, repeat_suffix
 from costlab.docsize.run import ORDER_INTERLEAVED, job_order, order_record
+from costlab.repeats import repeat_of, repeat_suffix
 
 # 2 warm-ups and 3 timed queries per shape; spread_customer on: the base dataset has two query families
 STUDY = {

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from costlab.repeats import repeats as _repeats
+
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -58,32 +60,6 @@ def table_names() -> list[str]:
             + [stem for stem, _, _, _ in QUERY_TABLES])
 
 
-# Repeats (docsize.repeats): repeat 1 of a measuring job keeps the path it always had, repeat r >= 2 adds
-# `__rep<r>` (the rules' {rep} wildcard holds that suffix, empty for repeat 1).
-REPEAT_RE = r"(__rep([2-9]|[1-9][0-9]+))?"
-
-
 def repeats(config: dict) -> int:
     """docsize.repeats: how many times each measuring job runs (each repeat its own job; schema default 1)."""
-    return int(config["docsize"].get("repeats", 1))
-
-
-def repeat_suffix(rep: int) -> str:
-    """The {rep} wildcard of repeat `rep` (1-based): '' for repeat 1, '__rep<r>' for the others."""
-    if isinstance(rep, bool) or int(rep) != rep or rep < 1:
-        raise ValueError(f"docsize repeat {rep!r}: repeats count from 1")
-    return "" if rep == 1 else f"__rep{int(rep)}"
-
-
-def repeat_of(suffix: str) -> int:
-    """The repeat a {rep} wildcard names ('' is repeat 1)."""
-    if not suffix:
-        return 1
-    if not suffix.startswith("__rep") or not suffix[5:].isdigit() or int(suffix[5:]) < 2:
-        raise ValueError(f"docsize repeat wildcard {suffix!r}: expected '' or '__rep<r>' with r >= 2")
-    return int(suffix[5:])
-
-
-def repeat_suffixes(repeats: int) -> list[str]:
-    """The {rep} wildcards of repeats 1..repeats."""
-    return [repeat_suffix(r) for r in range(1, int(repeats) + 1)]
+    return _repeats(config, "docsize")

@@ -1,0 +1,35 @@
+"""Repeats of a study's server measuring jobs (`<study>.repeats`, docs/uncertainty.md): the {rep} wildcard.
+
+Repeat 1 of a measuring job keeps the paths a single run always wrote; repeat r >= 2 adds `__rep<r>` to
+them. The rules' {rep} wildcard holds that suffix (empty for repeat 1), so `snakemake <one output>` builds
+that one repeat. Standard library only: the rule files import it.
+"""
+from __future__ import annotations
+
+REPEAT_RE = r"(__rep([2-9]|[1-9][0-9]+))?"   # the {rep} wildcard's constraint
+
+
+def repeats(config: dict, study: str) -> int:
+    """`<study>.repeats`: how many times each of its measuring jobs runs (schema default 1)."""
+    return int((config.get(study) or {}).get("repeats", 1))
+
+
+def repeat_suffix(rep: int) -> str:
+    """The {rep} wildcard of repeat `rep` (1-based): '' for repeat 1, '__rep<r>' for the others."""
+    if isinstance(rep, bool) or int(rep) != rep or rep < 1:
+        raise ValueError(f"repeat {rep!r}: repeats count from 1")
+    return "" if rep == 1 else f"__rep{int(rep)}"
+
+
+def repeat_of(suffix: str) -> int:
+    """The repeat a {rep} wildcard names ('' is repeat 1)."""
+    if not suffix:
+        return 1
+    if not suffix.startswith("__rep") or not suffix[5:].isdigit() or int(suffix[5:]) < 2:
+        raise ValueError(f"repeat wildcard {suffix!r}: expected '' or '__rep<r>' with r >= 2")
+    return int(suffix[5:])
+
+
+def repeat_suffixes(count: int) -> list[str]:
+    """The {rep} wildcards of repeats 1..count."""
+    return [repeat_suffix(r) for r in range(1, int(count) + 1)]
