@@ -378,7 +378,7 @@ JOB_SELECTING_KEYS = {
     "appversions": (("versions",), ("load_versions",), ("loadtest", "versions"),
                     ("loadtest", "authors_driver")),
     "arraygrowth": (("profiles",), ("workloads",)),
-    "flatnested": (("flat_fields",),),
+    "flatnested": (("flat_fields",), ("repeats",)),
 }
 
 

@@ -6,11 +6,17 @@ from costlab.flatnested.shapes import shapes_for as _fn_shapes_for
 
 # Each rule's params: costlab/flatnested/params.py (what reruns a job is what it reads).
 import costlab.flatnested.params as _fn_params
+from costlab.repeats import REPEAT_RE as _REPEAT_RE
+from costlab.repeats import repeat_suffixes as _repeat_suffixes
+from costlab.repeats import repeats as _repeats
 
 FN = config["flatnested"]
 FN_SHAPES = [s.name for s in _fn_shapes_for(FN["flat_fields"], _FN_MAX_FIELDS)]
 FN_TABLES = {name: f"results/flatnested/tables/{name}.csv"
              for name in ("timings", "comparison", "published_vs_reproduced")}
+# flatnested.repeats: each shape's measuring job once per repeat; {rep} is '' for repeat 1 (the paths a single run
+# always had) and '__rep<r>' after it (costlab.repeats). The loads take no {rep}.
+FN_REPS = _repeat_suffixes(_repeats(config, "flatnested"))
 FN_FIGURE = {ext: f"results/flatnested/figures/time_by_fields.{ext}" for ext in ("png", "svg", "vl.json")}
 
 
@@ -76,10 +82,11 @@ rule flatnested_measure:
         loaded="results/flatnested/provenance/load_{shape}.json",
         server=server_json("standalone"),  # costlab.flatnested.run.PROFILE
     output:
-        raw=kept("results/flatnested/raw/{shape}.parquet"),
-        provenance=kept("results/flatnested/provenance/measure_{shape}.json"),
+        raw=kept("results/flatnested/raw/{shape}{rep}.parquet"),
+        provenance=kept("results/flatnested/provenance/measure_{shape}{rep}.json"),
     wildcard_constraints:
         shape="(flat|structured)_[0-9x]+",
+        rep=_REPEAT_RE,
     params:
         **_fn_params.MeasureParams.declare(config),
     threads: ask("flatnested_measure").threads
@@ -87,7 +94,7 @@ rule flatnested_measure:
         mongod=MONGOD,
         **ask("flatnested_measure").resources,
     log:
-        "results/logs/flatnested_measure_{shape}.log",
+        "results/logs/flatnested_measure_{shape}{rep}.log",
     conda:
         CONDA_ENV
     script:
@@ -96,12 +103,12 @@ rule flatnested_measure:
 
 rule flatnested_tables:
     input:
-        raw=expand("results/flatnested/raw/{shape}.parquet", shape=FN_SHAPES),
+        raw=expand("results/flatnested/raw/{shape}{rep}.parquet", shape=FN_SHAPES, rep=FN_REPS),
         sizes="results/flatnested/model/bson_sizes.csv",
         published_timings="resources/published/flatnested_timings.csv",
         published_sizes="resources/published/flatnested_sample_sizes.csv",
         tolerances="resources/published/flatnested_tolerances.csv",
-        provenance=expand("results/flatnested/provenance/measure_{shape}.json", shape=FN_SHAPES),
+        provenance=expand("results/flatnested/provenance/measure_{shape}{rep}.json", shape=FN_SHAPES, rep=FN_REPS),
     output:
         **FN_TABLES,
     log:
@@ -133,5 +140,6 @@ add_targets(
     "flatnested",
     *FN_TABLES.values(),
     *FN_FIGURE.values(),
-    *expand("results/flatnested/provenance/{job}_{shape}.json", job=("load", "measure"), shape=FN_SHAPES),
+    *expand("results/flatnested/provenance/load_{shape}.json", shape=FN_SHAPES),
+    *expand("results/flatnested/provenance/measure_{shape}{rep}.json", shape=FN_SHAPES, rep=FN_REPS),
 )

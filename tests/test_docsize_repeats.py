@@ -205,22 +205,9 @@ def test_the_stand_ins_rows_stay_the_stand_ins_over_repeats():
 
 # --- the plan: snakemake -n, no server needed (the external URI is never dialled in a dry run) ----------
 
-def _planned(result) -> dict[str, int]:
-    """Job counts from snakemake -n's "Job stats" table."""
-    text = result.stdout + result.stderr
-    table = text[text.index("Job stats:"):].splitlines()[3:]
-    counts = {}
-    for line in table:
-        parts = line.split()
-        if len(parts) != 2 or not parts[1].isdigit():
-            break
-        counts[parts[0]] = int(parts[1])
-    return counts
-
-
 @pytest.mark.workflow
 def test_three_repeats_plan_three_measuring_jobs_per_run_and_dataset_and_one_load(tmp_path):
-    from workflow import external, run_workflow
+    from workflow import external, planned, run_workflow
 
     extra = tmp_path / "repeats.yaml"
     # config/smoke.yaml: sizes 1 and 4 KB, no tail or split variants -> 2 datasets, 3 runs
@@ -229,7 +216,7 @@ def test_three_repeats_plan_three_measuring_jobs_per_run_and_dataset_and_one_loa
                           ("-n", "results/docsize/tables/summary.csv"),
                           configfiles=("config/smoke.yaml", str(extra)))
     assert result.returncode == 0, result.stderr[-3000:]
-    counts = _planned(result)
+    counts = planned(result)
     assert counts["docsize_load"] == 2
     assert counts["docsize_measure"] == 2 * 3 * 3
     assert "results/docsize/raw/small_cache__orders_4k__rep3.parquet" in result.stdout
@@ -239,7 +226,7 @@ def test_three_repeats_plan_three_measuring_jobs_per_run_and_dataset_and_one_loa
                        ("-n", "results/docsize/raw/same_window__orders_1k__rep2.parquet"),
                        configfiles=("config/smoke.yaml", str(extra)))
     assert one.returncode == 0, one.stderr[-3000:]
-    assert _planned(one)["docsize_measure"] == 1 and _planned(one)["docsize_load"] == 1
+    assert planned(one)["docsize_measure"] == 1 and planned(one)["docsize_load"] == 1
 
 
 def test_repeats_config_the_model_and_the_cluster():

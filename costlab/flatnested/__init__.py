@@ -8,6 +8,7 @@ model (BSON sizes, server-free), run (load and measure), tables, figures.
 """
 from __future__ import annotations
 
+from costlab.repeats import repeats
 from costlab.study import Overlay, RuleAsk, Study
 
 # Assumed throughput floors (chosen low so a cluster time limit is rarely hit; not measurements).
@@ -48,7 +49,9 @@ STUDY = Study(
             ),
             jobs=_shapes,
         ),
-        "flatnested_measure": RuleAsk(work_s=_measure_s, jobs=_shapes),
+        # each shape once per repeat (flatnested.repeats)
+        "flatnested_measure": RuleAsk(work_s=_measure_s,
+                                      jobs=lambda config: _shapes(config) * repeats(config, "flatnested")),
     },
     colors={"layout": LAYOUT_COLORS},
     overlay=Overlay(

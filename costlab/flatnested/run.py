@@ -38,7 +38,9 @@ RAW_SCHEMA = {"shape": pl.String, "layout": pl.String, "fields": pl.Int64, "grou
               "documents": pl.Int64, "run": pl.Int64, "client_ms": pl.Float64, "server_ms": pl.Float64,
               "server_read_ops": pl.Int64, "docs_returned": pl.Int64, "docs_examined": pl.Int64,
               "server_data_bytes": pl.Int64, "server_storage_bytes": pl.Int64,
-              "storage_engine": pl.String, "server_version": pl.String, "server_kind": pl.String}
+              "storage_engine": pl.String, "server_version": pl.String, "server_kind": pl.String,
+              # the job's repeat (flatnested.repeats, 1-based); `run` is a query's position in it
+              "repeat": pl.Int64}
 
 
 def load_dataset(params: LoadParams, run: RunFacts, values_path: str | Path, shape_name: str,
@@ -96,8 +98,10 @@ def read_marker(data_dir: str | Path) -> dict:
 
 
 def measure_dataset(params: MeasureParams, run: RunFacts, data_dir: str | Path, shape_name: str,
-                    provenance_path: str | Path) -> pl.DataFrame:
-    """`params.runs` timed queries for an absent field on one shape: one row per query."""
+                    provenance_path: str | Path, rep: int = 1) -> pl.DataFrame:
+    """`params.runs` timed queries for an absent field on one shape, repeat `rep` of its job: one row per
+    query. One job measures one shape (its own data directory), so there is no other variant in it to
+    interleave with: its repeats are what re-measures it (docs/uncertainty.md)."""
     runs, warmup_runs = params.runs, params.warmup_runs
     if runs < 1 or warmup_runs < 0:
         raise ValueError(
@@ -107,8 +111,10 @@ def measure_dataset(params: MeasureParams, run: RunFacts, data_dir: str | Path, 
     marker = read_marker(data_dir)
     if marker["shape"] != shape.name:
         raise ValueError(f"{data_dir} holds shape {marker['shape']!r}, not {shape.name!r}")
-    with measuring_job(run, PROFILE, provenance_path, data_dir=data_dir, job=f"measure_{shape.name}",
-                       extra={"runs": runs, "warmup_runs": warmup_runs, "filter": ABSENT_FILTER},
+    with measuring_job(run, PROFILE, provenance_path, data_dir=data_dir,
+                       job=f"measure_{shape.name}" + (f"__rep{rep}" if rep > 1 else ""),
+                       extra={"runs": runs, "warmup_runs": warmup_runs, "filter": ABSENT_FILTER,
+                              "repeat": int(rep)},
                        study="flatnested", dataset=shape.name,
                        rebuild=f"snakemake --forcerun {data_dir}", data=params.data) as server:
         database = server.database
@@ -150,4 +156,5 @@ def measure_dataset(params: MeasureParams, run: RunFacts, data_dir: str | Path, 
         pl.lit(description["storage_engine"], dtype=pl.String).alias("storage_engine"),
         pl.lit(description["version"], dtype=pl.String).alias("server_version"),
         pl.lit(description["server_kind"], dtype=pl.String).alias("server_kind"),
+        pl.lit(int(rep), dtype=pl.Int64).alias("repeat"),
     ).select(list(RAW_SCHEMA))

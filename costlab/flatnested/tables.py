@@ -6,10 +6,11 @@ The article's times are for 100 queries in a row; reproduced times are scaled th
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
 import polars as pl
 
-from costlab.finding import AT_THIS_SCALE, STAND_IN, Finding, judged, verdict_table
+from costlab.finding import AT_THIS_SCALE, STAND_IN, Finding, interval_verdict, judged, verdict_table
 from costlab.flatnested.model import example_document_row
 from costlab.inputs import read_csv, read_parquet
 from costlab.measure import summarize
@@ -140,10 +141,36 @@ def scale_note(documents: int | None, published_documents: int | None) -> str:
     return f"; {int(documents):,} documents per collection here, published {int(published_documents):,}"
 
 
+REPEATED = ("reproduced_flat_ms", "reproduced_structured_ms", "reproduced_improvement_pct",
+            "reproduced_flat_p50_ms_per_query", "reproduced_structured_p50_ms_per_query")
+ONE_RUN = "one run: no interval"   # costlab.intervals.Interval.describe() of one repeat
+
+
+def _over_repeats(pair: dict, repeats: Sequence[pl.DataFrame] | None) -> tuple[dict, dict]:
+    """The pair's REPEATED values, each the median over the repeats' comparison rows (its value for one
+    repeat), and the interval of each over the repeats (None where a repeat lacks the value)."""
+    from costlab.intervals import over_repeats
+
+    rows = [r.filter(pl.col("fields") == pair["fields"]).row(0, named=True) for r in repeats or ()] or [pair]
+    values = {column: [row[column] for row in rows] for column in REPEATED}
+    intervals = {column: over_repeats(v) if None not in v else None for column, v in values.items()}
+    medians = {column: interval.estimate if interval is not None and len(rows) > 1 else pair[column]
+               for column, interval in intervals.items()}
+    return medians, intervals
+
+
 def published_vs_reproduced(comparison: pl.DataFrame, sample_sizes: pl.DataFrame,
-                            tolerances: Tolerances | None = None) -> pl.DataFrame:
+                            tolerances: Tolerances | None = None,
+                            repeats: Sequence[pl.DataFrame] | None = None) -> pl.DataFrame:
     """The report's contract table: per pair the flat time, structured time, improvement and size saving,
-    judged by flatnested_tolerances.csv (or `tolerances`)."""
+    judged by flatnested_tolerances.csv (or `tolerances`).
+
+    `repeats`: each repeat's comparison table (repeat_comparisons) when the shapes were measured several
+    times (flatnested.repeats). Each time and the improvement is then the median over the repeats with its
+    order-statistic interval (costlab.intervals.over_repeats); the improvement is judged by its interval
+    against the rule's band (costlab.finding.interval_verdict: reproduced, not reproduced or inconclusive)
+    where the structured median (the median of the repeats' medians) is below flat's, and the times carry
+    its verdict. One repeat: the verdict one run always gave, "one run: no interval"."""
     tol = tolerances_or_published(tolerances, "flatnested")
     improved, smaller = tol["improvement"].holds(), tol["size_saving"].holds()
     speed_words = f"{improved}, and the structured median below flat's"
@@ -153,9 +180,19 @@ def published_vs_reproduced(comparison: pl.DataFrame, sample_sizes: pl.DataFrame
         label = f"{pair['fields']} vs {pair['structured_shape'].split('_', 1)[1]}"
         engines = f"published on {pair['published_engine']}, here on {pair['reproduced_engine']}"
         kind = pair["server_kind"]
-        verdict = speed_verdict(pair["reproduced_improvement_pct"], pair["reproduced_flat_p50_ms_per_query"],
-                                pair["reproduced_structured_p50_ms_per_query"], kind, improved)
+        value, interval = _over_repeats(pair, repeats)
+        flat_p50, structured_p50 = value["reproduced_flat_p50_ms_per_query"], \
+            value["reproduced_structured_p50_ms_per_query"]
+        verdict = speed_verdict(value["reproduced_improvement_pct"], flat_p50, structured_p50, kind, improved)
         finding = f"structured is faster to walk ({label})"
+        # the improvement judged by its interval over the repeats, where the medians hold their side
+        point = Finding(finding, "", "%", pair["published_improvement_pct"],
+                        value["reproduced_improvement_pct"], verdict[0], verdict[1], speed_words, kind)
+        spread = interval["reproduced_improvement_pct"]
+        if (spread is not None and verdict[0] in (Verdict.REPRODUCED, Verdict.NOT_REPRODUCED)
+                and structured_p50 < flat_p50):
+            point = interval_verdict(point, spread, improved)
+        verdict = (point.verdict, point.reason)
         # A query for an absent field walks every document: its time scales with the document
         # count, so absolute times at another count are not the published ones (the improvement,
         # a ratio, is compared at any count).
@@ -165,15 +202,17 @@ def published_vs_reproduced(comparison: pl.DataFrame, sample_sizes: pl.DataFrame
             if scale and verdict[1] != STAND_IN
             else verdict
         )
-        for metric, unit, published, reproduced, (row_verdict, reason) in (
+        for metric, unit, published, column, (row_verdict, reason) in (
                 (f"time of 100 queries, flat ({engines}{scale})", "ms", pair["published_flat_ms"],
-                 pair["reproduced_flat_ms"], time_verdict),
+                 "reproduced_flat_ms", time_verdict),
                 (f"time of 100 queries, structured ({engines}{scale})", "ms", pair["published_structured_ms"],
-                 pair["reproduced_structured_ms"], time_verdict),
+                 "reproduced_structured_ms", time_verdict),
                 (f"improvement of structured over flat{' (' + scale[2:] + ')' if scale else ''}", "%",
-                 pair["published_improvement_pct"], pair["reproduced_improvement_pct"], verdict)):
+                 pair["published_improvement_pct"], "reproduced_improvement_pct", verdict)):
+            words = interval[column].describe() if interval[column] is not None else None
             rows.append(
-                Finding(finding, metric, unit, published, reproduced, row_verdict, reason, speed_words, kind)
+                Finding(finding, metric, unit, published, value[column], row_verdict, reason, speed_words,
+                        kind, interval=words)
             )
         # Sizes come from the server-free BSON model (exact for any server): the published figure
         # is the article's single example document, so only the direction is compared.
@@ -184,15 +223,30 @@ def published_vs_reproduced(comparison: pl.DataFrame, sample_sizes: pl.DataFrame
     return pl.concat([verdict_table(rows), example_document_row(sample_sizes, BSON_MODEL_KIND)])
 
 
+def with_repeat(raw: pl.DataFrame) -> pl.DataFrame:
+    """raw with its `repeat` column (a frame measured before repeats existed is repeat 1)."""
+    return raw if "repeat" in raw.columns else raw.with_columns(pl.lit(1, pl.Int64).alias("repeat"))
+
+
+def repeat_comparisons(raw: pl.DataFrame, sizes: pl.DataFrame, published: pl.DataFrame,
+                       server_kind: str) -> list[pl.DataFrame]:
+    """comparison_table of each repeat's rows on its own, in repeat order."""
+    raw = with_repeat(raw)
+    return [comparison_table(timing_summary(raw.filter(pl.col("repeat") == r)), sizes, published, server_kind)
+            for r in sorted(set(raw["repeat"].to_list()))]
+
+
 def build_tables(raw_paths: list[str | Path], sizes_path: str | Path, published_timings_path: str | Path,
                  published_sizes_path: str | Path, provenance_paths: list[str | Path],
                  tolerances_path: str | Path | None = None) -> dict[str, pl.DataFrame]:
     """All flatnested tables from the raw parquet files, the BSON model and the published CSVs."""
-    raw = pl.concat([read_parquet(p) for p in raw_paths], how="vertical")
+    raw = with_repeat(pl.concat([read_parquet(p) for p in raw_paths], how="vertical_relaxed"))
     kind = server_kind_of(provenance_paths)
     summary = timing_summary(raw).with_columns(pl.lit(kind).alias("server_kind"))
-    comparison = comparison_table(summary, read_csv(sizes_path), read_csv(published_timings_path), kind)
+    sizes, published = read_csv(sizes_path), read_csv(published_timings_path)
+    comparison = comparison_table(summary, sizes, published, kind)
     return {"timings": summary, "comparison": comparison,
-            "published_vs_reproduced": published_vs_reproduced(comparison, read_csv(published_sizes_path),
-                                                               read_tolerances(tolerances_path)
-                                                               if tolerances_path else None)}
+            "published_vs_reproduced": published_vs_reproduced(
+                comparison, read_csv(published_sizes_path),
+                read_tolerances(tolerances_path) if tolerances_path else None,
+                repeat_comparisons(raw, sizes, published, kind))}
