@@ -15,6 +15,10 @@ dataset (sizes compared on the same orders). `cold_cache` says whether each bloc
 from a cold cache (the small-cache run); the caller decides how (restart the server, reopen a
 WiredTiger connection) and records whether it could.
 
+A job that needs no cold cache between blocks need not run them one after another: `interleave` gives
+every query of every block in one random order (RMIT: Abedi and Brecht, ICPE '17), each query keeping the
+window its block drew; `blockwise` keeps the blocks.
+
 Server-agnostic: this returns data only, for the mongod runs (costlab/docsize/run.py) and the
 engine lab alike. numpy and the standard library only.
 """

@@ -1,10 +1,13 @@
 """The measurements: three query shapes, each its own block of windows, three runs, everything recorded.
 
 The protocol (costlab/docsize/protocol.py): one block per shape with its own seeded windows,
-warm-ups then timed queries; the small-cache run starts once from a cold cache (the server is
-restarted on the same data directory after the plans are read; an external deployment cannot be,
-and the rows say so), warms up once and then runs the three shapes back to back, as the article did. Each raw
-row records its block, the block order, its position in the block and its window.
+warm-ups then timed queries. The warm runs make every query of every block in one randomised interleaved
+order (RMIT: every warm-up, then every timed query; job_order); the small-cache run starts once from a
+cold cache (the server is restarted on the same data directory after the plans are read; an external
+deployment cannot be, and the rows say so), warms up once and then runs the three shapes back to back,
+as the article did, in the article's order in repeat 1 and in a seeded permutation in later repeats
+(docsize.repeats). Each raw row records its repeat, its block, the block order, its position in the
+block and in the job's order, and its window.
 
 Per query: client wall time (find + iterating the cursor + decoding into dicts, the way an
 application pays it), server time from the opLatencies.reads delta, bytes read into the
