@@ -56,7 +56,7 @@ def test_three_repeats_straddling_the_band_are_inconclusive():
         "inconclusive", "the interval straddles the tolerance band; about 28 repeats would likely decide it")
     # the times (per 100 queries): flat 1,000 in every repeat; structured 750, 950, 1,100 -> median 950
     assert rows["flat"]["reproduced"] == pytest.approx(1000.0)
-    assert rows["flat"]["interval"] == "1000 to 1000 at 75.0% (median of 3 repeats, order statistics)"
+    assert rows["flat"]["interval"] == "1000 to 1000: the same in all 3 repeats"
     assert rows["structured"]["reproduced"] == pytest.approx(950.0)
     assert rows["structured"]["interval"] == "750 to 1100 at 75.0% (median of 3 repeats, order statistics)"
     assert {rows[k]["verdict"] for k in ("flat", "structured")} == {"inconclusive"}

@@ -183,7 +183,8 @@ def docsize_cells(cache_reads: pl.DataFrame, published_queries: pl.DataFrame, wi
         interval = Interval(mean, None if low is None else low * scale,
                             None if high is None else high * scale,
                             r.get("interval_confidence"), queries, "queries", "mean",
-                            values=tuple(v * scale for v in read_samples(r.get("bytes_read_into_cache_samples"))))
+                            values=tuple(v * scale
+                                         for v in read_samples(r.get("bytes_read_into_cache_samples"))))
         row = interval_verdict(row, interval, holds)
         rows.append(row)
     return engine_frame(rows)
