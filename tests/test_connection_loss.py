@@ -18,6 +18,9 @@ import pytest
 
 from costlab.config import ROOT
 
+# restarts and lost servers: `make test-lifecycle` (about a minute of waiting), not `make test`
+pytestmark = pytest.mark.lifecycle
+
 SECRET = "Outage-Pw-77"
 
 

@@ -200,6 +200,7 @@ def test_small_cache_starts_cold_once_and_warms_up_once(loaded, mongo_client):
     }
 
 
+@pytest.mark.lifecycle   # a restart: make test-lifecycle
 def test_small_cache_job_restarts_the_server_once(tmp_path, mongod_shim, monkeypatch):
     """measure_job with the binary backend (tests/shims/mongod runs the stand-in): one restart, before the
     first

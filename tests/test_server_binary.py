@@ -16,6 +16,9 @@ from costlab.server import ServerStartError, ServerUnavailable, start_server
 from costlab.server.binary import find_mongod, mongod_command
 from costlab.server.profiles import get_profile
 
+# restarts and lost servers: `make test-lifecycle` (about a minute of waiting), not `make test`
+pytestmark = pytest.mark.lifecycle
+
 
 @pytest.fixture
 def shim_config(mongod_shim, monkeypatch):
