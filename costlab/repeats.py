@@ -33,3 +33,17 @@ def repeat_of(suffix: str) -> int:
 def repeat_suffixes(count: int) -> list[str]:
     """The {rep} wildcards of repeats 1..count."""
     return [repeat_suffix(r) for r in range(1, int(count) + 1)]
+
+
+def split_repeat(name: str) -> tuple[str, int]:
+    """A name with its {rep} wildcard at the end ('appV1__rep2') as (the name without it, the repeat)."""
+    base, sep, rep = name.rpartition("__rep")
+    if sep and rep.isdigit() and int(rep) >= 2 and str(int(rep)) == rep:
+        return base, int(rep)
+    return name, 1
+
+
+def previous_repeat(suffix: str) -> str | None:
+    """The {rep} wildcard of the repeat before the one `suffix` names (None for repeat 1)."""
+    rep = repeat_of(suffix)
+    return None if rep == 1 else repeat_suffix(rep - 1)

@@ -16,6 +16,15 @@ AV_LAYOUT_FILES = _av_layout_files(AV)
 from costlab.appversions.registry import wildcard_pattern as _av_wildcard_pattern
 
 AV_VERSION_RE = _av_wildcard_pattern()
+# appversions.repeats: each load-tested version loaded and load tested once per repeat; {rep} is '' for repeat 1
+# (the paths a single run always had) and '__rep<r>' after it (costlab.repeats). A load test writes into the
+# collection it measures, so each later repeat first reloads the same events into its own data directory.
+from costlab.repeats import REPEAT_RE as _REPEAT_RE
+from costlab.repeats import previous_repeat as _previous_repeat
+from costlab.repeats import repeat_suffixes as _repeat_suffixes
+from costlab.repeats import repeats as _repeats
+
+AV_REPS = _repeat_suffixes(_repeats(config, "appversions"))
 
 
 # --- events and model ---
@@ -121,19 +130,31 @@ AV_AUTHORS_PROVENANCE = (expand("results/appversions/provenance/loadtest_authors
                          if AV_AUTHORS else [])
 AV_PROVENANCE = (expand("results/appversions/provenance/load_{version}.json", version=AV_LOADED)
                  + expand("results/appversions/provenance/loadtest_{version}.json", version=AV_TESTED))
+# the later repeats' loads and load tests (appversions.repeats): targets, not the figures' inputs
+AV_REPEAT_PROVENANCE = [f"results/appversions/provenance/{job}_{version}{rep}.json" for rep in AV_REPS[1:]
+                        for version in AV_TESTED for job in ("load", "loadtest")]
+
+
+def _av_after_previous_loadtest(wildcards):
+    """Repeat r >= 2 of a version's load: after repeat r-1's load test of it has finished (the mongod resource
+    alone does not order them); repeat 1: nothing."""
+    previous = _previous_repeat(wildcards.rep)
+    return [] if previous is None else f"results/appversions/raw/loadtest_{wildcards.version}{previous}.parquet"
 
 
 rule appversions_load:
     input:
-        events="results/appversions/events.parquet",
+        events="results/appversions/events.parquet",   # every repeat loads the same events
         layout_file=lambda wildcards: AV_LAYOUT_FILES.get(wildcards.version, []),
         server=server_json(AV_LT["profile"]),
+        after=_av_after_previous_loadtest,
     output:
-        data=directory("results/appversions/data/{version}"),
-        collstats="results/appversions/raw/collstats_{version}.parquet",
-        provenance="results/appversions/provenance/load_{version}.json",
+        data=directory("results/appversions/data/{version}{rep}"),
+        collstats="results/appversions/raw/collstats_{version}{rep}.parquet",
+        provenance="results/appversions/provenance/load_{version}{rep}.json",
     wildcard_constraints:
         version=AV_VERSION_RE,
+        rep=_REPEAT_RE,
     params:
         **_av_params.LoadParams.declare(config),
     threads: ask("appversions_load").threads
@@ -141,7 +162,7 @@ rule appversions_load:
         mongod=MONGOD,
         **ask("appversions_load").resources,
     log:
-        "results/logs/appversions_load_{version}.log",
+        "results/logs/appversions_load_{version}{rep}.log",
     conda:
         CONDA_ENV
     script:
@@ -150,17 +171,19 @@ rule appversions_load:
 
 rule appversions_loadtest:
     input:
-        data=ancient("results/appversions/data/{version}"),
-        loaded="results/appversions/provenance/load_{version}.json",  # a reload reruns the load test
-        # correctness before timing: a version whose Get Reports differ from the model is not timed
+        data=ancient("results/appversions/data/{version}{rep}"),
+        loaded="results/appversions/provenance/load_{version}{rep}.json",  # a reload reruns the load test
+        # correctness before timing (once, on repeat 1's load): a version whose Get Reports differ from the
+        # model is not timed
         correctness="results/appversions/tables/correctness_{version}.csv",
         server=server_json(AV_LT["profile"]),
     output:
-        raw=kept("results/appversions/raw/loadtest_{version}.parquet"),
-        provenance=kept("results/appversions/provenance/loadtest_{version}.json"),
-        metrics=kept("results/appversions/raw/server_metrics_{version}.parquet"),
+        raw=kept("results/appversions/raw/loadtest_{version}{rep}.parquet"),
+        provenance=kept("results/appversions/provenance/loadtest_{version}{rep}.json"),
+        metrics=kept("results/appversions/raw/server_metrics_{version}{rep}.parquet"),
     wildcard_constraints:
         version=AV_VERSION_RE,
+        rep=_REPEAT_RE,
     params:
         **_av_params.LoadtestParams.declare(config),
     threads: ask("appversions_loadtest").threads
@@ -168,7 +191,7 @@ rule appversions_loadtest:
         mongod=MONGOD,
         **ask("appversions_loadtest").resources,
     log:
-        "results/logs/appversions_loadtest_{version}.log",
+        "results/logs/appversions_loadtest_{version}{rep}.log",
     conda:
         CONDA_ENV
     script:
@@ -208,8 +231,10 @@ rule appversions_tables:
     input:
         collstats=expand("results/appversions/raw/collstats_{version}.parquet", version=AV_LOADED),
         load_provenance=expand("results/appversions/provenance/load_{version}.json", version=AV_LOADED),
-        loadtest_raw=expand("results/appversions/raw/loadtest_{version}.parquet", version=AV_TESTED),
-        loadtest_provenance=expand("results/appversions/provenance/loadtest_{version}.json", version=AV_TESTED),
+        # every repeat's load test (appversions.repeats; repeat 1 first): the findings over the repeats
+        loadtest_raw=expand("results/appversions/raw/loadtest_{version}{rep}.parquet", rep=AV_REPS, version=AV_TESTED),
+        loadtest_provenance=expand("results/appversions/provenance/loadtest_{version}{rep}.json", rep=AV_REPS,
+                                   version=AV_TESTED),
         loadtest_authors_raw=AV_AUTHORS_RAW,
         loadtest_authors_provenance=AV_AUTHORS_PROVENANCE,
         model="results/appversions/model/stats.csv",
@@ -275,7 +300,7 @@ if AV_AUTHORS:
             "../scripts/appversions_authors_figures.py"
 
 
-add_targets("appversions", *AV_TABLES.values(), *AV_PROVENANCE, *AV_AUTHORS_PROVENANCE,
+add_targets("appversions", *AV_TABLES.values(), *AV_PROVENANCE, *AV_REPEAT_PROVENANCE, *AV_AUTHORS_PROVENANCE,
             *[f"results/appversions/figures/{name}.{ext}" for name in AV_AUTHORS_FIGURES for ext in ("png", "svg", "vl.json")],
             *[f"results/appversions/figures/{name}.{ext}" for name in AV_FIGURES for ext in ("png", "svg", "vl.json")])
 

@@ -14,6 +14,7 @@ from costlab.appversions.registry import config_problem as versions_problem
 from costlab.appversions.variants import declared_names, register_variants
 from costlab.appversions.variants import problem as variants_problem
 from costlab.jobs import snakemake_job
+from costlab.repeats import repeats
 from costlab.study import ENGINE_S, SERVER_FREE_MB, EngineOverlay, MeasuredStream, Overlay, RuleAsk, Study
 
 # Assumed throughput floors (chosen low so a cluster time limit is rarely hit; not measurements).
@@ -49,6 +50,11 @@ def _loaded(config: dict) -> list[str]:
 
 def _tested(config: dict) -> list[str]:
     return list(config["appversions"]["loadtest"].get("versions") or _loaded(config))
+
+
+def _reloads(config: dict) -> int:
+    """Loads after the first (appversions.repeats: each later repeat reloads each load-tested version)."""
+    return (repeats(config, "appversions") - 1) * len(_tested(config))
 
 
 def _loadtest_s(config: dict, idle: bool = False) -> float:
@@ -120,7 +126,7 @@ STUDY = Study(
             client_mb=lambda config: (
                 int(config["appversions"]["load_workers"]) * math.ceil(1_000_000 * EVENT_ROW_BYTES / 2**20)
             ),
-            jobs=lambda config: len(_loaded(config)),
+            jobs=lambda config: len(_loaded(config)) + _reloads(config),
         ),
         # still reads the whole event table into memory (the key strings built for every event)
         "appversions_correctness": RuleAsk(
@@ -128,7 +134,8 @@ STUDY = Study(
             client_mb=lambda config: _event_table_mb(_events(config)),
             jobs=lambda config: len(_loaded(config)),
         ),
-        "appversions_loadtest": _loadtest_ask(False, lambda config: len(_tested(config))),
+        "appversions_loadtest": _loadtest_ask(
+            False, lambda config: len(_tested(config)) * repeats(config, "appversions")),
         "appversions_loadtest_authors": _loadtest_ask(
             True,
             lambda config: (
