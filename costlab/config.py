@@ -376,7 +376,7 @@ JOB_SELECTING_KEYS = {
     "docsize": (("sizes_kb",), ("variants", "fields_after_history"), ("variants", "split_history"),
                 ("repeats",)),
     "appversions": (("versions",), ("load_versions",), ("loadtest", "versions"),
-                    ("loadtest", "authors_driver")),
+                    ("loadtest", "authors_driver"), ("repeats",)),
     "arraygrowth": (("profiles",), ("workloads",)),
     "flatnested": (("flat_fields",), ("repeats",)),
 }

@@ -6,6 +6,9 @@ that one repeat. Standard library only: the rule files import it.
 """
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Iterable
+
 REPEAT_RE = r"(__rep([2-9]|[1-9][0-9]+))?"   # the {rep} wildcard's constraint
 
 
@@ -47,3 +50,12 @@ def previous_repeat(suffix: str) -> str | None:
     """The {rep} wildcard of the repeat before the one `suffix` names (None for repeat 1)."""
     rep = repeat_of(suffix)
     return None if rep == 1 else repeat_suffix(rep - 1)
+
+
+def paths_by_repeat(paths: Iterable[str | Path]) -> list[list[str]]:
+    """Paths whose names end in a {rep} wildcard (before the extension), one list per repeat in repeat
+    order (1 first), each keeping the paths' order: the files of repeat 1, of repeat 2, ..."""
+    groups: dict[int, list[str]] = {}
+    for path in paths:
+        groups.setdefault(split_repeat(Path(path).stem)[1], []).append(str(path))
+    return [groups[rep] for rep in sorted(groups)]

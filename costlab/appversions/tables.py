@@ -15,9 +15,18 @@ from costlab.appversions.regime import FITS
 from costlab.appversions.regime import UNKNOWN as UNKNOWN_REGIME
 from costlab.appversions.registry import PUBLISHED_NAMES, in_order
 from costlab.appversions.variant_findings import model_variant_rows, server_variant_rows
-from costlab.finding import AT_THIS_SCALE, NOT_JUDGED, STAND_IN, Finding, judged, verdict_table
+from costlab.finding import (
+    AT_THIS_SCALE,
+    NOT_JUDGED,
+    STAND_IN,
+    Finding,
+    judged,
+    over_repeat_findings,
+    verdict_table,
+)
 from costlab.inputs import read_csv, read_parquet, require_values
 from costlab.published import Tolerances, read_tolerances, tolerances_or_published
+from costlab.repeats import paths_by_repeat, split_repeat
 from costlab.server.provenance import read_provenance
 from costlab.verdicts import Kind, Verdict, relative_within
 
@@ -33,10 +42,11 @@ AUTHORS_DRIVER = "authors' closed-loop driver"
 
 
 def server_kinds(provenance_paths: Iterable[str | Path], prefix: str) -> dict[str, str]:
-    """{version: server_kind} from provenance files named <prefix><version>.json."""
+    """{version: server_kind} from provenance files named <prefix><version>.json (or one repeat's,
+    <prefix><version>__rep<r>.json: appversions.repeats)."""
     kinds = {}
     for path in map(Path, provenance_paths):
-        kinds[path.stem.removeprefix(prefix)] = read_provenance(path)["server_kind"]
+        kinds[split_repeat(path.stem.removeprefix(prefix))[0]] = read_provenance(path)["server_kind"]
     return kinds
 
 
@@ -144,11 +154,13 @@ def _loadtest_labels(provenance_paths: Sequence[str | Path], prefix: str) -> lis
 
 
 def loadtest_regimes(provenance_paths: Iterable[str | Path], prefix: str = "loadtest_") -> dict[str, str]:
-    """{version: regime} recorded by each load test (provenance extra.regime; older runs: unknown)."""
+    """{version: regime} recorded by each load test (provenance extra.regime; older runs: unknown), of one
+    repeat's provenance files."""
     regimes = {}
     for path in map(Path, provenance_paths):
         record = read_provenance(path).get("extra") or {}
-        regimes[path.stem.removeprefix(prefix)] = (record.get("regime") or {}).get("regime", UNKNOWN_REGIME)
+        version = split_repeat(path.stem.removeprefix(prefix))[0]
+        regimes[version] = (record.get("regime") or {}).get("regime", UNKNOWN_REGIME)
     return regimes
 
 
@@ -523,6 +535,15 @@ def loadtest_findings(steps: pl.DataFrame, facts: pl.DataFrame, tolerances: Tole
     return rows
 
 
+def loadtest_findings_over_repeats(repeat_steps: Sequence[pl.DataFrame], facts: pl.DataFrame,
+                                   tolerances: Tolerances | None = None) -> list[Finding]:
+    """loadtest_findings of each repeat's steps (appversions.repeats; repeat 1 first) as one row per finding:
+    its value the median over the repeats with the order-statistic interval, judged by that interval where
+    the finding's rule has a band (costlab.finding.over_repeat_findings). One repeat: each row as one run
+    gives it, "one run: no interval". The stand-in's rows stay not comparable (the stand-in's)."""
+    return over_repeat_findings([loadtest_findings(steps, facts, tolerances) for steps in repeat_steps])
+
+
 def _fact_metric(fact: dict) -> str:
     phase = f", phase {int(fact['phase'])}" if fact.get("phase") is not None else ""
     return f"{fact['operation']} {fact['metric'].replace('_', ' ')}{phase}"
@@ -544,12 +565,15 @@ def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame,
                             model_reference: pl.DataFrame | None = None,
                             midday: pl.DataFrame | None = None,
                             authors_steps: pl.DataFrame | None = None,
-                            tolerances: Tolerances | None = None) -> pl.DataFrame:
+                            tolerances: Tolerances | None = None,
+                            repeat_steps: Sequence[pl.DataFrame] | None = None) -> pl.DataFrame:
     """The report's table: one row per finding, verdict about the finding, server_kind of its data.
 
     midday: the loaded versions' Get Reports at end times with a time of day (conformance.py).
     authors_steps: the authors'-way load test's steps (authors_loadtest_steps): the load-test
-    findings again, judged on it, each named "... (authors' closed-loop driver)".
+    findings again, judged on it, each named "... (authors' closed-loop driver)"; one run.
+    repeat_steps: each repeat's steps (appversions.repeats; repeat 1 first, `steps` when None): the
+    load-test findings over them (loadtest_findings_over_repeats).
     tolerances: appversions_tolerances.csv's rows (read from resources/published when None);
     model_tolerance: the appversions.model_tolerance override of its `model` row (None: the published one)."""
     from costlab.appversions.conformance import midday_findings
@@ -558,9 +582,8 @@ def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame,
     explained = scale_explained(
         model_stats, model_reference, published, model_fraction(tol, model_tolerance)[0]
     )
-    rows = collection_findings(collection_stats, model_stats, explained, tol) + loadtest_findings(
-        steps, facts, tol
-    )
+    rows = (collection_findings(collection_stats, model_stats, explained, tol)
+            + loadtest_findings_over_repeats(repeat_steps or [steps], facts, tol))
     if model_stats is not None:
         rows += model_findings(model_stats, published, model_tolerance, model_reference, tol)
         rows += model_variant_rows(model_stats)
@@ -569,7 +592,7 @@ def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame,
         rows += midday_findings(midday, tol)
     if authors_steps is not None:
         rows += [row.with_(finding=f"{row.finding} ({AUTHORS_DRIVER})")
-                 for row in loadtest_findings(authors_steps, facts, tol)]
+                 for row in loadtest_findings_over_repeats([authors_steps], facts, tol)]
     return verdict_table(rows)
 
 
@@ -594,8 +617,15 @@ def write_tables(
     plan = LoadTestPlan.from_config(loadtest_settings)
     stats = collection_stats_table(inputs.collstats, inputs.load_provenance, inputs.published_collection,
                                    inputs.published_events)
-    bins, steps = loadtest_tables(inputs.loadtest_raw, inputs.loadtest_provenance, plan,
-                                  loadtest_settings.get("bin_seconds"), loadtest_settings["tolerance"])
+    # each repeat's load tests (appversions.repeats): the bins and steps tables are repeat 1's, the findings
+    # the median over the repeats
+    raws = paths_by_repeat(inputs.loadtest_raw) or [[]]
+    provenances = paths_by_repeat(inputs.loadtest_provenance) or [[]]
+    tables = [loadtest_tables(raw, provenance, plan, loadtest_settings.get("bin_seconds"),
+                              loadtest_settings["tolerance"])
+              for raw, provenance in zip(raws, provenances, strict=True)]
+    bins, steps = tables[0]
+    repeat_steps = [one for _, one in tables]
     published = published_collection_stats(inputs.published_collection, inputs.published_events)
     model = (
         read_model_stats(inputs.model, stats["version"].to_list()) if getattr(inputs, "model", None) else None
@@ -610,7 +640,7 @@ def write_tables(
                                             loadtest_settings["tolerance"]) if authors_raw else None)
     tolerances = read_tolerances(inputs.tolerances) if getattr(inputs, "tolerances", None) else None
     pvr = published_vs_reproduced(stats, steps, read_csv(inputs.facts), model, published, model_tolerance,
-                                  reference, midday, authors_steps, tolerances)
+                                  reference, midday, authors_steps, tolerances, repeat_steps)
     if authors_steps is not None:
         write_csv(authors_steps, outputs.loadtest_authors_steps)
     write_csv(stats, outputs.collection_stats)
