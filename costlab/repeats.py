@@ -7,7 +7,7 @@ that one repeat. Standard library only: the rule files import it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 REPEAT_RE = r"(__rep([2-9]|[1-9][0-9]+))?"   # the {rep} wildcard's constraint
 
@@ -59,3 +59,13 @@ def paths_by_repeat(paths: Iterable[str | Path]) -> list[list[str]]:
     for path in paths:
         groups.setdefault(split_repeat(Path(path).stem)[1], []).append(str(path))
     return [groups[rep] for rep in sorted(groups)]
+
+
+def after_previous_repeat(pattern: str) -> Callable[[Any], list[str]]:
+    """A rule's input function: for repeat r >= 2 (the job's {rep} wildcard), `pattern` formatted with the
+    job's wildcards and repeat r-1's {rep}: the job waits for that file of the previous repeat; repeat 1
+    waits for nothing."""
+    def inputs(wildcards: Any) -> list[str]:
+        previous = previous_repeat(wildcards.rep)
+        return [] if previous is None else [pattern.format(**{**dict(wildcards.items()), "rep": previous})]
+    return inputs

@@ -20,7 +20,7 @@ AV_VERSION_RE = _av_wildcard_pattern()
 # (the paths a single run always had) and '__rep<r>' after it (costlab.repeats). A load test writes into the
 # collection it measures, so each later repeat first reloads the same events into its own data directory.
 from costlab.repeats import REPEAT_RE as _REPEAT_RE
-from costlab.repeats import previous_repeat as _previous_repeat
+from costlab.repeats import after_previous_repeat as _after_previous_repeat
 from costlab.repeats import repeat_suffixes as _repeat_suffixes
 from costlab.repeats import repeats as _repeats
 
@@ -135,19 +135,14 @@ AV_REPEAT_PROVENANCE = [f"results/appversions/provenance/{job}_{version}{rep}.js
                         for version in AV_TESTED for job in ("load", "loadtest")]
 
 
-def _av_after_previous_loadtest(wildcards):
-    """Repeat r >= 2 of a version's load: after repeat r-1's load test of it has finished (the mongod resource
-    alone does not order them); repeat 1: nothing."""
-    previous = _previous_repeat(wildcards.rep)
-    return [] if previous is None else f"results/appversions/raw/loadtest_{wildcards.version}{previous}.parquet"
-
-
 rule appversions_load:
     input:
         events="results/appversions/events.parquet",   # every repeat loads the same events
         layout_file=lambda wildcards: AV_LAYOUT_FILES.get(wildcards.version, []),
         server=server_json(AV_LT["profile"]),
-        after=_av_after_previous_loadtest,
+        # repeat r >= 2: after repeat r-1's load test of the version has finished (the mongod resource alone
+        # does not order them); repeat 1: nothing
+        after=_after_previous_repeat("results/appversions/raw/loadtest_{version}{rep}.parquet"),
     output:
         data=directory("results/appversions/data/{version}{rep}"),
         collstats="results/appversions/raw/collstats_{version}{rep}.parquet",
