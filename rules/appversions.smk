@@ -143,6 +143,11 @@ rule appversions_load:
         # repeat r >= 2: after repeat r-1's load test of the version has finished (the mongod resource alone
         # does not order them); repeat 1: nothing
         after=_after_previous_repeat("results/appversions/raw/loadtest_{version}{rep}.parquet"),
+        # and after the authors' driver (run once, on repeat 1's load): on an external deployment a reload
+        # replaces the collection it tests
+        after_authors=lambda wildcards: (
+            [f"results/appversions/raw/loadtest_authors_{wildcards.version}.parquet"]
+            if AV_AUTHORS and wildcards.rep else []),
     output:
         data=directory("results/appversions/data/{version}{rep}"),
         collstats="results/appversions/raw/collstats_{version}{rep}.parquet",

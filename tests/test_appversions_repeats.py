@@ -150,3 +150,14 @@ def test_three_repeats_plan_three_loads_and_load_tests_each_after_the_previous_l
              for inputs, output in _jobs(text, "appversions_loadtest")}
     assert "data/appV6R4__rep3" in tests["appV6R4__rep3"]
     assert "correctness_appV6R4.csv" in tests["appV6R4__rep3"]   # the one correctness check
+    # the authors' driver runs once, on repeat 1's load: the reload of repeat 2 waits for it too
+    extra.write_text("appversions:\n  repeats: 2\n  load_versions: [appV6R3]\n"
+                     "  loadtest: {versions: [appV6R3], authors_driver: true}\n")
+    authors = run_workflow(tmp_path, external("mongodb://127.0.0.1:9"),
+                           ("-n", "results/appversions/provenance/load_appV6R3__rep2.json"),
+                           configfiles=("config/smoke.yaml", str(extra)))
+    assert planned(authors)["appversions_loadtest_authors"] == 1
+    rep2 = [inputs for inputs, output in _jobs(authors.stdout + authors.stderr, "appversions_load")
+            if "load_appV6R3__rep2.json" in output]
+    assert re.findall(r"raw/(loadtest\w*)\.parquet", rep2[0]) == [
+        "loadtest_appV6R3", "loadtest_authors_appV6R3"]
