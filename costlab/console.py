@@ -61,7 +61,8 @@ def _format_wildcards(wildcards: Any) -> str:
     if not wildcards:
         return ""
     items = wildcards.items() if hasattr(wildcards, "items") else []
-    return " ".join(f"{k}={v}" for k, v in items)
+    # an empty wildcard says nothing (repeat 1's {rep}, costlab.repeats): left out rather than "rep="
+    return " ".join(f"{k}={v}" for k, v in items if v != "")
 
 
 class OneLinePerJob(logging.Filter):

@@ -227,3 +227,12 @@ def test_a_target_needing_a_server_shows_costlabs_message_alone():
         log, stream = console(dryrun=dryrun)
         log.error(wrapped, extra={"event": "error", "exception": "InputFunctionException"})
         assert stream.getvalue() == message + "\n"
+
+
+def test_an_empty_wildcard_is_left_out_of_the_job_line():
+    """Repeat 1's {rep} wildcard is '' (costlab.repeats): the line names the other wildcards, no 'rep='."""
+    from costlab.console import _format_wildcards
+
+    assert _format_wildcards({"run": "same_window", "dataset": "orders_1k", "rep": ""}) == \
+        "run=same_window dataset=orders_1k"
+    assert _format_wildcards({"run": "same_window", "rep": "__rep2"}) == "run=same_window rep=__rep2"
