@@ -65,7 +65,10 @@ def test_repeats_have_their_own_seeds_and_merge_into_medians_with_an_interval(re
             (min(ratios), max(ratios)))
         assert got["interval_confidence"] == pytest.approx(0.75)
         verdict = verdicts.filter(pl.col("finding").str.starts_with(f"{name}:")).row(0, named=True)
-        assert "at 75.0% (median of 3 repeats" in verdict["interval"], verdict
+        if len(set(ratios)) == 1:   # appV6R3 at this scale can fill the same pages whatever the seed
+            assert "the same in all 3 repeats" in verdict["interval"], verdict
+        else:
+            assert "at 75.0% (median of 3 repeats" in verdict["interval"], verdict
         assert verdict["reproduced"] == pytest.approx(sorted(ratios)[1], rel=1e-3)
 
 
@@ -187,16 +190,31 @@ def test_arraygrowth_repeats_merge_into_medians_each_finding_with_its_interval(t
     # the findings with no value at this N (published at N=10,000 and more) stay what they are
     unmeasured = verdicts.filter(pl.col("reproduced").is_null())
     assert set(unmeasured["verdict"]) == {"not comparable"}, unmeasured
+    # Per write the records are fixed (above), but a busy machine can slip in one more timed record (the
+    # replica set's periodic flushes; seen once in a loaded `make test`: 512.1 B a write, one repeat 200 B
+    # over): each repeat within a record or two of its 1,000 writes, i.e. within 0.3 B a write.
+    sweep_rows = {rep: frame.filter((pl.col("workload") == "insert") & (pl.col("n") == 1000))
+                  for rep, frame in zip((1, 2), per_repeat, strict=True)}
     for profile, expected in (("standalone", 128.0), ("replset-1", 512.0)):
         row = verdicts.filter(pl.col("metric").str.starts_with(f"log bytes per write ({profile}, insert")) \
             .row(0, named=True)
-        assert row["reproduced"] == expected, row
-        assert row["interval"] == f"{expected:.0f} to {expected:.0f}: the same in all 2 repeats", row
-        assert (row["verdict"], row["reason"]) == ("reproduced", "the same in all 2 repeats"), row
-    # log_bytes.csv: each repeat's value beside the median
+        assert row["reproduced"] == pytest.approx(expected, abs=0.3), row
+        assert row["verdict"] == "reproduced", row
+        per_repeat_bytes = {float(f.filter(pl.col("profile") == profile)["log_bytes"][0])
+                            for f in sweep_rows.values()}
+        if len(per_repeat_bytes) == 1:   # the usual case: both repeats wrote exactly 1,000 x expected
+            assert per_repeat_bytes == {expected * 1000}, per_repeat_bytes
+            assert row["interval"] == f"{expected:.0f} to {expected:.0f}: the same in all 2 repeats", row
+            assert row["reason"] == "the same in all 2 repeats", row
+        else:
+            assert "median of 2 repeats" in row["interval"], row
+    # log_bytes.csv: each repeat's value beside the median (their mean, for two)
     insert = table.filter((pl.col("profile") == "replset-1") & (pl.col("workload") == "insert")
                           & (pl.col("n") == 1000)).row(0, named=True)
-    assert insert["log_bytes"] == 512 * 1000 and insert["log_bytes_repeats"] == "512000; 512000", insert
+    values = [float(f.filter(pl.col("profile") == "replset-1")["log_bytes"][0]) for f in sweep_rows.values()]
+    assert insert["log_bytes"] == pytest.approx(sum(values) / 2)
+    assert insert["log_bytes_repeats"] == "; ".join(f"{v:.0f}" for v in values), insert
+    assert all(abs(v - 512 * 1000) <= 2 * 128 for v in values), values
 
 
 def test_over_repeat_findings_judges_the_median_by_its_interval():
