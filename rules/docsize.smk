@@ -7,7 +7,7 @@ import costlab.docsize.params as _ds_params
 from costlab.docsize.names import FIGURES as _DOCSIZE_FIGURES
 from costlab.docsize.names import RUNS as _DOCSIZE_RUNS
 from costlab.docsize.names import table_names as _docsize_table_names
-from costlab.docsize.names import repeats as _docsize_repeats
+from costlab.repeats import repeats as _repeats
 from costlab.repeats import REPEAT_RE as _REPEAT_RE
 from costlab.repeats import repeat_suffixes as _repeat_suffixes
 
@@ -20,7 +20,7 @@ DS_TABLES = {name: f"results/docsize/tables/{name}.csv" for name in _docsize_tab
 DS_FIGURES = [f"results/docsize/figures/{name}.{ext}" for name in _DOCSIZE_FIGURES for ext in ("png", "svg", "vl.json")]
 # docsize.repeats: each measuring job once per repeat, its own job; {rep} is '' for repeat 1 (the paths a single
 # run always had) and '__rep<r>' after it (costlab.repeats). The loads take no {rep}.
-DS_REPS = _repeat_suffixes(_docsize_repeats(config))
+DS_REPS = _repeat_suffixes(_repeats(config, "docsize"))
 DS_MEASURE_PROVENANCE = expand("results/docsize/provenance/{run}__{dataset}{rep}.json", run=DS_RUNS, dataset=DS_DATASETS,
                                rep=DS_REPS)
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from costlab.docsize.datasets import datasets, relation_problem
 from costlab.docsize.documents import server_datasets
-from costlab.docsize.names import RUNS, repeats
+from costlab.docsize.names import RUNS
 from costlab.engine.limits import large_cache_mb
+from costlab.repeats import repeats
 from costlab.study import ENGINE_S, SERVER_FREE_MB, EngineOverlay, Overlay, RuleAsk, Study
 
 # Assumed throughput floors (chosen low so a cluster time limit is rarely hit; not measurements).
@@ -81,7 +82,7 @@ STUDY = Study(
         ),
         "docsize_measure": RuleAsk(   # each run on each dataset, once per repeat (docsize.repeats)
             work_s=_measure_s,
-            jobs=lambda config: len(datasets(config["docsize"])) * len(RUNS) * repeats(config),
+            jobs=lambda config: len(datasets(config["docsize"])) * len(RUNS) * repeats(config, "docsize"),
         ),
         # your documents (docsize.documents): each size its own dataset, as large as an order of that size
         "docsize_document_load": RuleAsk(

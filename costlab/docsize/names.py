@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costlab.repeats import repeats as _repeats
-
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -59,7 +57,3 @@ def table_names() -> list[str]:
     return (["summary", "collections", "variants", "published_vs_reproduced"]
             + [stem for stem, _, _, _ in QUERY_TABLES])
 
-
-def repeats(config: dict) -> int:
-    """docsize.repeats: how many times each measuring job runs (each repeat its own job; schema default 1)."""
-    return _repeats(config, "docsize")
