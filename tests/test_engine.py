@@ -308,6 +308,45 @@ def test_replica_set_commit_timestamps_follow_the_rate(tmp_path):
         ReplicaSetSettings(writes_per_second=0)
 
 
+def test_a_window_counted_in_writes_trails_stable_by_that_many_writes(tmp_path):
+    """history_window_writes = 60 at 4 writes a second: the oldest timestamp is the commit 60 writes
+    before stable's (write 100 -> write 40 = Timestamp(1010, 1)), not 300 s before it; None while
+    stable is within 60 writes of the first."""
+    from costlab.engine.replset import ReplicaSetSettings, oldest_for, timestamp_of, write_of
+    settings = ReplicaSetSettings(writes_per_second=4, first_second=1000, history_window_writes=60)
+    assert timestamp_of(100, settings) == (1025 << 32) | 1           # 100 // 4 = 25, 100 % 4 + 1 = 1
+    assert [write_of(timestamp_of(i, settings), settings) for i in (0, 3, 4, 100)] == [0, 3, 4, 100]
+    assert oldest_for(timestamp_of(100, settings), settings) == (1010 << 32) | 1   # write 40
+    assert oldest_for(timestamp_of(59, settings), settings) is None
+    with Engine(tmp_path / "w", EngineSettings(journal=False)) as engine:
+        deployment = Deployment(engine, "replset-1", "lz4", replica_set=settings)
+        coll = deployment.collection("db.c")
+        for i in range(101):
+            coll.insert({"_id": i})
+        assert deployment.oldest == timestamp_of(40, settings)
+    with pytest.raises(ValueError, match="history_window_writes must be an integer >= 0"):
+        ReplicaSetSettings(history_window_writes=-1)
+
+
+def test_a_command_of_several_writes_waits_for_one_journal_flush(tmp_path):
+    """{w: majority} is waited for once per command: 4 statements a command, 10 writes -> flushes after
+    writes 4 and 8 (stable = write 7's timestamp); the last command's 2 writes flush when it ends."""
+    from costlab.engine.replset import ReplicaSetSettings, timestamp_of
+    settings = ReplicaSetSettings(writes_per_second=1000, writes_per_command=4, side_tables=False,
+                                  checkpoint_seconds=None)
+    assert settings.writes_per_flush == 4
+    with Engine(tmp_path / "c", EngineSettings(journal=False)) as engine:
+        deployment = Deployment(engine, "replset-1", "lz4", replica_set=settings)
+        coll = deployment.collection("db.c")
+        for i in range(10):
+            coll.insert({"_id": i})
+        assert deployment.counts["journal_flushes"] == 2 and deployment.stable == timestamp_of(7, settings)
+        deployment.flush_pending()
+        assert deployment.counts["journal_flushes"] == 3 and deployment.stable == timestamp_of(9, settings)
+        deployment.flush_pending()   # nothing waits: no flush
+        assert deployment.counts["journal_flushes"] == 3
+
+
 def test_a_stored_time_window_grows_the_collection_until_oldest_reaches_stable(tmp_path):
     """A cell whose commit is newer than the oldest timestamp keeps its time window: 1 more descriptor
     byte, the start timestamp packed in 9 bytes (a 1 + 8-byte integer, it is over 2^56) and the

@@ -3,6 +3,8 @@ replaced."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import bson
 import polars as pl
 import pytest
@@ -125,6 +127,7 @@ def _tiny_config(tmp_path, versions):
     config = validate(yaml.safe_load(DEFAULT_CONFIG_PATH.read_text()))
     config["appversions"]["versions"] = versions
     config["engine"]["appversions"]["events_per_year"] = 100
+    config["engine"]["appversions"]["slice_days"] = 0   # every version scaled down (a day slice: below)
     config["engine"]["workdir"] = str(tmp_path / "scratch")
     return config
 
@@ -242,27 +245,75 @@ def test_without_the_bracket_a_version_keeps_the_compression_band():
     assert row["verdict"] == "not reproduced" and row["tolerance"] == "this run / published in [0.75, 1.33]"
 
 
-def test_the_replica_set_run_is_an_edge_of_the_bracket_and_the_standalone_has_none(tmp_path):
-    """At the tiny scale (1,000 events at 1,000 a second: one second, inside the 300-s window) the replica
-    set's run keeps every time window, so it is the upper edge and one more run (oldest at stable) is the
-    lower; the standalone has no bracket."""
+def _run_version(config, name, path):
     from costlab.appversions.engine import run_version_job
 
-    def run_version(config, path):
-        run, params, _ = _job_args(config)
-        return run_version_job(params, run, "appV1", path)
+    run, params, _ = _job_args(config)
+    return run_version_job(params, run, name, path)
 
+
+def test_a_scaled_run_keeps_the_windows_share_and_both_bracket_edges_are_measured(tmp_path):
+    """Scaled down (1,001 events at 100 a year), the replica set's 300-s window at 1,000 statements a
+    second keeps its share of the article's 500 M statements: 300 x 1,000 x 1,001 / 500,000,000 = 0.6,
+    one write. So the run keeps some windows and both edges are runs of their own; the standalone has
+    no bracket."""
     config = _tiny_config(tmp_path, ["appV1"])
-    config["engine"]["appversions"]["topology"] = "replset"
-    row = run_version(config, tmp_path / "appV1.json")["row"]
-    assert row["topology"] == "replset" and row["time_windows"] == "all" and row["load_rate"] == 1000
-    assert row["storage_bytes_all_time_windows"] == row["storage_bytes"]
+    assert config["engine"]["appversions"]["topology"] == "replset"   # the default: the article's
+    row = _run_version(config, "appV1", tmp_path / "appV1.json")["row"]
+    assert row["topology"] == "replset" and row["load_rate"] == 1000 and row["events"] == 1001
+    assert row["history_window_writes"] == 1 and row["time_windows"] == "partial"
     # (at this scale the file is a few 4 KB blocks, so the windows' bytes may round into the same count;
     # the growth per cell is measured in tests/test_engine.py)
     assert row["storage_bytes_no_time_windows"] <= row["storage_bytes_all_time_windows"]
     config["engine"]["appversions"]["topology"] = "standalone"
-    standalone = run_version(config, tmp_path / "appV1-standalone.json")["row"]
+    standalone = _run_version(config, "appV1", tmp_path / "appV1-standalone.json")["row"]
     assert standalone["topology"] == "standalone" and standalone["storage_bytes_no_time_windows"] is None
+    assert standalone["history_window_writes"] is None
     config["engine"]["appversions"]["topology"] = "sharded"
     with pytest.raises(ValueError, match="topology 'sharded'; allowed: replset, standalone"):
-        run_version(config, tmp_path / "x.json")
+        _run_version(config, "appV1", tmp_path / "x.json")
+
+
+def test_the_scaled_window_is_the_articles_share_of_its_statements():
+    from costlab.appversions.engine import scaled_history_window
+
+    assert scaled_history_window(300, 1000, 100_078) == 60    # 300,000 x 100,078 / 5e8 = 60.05
+    assert scaled_history_window(300, 1000, 500_390) == 300   # 300.2 at full.yaml's 50,000 a year
+    assert scaled_history_window(300, 1000, 500_000_000) == 300_000   # the article's own: 300 s at 1,000/s
+
+
+def test_a_day_slice_is_the_articles_first_day_at_its_rate(tmp_path):
+    """50,000,000 events a year: 50,000,000 / 365 = 136,986.3 -> 136,986 events on 2010-01-01, their users
+    drawn from ceil(50,000,000 / 60) = 833,334 (60 % uniform: the largest index drawn is near the top)."""
+    from costlab.appversions.engine import write_slice_events
+
+    path = tmp_path / "slice.parquet"
+    assert write_slice_events(1, 42, path) == 136_986
+    codes = pl.read_parquet(path)
+    assert codes["date"].dt.date().unique().to_list() == [date(2010, 1, 1)]
+    assert 800_000 < codes["user"].max() <= 833_334
+
+
+def test_per_day_versions_grow_a_day_slice_and_the_bucketed_ones_the_scaled_run(tmp_path, monkeypatch):
+    """slice_days: 1 (the default): appV1 grows one day of events at the slice's rate (365,000 a year
+    here, for speed: 1,000 events, users from ceil(365,000 / 60) = 6,084) by 20 workers in a 1,536 MB
+    cache with the final checkpoint only; 1,000 statements at 1,000 a second is one second, inside the
+    unscaled 300-s window, so the run keeps every window and is the bracket's upper edge. appV6R3 keeps
+    the scaled run (1,001 events, 4 workers, 1 MB, the window's share: one write)."""
+    import costlab.appversions.engine as engine
+
+    monkeypatch.setattr(engine, "SLICE_EVENTS_PER_YEAR", 365_000)
+    config = _tiny_config(tmp_path, ["appV1", "appV6R3"])
+    config["engine"]["appversions"]["slice_days"] = 1
+    day = _run_version(config, "appV1", tmp_path / "appV1.json")
+    row = day["row"]
+    assert (row["events"], row["slice_days"], row["load_workers"], row["cache_mb"]) == (1000, 1, 20, 1536)
+    assert row["checkpoints"] == 1 and row["history_window_writes"] is None and row["time_windows"] == "all"
+    assert row["storage_bytes_all_time_windows"] == row["storage_bytes"]
+    assert day["provenance"]["extra"]["events_per_year"] == 365_000
+    assert engine.slice_words(row) == ("1 day of the article's own events (1,000 statements over its 6,084 "
+                                       "users, 20 load workers, a 1,536 MB cache)")
+    bucketed = _run_version(config, "appV6R3", tmp_path / "appV6R3.json")["row"]
+    assert (bucketed["events"], bucketed["slice_days"], bucketed["load_workers"], bucketed["cache_mb"]) == (
+        1001, 0, 4, 1)
+    assert bucketed["history_window_writes"] == 1 and bucketed["storage_bytes_no_time_windows"] is None

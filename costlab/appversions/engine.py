@@ -25,18 +25,20 @@ import dataclasses
 import math
 import shutil
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable, Iterator
 
 import bson
 import polars as pl
 
+from costlab.appversions.events import DEFAULT_START, users_for
 from costlab.appversions.load import PUBLISHED_BATCH_SIZE
 from costlab.appversions.params import EngineParams, EngineVersionParams
 from costlab.appversions.registry import PUBLISHED_NAMES
 from costlab.appversions.variant_findings import engine_variant_rows
 from costlab.appversions.versions import AppVersion, get_version, prepared_columns
+from costlab.appversions.window import AUTHORS_EVENTS_PER_YEAR, AUTHORS_WORKERS
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
 from costlab.engine.provenance import SERVER_KIND
@@ -198,6 +200,7 @@ def measure_version(version_name: str, events_path: str | Path, home: Path, cach
         else:
             documents, data_bytes, checkpoints = _insert_final_documents(collection, version,
                                                                          read_events(events_path))
+        deployment.flush_pending()
         table_files = {
             "records": collection.records.uri,
             **{n: ix.uri for n, ix in collection.indexes.items()},
@@ -221,7 +224,9 @@ def _time_windows_kept(deployment: Deployment) -> str:
     """Which cells kept their time window: 'none' (a standalone, or the oldest timestamp kept at
     stable), 'all' (the oldest never passed the first commit) or 'partial'."""
     settings = deployment.settings
-    if settings is None or settings.history_window_seconds == 0:
+    window = settings and (settings.history_window_writes if settings.history_window_writes is not None
+                           else settings.history_window_seconds)
+    if settings is None or window == 0:
         return "none"
     if deployment.oldest is None or deployment.oldest < timestamp_of(0, settings):
         return "all"
@@ -301,7 +306,8 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.Da
         bracket = (r.get("storage_over_data_no_time_windows"), r.get("storage_over_data_all_time_windows"))
         if None not in bracket and r["published_storage_over_data"] is not None:
             compression, why = bracket_rule(r["published_storage_over_data"], bracket,
-                                            tol["engine_compression_bracket"], r["storage_over_data"])
+                                            tol["engine_compression_bracket"], r["storage_over_data"],
+                                            slice_words(r))
             note = "; ".join(filter(None, (why, note)))
         row = judged(f"{r['version']}: storage size / data size with its block compressor",
                      f"storageSize / size, {r['version']} ({r['block_compressor_wanted']}"
@@ -349,12 +355,22 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.Da
     return verdict_table(rows + engine_variant_rows(table), rounded=True)
 
 
+def slice_words(row: dict) -> str | None:
+    """What a per-day version's row grew, in words, or None for a scaled run."""
+    days = row.get("slice_days")
+    if not days:
+        return None
+    return (f"{int(days)} day{'s' if days > 1 else ''} of the article's own events ({int(row['events']):,} "
+            f"statements over its {users_for(SLICE_EVENTS_PER_YEAR):,} users, {int(row['load_workers'])} "
+            f"load workers, a {int(row['cache_mb']):,} MB cache)")
+
+
 # the reason of appV1-appV4's rows on the replica set: judged by the bracket on the medians, not the interval
 BRACKET_POINT_RULE = "bracket: point rule (the interval is shown; the bracket has no band to judge it by)"
 
 
-def bracket_rule(published: float, edges: tuple[float, float], band, reproduced: float | None
-                 ) -> tuple[Rule, str]:
+def bracket_rule(published: float, edges: tuple[float, float], band, reproduced: float | None,
+                 measured_on: str | None = None) -> tuple[Rule, str]:
     """appV1-appV4's rule and why: the published storage / data inside the bracket measured with no cell
     keeping its time window and with every cell keeping one, or within `band` (engine / published) of the
     nearer edge. The published run kept some: how many depends on its load rate, eviction and its 20
@@ -371,6 +387,8 @@ def bracket_rule(published: float, edges: tuple[float, float], band, reproduced:
            f"{low:.3g}; with every cell keeping one: {high:.3g}")
     if reproduced is not None:
         why += f"; this run (the replica set at the load rate): {reproduced:.3g}"
+    if measured_on:
+        why += f"; measured on {measured_on}"
     return rule, why
 
 
@@ -394,29 +412,76 @@ def engine_cache_mb(events: int, configured: int | None) -> int:
 TOPOLOGIES = ("replset", "standalone")
 # statements a second: the article's top Bulk Upsert rate (appversions_loadtest_method.csv)
 DEFAULT_LOAD_RATE = 1000
-# appV1-appV4 keep one small document per key and day: a stored time window (9-10 B after snappy) is a
-# large share of it, and how many cells keep one the article does not fix (docs/engine-lab.md): each is
-# judged against a bracket, measured with none and with every cell keeping one
-BRACKET_VERSIONS = ("appV1", "appV2", "appV3", "appV4")
 
 
-def version_replica_set(engine_config: dict) -> ReplicaSetSettings | None:
+def bracketed(version: AppVersion) -> bool:
+    """A version judged by the time-window bracket on the replica set: one small document per key and
+    day (appV1-appV4, a per-day layout), so a stored time window (9-10 B after snappy) is a large share
+    of it, and how many cells kept one the article does not fix (docs/engine-lab.md)."""
+    return version.layout.per_day
+
+
+# The article's page composition for the per-day versions (appV1-appV4): their documents never outlive
+# their day, so a day of the article's own events (its 833,334 users, 136,986 events a day, loaded by its
+# 20 workers) gives the pages the article's collection held, at a 3,650th of its events. The slice starts
+# on the article's first day; its cache is the article's 1.5 GB, which held a day's working set many
+# times over. Only the final checkpoint is taken: a checkpoint within the slice leaves the blocks it
+# replaces free in the file, which the article's later days reuse but a slice would count as storage
+# (appV1: storage / data 0.30 with checkpoints every 60,000 statements against 0.16, docs/engine-lab.md).
+SLICE_START = DEFAULT_START   # the article's first day, 2010-01-01
+SLICE_EVENTS_PER_YEAR = AUTHORS_EVENTS_PER_YEAR   # the article's rate: its events a day and its users
+
+
+def day_slice_days(version: AppVersion, settings: dict) -> int:
+    """Days of the article's own events this version grows (engine.appversions.slice_days, for the
+    per-day versions), or 0: the run scaled down to engine.appversions.events_per_year over ten years."""
+    return int(settings.get("slice_days", 0)) if version.layout.per_day else 0
+
+
+def write_slice_events(days: int, seed: int, path: Path, events_per_year: int = SLICE_EVENTS_PER_YEAR) -> int:
+    """The first `days` days of the article's events (its rate, so its users) as an events.parquet."""
+    from costlab.appversions.events import iter_event_chunks, write_events
+
+    return write_events(iter_event_chunks(events_per_year, seed, start=SLICE_START,
+                                          end=SLICE_START + timedelta(days=days), chunk_events=CHUNK_ROWS),
+                        path)
+
+
+def scaled_history_window(window_seconds: int, load_rate: int, events: int) -> int:
+    """The history window of a run scaled down from the article's, in writes: the article's window
+    (`window_seconds` at `load_rate` statements a second) held that share of its 500 M statements, and
+    the scaled run keeps the share (300 s x 1,000/s of 500 M = 0.06 %: 60 of 100,078 statements)."""
+    return round(window_seconds * load_rate * events / PUBLISHED_EVENTS)
+
+
+def version_replica_set(engine_config: dict, events: int, article_scale: bool,
+                        batch_size: int = PUBLISHED_BATCH_SIZE) -> ReplicaSetSettings | None:
     """The deployment `engine.appversions.topology` asks: the replica set the article ran (its
-    statements committed at `load_rate` a second, `engine.replica_set`'s history window), or None for
-    the standalone (no timestamps)."""
+    statements committed at `load_rate` a second, `batch_size` to an update command, which waits for
+    one journal flush; `engine.replica_set`'s history window), or None for the standalone (no
+    timestamps). A run of `events` scaled down from the article's (not
+    `article_scale`) keeps the window's share of the article's statements (scaled_history_window)."""
     settings = engine_config["appversions"]
     topology = settings.get("topology", "standalone")
     if topology not in TOPOLOGIES:
         raise ValueError(f"engine.appversions.topology {topology!r}; allowed: {', '.join(TOPOLOGIES)}")
     if topology == "standalone":
         return None
-    return replica_set_settings(engine_config, int(settings.get("load_rate") or DEFAULT_LOAD_RATE),
-                                side_tables=False, checkpoint_seconds=None)
+    replica_set = replica_set_settings(engine_config, int(settings.get("load_rate") or DEFAULT_LOAD_RATE),
+                                       side_tables=False, checkpoint_seconds=None,
+                                       writes_per_command=int(batch_size))
+    if article_scale or replica_set.history_window_seconds is None:
+        return replica_set
+    return dataclasses.replace(replica_set, history_window_writes=scaled_history_window(
+        replica_set.history_window_seconds, replica_set.writes_per_second, events))
 
 
 def bracket_runs(replica_set: ReplicaSetSettings, statements: int) -> int:
     """Runs a bracket needs beside the replica-set run: one when that run is itself an edge (its window
     keeps none, or spans every statement at the load rate), else two."""
+    if replica_set.history_window_writes is not None:
+        window = replica_set.history_window_writes
+        return 1 if window == 0 or statements <= window else 2
     window = replica_set.history_window_seconds
     return 1 if window == 0 or window is None or statements / replica_set.writes_per_second <= window else 2
 
@@ -447,50 +512,60 @@ def run_version_job(params: EngineVersionParams, run: RunFacts, name: str, row_p
 
     engine_config = params.engine
     settings = engine_config["appversions"]
-    get_version(name)   # an unknown version: the error names the registered ones
+    version = get_version(name)   # an unknown version: the error names the registered ones
     started, cpu_started = datetime.now(timezone.utc), time.process_time()
-    replica_set = version_replica_set(engine_config)
-    bracketed = replica_set is not None and name in BRACKET_VERSIONS
+    slice_days = day_slice_days(version, settings)
     seed = repeat_seed(params.seed, rep)
     with engine_home(engine_config.get("workdir"), f"appversions-{name}-rep{rep}") as home:
         events_path = home / "events.parquet"
-        events = write_engine_events(int(settings["events_per_year"]), seed, params.event_window, events_path)
-        cache_mb = engine_cache_mb(events, settings.get("cache_mb"))
-        # a version job runs 6-21 s at the default: its bar counts the upserts applied (one per event)
-        runs = 1 + (bracket_runs(replica_set, events) if bracketed else 0)
+        if slice_days:
+            events = write_slice_events(slice_days, seed, events_path, SLICE_EVENTS_PER_YEAR)
+            cache_mb = settings.get("cache_mb") or ARTICLE_CACHE_MB
+            workers, checkpoint_every = AUTHORS_WORKERS, 0
+        else:
+            events = write_engine_events(int(settings["events_per_year"]), seed, params.event_window,
+                                         events_path)
+            cache_mb = engine_cache_mb(events, settings.get("cache_mb"))
+            workers, checkpoint_every = int(params.load_workers), int(settings["checkpoint_every_events"])
+        replica_set = version_replica_set(engine_config, events, article_scale=bool(slice_days),
+                                          batch_size=int(params.batch_size))
+        with_bracket = replica_set is not None and bracketed(version)
+        # a version job runs 6-35 s at the default: its bar counts the upserts applied (one per event)
+        runs = 1 + (bracket_runs(replica_set, events) if with_bracket else 0)
         with progress(total=events * runs, desc=f"engine {name}", unit="event") as bar:
             def measure(label: str, deployment: ReplicaSetSettings | None) -> dict:
                 return measure_version(name, events_path, home / label, cache_mb=cache_mb,
-                                       grown_by=settings["grown_by"],
-                                       checkpoint_every=int(settings["checkpoint_every_events"]),
-                                       batch_size=int(params.batch_size),
-                                       workers=int(params.load_workers),
+                                       grown_by=settings["grown_by"], checkpoint_every=checkpoint_every,
+                                       batch_size=int(params.batch_size), workers=workers,
                                        on_batch=lambda worker, statements: bar.update(len(statements)),
                                        replica_set=deployment)
             row = measure("wt", replica_set)
             row |= {"storage_bytes_no_time_windows": None, "storage_bytes_all_time_windows": None}
-            if bracketed:
+            if with_bracket:
                 # the bracket's two edges: the oldest timestamp at stable (no cell keeps its time window)
                 # and never moving (every cell keeps it); the run above is one of them when its history
                 # window dropped none or kept all
                 edges = {row["time_windows"]: row}
                 for kept, window in (("none", 0), ("all", None)):
                     if kept not in edges:
-                        edges[kept] = measure(f"wt-{kept}", dataclasses.replace(replica_set,
-                                                                                history_window_seconds=window))
+                        edges[kept] = measure(f"wt-{kept}", dataclasses.replace(
+                            replica_set, history_window_seconds=window, history_window_writes=None))
                 row["storage_bytes_no_time_windows"] = edges["none"]["storage_bytes"]
                 row["storage_bytes_all_time_windows"] = edges["all"]["storage_bytes"]
     row["cache_mb"] = cache_mb
     row["load_rate"] = replica_set.writes_per_second if replica_set is not None else None
+    row["history_window_writes"] = replica_set.history_window_writes if replica_set is not None else None
+    row["slice_days"], row["load_workers"] = slice_days, workers
     row["rep"], row["seed"] = int(rep), seed
     ended = datetime.now(timezone.utc)
     record = {"row": row, "provenance": engine_provenance(
         "appversions_engine", run, started, ended,
         {"version": name, "rep": int(rep), "seed": seed, "events": events,
-         "events_per_year": settings["events_per_year"],
+         "events_per_year": SLICE_EVENTS_PER_YEAR if slice_days else settings["events_per_year"],
+         "slice_days": slice_days,
          "cache_mb": cache_mb, "topology": "replset" if replica_set is not None else "standalone",
          "replica_set": replica_set.describe() if replica_set is not None else None,
-         "batch_size": params.batch_size, "load_workers": params.load_workers,
+         "batch_size": params.batch_size, "load_workers": workers,
          # the process's CPU, WiredTiger's eviction threads included
          "cpu_s": round(time.process_time() - cpu_started, 2)}, engine_config=engine_config)}
     write_json_atomic(Path(row_path), record)
@@ -542,9 +617,11 @@ def merge_engine_job(
     write_csv(verdicts(table, read_tolerances(tolerances_path) if tolerances_path else None), verdicts_path)
     provenance = engine_provenance(
         "appversions_engine", run, started, ended,
-        {"events": int(table["events"][0]), "events_per_year": first["events_per_year"], "repeats": repeats,
+        {"events": sorted(set(table["events"].to_list())),
+         "events_per_year": sorted({job["extra"]["events_per_year"] for job in jobs}), "repeats": repeats,
          "cache_mb": sorted(set(table["cache_mb"].to_list())), "batch_size": first["batch_size"],
-         "load_workers": first["load_workers"], "cpu_s": round(sum(job["extra"]["cpu_s"] for job in jobs), 2),
+         "load_workers": sorted({job["extra"]["load_workers"] for job in jobs}),
+         "cpu_s": round(sum(job["extra"]["cpu_s"] for job in jobs), 2),
          "version_jobs": jobs})
     # the compressors the version jobs resolved from their engine params (this job has none)
     provenance["compressors"] = jobs[0]["compressors"]

@@ -166,6 +166,13 @@ class Deployment:
         else:
             self.engine.set_timestamps(durable)
 
+    def flush_pending(self) -> None:
+        """The last command's journal flush, for writes still waiting on one (a last command shorter
+        than writes_per_command): it waits for its write concern like every other, and a checkpoint
+        (closing takes one) writes only what stable has reached."""
+        if self.replica_set and self.unflushed:
+            self.journal_flush(timestamp_of(self.writes - 1, self.settings))
+
     @staticmethod
     def _truncate_point_document(ts: int) -> dict:
         """ReplicationConsistencyMarkersImpl::_setOplogTruncateAfterPoint's document (71 bytes)."""

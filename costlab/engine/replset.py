@@ -25,8 +25,10 @@ the reason for each storage call the engine lab makes (costlab.engine.deployment
 * **The journal flush and the truncate point.** A write whose write concern journals waits for a
   flush (`write_concern.cpp` `waitForWriteConcern` → `StorageEngine::waitForJournalFlush` →
   `JournalFlusher::waitForJournalFlush`). The replica set's default write concern is `{w: "majority"}`
-  (MongoDB 5.0+), which journals (`writeConcernMajorityJournalDefault`), so each sequential write
-  waits for its own flush; with `{w: 1}` the JournalFlusher flushes every `journalCommitInterval`
+  (MongoDB 5.0+), which journals (`writeConcernMajorityJournalDefault`), once per command, after it
+  ran (`ServiceEntryPointMongod`'s `Hooks::waitForWriteConcern`): each sequential single write waits
+  for its own flush, a bulk update command of 250 statements for one; with `{w: 1}` the
+  JournalFlusher flushes every `journalCommitInterval`
   (100 ms) instead. Each flush first asks the journal listener for a token
   (`ReplicationCoordinatorExternalStateImpl::getToken` →
   `ReplicationConsistencyMarkersImpl::refreshOplogTruncateAfterPointIfPrimary`), which overwrites the
@@ -61,6 +63,13 @@ class ReplicaSetSettings:
     checkpoint_seconds: int | None = 60        # storage.syncPeriodSecs; None: the caller checkpoints
     side_tables: bool = True                   # the oplog, the truncate point and the session record
     first_second: int = 1_784_106_933          # the first write's time (secs of its Timestamp)
+    # statements a write command carries: mongod waits for the write concern once per command, after it
+    # ran (ServiceEntryPointMongod's Hooks::waitForWriteConcern), so an update command of 250 statements
+    # waits for one journal flush (arraygrowth sends one write a command)
+    writes_per_command: int = 1
+    # the window counted in writes instead of seconds: a run scaled down from the article's keeps the
+    # window's share of the article's writes (costlab.appversions.engine.scaled_history_window)
+    history_window_writes: int | None = None
 
     def __post_init__(self) -> None:
         def positive_int(name: str, value: object, allow_none: bool = False, minimum: int = 1) -> None:
@@ -73,16 +82,18 @@ class ReplicaSetSettings:
         positive_int("history_window_seconds", self.history_window_seconds, allow_none=True, minimum=0)
         positive_int("journal_commit_interval_ms", self.journal_commit_interval_ms)
         positive_int("checkpoint_seconds", self.checkpoint_seconds, allow_none=True)
+        positive_int("writes_per_command", self.writes_per_command)
+        positive_int("history_window_writes", self.history_window_writes, allow_none=True, minimum=0)
         if self.write_concern not in WRITE_CONCERNS:
             raise ValueError(f"replica set write_concern {self.write_concern!r}; "
                              f"allowed: {', '.join(WRITE_CONCERNS)}")
 
     @property
     def writes_per_flush(self) -> int:
-        """Writes per journal flush: 1 under {w: majority}; under {w: 1} the writes of one
+        """Writes per journal flush: a command's under {w: majority}; under {w: 1} the writes of one
         journalCommitInterval at the modelled rate (at least 1)."""
         if self.write_concern == "majority":
-            return 1
+            return self.writes_per_command
         return max(1, self.writes_per_second * self.journal_commit_interval_ms // 1000)
 
     @property
@@ -92,7 +103,9 @@ class ReplicaSetSettings:
     def describe(self) -> dict:
         return {"writes_per_second": self.writes_per_second,
                 "history_window_seconds": self.history_window_seconds,
-                "write_concern": self.write_concern, "writes_per_flush": self.writes_per_flush,
+                "history_window_writes": self.history_window_writes,
+                "write_concern": self.write_concern, "writes_per_command": self.writes_per_command,
+                "writes_per_flush": self.writes_per_flush,
                 "checkpoint_seconds": self.checkpoint_seconds, "side_tables": self.side_tables}
 
 
@@ -102,11 +115,21 @@ def timestamp_of(write: int, settings: ReplicaSetSettings) -> int:
     return ((settings.first_second + seconds) << 32) | (inc + 1)
 
 
+def write_of(ts: int, settings: ReplicaSetSettings) -> int:
+    """The number (0-based) of the write committed at `ts`: timestamp_of's inverse."""
+    return ((ts >> 32) - settings.first_second) * settings.writes_per_second + (ts & 0xFFFFFFFF) - 1
+
+
 def oldest_for(stable: int, settings: ReplicaSetSettings) -> int | None:
     """mongod's _calculateHistoryLagFromStableTimestamp: stable minus the window (same increment), or
     None (do not move) while stable is within the window of zero. A pinned window (None) holds the
     oldest timestamp just before the first write: set, so that WiredTiger keeps every window (with no
-    oldest timestamp set it would treat all timestamps as visible once the connection closes)."""
+    oldest timestamp set it would treat all timestamps as visible once the connection closes).
+    `history_window_writes` (when set) counts the window in writes: oldest is the commit that many writes
+    before stable's."""
+    if settings.history_window_writes is not None:
+        behind = write_of(stable, settings) - settings.history_window_writes
+        return None if behind < 0 else timestamp_of(behind, settings)
     if settings.history_window_seconds is None:
         return settings.first_second << 32
     seconds, inc = stable >> 32, stable & 0xFFFFFFFF
@@ -124,4 +147,4 @@ def replica_set_settings(engine_config: dict, writes_per_second: int, **override
 
 
 __all__ = ["replica_set_settings", "REPLICA_SET_STUDIES", "ReplicaSetSettings", "WRITE_CONCERNS",
-           "TRUNCATE_POINT_NS", "SESSIONS_NS", "timestamp_of", "oldest_for"]
+           "TRUNCATE_POINT_NS", "SESSIONS_NS", "timestamp_of", "write_of", "oldest_for"]
