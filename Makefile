@@ -18,7 +18,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # profiles/default is Snakemake's workflow-specific profile: used without --profile (which would announce it twice).
 RUN_ARGS = --configfile $(CONFIG) $(if $(strip $(SET)),--config $(SET)) $(SNAKEMAKE_ARGS)
 
-.PHONY: all test test-smoke test-lifecycle test-slurm test-docker test-versions test-loaddriver test-paths bench smoke dryrun lint clean-venv matrix wt-extensions
+.PHONY: all test test-smoke test-lifecycle test-workflow test-slurm test-docker test-versions test-loaddriver test-paths bench smoke dryrun lint clean-venv matrix wt-extensions
 
 # The venv is rebuilt only when the pins change; the stamp marks a complete install.
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -56,17 +56,24 @@ matrix: $(VENV)/.installed wt-extensions
 # pytest-xdist workers, each with its own stand-in server; 3 is the fastest on 2 cores, as tests also
 # wait on servers and timers (docs/development.md). Against one real server (COSTLAB_TEST_URI) the tests
 # run in one process. PYTEST_WORKERS=0 runs in one process; PYTEST_ARGS adds pytest options.
-# make test leaves out the tests that read the whole smoke DAG's tree (marker smoke: make test-smoke)
-# and the server lifecycle stories (marker lifecycle: make test-lifecycle).
+# make test leaves out the tests that read the whole smoke DAG's tree (marker smoke: make test-smoke),
+# the server lifecycle stories (marker lifecycle: make test-lifecycle) and the Snakemake runs and
+# whole-workflow stories of their own (marker workflow: make test-workflow).
 PYTEST_WORKERS ?= $(if $(COSTLAB_TEST_URI),0,3)
 test: $(VENV)/.installed-test wt-extensions
 	$(BIN)/ruff check --quiet .
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "not smoke and not lifecycle" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "not smoke and not lifecycle and not workflow" $(PYTEST_ARGS)
 
 # The stand-in server's lifecycle stories (marker lifecycle): restarts keeping the data, a server lost
 # mid load test, signals leaving no process; mostly waiting on servers and timers, about 1 minute.
 test-lifecycle: $(VENV)/.installed-test wt-extensions
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m lifecycle -rs $(PYTEST_ARGS)
+
+# The Snakemake runs and whole-workflow stories outside the smoke tree (marker workflow; those that read the
+# smoke tree run in make test-smoke): a toy study through `all`, a job with a password, the model-only
+# targets, the repeats' plans, the engine lab switched on and off. About 1 minute on 2 cores.
+test-workflow: $(VENV)/.installed-test wt-extensions
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "workflow and not smoke" -rs $(PYTEST_ARGS)
 
 # The whole smoke DAG as a new user runs it (`all` with no server, then against the test server), built
 # once, and every test that reads its tree: about 4 minutes on 2 cores. One process: one tree.

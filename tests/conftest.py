@@ -159,6 +159,31 @@ def smoke_all(tmp_path_factory, server_uri) -> SmokeRun:
     return SmokeRun(workdir, result, no_server, no_server_results, dry_runs)
 
 
+SMOKE_PLAN_SERVER = "{backend: external, uri: 'mongodb://127.0.0.1:1/'}"   # a dry run connects to nothing
+
+
+@pytest.fixture(scope="session")
+def smoke_plan(tmp_path_factory) -> subprocess.CompletedProcess:
+    """`snakemake -n all` on config/smoke.yaml with a configured server, in an empty scratch tree: every job
+    of the smoke DAG with its inputs and outputs. Planned once per session for the tests that read that plan
+    (each parse of the workflow costs several CPU seconds): the first xdist worker to ask makes it under a
+    lock in the workers' shared temporary directory, the others read what it printed."""
+    import fcntl
+    import json
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    saved = shared / "smoke_plan.json"
+    with open(shared / "smoke_plan.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not saved.exists():
+            proc = run_workflow(tmp_path_factory.mktemp("smoke_plan"), SMOKE_PLAN_SERVER, ("-n", "all"))
+            saved.write_text(json.dumps({"args": proc.args, "returncode": proc.returncode,
+                                         "stdout": proc.stdout, "stderr": proc.stderr}))
+        fields = json.loads(saved.read_text())
+    return subprocess.CompletedProcess(**fields)
+
+
 @pytest.fixture
 def snakemake_run(tmp_path, server_uri):
     """Call as snakemake_run([targets]) -> CompletedProcess; results go under tmp_path."""

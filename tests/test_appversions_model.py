@@ -174,6 +174,7 @@ def test_compare_with_published_flags_the_tolerance():
     assert out["within_tolerance"].to_list() == [True, False]  # appV4 documents per event are 2.8 % low
 
 
+@pytest.mark.workflow   # a Snakemake run: make test-workflow
 def test_workflow_writes_model_stats_without_a_server_job(snakemake_run):
     result = snakemake_run(
         ["results/appversions/model/stats.csv", "results/appversions/model/vs_published.csv"]

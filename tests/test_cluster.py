@@ -111,27 +111,10 @@ def test_the_plugin_is_pinned_outside_the_base_requirements():
     assert re.search(r"^snakemake-executor-plugin-slurm==\d", slurm, re.MULTILINE)
 
 
-def test_job_counts_match_the_workflow_plan(smoke, tmp_path):
-    for name in ("Snakefile", "rules", "scripts", "config", "resources", "profiles", "environment.yml"):
-        (tmp_path / name).symlink_to(ROOT / name)
-    # A configured server (a dry run connects to nothing): without one no measuring job is planned.
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "-n",
-            "all",
-            "--configfile",
-            "config/smoke.yaml",
-            "--config",
-            "server={backend: external, uri: 'mongodb://127.0.0.1:1/'}",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+def test_job_counts_match_the_workflow_plan(smoke, smoke_plan):
+    # `snakemake -n all` on the smoke config with a configured server (a dry run connects to nothing: without
+    # one no measuring job is planned), in an empty scratch tree: the session's plan (tests/conftest.py).
+    result = smoke_plan
     assert result.returncode == 0, result.stderr[-2000:]
     planned = {
         m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", result.stdout, re.MULTILINE)

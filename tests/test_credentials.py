@@ -106,6 +106,7 @@ def _all_text_under(path: Path) -> str:
 ARRAYGROWTH_JOB = ["results/arraygrowth/provenance/standalone_insert.json"]
 
 
+@pytest.mark.workflow   # a Snakemake run: make test-workflow
 def test_password_in_the_environment_runs_a_job_and_reaches_no_file_or_console(
     auth_server, tmp_path, monkeypatch
 ):
@@ -118,6 +119,7 @@ def test_password_in_the_environment_runs_a_job_and_reaches_no_file_or_console(
     assert SECRET not in _all_text_under(tmp_path)   # results, logs and .snakemake/
 
 
+@pytest.mark.workflow   # a Snakemake run: make test-workflow
 def test_password_given_with_config_stays_out_of_snakemake_metadata(auth_server, tmp_path):
     # Not the documented way, but a password in server.uri still must not be written by costlab
     # or recorded by Snakemake as a rule parameter.

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import polars as pl
+import pytest
 
 from costlab.config import ROOT
 
@@ -63,6 +64,7 @@ def test_smoke_study_end_to_end(smoke_all, real_mongod):
     assert (out / "figures" / "time_by_size.png").stat().st_size > 10_000
 
 
+@pytest.mark.workflow   # a Snakemake run: make test-workflow
 def test_model_needs_no_server(snakemake_run):
     # A docker backend that cannot exist here: the model must not ask for a server at all.
     result = snakemake_run(["results/docsize/model/collections.csv"],

@@ -126,18 +126,28 @@ def test_an_interval_straddling_the_band_is_inconclusive_with_the_repeats_to_dec
     assert "about 13 repeats would likely decide it" in got["reason"], got
 
 
-def test_the_plan_runs_each_version_once_per_repeat(tmp_path):
-    """`snakemake -n` with repeats 3 plans three engine jobs per version (rep 1-3) and one merge."""
+@pytest.fixture(scope="module")
+def engine_plan(tmp_path_factory) -> str:
+    """One `snakemake -n` of both engine labs' merged tables with repeats 3 for each (the two studies' engine
+    jobs are independent): one workflow parse for the two plan tests below."""
+    workdir = tmp_path_factory.mktemp("engine_plan")
     for name in ("Snakefile", "rules", "scripts", "config", "resources", "profiles"):
-        (tmp_path / name).symlink_to(ROOT / name)
+        (workdir / name).symlink_to(ROOT / name)
     proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "results/appversions/engine/storage.csv", "--cores", "1",
-         "--directory", str(tmp_path), "--snakefile", str(tmp_path / "Snakefile"),
+        [sys.executable, "-m", "snakemake", "-n", "results/appversions/engine/storage.csv",
+         "results/arraygrowth/engine/published_vs_engine.csv", "--cores", "1",
+         "--directory", str(workdir), "--snakefile", str(workdir / "Snakefile"),
          "--config", "appversions={versions: [appV1, appV6R3]}", "server={backend: none}",
-         "engine={appversions: {repeats: 3}}"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+         "engine={appversions: {repeats: 3}, arraygrowth: {repeats: 3}}"],
+        cwd=workdir, capture_output=True, text=True, timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
+    return out
+
+
+def test_the_plan_runs_each_version_once_per_repeat(engine_plan):
+    """`snakemake -n` with repeats 3 plans three engine jobs per version (rep 1-3) and one merge."""
+    out = engine_plan
     blocks = [block for block in out.split("\nrule ")[1:] if block.startswith("appversions_engine_version:")]
     planned = sorted(line.split("wildcards:", 1)[1].strip() for block in blocks for line in block.splitlines()
                      if "wildcards:" in line)
@@ -240,18 +250,10 @@ def test_over_repeat_findings_judges_the_median_by_its_interval():
     assert (kept.verdict, kept.reason, kept.reproduced) == (Verdict.NOT_COMPARABLE, "stand-in", 1.5)
 
 
-def test_the_plan_runs_the_arraygrowth_engine_once_per_repeat(tmp_path):
+def test_the_plan_runs_the_arraygrowth_engine_once_per_repeat(engine_plan):
     """`snakemake -n` with engine.arraygrowth.repeats 3 plans three arraygrowth engine jobs (rep 1-3) and one
     merge."""
-    for name in ("Snakefile", "rules", "scripts", "config", "resources", "profiles"):
-        (tmp_path / name).symlink_to(ROOT / name)
-    proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "results/arraygrowth/engine/published_vs_engine.csv",
-         "--cores", "1", "--directory", str(tmp_path), "--snakefile", str(tmp_path / "Snakefile"),
-         "--config", "server={backend: none}", "engine={arraygrowth: {repeats: 3}}"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out[-3000:]
+    out = engine_plan
     blocks = out.split("\nrule ")[1:]
     planned = sorted(line.split("wildcards:", 1)[1].strip() for block in blocks
                      if block.startswith("arraygrowth_engine_repeat:")

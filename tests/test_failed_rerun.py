@@ -15,11 +15,10 @@ from costlab.config import ROOT
 from costlab.jobs import KEPT_RULES, after_failed_run, rerun_failed_notes
 
 
-def test_every_kept_measuring_job_is_planned_with_its_outputs_kept(tmp_path):
-    from tests.workflow import run_workflow
-
-    # a dry run of `all` in an empty directory lists every job with its outputs
-    plan = run_workflow(tmp_path, "{backend: external, uri: 'mongodb://127.0.0.1:1/'}", ("-n", "all"))
+def test_every_kept_measuring_job_is_planned_with_its_outputs_kept(smoke_plan):
+    # a dry run of `all` in an empty directory lists every job with its outputs (the session's plan:
+    # tests/conftest.py smoke_plan)
+    plan = smoke_plan
     assert plan.returncode == 0, plan.stderr[-3000:]
     text = plan.stdout + plan.stderr
     jobs = re.findall(r"rule (\w+):\n((?:    .*\n)+)", text)

@@ -22,7 +22,9 @@ def console_lines(proc) -> list[str]:
     return [line for line in text.splitlines() if line.strip() and not line.startswith("Using ")]
 
 
-@pytest.mark.parametrize("dry_run", [False, True], ids=["run", "dry-run"])
+# the run: a Snakemake run (make test-workflow); the plan stops the same way in make test
+@pytest.mark.parametrize("dry_run", [pytest.param(False, id="run", marks=pytest.mark.workflow),
+                                     pytest.param(True, id="dry-run")])
 def test_a_server_target_with_no_server_stops_in_a_few_lines(tmp_path, dry_run):
     proc = workflow(tmp_path, NO_SERVER, *(["-n"] if dry_run else []), TARGET)
     lines = console_lines(proc)
