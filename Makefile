@@ -71,7 +71,8 @@ test-lifecycle: $(VENV)/.installed-test wt-extensions
 
 # The Snakemake runs and whole-workflow stories outside the smoke tree (marker workflow; those that read the
 # smoke tree run in make test-smoke): a toy study through `all`, a job with a password, the model-only
-# targets, the repeats' plans, the engine lab switched on and off. About 1 minute on 2 cores.
+# targets; the whole-workflow plans of the default and full configs, each matrix image, the repeats and the
+# engine lab switched on and off. About 1 minute on 2 cores.
 test-workflow: $(VENV)/.installed-test wt-extensions
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "workflow and not smoke" -rs $(PYTEST_ARGS)
 

@@ -93,7 +93,11 @@ def test_environment_yml_mirrors_the_pinned_requirements():
     assert set(pip_section) == pinned
 
 
-@pytest.mark.parametrize("configfile", ["config/config.yaml", "config/smoke.yaml", "config/full.yaml"])
+# the smoke config's plan is the session's (make test); the default and full configs' plans are whole-workflow
+# plans of their own (marker workflow: make test-workflow)
+@pytest.mark.parametrize("configfile", [pytest.param("config/config.yaml", marks=pytest.mark.workflow),
+                                        "config/smoke.yaml",
+                                        pytest.param("config/full.yaml", marks=pytest.mark.workflow)])
 def test_dry_run_plans_every_study(configfile, tmp_path, request):
     if configfile == "config/smoke.yaml":   # the session's plan of it (tests/conftest.py), made the same way
         result = request.getfixturevalue("smoke_plan")

@@ -63,6 +63,7 @@ def test_each_profile_gets_the_image_and_its_own_limits(tmp_path):
     }
 
 
+@pytest.mark.workflow   # a whole-workflow plan per image: make test-workflow
 def test_each_run_plans_the_server_setup_and_every_measurement(tmp_path):
     runs = plan(matrix_config(), ["--configfile", "config/smoke.yaml"], tmp_path)
     for run in runs:
