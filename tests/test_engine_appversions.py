@@ -158,6 +158,7 @@ def test_the_per_version_jobs_merge_into_the_one_process_table(tmp_path):
 
     names = ["appV1", "appV5R3", "appV6R3", "appV6R4"]
     config = _tiny_config(tmp_path, names)
+    config["engine"]["appversions"]["topology"] = "standalone"   # as measure_version below: one run each
     run, version_params, merge_params = _job_args(config)
     paths = {name: tmp_path / "versions" / f"{name}.json" for name in names}
     for name in reversed(names):

@@ -25,6 +25,9 @@ def repeated(tmp_path_factory):
     config = _tiny_config(tmp, NAMES)
     config["engine"]["appversions"]["events_per_year"] = 200
     config["engine"]["appversions"]["repeats"] = REPEATS
+    # repeats, not the deployment, are under test here: the standalone grows each in one run (the
+    # replica set's bracket would add two more: tests/test_engine_appversions.py)
+    config["engine"]["appversions"]["topology"] = "standalone"
     run, version_params, merge_params = _job_args(config)
     paths, records = {}, {}
     for name in NAMES:
