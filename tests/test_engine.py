@@ -1,6 +1,8 @@
 """The engine lab's storage layer: mongod's rules reproduced on a real WiredTiger (no server)."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import bson
 import polars as pl
 import pytest
@@ -283,6 +285,18 @@ def test_replica_set_write_logs_the_oplog_entry_and_the_truncate_point(tmp_path)
     assert w1["log_bytes"] == pytest.approx(384 + 128 / 60, abs=1.5)
 
 
+@contextmanager
+def _replica_set_inserts(home, settings, documents: int):
+    """A replica set on a fresh engine in `home` with `documents` inserts {_id: i} into db.c: (engine,
+    deployment), the engine still open."""
+    with Engine(home, EngineSettings(journal=False)) as engine:
+        deployment = Deployment(engine, "replset-1", "lz4", replica_set=settings)
+        coll = deployment.collection("db.c")
+        for i in range(documents):
+            coll.insert({"_id": i})
+        yield engine, deployment
+
+
 def test_replica_set_commit_timestamps_follow_the_rate(tmp_path):
     """Write i commits at Timestamp(first_second + i // rate, i % rate + 1); stable follows the newest
     commit; oldest = stable - 300 s (same increment)."""
@@ -294,11 +308,7 @@ def test_replica_set_commit_timestamps_follow_the_rate(tmp_path):
     assert oldest_for((299 << 32) | 3, settings) is None   # stable within the window of zero: not moved
     pinned = ReplicaSetSettings(history_window_seconds=None, first_second=1000)
     assert oldest_for((1000 << 32) | 3, pinned) == 1000 << 32
-    with Engine(tmp_path / "ts", EngineSettings(journal=False)) as engine:
-        deployment = Deployment(engine, "replset-1", "lz4", replica_set=settings)
-        coll = deployment.collection("db.c")
-        for i in range(6):
-            coll.insert({"_id": i})
+    with _replica_set_inserts(tmp_path / "ts", settings, 6) as (engine, deployment):
         assert deployment.stable == timestamp_of(5, settings)
         assert deployment.oldest == ((1001 - 300) << 32) | 2
         assert engine.conn.query_timestamp("get=stable_timestamp") == f"{timestamp_of(5, settings):x}"
@@ -318,11 +328,7 @@ def test_a_window_counted_in_writes_trails_stable_by_that_many_writes(tmp_path):
     assert [write_of(timestamp_of(i, settings), settings) for i in (0, 3, 4, 100)] == [0, 3, 4, 100]
     assert oldest_for(timestamp_of(100, settings), settings) == (1010 << 32) | 1   # write 40
     assert oldest_for(timestamp_of(59, settings), settings) is None
-    with Engine(tmp_path / "w", EngineSettings(journal=False)) as engine:
-        deployment = Deployment(engine, "replset-1", "lz4", replica_set=settings)
-        coll = deployment.collection("db.c")
-        for i in range(101):
-            coll.insert({"_id": i})
+    with _replica_set_inserts(tmp_path / "w", settings, 101) as (engine, deployment):
         assert deployment.oldest == timestamp_of(40, settings)
     with pytest.raises(ValueError, match="history_window_writes must be an integer >= 0"):
         ReplicaSetSettings(history_window_writes=-1)
@@ -335,11 +341,7 @@ def test_a_command_of_several_writes_waits_for_one_journal_flush(tmp_path):
     settings = ReplicaSetSettings(writes_per_second=1000, writes_per_command=4, side_tables=False,
                                   checkpoint_seconds=None)
     assert settings.writes_per_flush == 4
-    with Engine(tmp_path / "c", EngineSettings(journal=False)) as engine:
-        deployment = Deployment(engine, "replset-1", "lz4", replica_set=settings)
-        coll = deployment.collection("db.c")
-        for i in range(10):
-            coll.insert({"_id": i})
+    with _replica_set_inserts(tmp_path / "c", settings, 10) as (engine, deployment):
         assert deployment.counts["journal_flushes"] == 2 and deployment.stable == timestamp_of(7, settings)
         deployment.flush_pending()
         assert deployment.counts["journal_flushes"] == 3 and deployment.stable == timestamp_of(9, settings)

@@ -224,9 +224,7 @@ def _time_windows_kept(deployment: Deployment) -> str:
     """Which cells kept their time window: 'none' (a standalone, or the oldest timestamp kept at
     stable), 'all' (the oldest never passed the first commit) or 'partial'."""
     settings = deployment.settings
-    window = settings and (settings.history_window_writes if settings.history_window_writes is not None
-                           else settings.history_window_seconds)
-    if settings is None or window == 0:
+    if settings is None or settings.window_writes == 0:
         return "none"
     if deployment.oldest is None or deployment.oldest < timestamp_of(0, settings):
         return "all"
@@ -479,11 +477,8 @@ def version_replica_set(engine_config: dict, events: int, article_scale: bool,
 def bracket_runs(replica_set: ReplicaSetSettings, statements: int) -> int:
     """Runs a bracket needs beside the replica-set run: one when that run is itself an edge (its window
     keeps none, or spans every statement at the load rate), else two."""
-    if replica_set.history_window_writes is not None:
-        window = replica_set.history_window_writes
-        return 1 if window == 0 or statements <= window else 2
-    window = replica_set.history_window_seconds
-    return 1 if window == 0 or window is None or statements / replica_set.writes_per_second <= window else 2
+    window = replica_set.window_writes
+    return 1 if window is None or window == 0 or statements <= window else 2
 
 
 def repeat_seed(seed: int, rep: int) -> int:

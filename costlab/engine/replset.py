@@ -97,6 +97,16 @@ class ReplicaSetSettings:
         return max(1, self.writes_per_second * self.journal_commit_interval_ms // 1000)
 
     @property
+    def window_writes(self) -> int | None:
+        """The history window in writes: history_window_writes when set, else the seconds' writes at the
+        modelled rate; None when the oldest timestamp is pinned (every window kept)."""
+        if self.history_window_writes is not None:
+            return self.history_window_writes
+        if self.history_window_seconds is None:
+            return None
+        return self.history_window_seconds * self.writes_per_second
+
+    @property
     def writes_per_checkpoint(self) -> int | None:
         return None if self.checkpoint_seconds is None else self.writes_per_second * self.checkpoint_seconds
 
