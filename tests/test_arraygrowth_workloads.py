@@ -92,41 +92,6 @@ def test_measure_refuses_a_run_that_did_not_store_what_it_claims(mongo_client):
     collection.drop()
 
 
-@pytest.mark.parametrize("files_begun, expected_log_bytes", [
-    # 3,000 - 1,000 bytes written, one file prepared in the window (2 -> 3): 2,000 - 128 = 1,872
-    ((2, 3), 1872),
-    # a server without the log-file counters: the raw delta, 2,000
-    ((None, None), 2000),
-])
-def test_measure_takes_a_log_files_header_out_of_the_runs_log_bytes(mongo_client, monkeypatch, files_begun,
-                                                                    expected_log_bytes):
-    """The serverStatus path applies the engine lab's rule: a log file begun in the window (the log server
-    prepares them in the background) wrote a 128-byte header that is no write's. The counters are given
-    (the stand-in reports no wiredTiger section); the collection and its writes are the test server's."""
-    import costlab.arraygrowth.run as run_module
-
-    written = iter((1000, 3000))
-    prepared = iter(files_begun)
-
-    def counters(client, paths):
-        values = dict.fromkeys(paths, None)
-        values[COUNTERS["log_bytes"]] = next(written)
-        values["wiredTiger.log.pre-allocated log files prepared"] = next(prepared)
-        values["wiredTiger.log.pre-allocated log files not ready and missed"] = (
-            None if files_begun[0] is None else 1)
-        return values
-
-    monkeypatch.setattr(run_module, "snapshot", counters)
-    collection = fresh_collection(mongo_client, "headers")
-
-    def run(coll, prepared_state):
-        coll.insert_one({"x": 1})
-        return WorkloadResult(operations=1, documents=1, elements=0)
-
-    assert measure(mongo_client, collection, lambda coll: None, run)["log_bytes"] == expected_log_bytes
-    collection.drop()
-
-
 def test_fallback_rows_store_what_the_model_says(mongo_client):
     params = FallbackParams(updates=60, elements_per_update=5, big_element_bytes=200, small_doc_elements=20,
                             slice_elements=25)

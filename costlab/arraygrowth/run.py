@@ -32,7 +32,6 @@ from costlab.arraygrowth.workloads import (
 )
 from costlab.io import write_parquet
 from costlab.jobs import RunFacts
-from costlab.engine.stats import journal_bytes
 from costlab.measure import counter_delta, snapshot
 from costlab.server import measuring_job
 from costlab.server.provenance import server_kind
@@ -47,9 +46,6 @@ COUNTERS: dict[str, str] = {
     "cursor_update_calls": "wiredTiger.cursor.cursor update calls",
     "cursor_remove_calls": "wiredTiger.cursor.cursor remove calls",
 }
-# the log files begun in the window: their 128-byte headers are taken out of log_bytes (engine.stats)
-LOG_FILES_BEGUN = ("wiredTiger.log.pre-allocated log files prepared",
-                   "wiredTiger.log.pre-allocated log files not ready and missed")
 NOT_REPORTED = "not reported by this server"
 
 _CONTEXT_SCHEMA = {
@@ -108,12 +104,11 @@ def measure(client: MongoClient, collection: Collection, prepare: Callable[[Coll
             run: Callable[[Collection, object], WorkloadResult]) -> dict:
     """prepare -> snapshot -> run (timed) -> snapshot -> read back and check what was stored."""
     prepared = prepare(collection)
-    paths = [*COUNTERS.values(), *LOG_FILES_BEGUN]
-    before = snapshot(client, paths)
+    before = snapshot(client, COUNTERS.values())
     started = time.perf_counter()
     result = run(collection, prepared)
     wall_s = time.perf_counter() - started
-    after = snapshot(client, paths)
+    after = snapshot(client, COUNTERS.values())
     delta = counter_delta(before, after)
     state = stored_state(collection)
     if (state["documents_after"], state["elements_after"]) != (result.documents, result.elements):
@@ -123,9 +118,6 @@ def measure(client: MongoClient, collection: Collection, prepare: Callable[[Coll
     counters = {
         column: None if delta[path] is None else int(delta[path]) for column, path in COUNTERS.items()
     }
-    files_begun = [delta[path] for path in LOG_FILES_BEGUN]
-    if counters["log_bytes"] is not None and None not in files_begun:
-        counters["log_bytes"] = journal_bytes(counters["log_bytes"], *(int(n) for n in files_begun))
     return {"operations": result.operations, "wall_s": wall_s, **counters, **state}
 
 

@@ -3,11 +3,6 @@
 The `statistics:` cursor yields (description, printable, value) rows; descriptions are
 "<section>: <name>" (e.g. "log: log bytes written"). Log counters count what reached the
 log buffer, so callers flush the log with sync=on before reading them (`snapshot` does).
-
-"log bytes written" also counts the 128-byte header WiredTiger writes at the start of every log
-file, and the log server thread prepares the next files in the background, at a moment of its own
-choosing: a header can land inside a run's window or before it. `journal_bytes` takes the headers
-out, so a run's log bytes are its records' bytes, the same on a busy machine and an idle one.
 """
 from __future__ import annotations
 
@@ -17,8 +12,6 @@ from typing import Mapping
 FIELDS: dict[str, str] = {
     "log_bytes": "log: log bytes written",
     "log_payload_bytes": "log: log bytes of payload data",
-    "log_files_prepared": "log: pre-allocated log files prepared",
-    "log_files_created_on_switch": "log: pre-allocated log files not ready and missed",
     "log_records_compressed": "log: log records compressed",
     "log_records_not_compressed": "log: log records not compressed",
     "log_records_too_small": "log: log records too small to compress",
@@ -74,8 +67,7 @@ def _field_keys(session) -> dict[str, int]:
 
 def snapshot(session, flush_log: bool = True) -> dict[str, int]:
     """The FIELDS we use, by our names, each read by its key (a search per field, not a walk over the
-    connection's ~1,000 statistics: that walk was a third of the docsize job's CPU). "log_bytes" is
-    `journal_bytes`: the records' bytes, without the log files' headers."""
+    connection's ~1,000 statistics: that walk was a third of the docsize job's CPU)."""
     keys = _field_keys(session)
     if flush_log:
         session.log_flush("sync=on")
@@ -89,22 +81,7 @@ def snapshot(session, flush_log: bool = True) -> dict[str, int]:
             values[name] = int(cursor.get_value()[2])
     finally:
         cursor.close()
-    values["log_bytes"] = journal_bytes(values["log_bytes"], values["log_files_prepared"],
-                                        values["log_files_created_on_switch"])
     return values
-
-
-# WiredTiger's `__log_file_header` (src/log/log.c) writes one WTI_LOG_ALIGN record, the log file's
-# descriptor, into each new file through `__wti_log_fill`, which adds it to "log bytes written".
-# Every new file comes from `__wti_log_allocfile`: prepared ahead by the log server
-# (`__log_prealloc_once`, "pre-allocated log files prepared") or, when none was ready at a switch,
-# made by `__log_newfile` itself ("pre-allocated log files not ready and missed").
-LOG_FILE_HEADER_BYTES = 128
-
-
-def journal_bytes(bytes_written: int, files_prepared: int, files_created_on_switch: int) -> int:
-    """The log bytes of the records alone: "log bytes written" less every log file's header."""
-    return bytes_written - LOG_FILE_HEADER_BYTES * (files_prepared + files_created_on_switch)
 
 
 def log_records(values: Mapping[str, int]) -> int:
