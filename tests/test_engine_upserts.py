@@ -139,3 +139,15 @@ def test_memory_does_not_hold_the_whole_stream(tmp_path):
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
     assert peaks[2] < 2 * peaks[1], peaks
+
+
+def test_a_compiled_update_gives_each_document_its_own_pushed_value():
+    """A statement's `u` is compiled once and applied to every document it is sent for: a pushed
+    document must be each one's own, or a later change to one would show in the others."""
+    from costlab.engine.update import compile_update
+
+    push = compile_update({"$push": {"items": {"date": 1, "a": 1}}})
+    first, second = push({"_id": 1}), push({"_id": 2, "items": [{"date": 0}]})
+    first["items"][0]["a"] = 99
+    assert second == {"_id": 2, "items": [{"date": 0}, {"date": 1, "a": 1}]}
+    assert bson.encode(push({})) == bson.encode({"items": [{"date": 1, "a": 1}]})
