@@ -51,6 +51,10 @@ DAY = datetime(2020, 1, 1, tzinfo=timezone.utc)   # 1,577,836,800,000 ms = 0x000
         ((0.25,), "2aff4000000000000004", "01"),
         # a date: kDate (120 = 0x78), ms with the sign bit flipped, big-endian
         ((DAY,), "788000016f5e66e80004", ""),
+        # the same date decoded naive (the engine's statements and documents are: UTC, no tzinfo)
+        ((DAY.replace(tzinfo=None),), "788000016f5e66e80004", ""),
+        (({"date": DAY.replace(tzinfo=None), "key": "ab"},),
+         "46786461746500788000016f5e66e8003c6b6579003c6162000004", ""),
         # an ObjectId: kOID (100 = 0x64) and its 12 bytes
         ((OID,), "6465a1b2c3d4e5f60718293a4b04", ""),
         # a string: kStringLike (60 = 0x3c), bytes, 00; a NUL inside is 00 ff

@@ -140,52 +140,93 @@ def _string_body(text: str) -> bytes:
     return text.encode().replace(b"\0", b"\0\xff") + b"\0"
 
 
+_GENERIC_TYPES = ((bool, 110), ((int, float, Int64), TYPE_NUMBER), (str, TYPE_STRING), (dict, TYPE_OBJECT),
+                  ((bytes, bytearray), TYPE_BINARY), (ObjectId, TYPE_OID), (datetime, TYPE_DATE))
+_GENERIC_BY_TYPE: dict[type, int] = {}   # each Python type's code, found once by the isinstance order above
+
+
 def _generic_type(value: object) -> int:
-    if isinstance(value, bool):
-        return 110
-    if isinstance(value, (int, float, Int64)):
-        return TYPE_NUMBER
-    for kind, code in ((str, TYPE_STRING), (dict, TYPE_OBJECT), ((bytes, bytearray), TYPE_BINARY),
-                       (ObjectId, TYPE_OID), (datetime, TYPE_DATE)):
-        if isinstance(value, kind):
-            return code
-    raise TypeError(f"unsupported index key value {value!r} ({type(value).__name__})")
+    code = _GENERIC_BY_TYPE.get(type(value))
+    if code is None:
+        for kind, candidate in _GENERIC_TYPES:
+            if isinstance(value, kind):
+                code = _GENERIC_BY_TYPE[type(value)] = candidate
+                break
+        else:
+            raise TypeError(f"unsupported index key value {value!r} ({type(value).__name__})")
+    return code
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH_NAIVE = datetime(1970, 1, 1)   # a naive date is UTC (bson decodes dates naive by default)
+
+
+def _object_id(value: ObjectId, type_bits: TypeBits) -> bytes:
+    return bytes([TYPE_OID]) + value.binary
+
+
+def _date(value: datetime, type_bits: TypeBits) -> bytes:
+    millis = (value - (_EPOCH if value.tzinfo else _EPOCH_NAIVE)) // _MILLISECOND
+    return bytes([TYPE_DATE]) + ((millis & 0xFFFFFFFFFFFFFFFF) ^ (1 << 63)).to_bytes(8, "big")
+
+
+def _bool(value: bool, type_bits: TypeBits) -> bytes:
+    return bytes([TYPE_BOOL_TRUE if value else TYPE_BOOL_FALSE])
+
+
+def _long(value: Int64, type_bits: TypeBits) -> bytes:
+    type_bits.extend(BITS_LONG)
+    return _integer(int(value))
+
+
+def _int(value: int, type_bits: TypeBits) -> bytes:
+    # what bson.encode writes: int32 when it fits, else int64
+    type_bits.extend(BITS_INT if -(1 << 31) <= value < (1 << 31) else BITS_LONG)
+    return _integer(value)
+
+
+def _float(value: float, type_bits: TypeBits) -> bytes:
+    if value == 0.0 and math.copysign(1.0, value) < 0:
+        raise ValueError("-0.0 index keys (their own type bits) are not handled here")
+    type_bits.extend(BITS_DOUBLE)
+    return _double(value)
+
+
+def _string(value: str, type_bits: TypeBits) -> bytes:
+    type_bits.extend(BITS_STRING)
+    return bytes([TYPE_STRING]) + _string_body(value)
+
+
+def _binary(value: bytes, type_bits: TypeBits) -> bytes:
+    subtype = getattr(value, "subtype", 0)
+    length = len(value)
+    size = bytes([length]) if length < 0xFF else b"\xff" + struct.pack(">i", length)
+    return bytes([TYPE_BINARY]) + size + bytes([subtype]) + bytes(value)
+
+
+def _object(value: dict, type_bits: TypeBits) -> bytes:
+    body = b"".join(bytes([_generic_type(v)]) + k.encode() + b"\0" + encode_value(v, type_bits)
+                    for k, v in value.items())
+    return bytes([TYPE_OBJECT]) + body + b"\0"
+
+
+# In isinstance order (a bool is an int, an Int64 is an int): the first that matches encodes the value.
+_ENCODERS = ((ObjectId, _object_id), (datetime, _date), (bool, _bool), (Int64, _long), (int, _int),
+             (float, _float), (str, _string), ((bytes, bytearray), _binary), (dict, _object))
+_ENCODER_BY_TYPE: dict[type, object] = {}   # each Python type's encoder, found once by that order
 
 
 def encode_value(value: object, type_bits: TypeBits) -> bytes:
     """One value as `_appendBsonValue` writes it; its type bits are appended to `type_bits`."""
-    if isinstance(value, ObjectId):
-        return bytes([TYPE_OID]) + value.binary
-    if isinstance(value, datetime):
-        aware = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-        millis = (aware - datetime(1970, 1, 1, tzinfo=timezone.utc)) // _MILLISECOND
-        return bytes([TYPE_DATE]) + ((millis & 0xFFFFFFFFFFFFFFFF) ^ (1 << 63)).to_bytes(8, "big")
-    if isinstance(value, bool):
-        return bytes([TYPE_BOOL_TRUE if value else TYPE_BOOL_FALSE])
-    if isinstance(value, Int64):
-        type_bits.extend(BITS_LONG)
-        return _integer(int(value))
-    if isinstance(value, int):   # what bson.encode writes: int32 when it fits, else int64
-        type_bits.extend(BITS_INT if -(1 << 31) <= value < (1 << 31) else BITS_LONG)
-        return _integer(value)
-    if isinstance(value, float):
-        if value == 0.0 and math.copysign(1.0, value) < 0:
-            raise ValueError("-0.0 index keys (their own type bits) are not handled here")
-        type_bits.extend(BITS_DOUBLE)
-        return _double(value)
-    if isinstance(value, str):
-        type_bits.extend(BITS_STRING)
-        return bytes([TYPE_STRING]) + _string_body(value)
-    if isinstance(value, (bytes, bytearray)):
-        subtype = getattr(value, "subtype", 0)
-        length = len(value)
-        size = bytes([length]) if length < 0xFF else b"\xff" + struct.pack(">i", length)
-        return bytes([TYPE_BINARY]) + size + bytes([subtype]) + bytes(value)
-    if isinstance(value, dict):
-        body = b"".join(bytes([_generic_type(v)]) + k.encode() + b"\0" + encode_value(v, type_bits)
-                        for k, v in value.items())
-        return bytes([TYPE_OBJECT]) + body + b"\0"
-    raise TypeError(f"unsupported index key value {value!r} ({type(value).__name__})")
+    encoder = _ENCODER_BY_TYPE.get(type(value))
+    if encoder is None:
+        for kind, candidate in _ENCODERS:
+            if isinstance(value, kind):
+                encoder = _ENCODER_BY_TYPE[type(value)] = candidate
+                break
+        else:
+            raise TypeError(f"unsupported index key value {value!r} ({type(value).__name__})")
+    return encoder(value, type_bits)
 
 
 def encode_key_and_type_bits(values: tuple | list) -> tuple[bytes, bytes]:
