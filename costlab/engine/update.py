@@ -366,11 +366,12 @@ def apply_update(document: dict, update: dict | list) -> dict:
     return compile_update(update)(document)
 
 
-@lru_cache(maxsize=16_384)
+@lru_cache(maxsize=4096)
 def _compiled(update_bson: bytes | tuple[bytes, ...]) -> Callable[[dict], dict]:
     """The compiled update of a statement's `u`, by its BSON bytes (a pipeline: its stages' bytes).
     A layout's statements repeat their `u` for every event of the same day and status, mostly close
-    together in load order: compiling appV5R2's pipeline was a quarter of its statement's CPU."""
+    together in load order: compiling appV5R2's pipeline was a quarter of its statement's CPU. 4,096
+    entries hit 87.4 % of appV5R2's 100,078 statements (16,384: 87.8 %, at 250 MB more peak memory)."""
     if isinstance(update_bson, tuple):
         return compile_update([bson.decode(stage, CODEC) for stage in update_bson])
     return compile_update(bson.decode(update_bson, CODEC))
