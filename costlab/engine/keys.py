@@ -145,16 +145,22 @@ _GENERIC_TYPES = ((bool, 110), ((int, float, Int64), TYPE_NUMBER), (str, TYPE_ST
 _GENERIC_BY_TYPE: dict[type, int] = {}   # each Python type's code, found once by the isinstance order above
 
 
-def _generic_type(value: object) -> int:
-    code = _GENERIC_BY_TYPE.get(type(value))
-    if code is None:
-        for kind, candidate in _GENERIC_TYPES:
+def _by_type(value: object, in_order: tuple, found: dict):
+    """What `in_order` ((kind, entry), ...) gives the first kind `value` is an instance of, remembered in
+    `found` by the value's exact type: one dict lookup per value after the first of its type."""
+    entry = found.get(type(value))
+    if entry is None:
+        for kind, candidate in in_order:
             if isinstance(value, kind):
-                code = _GENERIC_BY_TYPE[type(value)] = candidate
+                entry = found[type(value)] = candidate
                 break
         else:
             raise TypeError(f"unsupported index key value {value!r} ({type(value).__name__})")
-    return code
+    return entry
+
+
+def _generic_type(value: object) -> int:
+    return _by_type(value, _GENERIC_TYPES, _GENERIC_BY_TYPE)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -218,15 +224,7 @@ _ENCODER_BY_TYPE: dict[type, object] = {}   # each Python type's encoder, found 
 
 def encode_value(value: object, type_bits: TypeBits) -> bytes:
     """One value as `_appendBsonValue` writes it; its type bits are appended to `type_bits`."""
-    encoder = _ENCODER_BY_TYPE.get(type(value))
-    if encoder is None:
-        for kind, candidate in _ENCODERS:
-            if isinstance(value, kind):
-                encoder = _ENCODER_BY_TYPE[type(value)] = candidate
-                break
-        else:
-            raise TypeError(f"unsupported index key value {value!r} ({type(value).__name__})")
-    return encoder(value, type_bits)
+    return _by_type(value, _ENCODERS, _ENCODER_BY_TYPE)(value, type_bits)
 
 
 def encode_key_and_type_bits(values: tuple | list) -> tuple[bytes, bytes]:
