@@ -218,6 +218,7 @@ def test_nothing_writes_to_the_log_in_the_background(engine):
     assert after["log: pre-allocated log files prepared"] == 0
     assert after["log: log bytes written"] == before["log: log bytes written"]
 
+
 def _log_rows(standalone_push_exponent: float) -> "pl.DataFrame":
     rows = []
     for n in (2500, 5000, 10000):

@@ -308,7 +308,7 @@ def _decode_value(key: bytes, i: int) -> tuple[object, int]:
     if kind == TYPE_DATE:
         millis = int.from_bytes(key[i + 1:i + 9], "big") ^ (1 << 63)
         millis -= (1 << 64) if millis >= (1 << 63) else 0
-        return datetime(1970, 1, 1, tzinfo=timezone.utc) + millis * _MILLISECOND, i + 9
+        return _EPOCH + millis * _MILLISECOND, i + 9
     if kind == TYPE_STRING:
         end = key.index(b"\0", i + 1)
         while end + 1 < len(key) and key[end + 1] == 0xFF:   # an escaped NUL

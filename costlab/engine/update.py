@@ -183,7 +183,7 @@ OPERATORS: dict[str, Callable[[Any], Callable[[dict], object]]] = {
 
 
 def _field_path(parts: list[str]) -> Callable[[object], object]:
-    """A path into a value (MISSING where any part is absent): one and two parts without a loop, since
+    """A path into a value (MISSING where any part is absent); a one-part path without the loop, since
     the $reduce of appV5R2-R4 reads `$$this.date` and `$$value.items` once per array element."""
     if len(parts) == 1:
         (part,) = parts
@@ -196,25 +196,15 @@ def compile_expression(expression: object) -> Callable[[dict], object]:
     if isinstance(expression, str) and expression.startswith("$"):
         if expression.startswith("$$"):
             name, *parts = expression[2:].split(".")
+            path = _field_path(parts) if parts else None
 
-            def unknown():
-                return ValueError(f"unknown variable $${name}")
-            if not parts:
-                def variable(variables):
-                    try:
-                        return variables[name]
-                    except KeyError:
-                        raise unknown() from None
-                return variable
-            path = _field_path(parts)
-
-            def variable_path(variables):
+            def variable(variables):
                 try:
                     value = variables[name]
                 except KeyError:
-                    raise unknown() from None
-                return path(value)
-            return variable_path
+                    raise ValueError(f"unknown variable $${name}") from None
+                return value if path is None else path(value)
+            return variable
         path = _field_path(expression[1:].split("."))
         return lambda variables: path(variables["ROOT"])
     if isinstance(expression, dict):
@@ -241,11 +231,6 @@ def compile_expression(expression: object) -> Callable[[dict], object]:
             return lambda variables: [item(variables)]
         return lambda variables: [item(variables) for item in items]
     return lambda variables: expression
-
-
-def evaluate(expression: object, variables: dict) -> object:
-    """An aggregation expression against `variables` (ROOT is the document)."""
-    return compile_expression(expression)(variables)
 
 
 # -- updates -----------------------------------------------------------------------------------
@@ -472,6 +457,5 @@ __all__ = [
     "apply_statement",
     "find_record",
     "ObjectIds",
-    "evaluate",
     "MISSING",
 ]
