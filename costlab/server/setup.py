@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import costlab
 from costlab.server.availability import (
-    find_mongod,
+    configured_mongod,
     no_server_sentences,
     public_uri,
     server_identity,
@@ -43,6 +43,7 @@ from costlab.server.images import (  # noqa: F401 (PULL_POLICIES, PullProgress, 
     pull_image,
     split_image,
 )
+from costlab.server.provenance import mongod_source
 
 Log = Callable[[str], None]
 VERSION_RE = re.compile(r"db version v?(\S+)")
@@ -146,7 +147,7 @@ def binary_record(mongod: str | None, timeout_s: float = 60) -> dict:
         )
     parsed = parse_mongod_version(proc.stdout + proc.stderr)
     return {"mongod": path, "version": parsed["version"], "git_version": parsed["git_version"],
-            "server_kind": "mongod"}
+            "server_kind": "mongod", "source": mongod_source(path)}
 
 
 # ---------------------------------------------------------------- external
@@ -204,7 +205,7 @@ def setup_record(server_config: dict, backend: str | None, profile_name: str, lo
         else:
             found = docker_record(docker_engine, image, log, pull=pull)
     elif backend == "binary":
-        found = binary_record(find_mongod(server_config.get("mongod")))
+        found = binary_record(configured_mongod(server_config))
     elif backend == "external":
         found = external_record(server_config)
     elif backend is None:
