@@ -1,7 +1,7 @@
-"""Test fixtures. A real mongod when COSTLAB_TEST_URI is set, otherwise the SecantusDB stand-in.
-
-The stand-in is good for results, shapes, indexes, validators and explain shapes; never for
-timings or storage sizes (see docs/development.md). Tests assert accordingly.
+"""Test fixtures. The test server is a real mongod: the bundled MongoDB 6.0.5 (make test installs it), or the
+deployment COSTLAB_TEST_URI names. COSTLAB_TEST_SERVER=standin runs the SecantusDB stand-in instead (where
+no mongod can be had); tests that need what mongod cannot do (hang, slow down) start the stand-in themselves
+and say why.
 """
 from __future__ import annotations
 
@@ -12,7 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from workflow import NO_SERVER, external, run_workflow, standin, workflow
+from workflow import (
+    NO_SERVER,
+    TEST_SERVER_ENV,
+    external,
+    mongod_for_tests,
+    mongod_server,
+    run_workflow,
+    standin,
+    workflow,
+)
 from workflow import dry_runs as plan
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,10 +30,15 @@ SHIMS = Path(__file__).resolve().parent / "shims"
 
 @pytest.fixture(scope="session")
 def server_uri():
-    """URI of a server for the whole test session (stand-in started in-process unless told)."""
+    """URI of a server for the whole test session: COSTLAB_TEST_URI, else the bundled mongod (one per xdist
+    worker), else (COSTLAB_TEST_SERVER=standin, or no mongod here) the stand-in in-process."""
     uri = os.environ.get("COSTLAB_TEST_URI")
     if uri:
         yield uri
+        return
+    if os.environ.get(TEST_SERVER_ENV, "mongod") != "standin" and mongod_for_tests():
+        with mongod_server() as uri:
+            yield uri
         return
     with standin() as uri:
         yield uri

