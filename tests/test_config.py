@@ -63,6 +63,8 @@ def _check_without_a_server(tmp_path, *overrides):
     (tmp_path / "which").symlink_to(shutil.which("which"))
     env = {"PATH": str(tmp_path), "DOCKER_HOST": "unix:///nonexistent/docker.sock", "HOME": str(tmp_path)}
     files = [str(ROOT / "config" / "config.yaml")]
+    # nor the bundled mongod (tests/test_server_wheel.py: a machine where it cannot install or start)
+    overrides = ({"server": {"mongod_wheel": False}}, *overrides)
     for i, override in enumerate(overrides):
         path = tmp_path / f"override{i}.yaml"
         path.write_text(yaml.safe_dump(override))

@@ -201,19 +201,14 @@ def test_small_cache_starts_cold_once_and_warms_up_once(loaded, mongo_client):
 
 
 @pytest.mark.lifecycle   # a restart: make test-lifecycle
-def test_small_cache_job_restarts_the_server_once(tmp_path, mongod_shim, monkeypatch):
-    """measure_job with the binary backend (tests/shims/mongod runs the stand-in): one restart, before the
-    first
-    shape (the article's second server on the same volume), then the shapes on that one start."""
-    import os
-    import sys
-
+def test_small_cache_job_restarts_the_server_once(tmp_path, mongod_binary):
+    """measure_job with the binary backend on the real mongod: one restart, before the first shape (the
+    article's second server on the same volume), then the shapes on that one start."""
     from costlab.config import run_facts
     from costlab.docsize.load import load_job
     from costlab.docsize.params import LoadParams, MeasureParams
 
-    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
-    server_config = {"backend": "binary", "mongod": mongod_shim, "startup_timeout_s": 30}
+    server_config = {"backend": "binary", "mongod": mongod_binary, "startup_timeout_s": 60}
     study = STUDY | {"variants": STUDY["variants"] | {"spread_customer": False}}
     data_dir = tmp_path / "data"
     config = {"server": server_config, "docsize": study}

@@ -1,4 +1,8 @@
-"""The binary backend's real process lifecycle, with tests/shims/mongod standing in for mongod."""
+"""The binary backend's real process lifecycle, on the real mongod (the bundled 6.0.5).
+
+tests/shims/mongod (the stand-in under mongod's options) stays only where a server must fail at start on
+purpose, which a real mongod does not do on request.
+"""
 from __future__ import annotations
 
 import os
@@ -21,17 +25,23 @@ pytestmark = pytest.mark.lifecycle
 
 
 @pytest.fixture
-def shim_config(mongod_shim, monkeypatch):
+def shim_config(mongod_binary):
+    return {"backend": "binary", "mongod": mongod_binary, "startup_timeout_s": 60}
+
+
+@pytest.fixture
+def failing_shim_config(mongod_shim, monkeypatch):
     # The shim execs secantusd-py, which lives beside this interpreter.
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
     return {"backend": "binary", "mongod": mongod_shim, "startup_timeout_s": 30}
 
 
 def _shim_processes(data_dir: Path) -> list[psutil.Process]:
+    """The mongod processes serving `data_dir`."""
     found = []
     for proc in psutil.process_iter(["cmdline"]):
-        cmdline = " ".join(proc.info["cmdline"] or [])
-        if str(data_dir) in cmdline and "secantusd" in cmdline:
+        cmdline = proc.info["cmdline"] or []
+        if str(data_dir) in " ".join(cmdline) and cmdline and cmdline[0].endswith("mongod"):
             found.append(proc)
     return found
 
@@ -59,9 +69,20 @@ def test_start_query_stop_leaves_no_process(shim_config, tmp_path):
         assert server.backend == "binary"
         server.client.costlab_t.c.insert_one({"x": 1})
         assert server.client.costlab_t.c.count_documents({}) == 1
-        assert _shim_processes(data_dir), "the server should be running inside the block"
-        assert server.applied["memory_limit_bytes"] == "not applied (binary backend)"
+        running = _shim_processes(data_dir)
+        assert running, "the server should be running inside the block"
         assert server.applied["wiredTigerCacheSizeGB"] == 0.25
+        # the profile's 1 GiB (1024**3 = 1073741824 bytes), through a memory cgroup where this user may
+        limit = server.applied["memory_limit_bytes"]
+        if os.geteuid() == 0 and not str(limit).startswith("not applied"):
+            group = Path(str(limit).split("(cgroup ", 1)[1].rstrip(")"))
+            assert str(limit).startswith("1073741824 ")
+            limit_file = group / ("memory.limit_in_bytes" if (group / "memory.limit_in_bytes").exists()
+                                  else "memory.max")
+            assert limit_file.read_text().strip() == "1073741824"
+            assert str(running[0].pid) in (group / "cgroup.procs").read_text().split()
+        cache = server.client.admin.command("serverStatus")["wiredTiger"]["cache"]
+        assert cache["maximum bytes configured"] == 0.25 * 1024**3   # 268435456
     assert not _shim_processes(data_dir)
     assert (data_dir / "mongod.log").exists()
 
@@ -93,7 +114,7 @@ def test_restart_stops_the_process_and_keeps_the_data(shim_config, tmp_path):
 def test_binary_and_external_record_what_the_loadtest_profile_could_not_apply(external_server_config):
     from costlab.server.binary import applied_options
 
-    applied = applied_options(get_profile("standalone-2cpu-4gb"))
+    applied = applied_options(get_profile("standalone-2cpu-4gb"))   # no process limits given
     assert applied["wiredTigerCacheSizeGB"] == 1.5
     assert applied["cpus"] == "not applied (binary backend)"
     assert applied["memory_limit_bytes"] == "not applied (binary backend)"
@@ -120,10 +141,10 @@ def test_no_process_left_after_the_job_raises(shim_config, tmp_path):
     assert not _shim_processes(data_dir)
 
 
-def test_server_that_dies_at_start_reports_its_log(shim_config, tmp_path, monkeypatch):
+def test_server_that_dies_at_start_reports_its_log(failing_shim_config, tmp_path, monkeypatch):
     monkeypatch.setenv("COSTLAB_SHIM_FAIL", "1")
     with pytest.raises(ServerStartError, match="failing on purpose"):
-        with start_server(shim_config, "standalone", tmp_path / "data"):
+        with start_server(failing_shim_config, "standalone", tmp_path / "data"):
             pass
 
 

@@ -56,8 +56,11 @@ def test_no_engine_is_a_clear_error(monkeypatch):
 
 
 def test_auto_without_docker_or_mongod_says_what_to_do(monkeypatch, tmp_path):
+    from costlab.server import availability
+
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(availability, "wheel_mongod", lambda: None)
     with pytest.raises(ServerUnavailable) as err:
         resolve_backend({"backend": "auto", "mongod": None})
     message = str(err.value)

@@ -45,9 +45,12 @@ SECRET = "s3cr3t-pw"
 
 @pytest.fixture
 def no_server_here(monkeypatch, tmp_path):
-    """This process sees no Docker engine and no mongod."""
+    """This process sees no Docker engine and no mongod (none on PATH, no bundled one)."""
+    from costlab.server import availability
+
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(availability, "wheel_mongod", lambda: None)
 
 
 def fake_mongod(directory: Path, output: str = MONGOD_VERSION_OUTPUT, code: int = 0) -> str:
@@ -141,7 +144,8 @@ def test_parse_mongod_version():
 def test_binary_record_runs_mongod_version(tmp_path):
     record = binary_record(fake_mongod(tmp_path))
     assert record == {"mongod": str(tmp_path / "mongod"), "version": "7.0.14",
-                      "git_version": "ce59cfc6a3c5e5c067dca0d30697edd68d4f5188", "server_kind": "mongod"}
+                      "git_version": "ce59cfc6a3c5e5c067dca0d30697edd68d4f5188", "server_kind": "mongod",
+                      "source": f"binary {tmp_path / 'mongod'}"}
 
 
 def test_binary_record_fails_clearly(tmp_path):

