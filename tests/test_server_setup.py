@@ -179,7 +179,7 @@ class FakeEngine:
     """
 
     def __init__(self, events=(), local=True, pull_error=None, digests=("mongo@sha256:2222bbbb",),
-                 version_output=None):
+                 version_output=None, version_code=0):
         from docker.errors import APIError, ImageNotFound
 
         self.events, self.local, self.calls, self.closed = list(events), local, [], False
@@ -203,10 +203,21 @@ class FakeEngine:
                     raise ImageNotFound(f"No such image: {name}")
                 return FakeImage(digests)
 
+        class Container:   # the detached version container: wait, logs, remove (with its volumes)
+            def wait(self, timeout=None):
+                outer.calls.append(("wait",))
+                return {"StatusCode": version_code, "Error": None}
+
+            def logs(self, stdout=True, stderr=True):
+                return (version_output or MONGOD_VERSION_OUTPUT).encode()
+
+            def remove(self, **kwargs):
+                outer.calls.append(("remove", kwargs))
+
         class Containers:
             def run(self, **spec):
                 outer.calls.append(("run", spec))
-                return (version_output or MONGOD_VERSION_OUTPUT).encode()
+                return Container()
 
         self.api, self.images, self.containers = Api(), Images(), Containers()
 
@@ -245,7 +256,8 @@ def test_docker_record_pulls_a_missing_image_with_progress_and_reads_the_version
         "server_kind": "mongod",
     }
     assert ("pull", "mongo", "8.0", True, True) in engine.calls
-    assert engine.calls[-1] == ("run", version_container_spec("mongo:8.0"))
+    assert engine.calls[-3:] == [("run", version_container_spec("mongo:8.0")), ("wait",),
+                                 ("remove", {"force": True, "v": True})]   # its anonymous volumes too
     downloads = [line for line in lines if "% of 100.0 MB" in line]
     assert [line.split("layer abc ")[1].split("%")[0] for line in downloads] == ["0", "25", "50", "75", "100"]
     assert any(line.endswith("layer abc pull complete") for line in lines)
@@ -331,9 +343,20 @@ def test_a_stand_in_image_is_recorded_as_the_stand_in():
     assert record["server_kind"] == "stand-in" and record["version"] == "0.7.0b3-standin"
 
 
+def test_an_image_whose_mongod_version_fails_names_the_exit_code_and_what_it_said():
+    engine = FakeEngine(digests=(), version_output="exec: \"mongod\": executable file not found in $PATH\n",
+                        version_code=127)
+    with pytest.raises(ServerUnavailable) as err:
+        docker_record(engine, "busybox:1", lambda line: None)
+    assert str(err.value).startswith(
+        '`mongod --version` in image busybox:1 (sha256:1111aaaa) exited 127: exec: "mongod": executable file '
+        "not found in $PATH; is it a MongoDB image?")
+    assert engine.calls[-1] == ("remove", {"force": True, "v": True})
+
+
 def test_version_container_is_throwaway_and_labelled():
     spec = version_container_spec("mongo:7.0")
-    assert spec["command"] == ["mongod", "--version"] and spec["remove"] is True
+    assert spec["command"] == ["mongod", "--version"] and spec["detach"] is True and "remove" not in spec
     assert spec["network_disabled"] is True and spec["labels"]["costlab"] == "1"
 
 

@@ -36,7 +36,7 @@ from costlab.report.collect import (
 from costlab.report.findings import published_rows, verdict_counts
 from costlab.report.settings import concerns, config_differences, flatten
 from costlab.report.studies import STUDIES
-from costlab.server.provenance import is_stand_in
+from costlab.server.provenance import is_stand_in, server_label
 from costlab.verdicts import OTHER, Kind, Verdict, verdict_class, verdict_text
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
@@ -128,7 +128,7 @@ def _server_version(record: dict, server: dict) -> str | None:
     if is_stand_in(record):
         answered = f", answers as MongoDB {server['version']}" if server.get("version") else ""
         return f"SecantusDB stand-in (a test server, not MongoDB{answered})"
-    return server.get("version")
+    return server_label(server.get("version"), (record.get("applied_options") or {}).get("mongod_source"))
 
 
 def _git_version(record: dict, server: dict) -> str | None:
@@ -540,19 +540,20 @@ def findings_view(findings: pl.DataFrame) -> dict[str, Any]:
 
 
 def what_ran(sections: list[StudySection]) -> str:
-    """'engine lab and models; no MongoDB server' or 'MongoDB 8.0.4, the WiredTiger engine lab and models'."""
+    """'engine lab and models; no MongoDB server' or 'mongod 8.0.4, the WiredTiger engine lab and models'."""
     shown = [s for s in sections if s.enabled and s.has_results]
     records = [r for s in shown for r in s.provenance]
     versions = list(
         dict.fromkeys(
-            str((r.get("server") or {}).get("version"))
+            server_label((r.get("server") or {}).get("version"),
+                         (r.get("applied_options") or {}).get("mongod_source"))
             for r in records
             if not is_stand_in(r) and (r.get("server") or {}).get("version")
         )
     )
     parts = []
     if versions:
-        parts.append("MongoDB " + "/".join(versions))
+        parts.append(" / ".join(versions))
     if any(is_stand_in(r) for r in records):
         parts.append("the SecantusDB stand-in (a test server, not MongoDB)")
     if any(s.engine for s in shown):

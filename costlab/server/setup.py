@@ -79,7 +79,8 @@ def parse_mongod_version(output: str) -> dict:
 # ---------------------------------------------------------------- docker
 
 def version_container_spec(image: str) -> dict:
-    """Keyword arguments for containers.run: `mongod --version` in the image, removed afterwards.
+    """Keyword arguments for containers.run: `mongod --version` in the image, detached (version_output
+    waits for it, reads its output and removes it with its volumes).
 
     Its labels say who owns it, as every costlab container's do: without an owner, a measuring job
     starting at the same moment took it for a killed run's leftover and removed it mid-run.
@@ -89,12 +90,29 @@ def version_container_spec(image: str) -> dict:
     return {
         "image": image,
         "command": ["mongod", "--version"],
-        "remove": True,
-        "stdout": True,
-        "stderr": True,
+        "detach": True,
         "network_disabled": True,
         "labels": container_labels(os.getpid(), purpose="version"),
     }
+
+
+VERSION_TIMEOUT_S = 120   # `mongod --version` in a throwaway container: seconds on a busy host
+
+
+def version_output(engine, image: str) -> tuple[int, str]:
+    """(exit code, output) of `mongod --version` in a throwaway container of `image`.
+
+    The container is removed with its anonymous volumes (`v`): the official image declares VOLUME
+    /data/db /data/configdb, and the SDK's `containers.run(remove=True)` removes the container alone,
+    leaving two volumes on the engine per setup step.
+    """
+    container = engine.containers.run(**version_container_spec(image))
+    try:
+        code = int(container.wait(timeout=VERSION_TIMEOUT_S).get("StatusCode", -1))
+        output = container.logs(stdout=True, stderr=True)
+    finally:
+        container.remove(force=True, v=True)
+    return code, output.decode(errors="replace") if isinstance(output, bytes) else str(output)
 
 
 STAND_IN_VERSION_WORD = "stand-in"   # what a test image's `mongod --version` says (tests/docker_engine.py)
@@ -108,13 +126,18 @@ def docker_record(engine, image: str, log: Log = _stderr, pull: str = "missing")
 
     found, pulled = ensure_image(engine, image, pull, log)
     try:
-        output = engine.containers.run(**version_container_spec(image))
+        code, text = version_output(engine, image)
     except (DockerException, RequestException) as err:
         raise ServerUnavailable(
             f"`mongod --version` in image {image} ({found.id}) failed: {engine_reason(err)}; "
             "is it a MongoDB image? Set server.image to one"
         ) from None
-    text = output.decode(errors="replace") if isinstance(output, bytes) else str(output)
+    if code != 0:
+        said = next((line.strip() for line in text.splitlines() if line.strip()), "nothing")
+        raise ServerUnavailable(
+            f"`mongod --version` in image {image} ({found.id}) exited {code}: {said[:200]}; "
+            "is it a MongoDB image? Set server.image to one"
+        )
     parsed = parse_mongod_version(text)
     digests = list(found.attrs.get("RepoDigests") or [])
     return {
