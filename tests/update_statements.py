@@ -8,9 +8,11 @@ import random
 from datetime import datetime
 from typing import Any
 
-from bson import Int64
+from bson import Binary, Int64, ObjectId
 
 NAMES = ["a", "b", "c", "n", "s"]
+OTHER = [float("nan"), -0.0, ObjectId(b"costlab-ab12"), b"\x00\x01", Binary(b"\x07", 4), [1, [2, 3]], "é",
+         "Z"]
 DATE_PARTS = ["$year", "$month", "$dayOfMonth", "$hour", "$minute", "$second", "$millisecond", "$dayOfWeek",
               "$dayOfYear", "$week"]
 DATES = [datetime(2024, 1, 1), datetime(2024, 2, 29, 13, 5, 7, 250000), datetime(2023, 12, 31, 23, 59)]
@@ -35,7 +37,7 @@ class Statements:
         r = self.r
         return r.choice([
             self.number, self.number, lambda: r.choice(["x", "y", "ab", ""]), lambda: r.choice([True, False]),
-            lambda: None, lambda: r.choice(DATES),
+            lambda: None, lambda: r.choice(DATES), lambda: r.choice(OTHER),
         ])()
 
     def element(self) -> Any:

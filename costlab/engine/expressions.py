@@ -10,6 +10,7 @@ does. Comparisons use the BSON order (costlab.engine.values), missing below null
 """
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
@@ -143,9 +144,18 @@ def _sum(values: list, name: str) -> object:
             if integer_result(total, "long") is None:
                 kind, total = "double", float(total)
     if date is not None:
-        millis = round(total) if kind == "double" else total
-        return date + timedelta(milliseconds=int(millis))
+        if kind == "double" and not math.isfinite(total):
+            raise ValueError(f"{date} + {total} ms is beyond the dates the engine lab holds")
+        return _shifted(date, int(round(total) if kind == "double" else total))
     return _number(total, kind)
+
+
+def _shifted(date: datetime, millis: int) -> datetime:
+    try:
+        return date + timedelta(milliseconds=millis)
+    except OverflowError:
+        raise ValueError(f"{date} + {millis} ms is beyond the dates the engine lab holds "
+                         "(years 1-9999)") from None
 
 
 def _number(total: int | float, kind: str) -> object:
@@ -193,8 +203,9 @@ def _subtract(spec):
             if isinstance(right, datetime):
                 return Int64((left - right) // timedelta(milliseconds=1))
             if number_kind(right) in ("int", "long", "double"):
-                millis = round(right) if isinstance(right, float) else right
-                return left - timedelta(milliseconds=int(millis))
+                if isinstance(right, float) and not math.isfinite(right):
+                    raise ValueError(f"{left} - {right} ms is beyond the dates the engine lab holds")
+                return _shifted(left, -int(round(right) if isinstance(right, float) else right))
         kl, kr = number_kind(left), number_kind(right)
         if kl in (None, "decimal") or kr in (None, "decimal"):
             raise ValueError(f"$subtract only supports numeric or date types, got {left!r} and {right!r}")

@@ -150,11 +150,14 @@ def _arithmetic(operator: str, amount: object) -> Callable[[object, str], object
         result_kind = widest(kind, current_kind)
         if result_kind == "double":
             value = float(current) + float(amount) if operator == "$inc" else float(current) * float(amount)
-            return value
-        exact = int(current) + int(amount) if operator == "$inc" else int(current) * int(amount)
-        value = integer_result(exact, result_kind)
-        if value is None:
-            raise UpdateError(f"Failed to apply {operator} operations to current value ({current!r})")
+        else:
+            exact = int(current) + int(amount) if operator == "$inc" else int(current) * int(amount)
+            value = integer_result(exact, result_kind)
+            if value is None:
+                raise UpdateError(f"Failed to apply {operator} operations to current value ({current!r})")
+        # the same type and value (0.0 and -0.0 alike, NaN and NaN): a no-op, the stored bytes stay
+        if result_kind == current_kind and (value == current or (value != value and current != current)):
+            return KEEP
         return value
     return leaf
 
