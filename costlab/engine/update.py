@@ -49,6 +49,8 @@ from bson.raw_bson import RawBSONDocument
 from costlab.engine.expressions import compile_expression
 from costlab.engine.match import matches, path_matches, value_matches
 from costlab.engine.values import (
+    INT32_MAX,
+    INT32_MIN,
     MISSING,
     as_kind,
     compare,
@@ -126,7 +128,13 @@ KEEP: Any = object()     # the leaf leaves the value as it is
 
 
 def _copy(value: object) -> object:
-    """A compiled update is shared by every statement sending it: each document gets its own copy."""
+    """A compiled update is shared by every statement sending it: each document gets its own copy (of its
+    documents and arrays; BSON's other values are not changed in place)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_copy(v) for v in value]
     return copy.deepcopy(value) if isinstance(value, (dict, list)) else value
 
 
@@ -138,6 +146,10 @@ def _arithmetic(operator: str, amount: object) -> Callable[[object, str], object
         raise NotImplementedInEngine(f"{operator} of a Decimal128 is not implemented in the engine lab")
 
     def leaf(current: object, path: str) -> object:
+        if type(current) is int and type(amount) is int and operator == "$inc":
+            total = current + amount   # int32 + int32, the studied counters: int32 while it fits
+            if INT32_MIN <= total <= INT32_MAX:
+                return total if total != current else KEEP
         if current is MISSING:
             if operator == "$inc":
                 return amount
@@ -262,8 +274,11 @@ def _push(spec: object) -> Callable[[object, str], object]:
         each, slice_, position, key = [spec], None, None, None
 
     def change(items: list) -> list:
-        items = list(items)
         added = [_copy(v) for v in each]
+        if position is None and key is None and slice_ is None:
+            items.extend(added)   # in place: a modifier changes the document it is given
+            return items
+        items = list(items)
         if position is None:
             items += added
         else:
@@ -540,6 +555,35 @@ def _modifiers(update: dict, array_filters: list | None) -> Callable[[dict, _Con
 
 def _leaf_step(parts: list[str], leaf, creates: bool) -> Callable[[dict, _Context], None]:
     positional = "$" in parts
+    if not any(part.startswith("$") for part in parts):
+        # a path of field names only (every published layout's): walked without the general walker while
+        # it meets documents, which is 2x cheaper for the $inc of appV1-appV4 and appV6
+        *parents, last = parts
+        path = ".".join(parts)
+
+        def simple(document: dict, ctx: _Context) -> None:
+            container = document
+            for i, part in enumerate(parents):
+                child = container.get(part, MISSING)
+                if type(child) is dict:
+                    container = child
+                    continue
+                if child is MISSING:   # the rest of the path is created (or, for $unset/$pop..., nothing)
+                    if creates:
+                        value = leaf(MISSING, path)
+                        if value is not KEEP and value is not REMOVE:
+                            for name in reversed(parts[i + 1:]):
+                                value = {name: value}
+                            container[part] = value
+                    return
+                _walk(document, parts, [], leaf, creates, ctx)
+                return
+            value = leaf(container.get(last, MISSING), path)
+            if value is REMOVE:
+                container.pop(last, None)
+            elif value is not KEEP:
+                container[last] = value
+        return simple
 
     def run(document: dict, ctx: _Context) -> None:
         if positional and ctx.position is None:
@@ -794,17 +838,57 @@ def _pipeline(stages: list) -> Callable[[dict, _Context], dict]:
         else:
             raise NotImplementedInEngine(f"update pipeline stage {name} is not implemented in the engine lab")
 
+    deep = _deep_tombstones(stages)
+
     def run(document: dict, ctx: _Context) -> dict:
         result = document
         for step in steps:
             result = step(result)
-        return _keep_id(document, strip(result))
+        if deep:
+            result = strip(result)
+        elif any(value is MISSING for value in result.values()):
+            result = {k: v for k, v in result.items() if v is not MISSING}
+        return _keep_id(document, result)
     return run
+
+
+def _mentions_root(value: object) -> bool:
+    if isinstance(value, str):
+        return value.startswith(("$$ROOT", "$$CURRENT"))
+    if isinstance(value, dict):
+        return any(_mentions_root(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_mentions_root(v) for v in value)
+    return False
+
+
+def _deep_tombstones(stages: list) -> bool:
+    """Whether a pipeline can leave a tombstone below the document's top level (a dotted or nested field
+    set or removed, or $$ROOT / $$CURRENT embedding the document in a field): then the whole result is
+    stripped of them, else its top level only (appV5R2's pipeline: the statement's cost)."""
+    if _mentions_root(stages):
+        return True
+    for stage in stages:
+        (name, spec), = stage.items()
+        if name in ("$set", "$addFields") and isinstance(spec, dict):
+            if any("." in field or (isinstance(value, dict) and value
+                                    and not next(iter(value)).startswith("$"))
+                   for field, value in spec.items()):
+                return True
+        elif name == "$unset":
+            if any("." in field for field in (spec if isinstance(spec, list) else [spec])):
+                return True
+        elif name == "$project" and isinstance(spec, dict):
+            if any("." in field for field in _flatten(spec)):
+                return True
+    return False
 
 
 def _keep_id(before: dict, after: dict) -> dict:
     """The stored `_id` first: kept where the result lacks it, refused where it differs."""
     if "_id" in before:
+        if after and after.get("_id") is before["_id"] and next(iter(after)) == "_id":
+            return after   # the stored _id, first: nothing to check or move
         if "_id" in after and not (equal(after["_id"], before["_id"]) and
                                    bson.encode({"v": after["_id"]}) == bson.encode({"v": before["_id"]})):
             raise UpdateError("After applying the update, the (immutable) field '_id' was found to have "
@@ -841,8 +925,15 @@ class CompiledUpdate:
         elif isinstance(update, dict) and update and all(name.startswith("$") for name in update):
             self.kind = "modifiers"
             modifiers = _modifiers(update, array_filters)
+            touches_id = any(path.split(".")[0] == "_id" or (operator == "$rename" and
+                                                             str(target).split(".")[0] == "_id")
+                             for operator, spec in update.items() if isinstance(spec, dict)
+                             for path, target in spec.items())
 
             def run(document: dict, ctx: _Context) -> dict:
+                if not touches_id:
+                    modifiers(document, ctx)
+                    return document
                 before_id = document.get("_id", MISSING)
                 modifiers(document, ctx)
                 if before_id is not MISSING and not ctx.inserting and (
@@ -920,7 +1011,14 @@ def upsert_document(query: dict, update: dict | list | CompiledUpdate,
 
 def _upserted(query: dict, apply: CompiledUpdate, new_id: Callable[[], ObjectId]) -> dict:
     document: dict = {}
-    if apply.kind == "replacement":
+    if apply.kind != "replacement" and all(
+            "." not in name and not name.startswith("$") and not name.isdigit()
+            and not (type(value) is dict and value and next(iter(value)).startswith("$"))
+            for name, value in query.items()):
+        # top-level equalities only (every published layout's query): in the order of their names
+        for name in sorted(query):
+            document[name] = _copy(query[name])
+    elif apply.kind == "replacement":
         if "_id" in query and not isinstance(query["_id"], dict):
             document["_id"] = query["_id"]
     else:

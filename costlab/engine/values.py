@@ -93,8 +93,15 @@ def _binary(value: bytes) -> tuple[int, int, bytes]:
     return len(value), subtype, bytes(value)
 
 
+_SAME_TYPE_FAST = {int, str, datetime, bool}   # Python's order is mongod's (str: by code point = UTF-8 bytes)
+
+
 def compare(left: object, right: object) -> int:
     """-1, 0 or 1: `left` against `right` in mongod's order of BSON values."""
+    kind = type(left)
+    if kind is type(right) and (kind in _SAME_TYPE_FAST
+                                or (kind is float and left == left and right == right)):
+        return (left > right) - (left < right)
     lt, rt = canonical_type(left), canonical_type(right)
     if lt != rt:
         return -1 if lt < rt else 1
