@@ -73,6 +73,16 @@ def _section(path) -> dict:
                          "literalV1": {**common, "layout": "literal_day"}}}
 
 
+def _check(section: dict) -> None:
+    """What reading the rules does before any job: the config check, the variants registered, each
+    rehearsed (rules/appversions.smk)."""
+    from costlab.appversions.rehearsal import rehearse_config
+
+    config = load_config(overrides={"appversions": section})
+    variants.register_variants(config)
+    rehearse_config(config)
+
+
 @pytest.fixture
 def cleanup():
     yield
@@ -98,8 +108,7 @@ def test_a_layout_with_set_setoninsert_and_a_literal_pipeline_runs_through_the_e
     from costlab.appversions.model import collection_stats
 
     section = _section(_write(tmp_path))
-    load_config(overrides={"appversions": section})   # the check rehearses both layouts: no error
-    variants.register_variants({"appversions": section})
+    _check(section)   # the config check and the rehearsal of both layouts: no error
     path = tmp_path / "events.parquet"
     write_events(iter_event_chunks(60, 3), path)
     events = generate_events(60, 3)
@@ -148,7 +157,7 @@ def test_a_wrong_size_formula_is_refused_before_any_job(tmp_path, cleanup):
     # the formula counts a third one-letter string the statements never write
     path = _write(tmp_path, extra='+ element("n", string_value(1))')
     with pytest.raises(ConfigError) as err:
-        load_config(overrides={"appversions": _section(path)})
+        _check(_section(path))
     message = str(err.value)
     assert "\n" not in message
     assert message.startswith("invalid config key appversions.variants.stampedV1.layout_file: "
@@ -164,9 +173,30 @@ def test_a_wrong_size_formula_is_refused_before_any_job(tmp_path, cleanup):
 def test_an_operator_the_engine_lab_lacks_is_refused_before_any_job_naming_it(tmp_path, cleanup):
     path = _write(tmp_path, literal="$toUpper")
     with pytest.raises(ConfigError) as err:
-        load_config(overrides={"appversions": _section(path)})
+        _check(_section(path))
     message = str(err.value)
     assert "\n" not in message
     assert message.startswith("invalid config key appversions.variants.literalV1.layout_file: layout "
                               "'literal_day' (layout_file): its statement cannot run in the engine lab: "
                               "expression operator $toUpper is not implemented in the engine lab"), message
+
+
+@pytest.mark.workflow
+def test_snakemake_stops_before_any_job_on_a_wrong_formula(tmp_path):
+    import subprocess
+    import sys
+
+    import yaml
+
+    from costlab.config import ROOT
+
+    path = _write(tmp_path, extra='+ element("n", string_value(1))')
+    configfile = tmp_path / "mine.yaml"
+    configfile.write_text(yaml.safe_dump({"appversions": _section(path)}))
+    done = subprocess.run([sys.executable, "-m", "snakemake", "-n", "all", "--configfile", str(configfile)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert ("costlab: invalid config key appversions.variants.stampedV1.layout_file: layout 'stamped_day' "
+            "(layout_file): its size formula gives") in out, out[-3000:]
+    assert "Job stats" not in out and "appversions_model" not in out   # no job was planned

@@ -5,26 +5,28 @@ A layout owns three things that must agree (costlab/appversions/layouts.py): the
 event (`upsert_ops`), the BSON size formula the model uses (`day_document_bytes` /
 `bucket_document_bytes`) and, where it has one, the engine lab's final document (`engine_groups`).
 Nothing else would tell when they do not: a size formula a byte off per field passes every job and
-skews every number. So, for each variant the config declares (costlab.appversions.variants checks
-them with the config, in costlab.config.check_semantics, before any job):
+skews every number. So, for each variant the config declares, when the workflow's rules are read
+(rules/appversions.smk: `rehearse_config`, after the config check and the variants' registration), so
+that `snakemake` / `make all` / `make dryrun` stop before any job, in one line:
 
-1. its statements for REHEARSAL_EVENTS (two keys, days across a month and a quarter boundary, every
+1. its statements for `rehearsal_events()` (two keys, days across a month and a quarter boundary, every
    status, several events a day) are compiled by costlab.engine.update, which refuses an operator,
    stage or expression the engine lab lacks, naming it;
 2. they are applied in order, as mongod would (an in-memory collection: the document the query
    matches, else the upsert), and each document's size is bson.encode's;
 3. the model's size of each document (costlab.appversions.model.document_sizes) and the engine lab's
    final documents are compared with those sizes: a difference is refused, with both numbers.
+
+Light to import (the rules import it): polars, bson and the model are imported only when a config
+declares variants.
 """
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import bson
-import polars as pl
-
-from costlab.appversions.events import EVENT_SCHEMA, STATUSES
+if TYPE_CHECKING:
+    import polars as pl
 
 # Two keys; days across a month end (Jan 31 - Feb 1) and a quarter end (Mar 31 - Apr 1), two years
 # (a bucket of a year or of a week sees several too); each status more than once; days with several events.
@@ -32,8 +34,12 @@ _KEYS = ("0A" * 32, "B1" * 32)
 _DAYS = ((2023, 1, 30), (2023, 1, 31), (2023, 2, 1), (2023, 3, 31), (2023, 4, 1), (2024, 1, 2))
 
 
-def rehearsal_events() -> pl.DataFrame:
+def rehearsal_events() -> "pl.DataFrame":
     """The events a layout is rehearsed with, in load order (key, date, status)."""
+    import polars as pl
+
+    from costlab.appversions.events import EVENT_SCHEMA, STATUSES
+
     rows = []
     i = 0
     for day_index, (y, m, d) in enumerate(_DAYS):
@@ -46,6 +52,7 @@ def rehearsal_events() -> pl.DataFrame:
 
 def _applied(statements: list, version_name: str) -> list[dict]:
     """The documents the statements leave, applied one by one as mongod applies them."""
+    import bson
     from bson import ObjectId
 
     from costlab.engine.match import matches
@@ -76,6 +83,8 @@ def rehearse(version, field: str = "layout") -> None:
     """ValueError in one line, naming the layout and `field` (the config key), when the version's
     statements use what the engine lab lacks or its size formula disagrees with the documents they
     build. `version`: an AppVersion."""
+    import bson
+
     from costlab.appversions.model import document_sizes
     from costlab.appversions.versions import prepared_columns
 
@@ -102,7 +111,9 @@ def rehearse(version, field: str = "layout") -> None:
         _compare(where, "its engine-lab documents (engine_groups)", sorted(engine), actual, built)
 
 
-def _engine_lab_sizes(version, events: pl.DataFrame, prepared_columns: Callable) -> list[int] | None:
+def _engine_lab_sizes(version, events: "pl.DataFrame", prepared_columns: Callable) -> list[int] | None:
+    import bson
+
     prepared = prepared_columns(version, events).with_row_index("row")
     try:
         groups = list(version.layout.engine_groups(version, prepared))
@@ -142,4 +153,25 @@ def _line(err: BaseException) -> str:
     return text
 
 
-__all__ = ["rehearse", "rehearsal_events"]
+def rehearse_config(config: dict[str, Any]) -> None:
+    """Rehearse every variant the config declares (registered already: register_variants); ConfigError
+    in one line naming the variant's config key otherwise."""
+    from costlab.appversions.variants import declared_names
+    from costlab.config import ConfigError
+
+    section = config.get("appversions") or {}
+    names = declared_names(section)
+    if not names:
+        return
+    from costlab.appversions.versions import get_version
+
+    for name in names:
+        fields = (section.get("variants") or {}).get(name) or {}
+        field = "layout_file" if isinstance(fields, dict) and fields.get("layout_file") else "layout"
+        try:
+            rehearse(get_version(name), field)
+        except ValueError as err:
+            raise ConfigError(f"invalid config key appversions.variants.{name}.{field}: {err}") from None
+
+
+__all__ = ["rehearse", "rehearsal_events", "rehearse_config"]

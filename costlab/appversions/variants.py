@@ -277,13 +277,10 @@ def layout_files(section: dict) -> dict[str, str]:
             if isinstance(f, dict) and isinstance(f.get("layout_file"), str)}
 
 
-def _check_layouts(declared: list[VersionDeclaration], variants: dict | None = None) -> None:
-    """Each variant's layout exists and holds its declaration (Layout.check: the layout's own rule), and
-    is rehearsed: a few events through its statements and the engine lab's update compiler, its size
-    formula against the documents they build (costlab.appversions.rehearsal)."""
+def _check_layouts(declared: list[VersionDeclaration]) -> None:
+    """Each variant's layout exists and holds its declaration (Layout.check: the layout's own rule). The
+    workflow then rehearses it when the rules are read, before any job (costlab.appversions.rehearsal)."""
     from costlab.appversions.layouts import layout_named
-    from costlab.appversions.rehearsal import rehearse
-    from costlab.appversions.versions import AppVersion
 
     for d in declared:
         try:
@@ -297,12 +294,6 @@ def _check_layouts(declared: list[VersionDeclaration], variants: dict | None = N
             layout.check(d)
         except ValueError as err:
             raise _fail(d.name, "bucket" if "bucket" in str(err) else "layout", str(err)) from None
-        fields = (variants or {}).get(d.name) or {}
-        field = "layout_file" if isinstance(fields, dict) and fields.get("layout_file") else "layout"
-        try:
-            rehearse(AppVersion(**{f: getattr(d, f) for f in d.__dataclass_fields__}), field)
-        except ValueError as err:
-            raise _fail(d.name, field, str(err)) from None
 
 
 def declarations(section: dict, check_layouts: bool = True) -> list[VersionDeclaration]:
@@ -331,7 +322,7 @@ def declarations(section: dict, check_layouts: bool = True) -> list[VersionDecla
                 raise _fail(d.name, "compare_to", f"{d.compare_to!r} is not in appversions.versions: the "
                                                   "variant is measured beside it, add it there")
     if check_layouts and declared:
-        _check_layouts(declared, variants)
+        _check_layouts(declared)
     return declared
 
 
