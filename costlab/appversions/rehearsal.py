@@ -50,7 +50,7 @@ def rehearsal_events() -> "pl.DataFrame":
     return pl.DataFrame(rows, schema=EVENT_SCHEMA, orient="row")
 
 
-def _applied(statements: list, version_name: str) -> list[dict]:
+def _applied(statements: list) -> list[dict]:
     """The documents the statements leave, applied one by one as mongod applies them."""
     import bson
     from bson import ObjectId
@@ -66,7 +66,8 @@ def _applied(statements: list, version_name: str) -> list[dict]:
 
     for op in statements:
         # the statement as the driver sends it (dates, binaries and ints as mongod receives them)
-        sent = bson.decode(bson.encode({"q": op._filter, "u": op._doc, "f": op._array_filters or []}), CODEC)
+        filters = getattr(op, "_array_filters", None) or []
+        sent = bson.decode(bson.encode({"q": op._filter, "u": op._doc, "f": filters}), CODEC)
         update = compile_update(sent["u"], sent["f"] or None)
         for i, document in enumerate(documents):
             matched, position = matches(document, sent["q"])
@@ -97,16 +98,22 @@ def rehearse(version, field: str = "layout") -> None:
         raise ValueError(f"{where}: building its statements failed: {type(err).__name__}: "
                          f"{_line(err)}") from None
     try:
-        built = _applied(statements, version.name)
-    except ValueError as err:
+        built = _applied(statements)
+    except Exception as err:  # noqa: BLE001  a statement of the user's: any error, said in one line
         raise ValueError(f"{where}: its statement cannot run in the engine lab: {_line(err)}") from None
     actual = sorted(len(bson.encode(document)) for document in built)
     try:
         model = sorted(int(size) for size in document_sizes(version, events).to_list())
     except NotImplementedError as err:
         raise ValueError(f"{where}: no size formula: {_line(err)}") from None
+    except Exception as err:  # noqa: BLE001  the user's formula: any error, said in one line
+        raise ValueError(f"{where}: its size formula failed: {type(err).__name__}: {_line(err)}") from None
     _compare(where, "its size formula", model, actual, built)
-    engine = _engine_lab_sizes(version, events, prepared_columns)
+    try:
+        engine = _engine_lab_sizes(version, events, prepared_columns)
+    except Exception as err:  # noqa: BLE001  the user's engine-lab document: any error, in one line
+        raise ValueError(f"{where}: its engine-lab documents (engine_groups) failed: {type(err).__name__}: "
+                         f"{_line(err)}") from None
     if engine is not None:
         _compare(where, "its engine-lab documents (engine_groups)", sorted(engine), actual, built)
 
