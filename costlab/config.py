@@ -10,6 +10,7 @@ import copy
 import hashlib
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -202,8 +203,21 @@ def explain_validation_error(err: Exception) -> str:
         allowed = _allowed(cause)
         return f"invalid config key {_short(key)}: {_short(cause.message)}" + (
             f" (allowed: {allowed})" if allowed else ""
-        )
+        ) + _did_you_mean(cause)
     return f"invalid config: {_short(str(err))}"
+
+
+def _did_you_mean(error: Any) -> str:
+    """'; did you mean ...?' for a misspelt key or enum value (costlab.suggest), else ''."""
+    from costlab.suggest import did_you_mean
+
+    schema = getattr(error, "schema", {}) or {}
+    if getattr(error, "validator", None) == "additionalProperties" and schema.get("properties"):
+        unexpected = re.findall(r"'([^']+)'", error.message.split("(")[-1])
+        return did_you_mean(unexpected[0], schema["properties"]) if unexpected else ""
+    if "enum" in schema:
+        return did_you_mean(getattr(error, "instance", None), schema["enum"])
+    return ""
 
 
 def _allowed(error: Any) -> str:

@@ -153,7 +153,31 @@ def _excepthook(kind: type[BaseException], error: BaseException, tb: Any) -> Non
             # server, an edited input): that line on the console, the traceback in the log
             print(f"{message} (details: {_STATE['log']})", file=sys.stderr)
             return
+        # any other failure: one console line, what failed and the fix; the traceback is in the log
+        print(f"costlab: job {_STATE['rule']} failed: {line[:500]}; {fix_for(error)} "
+              f"(traceback: {_STATE['log']})", file=sys.stderr)
+        return
     _STATE["previous_hook"](kind, error, tb)
+
+
+def fix_for(error: BaseException) -> str:
+    """What to do about a job's failure, in a few words (the failure's own line says what happened)."""
+    import errno
+
+    message = str(error)
+    if "not implemented in the engine lab" in message:
+        return ("the fix: use the operators docs/engine-lab.md lists in your layout, or leave the version "
+                "out of the engine lab; `make dryrun` checks a layout before any job")
+    if isinstance(error, MemoryError):
+        return "the fix: lower the study's scale in your config (engine.<study>) or give the job more memory"
+    if isinstance(error, OSError) and error.errno == errno.ENOSPC:
+        return "the fix: free disk space where the job writes (results/, TMPDIR) and rerun"
+    if isinstance(error, PermissionError):
+        return f"the fix: make {error.filename or 'the path'} writable and rerun"
+    if isinstance(error, (ImportError, SyntaxError)):
+        return "the fix: reinstall the venv (make clean-venv all) and rerun"
+    return ("the fix: correct what it names (a config value: `make dryrun` checks it before any job) and "
+            "rerun the same command; finished jobs are kept")
 
 
 def _at_exit() -> None:

@@ -10,6 +10,11 @@ from costlab.appversions.variants import layout_files as _av_layout_files
 from costlab.appversions.variants import register_variants as _av_register_variants
 
 _av_register_variants(config)
+# Each variant's layout rehearsed now, before any job: its statements through the engine lab's update
+# compiler, its size formula against the documents they build (ConfigError in one line otherwise).
+from costlab.appversions.rehearsal import rehearse_config as _av_rehearse_config
+
+_av_rehearse_config(config)
 # A variant's layout file (appversions.variants.<name>.layout_file): an input of the jobs that use its layout.
 AV_LAYOUT_FILES = _av_layout_files(AV)
 # The {version} wildcard: exactly the registered versions (registry.py is light: no polars or pymongo).

@@ -170,7 +170,8 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
     (lambda t: _declared(sample=_write(t, "big.json", json.dumps({"createdAt": 1, "note": "x" * 2000})),
                          projected=("createdAt",)),   # 4 + (1 + 10 + 4) + (1 + 5 + 4 + 2,001) + 1 bytes
      "invalid config key docsize.documents.mine.grow: the sample is 2,031 BSON bytes, too large to grow to "
-     "1 KB"),
+     "1 KB (1,037 B, docsize.sizes_kb): set grow: false to measure it as it is, or leave 1 out of "
+     "docsize.sizes_kb"),
 ])
 def test_a_bad_declaration_is_refused_in_one_line_naming_the_key(tmp_path, declared, words):
     with pytest.raises(ConfigError) as err:

@@ -122,8 +122,8 @@ def test_upsert_and_update_follow_mongods_field_order():
     # no _id in the query: one is generated and put first; the query's fields by path (a std::map)
     doc = upsert_document({"key": "K", "date": 5}, {"$inc": {"a": 1}}, ObjectIds())
     assert list(doc) == ["_id", "date", "key", "a"] and isinstance(doc["_id"], bson.ObjectId)
-    with pytest.raises(ValueError, match=r"update operator \$set is not implemented"):
-        apply_update({}, {"$set": {"a": 1}})
+    with pytest.raises(ValueError, match=r"update operator \$bit is not implemented"):
+        apply_update({}, {"$bit": {"a": {"and": 1}}})
 
 
 def test_memory_does_not_hold_the_whole_stream(tmp_path):
@@ -151,3 +151,39 @@ def test_a_compiled_update_gives_each_document_its_own_pushed_value():
     first["items"][0]["a"] = 99
     assert second == {"_id": 2, "items": [{"date": 0}, {"date": 1, "a": 1}]}
     assert bson.encode(push({})) == bson.encode({"items": [{"date": 1, "a": 1}]})
+
+
+def test_statements_with_a_positional_path_and_array_filters_are_applied_as_mongod_applies_them(
+        tmp_path, test_db, real_mongod):
+    """Through apply_statement (the engine lab's path): the document found by its _id, the rest of the
+    query matched on it (the positional `$`'s index), arrayFilters passed on; the bytes are mongod's."""
+    if not real_mongod:
+        pytest.skip("the reference is mongod 6.0.5")
+    from costlab.engine.connection import Engine, EngineSettings
+    from costlab.engine.deployment import Deployment
+    from costlab.engine.update import apply_statement, find_record
+
+    statements = [
+        {"q": {"_id": 7}, "u": {"$setOnInsert": {"items": [{"k": 1, "n": 0}, {"k": 2, "n": 0}]},
+                                "$set": {"seen": 1}}, "upsert": True},
+        {"q": {"_id": 7, "items.k": 2}, "u": {"$inc": {"items.$.n": 5}}, "upsert": True},
+        {"q": {"_id": 7}, "u": {"$set": {"items.$[low].flag": True}}, "upsert": True,
+         "arrayFilters": [{"low.n": {"$lt": 1}}]},
+        {"q": {"_id": 7}, "u": [{"$set": {"total": {"$reduce": {
+            "input": "$items", "initialValue": 0, "in": {"$add": ["$$value", "$$this.n"]}}}}}],
+         "upsert": True},
+    ]
+    for s in statements:
+        test_db.c.update_one(s["q"], s["u"], upsert=s["upsert"], array_filters=s.get("arrayFilters"))
+    raw = test_db.get_collection("c", codec_options=bson.CodecOptions(document_class=RawBSONDocument))
+    server = bytes(raw.find_one({"_id": 7}).raw)
+    with Engine(tmp_path / "wt", EngineSettings(cache_mb=16, journal=False)) as engine:
+        collection = Deployment(engine, "standalone", "none").collection("t.c", {})
+        paths = [apply_statement(collection, bson.encode({**s, "multi": False}), ObjectIds())
+                 for s in statements]
+        stored = collection.records.read(find_record(collection, {"_id": 7}))
+    assert paths[0] == "insert" and "insert" not in paths[1:]
+    # {_id, items: [{k: 1, n: 0, flag: true}, {k: 2, n: 5}], seen: 1, total: 5} as mongod wrote it
+    assert bytes(stored) == server
+    assert bson.decode(server) == {"_id": 7, "items": [{"k": 1, "n": 0, "flag": True}, {"k": 2, "n": 5}],
+                                   "seen": 1, "total": 5}

@@ -99,6 +99,29 @@ def test_a_costlab_error_is_one_line_on_the_console_and_the_traceback_is_in_the_
     assert "Traceback" in log.read_text()
 
 
+def test_an_engine_lab_failure_is_one_console_line_with_the_fix(tmp_path):
+    log = tmp_path / "logs" / "appversions_engine_version.log"
+    script = tmp_path / "job.py"
+    script.write_text(
+        textwrap.dedent(f"""
+        from snakemake.iocontainers import Namedlist as N, Snakemake
+        snakemake = Snakemake(N(), N(), N(), N(), 1, N(), N([{str(log)!r}]), {{}},
+                              "appversions_engine_version", 0)
+        from costlab.engine.update import apply_update
+        apply_update({{}}, {{"$bit": {{"a": {{"and": 1}}}}}})
+    """)
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "costlab: job appversions_engine_version failed: NotImplementedInEngine: update operator $bit is "
+        "not implemented in the engine lab; the fix: use the operators docs/engine-lab.md lists in your "
+        "layout, or leave the version out of the engine lab; `make dryrun` checks a layout before any job "
+        f"(traceback: {log})"
+    ]
+    assert "Traceback" in log.read_text() and "apply_update" in log.read_text()
+
+
 # ---- cleanup takes make all's config arguments, never prints a password ----
 
 

@@ -77,7 +77,11 @@ def test_a_failed_job_has_its_error_in_its_log(tmp_path):
     text = log.read_text()
     assert text.startswith("costlab: job docsize_model failed: ValueError: docsize.sizes_kb went wrong")
     assert "Traceback" in text and "an older run's log" not in text
-    assert "ValueError: docsize.sizes_kb went wrong" in done.stderr  # the console still gets it
+    # the console gets one line: what failed, the fix, where the traceback is
+    assert done.stderr.strip().splitlines() == [
+        "costlab: job docsize_model failed: ValueError: docsize.sizes_kb went wrong; the fix: correct what "
+        "it names (a config value: `make dryrun` checks it before any job) and rerun the same command; "
+        f"finished jobs are kept (traceback: {log})"]
 
 
 def test_atomic_path_sweeps_what_dead_writers_left_of_the_same_file(tmp_path):

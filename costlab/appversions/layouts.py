@@ -481,6 +481,11 @@ def unregister_layout(name: str) -> None:
     _LAYOUTS.pop(name, None)
 
 
+def registered_layouts() -> list[str]:
+    """The names of the registered layouts (the published ones first)."""
+    return list(_LAYOUTS)
+
+
 def layout_named(name: str) -> Layout:
     """The registered layout `name`; ValueError naming the registered layouts otherwise."""
     try:

@@ -182,9 +182,12 @@ def config_problem(study_config: dict, declared: Iterable[str] = ()) -> str | No
     ):
         unknown = [n for n in names or () if n not in known]
         if unknown:
+            from costlab.suggest import did_you_mean
+
             return (
                 f"invalid config key {key}: {', '.join(map(repr, unknown))} "
                 f"{'is not an app version' if len(unknown) == 1 else 'are not app versions'} "
                 f"(allowed: {', '.join(known)}; a version of your own is declared in appversions.variants)"
+                + did_you_mean(unknown[0], known)
             )
     return None

@@ -45,6 +45,7 @@ from costlab.appversions.registry import (
     REPORTS,
     VersionDeclaration,
 )
+from costlab.suggest import did_you_mean
 
 KEY = "appversions.variants"
 # config field -> the declaration's attribute
@@ -109,7 +110,8 @@ def _value(name: str, field: str, value: Any) -> Any:
         if field == "item_name_format" and value is None:
             return None
         if value not in allowed:
-            raise _fail(name, field, f"{value!r} is not allowed (allowed: {_allowed(allowed)})")
+            raise _fail(name, field, f"{value!r} is not allowed (allowed: {_allowed(allowed)})"
+                                     + did_you_mean(value, allowed))
         return block_compressor_options(value) if field == "block_compressor" else value
     if field in ("long_status_names", "totals"):
         if not isinstance(value, bool):
@@ -142,12 +144,14 @@ def _declaration(name: Any, fields: Any, known: set[str]) -> VersionDeclaration:
                                 f"got {type(fields).__name__}")
     unknown = [f for f in fields if f not in FIELDS]
     if unknown:
-        raise _fail(name, str(unknown[0]), f"unknown field (allowed: {_allowed(FIELDS)})")
+        raise _fail(name, str(unknown[0]), f"unknown field (allowed: {_allowed(FIELDS)})"
+                                           + did_you_mean(unknown[0], FIELDS))
     base_name = fields.get("base")
     if base_name is not None:
         if base_name not in PUBLISHED_NAMES:
             raise _fail(name, "base", f"{base_name!r} is not a published app version "
-                                      f"(allowed: {_allowed(PUBLISHED_NAMES)})")
+                                      f"(allowed: {_allowed(PUBLISHED_NAMES)})"
+                                      + did_you_mean(base_name, PUBLISHED_NAMES))
         base = registry.declaration(base_name)
         values = {attr: getattr(base, attr) for attr in VersionDeclaration.__dataclass_fields__}
         values["compare_to"] = base_name
@@ -274,15 +278,18 @@ def layout_files(section: dict) -> dict[str, str]:
 
 
 def _check_layouts(declared: list[VersionDeclaration]) -> None:
-    """Each variant's layout exists and holds its declaration (Layout.check: the layout's own rule)."""
+    """Each variant's layout exists and holds its declaration (Layout.check: the layout's own rule). The
+    workflow then rehearses it when the rules are read, before any job (costlab.appversions.rehearsal)."""
     from costlab.appversions.layouts import layout_named
 
     for d in declared:
         try:
             layout = layout_named(d.layout_name)
         except ValueError as err:
-            field = "layout"
-            raise _fail(d.name, field, str(err)) from None
+            from costlab.appversions.layouts import registered_layouts
+
+            suggestion = did_you_mean(d.layout_name, registered_layouts())
+            raise _fail(d.name, "layout", str(err) + suggestion) from None
         try:
             layout.check(d)
         except ValueError as err:
@@ -307,7 +314,8 @@ def declarations(section: dict, check_layouts: bool = True) -> list[VersionDecla
         if d.compare_to is not None:
             if d.compare_to not in known and d.compare_to not in names:
                 raise _fail(d.name, "compare_to", f"{d.compare_to!r} is not an app version "
-                                                  f"(allowed: {_allowed([*known, *names])})")
+                                                  f"(allowed: {_allowed([*known, *names])})"
+                                                  + did_you_mean(d.compare_to, [*known, *names]))
             if d.compare_to == d.name:
                 raise _fail(d.name, "compare_to", "a variant is compared with another version, not itself")
             if d.compare_to not in configured:

@@ -178,7 +178,8 @@ def _declaration(name: Any, fields: Any, section_sizes: list[int]) -> DocumentDe
             size = too_small[0]
             raise _fail(name, "grow", f"the sample is {own:,} BSON bytes, too large to grow to {size} KB "
                                       f"({target_doc_bytes(size):,} B, docsize.sizes_kb): set grow: false to "
-                                      "measure it as it is")
+                                      f"measure it as it is, or leave {', '.join(map(str, too_small))} "
+                                      "out of docsize.sizes_kb")
     return declared
 
 
