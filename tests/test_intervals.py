@@ -18,7 +18,6 @@ from costlab.intervals import (
     min_max_coverage,
     over_repeats,
     over_samples,
-    repeats_to_decide,
     runs_differ,
     runs_differ_many,
 )
@@ -208,7 +207,8 @@ def test_docsize_cells_carry_the_bootstrap_interval_of_their_query_mean():
     assert whole["interval_confidence"] == 0.95
     covered = rows["covered"]
     # every query 64 B: no bootstrap interval (the rule of three's bound instead)
-    assert (covered["bytes_read_into_cache_mean_low"], covered["bytes_read_into_cache_mean_high"]) == (None, None)
+    low, high = covered["bytes_read_into_cache_mean_low"], covered["bytes_read_into_cache_mean_high"]
+    assert (low, high) == (None, None)
 
 
 def test_a_difference_says_its_p_value_and_what_it_was_tested_on():
