@@ -163,3 +163,24 @@ def test_compare_needs_no_rejection_to_call_three_against_three_changed():
     result = compare_runs([1.0, 1.01, 1.02], [1.3, 1.31, 1.32], (0.8, 1.2))
     assert result.outcome == "changed" and result.coverage == pytest.approx(0.9)
     assert (result.low, result.high) == (pytest.approx(1.3 / 1.02), pytest.approx(1.32 / 1.0))
+
+
+def test_rigorous_repeats_at_least_five_times_wherever_it_repeats():
+    """config/rigorous.yaml: every `repeats` it sets is >= 5 (a decided verdict's risk at most 3.1 %)."""
+    from pathlib import Path
+
+    import yaml
+
+    def repeats(node, path=""):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "repeats":
+                    yield path + key, value
+                else:
+                    yield from repeats(value, f"{path}{key}.")
+
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "rigorous.yaml").read_text())
+    found = dict(repeats(config))
+    assert set(found) >= {"docsize.repeats", "flatnested.repeats", "appversions.repeats",
+                          "engine.appversions.repeats", "engine.arraygrowth.repeats"}
+    assert all(value >= 5 for value in found.values()), found
