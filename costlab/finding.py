@@ -45,6 +45,7 @@ SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {
     "band_low": pl.Float64,
     "band_high": pl.Float64,
 }
+NO_BAND_RISK = "not known: a point rule, no band"   # a value with an interval judged by a rule with no band
 # the verdicts a risk belongs to: decided ones
 DECIDED = (Verdict.REPRODUCED, Verdict.NOT_REPRODUCED)
 # the reason of every NOT_COMPARABLE row measured on the stand-in (its numbers are not MongoDB's)
@@ -244,9 +245,10 @@ def interval_verdict(point: Finding, interval: Interval, rule) -> Finding:
     if band is None or not interval.has_interval or point.verdict is Verdict.NOT_RUN:
         if point.verdict not in DECIDED:
             return point
-        unknown = (f"not known: all {interval.samples} {interval.unit} equal"
-                   if interval.differ_at_most is not None else ONE_RUN_RISK)
-        return point.with_(risk=unknown if not interval.has_interval else None)
+        if interval.has_interval:   # a point rule (no band) judged the value: its risk cannot be said
+            return point.with_(risk=NO_BAND_RISK)
+        return point.with_(risk=f"not known: all {interval.samples} {interval.unit} equal"
+                           if interval.differ_at_most is not None else ONE_RUN_RISK)
     outcome = judge_band(interval, *band)
     risk = risk_text(interval.risk)
     # a value that came out the same in every repeat: an observation, said in the verdict's words

@@ -184,3 +184,38 @@ def test_rigorous_repeats_at_least_five_times_wherever_it_repeats():
     assert set(found) >= {"docsize.repeats", "flatnested.repeats", "appversions.repeats",
                           "engine.appversions.repeats", "engine.arraygrowth.repeats"}
     assert all(value >= 5 for value in found.values()), found
+
+
+def test_the_summary_says_the_largest_risk_and_how_many_are_not_known():
+    """findings.csv rows as the summary reads them: two decided at 3.1 % and 12.5 %, one on one run."""
+    from costlab.summary import findings_texts
+
+    rows = [{"study": "docsize", "evidence": "mongod 8.0.4", "verdict": "reproduced", "kind": "published",
+             "risk": risk} for risk in ("3.1%", "12.5%", "one run: risk not known")]
+    rows.append({"study": "docsize", "evidence": "mongod 8.0.4", "verdict": "inconclusive",
+                 "kind": "published", "risk": ""})
+    assert findings_texts(rows, "docsize") == [
+        "mongod 8.0.4: 3 reproduced, 1 inconclusive; risk if the truth sat on the band's edge: up to 12.5%, "
+        "1 not known (one run)"]
+
+
+def test_verdict_tables_and_findings_csv_carry_the_risk_and_the_band():
+    """A row decided by 5 repeats' [min, max] (risk 1 / 32 = 3.1 %) in a verdict table and findings.csv."""
+    import polars as pl
+
+    from costlab.finding import COLUMNS as TABLE_COLUMNS
+    from costlab.finding import verdict_table
+    from costlab.report.findings import COLUMNS as FINDINGS_COLUMNS
+
+    rule = between(*BAND)
+    per_repeat = [[judged("f", "m", "ratio", 1.0, v, rule, server_kind="engine")]
+                  for v in (1.0, 1.01, 0.99, 1.02, 0.98)]
+    table = verdict_table(over_repeat_findings(per_repeat))
+    row = table.row(0, named=True)
+    assert (row["verdict"], row["risk"]) == ("reproduced", "3.1%")
+    assert (row["band_low"], row["band_high"]) == (0.9, 1.1)
+    assert table.columns == TABLE_COLUMNS
+    assert FINDINGS_COLUMNS[-1] == "risk" and FINDINGS_COLUMNS[:15] == [
+        "study", "finding", "metric", "unit", "published", "this_run", "interval", "evidence", "ratio",
+        "tolerance", "verdict", "reason", "kind", "note", "source"]   # the columns before risk, unchanged
+    assert isinstance(table, pl.DataFrame)
