@@ -219,3 +219,16 @@ def test_verdict_tables_and_findings_csv_carry_the_risk_and_the_band():
         "study", "finding", "metric", "unit", "published", "this_run", "interval", "evidence", "ratio",
         "tolerance", "verdict", "reason", "kind", "note", "source"]   # the columns before risk, unchanged
     assert isinstance(table, pl.DataFrame)
+
+
+def test_the_page_shows_a_decided_verdicts_risk_in_words():
+    from costlab.report.views import finding_row_view
+
+    base = {"study": "docsize", "finding": "f", "metric": "m", "unit": "ratio", "published": 1.0,
+            "this_run": 1.0, "interval": "0.98 to 1.02 at 93.8% (median of 5 repeats, order statistics)",
+            "evidence": "mongod 8.0.4", "ratio": 1.0, "tolerance": "ratio within 0.9-1.1",
+            "verdict": "reproduced", "reason": None, "kind": "published", "note": None}
+    shown = finding_row_view(base | {"risk": "3.1%"})["risk"]
+    assert shown == "risk 3.1% if the truth sat on the band's edge"
+    assert finding_row_view(base | {"risk": ONE_RUN_RISK})["risk"] == "one run: risk not known"
+    assert finding_row_view(base | {"risk": None})["risk"] is None
