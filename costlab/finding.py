@@ -123,8 +123,10 @@ class Finding:
             "published": self.published,
             "reproduced": self.reproduced,
             "interval": self.interval,
-            "risk": self.risk if self.risk is not None or self.verdict not in DECIDED or self.interval is None
-            else ONE_RUN_RISK,   # a measured value judged with no interval: one run, its risk not known
+            # a decided verdict's only (a row made not comparable after its interval judged it has none); a
+            # measured value judged with no interval: one run, its risk not known
+            "risk": None if self.verdict not in DECIDED else self.risk if self.risk is not None
+            else ONE_RUN_RISK if self.interval is not None else None,
             "ratio": self.ratio,
             "tolerance": self.tolerance,
             "verdict": self.verdict.value,

@@ -232,3 +232,11 @@ def test_the_page_shows_a_decided_verdicts_risk_in_words():
     assert shown == "risk 3.1% if the truth sat on the band's edge"
     assert finding_row_view(base | {"risk": ONE_RUN_RISK})["risk"] == "one run: risk not known"
     assert finding_row_view(base | {"risk": None})["risk"] is None
+
+
+def test_a_row_made_not_comparable_after_its_interval_judged_it_has_no_risk():
+    rule = between(*BAND)
+    per_repeat = [[judged("f", "m", "ratio", 1.0, v, rule, server_kind="engine")] for v in (1.0, 1.01, 0.99)]
+    row = over_repeat_findings(per_repeat)[0]
+    assert row.row()["risk"] == "12.5%"   # 3 repeats' [min, max]: (1 - 0.75) / 2
+    assert row.but(Verdict.NOT_COMPARABLE, "stand-in").row()["risk"] is None
