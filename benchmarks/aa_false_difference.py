@@ -20,7 +20,7 @@ Not a speed benchmark (`make bench` does not run it). One JSON line per result:
    times, its modify calls per push and journal bytes per write per repeat, over 10,000 random pairs of
    disjoint k-subsets. Seconds of CPU.
 
-    python benchmarks/aa_false_difference.py edges                      (parts 1 and 2 alone, seconds)
+    python benchmarks/aa_false_difference.py edges      (parts 1 and 2 alone: about 3 CPU minutes)
     python benchmarks/aa_false_difference.py [repeats=12] [version=appV1] [events_per_year=5000] [k=5]
     python benchmarks/aa_false_difference.py arraygrowth [repeats=12] [k=5]     (part 4 alone)
 """
