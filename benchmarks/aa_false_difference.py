@@ -1,24 +1,28 @@
-"""A/A: how often does costlab call two identical runs different, or an exact reproduction "not reproduced"?
+"""A/A: how often is costlab's verdict wrong, against the risk it states? And how often does compare.with
+call two identical runs changed?
 
-Not a speed benchmark (`make bench` does not run it). Two parts, one JSON line per result:
+Not a speed benchmark (`make bench` does not run it). One JSON line per result:
 
-1. Simulation with known distributions (normal, lognormal, bimodal): 10,000 pairs of runs of k
-   repeats each from the same distribution, judged by costlab.intervals.runs_differ_many (the test
-   compare.with uses), and 10,000 single runs of k repeats whose true median is the published value,
-   judged against a band of +-10 % (costlab.intervals.judge).
-2. The engine lab: one appversions version measured `repeats` times with a different events seed
+1. Edges (issue 45): runs of k = 1, 3, 5, 10 repeats from known distributions (normal with a third of the
+   tolerance as its SD, lognormal, bimodal with modes 4 % either side) whose true median is at the band's
+   centre (1.0), on its upper edge (1.1) or just outside (1.11), band 0.9-1.1, 10,000 trials each, judged
+   as costlab judges them (costlab.intervals.over_repeats_many: the same intervals as over_repeats; one
+   repeat: the point verdict). Printed: the rates of "reproduced", "not reproduced" and "inconclusive",
+   which of them is false for that truth, and the risk the page states ((1 - coverage) / 2; one run: not
+   known). At the edge each decided verdict is wrong at about the stated risk.
+2. compare.with on two identical runs (2,000 pairs of k repeats, k = 3, 5, 10), tolerance +-10 %: the rate
+   of a false "changed" (costlab.intervals.compare_runs), and of the old any-difference test (exact
+   Mann-Whitney at 5 %, runs_differ_many) beside it.
+3. The engine lab: one appversions version measured `repeats` times with a different events seed
    each (the same configuration otherwise), its storage/data ratio per repeat; then 10,000 random
-   pairs of disjoint k-subsets of those repeats are judged as two runs. The repeats are real
-   WiredTiger measurements, so this is the engine's own run-to-run spread, resampled.
-3. The arraygrowth engine lab, the same way: the replica set's $push at N = ARRAYGROWTH_N measured `repeats`
-   times (the same writes each time: the study has no seed), its modify calls per push (which move with
-   eviction's timing) and journal bytes per write (the same in every repeat) per repeat, judged as two runs
-   over 10,000 random pairs of disjoint k-subsets. Seconds of CPU.
+   pairs of disjoint k-subsets of those repeats are judged as two runs (the any-difference test).
+4. The arraygrowth engine lab, the same way: the replica set's $push at N = ARRAYGROWTH_N measured `repeats`
+   times, its modify calls per push and journal bytes per write per repeat, over 10,000 random pairs of
+   disjoint k-subsets. Seconds of CPU.
 
+    python benchmarks/aa_false_difference.py edges      (parts 1 and 2 alone: about 3 CPU minutes)
     python benchmarks/aa_false_difference.py [repeats=12] [version=appV1] [events_per_year=5000] [k=5]
-    python benchmarks/aa_false_difference.py arraygrowth [repeats=12] [k=5]     (part 3 alone)
-
-The stated error rate is 5 %: a false-difference rate at or below it (plus binomial error) is the target.
+    python benchmarks/aa_false_difference.py arraygrowth [repeats=12] [k=5]     (part 4 alone)
 """
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ from pathlib import Path  # noqa: E402
 import common  # noqa: F401  (puts the repository on sys.path)
 import numpy as np  # noqa: E402
 
-from costlab.intervals import judge, over_repeats, runs_differ_many  # noqa: E402
+from costlab.intervals import compare_runs, over_repeats, over_repeats_many, runs_differ_many  # noqa: E402
 
 TRIALS = 10_000
 DISTRIBUTIONS = {
@@ -44,16 +48,41 @@ DISTRIBUTIONS = {
 }
 
 
-def simulate(seed: int = 1) -> None:
+BAND = (0.9, 1.1)
+TRUTHS = {"centre": 1.0, "edge": 1.1, "just outside": 1.11}
+# the verdict that is false for each truth (at the edge, a decided verdict either way is wrong: the truth
+# sits on the line between them)
+FALSE = {"centre": ("not reproduced",), "edge": ("reproduced", "not reproduced"),
+         "just outside": ("reproduced",)}
+
+
+def edges(seed: int = 1) -> None:
+    rng = np.random.default_rng(seed)
+    for name, draw in DISTRIBUTIONS.items():
+        for truth_name, truth in TRUTHS.items():
+            for k in (1, 3, 5, 10):
+                _, low, high, risk = over_repeats_many(truth * draw(rng, (TRIALS, k)))
+                inside = (low >= BAND[0]) & (high <= BAND[1])
+                outside = (high < BAND[0]) | (low > BAND[1])
+                rates = {"reproduced": float(inside.mean()), "not reproduced": float(outside.mean()),
+                         "inconclusive": float((~inside & ~outside).mean())}
+                print(json.dumps({"part": "edges", "distribution": name, "truth": f"{truth_name} ({truth})",
+                                  "repeats": k, **{v: round(r, 4) for v, r in rates.items()},
+                                  "false": list(FALSE[truth_name]),
+                                  "stated_risk": "one run: not known" if k == 1 else round(risk, 4)}),
+                      flush=True)
+
+
+def identical_pairs(seed: int = 4, pairs: int = 2000) -> None:
     rng = np.random.default_rng(seed)
     for name, draw in DISTRIBUTIONS.items():
         for k in (3, 5, 10):
-            differ = runs_differ_many(draw(rng, (TRIALS, k)), draw(rng, (TRIALS, k))).mean()
-            outside = np.mean([judge(over_repeats(draw(rng, k)), 0.9, 1.1).outcome == "outside"
-                               for _ in range(TRIALS // 10)])
-            print(json.dumps({"part": "simulation", "distribution": name, "repeats": k,
-                              "false_difference_rate": round(float(differ), 4),
-                              "false_not_reproduced_rate": round(float(outside), 4)}), flush=True)
+            this, other = draw(rng, (pairs, k)), draw(rng, (pairs, k))
+            changed = np.mean([compare_runs(a, b, BAND).outcome == "changed" for a, b in zip(this, other)])
+            print(json.dumps({"part": "compare identical runs", "distribution": name, "repeats": k,
+                              "false_changed_rate": round(float(changed), 4),
+                              "any_difference_rate": round(float(runs_differ_many(this, other).mean()), 4)}),
+                  flush=True)
 
 
 def engine(repeats: int, version: str, events_per_year: int, k: int, seed: int = 2) -> None:
@@ -118,10 +147,15 @@ def arraygrowth_engine(repeats: int, k: int, n: int = ARRAYGROWTH_N, seed: int =
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if args[:1] == ["edges"]:   # parts 1 and 2 alone: simulations, seconds
+        edges()
+        identical_pairs()
+        sys.exit(0)
     if args[:1] == ["arraygrowth"]:   # the arraygrowth engine part alone: arraygrowth [repeats=12] [k=5]
         arraygrowth_engine(int(args[1]) if len(args) > 1 else 12, int(args[2]) if len(args) > 2 else 5)
         sys.exit(0)
-    simulate()
+    edges()
+    identical_pairs()
     engine(int(args[0]) if args else 12, args[1] if len(args) > 1 else "appV1",
            int(args[2]) if len(args) > 2 else 5000, int(args[3]) if len(args) > 3 else 5)
     arraygrowth_engine(int(args[0]) if args else 12, int(args[3]) if len(args) > 3 else 5)

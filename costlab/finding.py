@@ -9,12 +9,13 @@ these tables into results/findings.csv (docs/report.md says its columns).
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 import polars as pl
 
-from costlab.intervals import Interval, over_repeats
+from costlab.intervals import ONE_RUN_RISK, Interval, over_repeats, risk_text
 from costlab.intervals import judge as judge_band
 from costlab.verdicts import NOT_MEASURED, Kind, Verdict, is_missing, judge, tolerance_text, verdict_text
 
@@ -25,6 +26,7 @@ COLUMNS = [
     "published",
     "reproduced",
     "interval",
+    "risk",
     "ratio",
     "tolerance",
     "verdict",
@@ -33,12 +35,19 @@ COLUMNS = [
     "server_kind",
     "note",
     "samples",
+    "band_low",
+    "band_high",
 ]
 SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {
     "published": pl.Float64,
     "reproduced": pl.Float64,
     "ratio": pl.Float64,
+    "band_low": pl.Float64,
+    "band_high": pl.Float64,
 }
+NO_BAND_RISK = "not known: a point rule, no band"   # a value with an interval judged by a rule with no band
+# the verdicts a risk belongs to: decided ones
+DECIDED = (Verdict.REPRODUCED, Verdict.NOT_REPRODUCED)
 # the reason of every NOT_COMPARABLE row measured on the stand-in (its numbers are not MongoDB's)
 STAND_IN = "stand-in"
 AT_THIS_SCALE = (
@@ -69,6 +78,9 @@ class Finding:
     # the values the interval came from, SAMPLES_SEPARATOR-separated (each repeat's, or each query's), where
     # kept: compare.with tests two runs' by costlab.intervals.difference; None for one value or none kept
     samples: str | None = None
+    # a decided verdict's risk: the chance it is wrong when the truth sits on the band's edge ("3.1%", from
+    # the interval's coverage), or ONE_RUN_RISK; None for a verdict not decided or a value not measured
+    risk: str | None = None
     # the rule that judged the value (`judged` sets it; never written): the same row measured again, e.g. in
     # another repeat, is judged by it again (over_repeat_findings)
     rule: Callable[[float], bool] | None = field(default=None, compare=False, repr=False)
@@ -111,6 +123,10 @@ class Finding:
             "published": self.published,
             "reproduced": self.reproduced,
             "interval": self.interval,
+            # a decided verdict's only (a row made not comparable after its interval judged it has none); a
+            # measured value judged with no interval: one run, its risk not known
+            "risk": None if self.verdict not in DECIDED else self.risk if self.risk is not None
+            else ONE_RUN_RISK if self.interval is not None else None,
             "ratio": self.ratio,
             "tolerance": self.tolerance,
             "verdict": self.verdict.value,
@@ -119,7 +135,17 @@ class Finding:
             "server_kind": self.server_kind,
             "note": self.note,
             "samples": self.samples,
+            # the band of values the rule passes (compare.with holds a change between runs to it)
+            "band_low": _band(self.rule, 0),
+            "band_high": _band(self.rule, 1),
         }
+
+
+def _band(rule: Callable[[float], bool] | None, side: int) -> float | None:
+    band = getattr(rule, "band", None)
+    if band is None or band[side] is None or not math.isfinite(band[side]):
+        return None
+    return float(band[side])
 
 
 def judged(
@@ -179,8 +205,9 @@ def conform_table(frame: pl.DataFrame, kind: Kind = Kind.PUBLISHED) -> pl.DataFr
             f"a verdict table lacks column(s) {', '.join(absent)}; expected {', '.join(COLUMNS)}"
         )
     filled = frame.with_columns(
-        *[pl.lit(None, pl.Utf8).alias(c) for c in ("reason", "note", "interval", "samples")
+        *[pl.lit(None, pl.Utf8).alias(c) for c in ("reason", "note", "interval", "risk", "samples")
           if c not in frame.columns],
+        *[pl.lit(None, pl.Float64).alias(c) for c in ("band_low", "band_high") if c not in frame.columns],
         *([pl.lit(kind.value).alias("kind")] if "kind" not in frame.columns else []))
     for column, enum in (("verdict", Verdict), ("kind", Kind)):
         bad = sorted(
@@ -210,23 +237,30 @@ def read_samples(text: object) -> list[float]:
 def interval_verdict(point: Finding, interval: Interval, rule) -> Finding:
     """`point` (a row judged on its value alone) judged by its value's interval against the rule's band
     instead (docs/uncertainty.md): the whole interval inside is REPRODUCED, wholly outside NOT_REPRODUCED,
-    straddling an edge INCONCLUSIVE with the samples likely to decide it. With no interval (one run), a rule
-    with no band or no value, the point verdict stands; the row carries the interval in words either way."""
-    point = point.with_(interval=interval.describe(), samples=samples_text(interval.values))
+    straddling an edge INCONCLUSIVE with the samples that would decide it with an 80 % chance; a decided
+    verdict carries its risk (Interval.risk). With no interval (one run, samples all equal), a rule with no
+    band or no value, the point verdict stands, its risk not known; the row carries the interval in words
+    either way."""
+    point = point.with_(interval=interval.describe(), samples=samples_text(interval.values),
+                        rule=point.rule or rule)
     band = getattr(rule, "band", None)
     if band is None or not interval.has_interval or point.verdict is Verdict.NOT_RUN:
-        return point
+        if point.verdict not in DECIDED:
+            return point
+        if interval.has_interval:   # a point rule (no band) judged the value: its risk cannot be said
+            return point.with_(risk=NO_BAND_RISK)
+        return point.with_(risk=f"not known: all {interval.samples} {interval.unit} equal"
+                           if interval.differ_at_most is not None else ONE_RUN_RISK)
     outcome = judge_band(interval, *band)
+    risk = risk_text(interval.risk)
     # a value that came out the same in every repeat: an observation, said in the verdict's words
     same = f"the same in all {interval.samples} repeats" if interval.same_in_all_repeats else None
     if outcome.outcome == "inside":
-        return point.but(Verdict.REPRODUCED, same)
+        return point.but(Verdict.REPRODUCED, same).with_(risk=risk)
     if outcome.outcome == "outside":
-        return point.but(Verdict.NOT_REPRODUCED, same)
-    decide = (f"about {outcome.repeats_to_decide:,} {interval.unit} would likely decide it"
-              if outcome.repeats_to_decide
-              else "the value sits on the band's edge: more samples cannot decide it")
-    return point.but(Verdict.INCONCLUSIVE, f"the interval straddles the tolerance band; {decide}")
+        return point.but(Verdict.NOT_REPRODUCED, same).with_(risk=risk)
+    return point.but(Verdict.INCONCLUSIVE, "the interval straddles the tolerance band; "
+                     + outcome.suggestion(interval.unit)).with_(risk=None)
 
 
 def over_repeat_findings(per_repeat: Sequence[Sequence[Finding]]) -> list[Finding]:
@@ -234,9 +268,10 @@ def over_repeat_findings(per_repeat: Sequence[Sequence[Finding]]) -> list[Findin
     row each: its value the median over the repeats, judged by the median's interval over them
     (costlab.intervals.over_repeats; interval_verdict against the row's rule's band). A value the same in
     every repeat has the zero-width interval [x, x] and its verdict says "the same in all N repeats". A
-    row not comparable or not run (in its first repeat) keeps that verdict and its reason, with the median
-    and the interval in words; a row with a value missing in some repeat, or no rule, keeps its first
-    repeat's."""
+    repeat that failed or gave NaN/inf is left out and counted ("median of 4 of 5 repeats"), never replaced
+    by another repeat's row; every repeat failed: the first repeat's row (not run). A row not comparable or
+    not run (in the first repeat with a value) keeps that verdict and its reason, with the median and the
+    interval in words; a row with no rule keeps that repeat's row."""
     if not per_repeat:
         return []
     lengths = {len(rows) for rows in per_repeat}
@@ -244,19 +279,22 @@ def over_repeat_findings(per_repeat: Sequence[Sequence[Finding]]) -> list[Findin
         raise ValueError(f"over_repeat_findings: repeats with {sorted(lengths)} rows; each needs the same")
     merged = []
     for rows in zip(*per_repeat):
-        first = rows[0]
         names = {(r.finding, r.metric) for r in rows}
         if len(names) != 1:
             raise ValueError(f"over_repeat_findings: the repeats' rows differ: {sorted(map(str, names))}")
-        values = [r.reproduced for r in rows]
-        if any(is_missing(v) for v in values):
-            merged.append(first)
+        values = [None if is_missing(r.reproduced) else r.reproduced for r in rows]
+        measured = [r for r, v in zip(rows, values) if v is not None and math.isfinite(v)]
+        if not measured:
+            merged.append(rows[0] if len(rows) == 1 else rows[0].with_(
+                interval=over_repeats([math.nan] * len(rows)).describe()))
             continue
+        first = measured[0]
         interval = over_repeats(values)
         if first.verdict in (Verdict.NOT_COMPARABLE, Verdict.NOT_RUN):
-            merged.append(first.with_(reproduced=interval.estimate, interval=interval.describe()))
+            merged.append(first.with_(reproduced=interval.estimate, interval=interval.describe(),
+                                      samples=samples_text(interval.values), risk=None))
             continue
-        if first.rule is None:   # judged by a rule it does not carry: as its first repeat judged it
+        if first.rule is None:   # judged by a rule it does not carry: as that repeat judged it
             merged.append(first)
             continue
         verdict, reason = judge(interval.estimate, first.rule)

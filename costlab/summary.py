@@ -108,6 +108,7 @@ def findings_texts(rows: list[dict[str, str]], study: str) -> list[str]:
     the
     table's order; then one line for costlab's own variants and one for a user's, if the study has any."""
     by_evidence: dict[str, Counter] = {}
+    risks: dict[str, list[str]] = {}
     variants: Counter = Counter()
     user_variants: Counter = Counter()
     for row in rows:
@@ -118,15 +119,27 @@ def findings_texts(rows: list[dict[str, str]], study: str) -> list[str]:
             (user_variants if row.get("kind") == Kind.USER_VARIANT.value else variants)[verdict] += 1
             continue
         by_evidence.setdefault(row.get("evidence") or "evidence not stated", Counter())[verdict] += 1
+        if row.get("risk"):
+            risks.setdefault(row.get("evidence") or "evidence not stated", []).append(row["risk"])
     texts = []
     for evidence, counts in by_evidence.items():
         label = f"{evidence} (not a mongod run)" if evidence.startswith("WiredTiger engine lab") else evidence
-        texts.append(f"{label}: {_counts_text(counts)}")
+        texts.append(f"{label}: {_counts_text(counts)}{_risk_text(risks.get(evidence, []))}")
     if variants:
         texts.append(f"{VARIANTS_LABEL}: {_counts_text(variants)}")
     if user_variants:
         texts.append(f"{USER_VARIANTS_LABEL}: {_counts_text(user_variants)}")
     return texts
+
+
+def _risk_text(risks: list[str]) -> str:
+    """'; risk if the truth sat on the band's edge: up to 12.5%, 2 not known (one run)' for the decided
+    verdicts' risks (findings.csv's `risk`: '3.1%' or words saying it is not known); '' for none."""
+    known = [float(r.rstrip("%")) for r in risks if r[:1].isdigit() and r.endswith("%")]
+    unknown = len(risks) - len(known)
+    parts = ([f"up to {max(known):.1f}%"] if known else []) + ([f"{unknown} not known (one run)"] if unknown
+                                                              else [])
+    return f"; risk if the truth sat on the band's edge: {', '.join(parts)}" if parts else ""
 
 
 def _findings_total(rows: list[dict[str, str]]) -> str:

@@ -37,6 +37,7 @@ def test_smoke_run_builds_tables_and_figures(smoke_all, real_mongod):
         "published",
         "reproduced",
         "interval",
+        "risk",
         "ratio",
         "tolerance",
         "verdict",
@@ -45,6 +46,8 @@ def test_smoke_run_builds_tables_and_figures(smoke_all, real_mongod):
         "server_kind",
         "note",
         "samples",
+        "band_low",
+        "band_high",
     ]
     if not real_mongod:
         assert raw["log_bytes"].null_count() == raw.height

@@ -298,29 +298,37 @@ def test_engine_overlay_of_appversions_and_docsize_draws_each_run_and_the_publis
     assert engine_overlay_spec("docsize", runs[:1]) is None   # one run: nothing to compare
 
 
-def _repeats_tree(root: Path, rows: list[tuple[str, float, list[float] | None]], older: bool = False) -> Path:
-    """A no-server tree whose appversions engine verdicts carry each repeat's value (`samples`) and the
-    interval's words, as the engine lab writes them with engine.appversions.repeats > 1 (None: one repeat;
-    older: no samples or interval columns at all, as a tree from before repeats)."""
+def _repeats_tree(root: Path, rows: list[tuple[str, float, list[float] | None]], older: bool = False,
+                  published: float = 1.2, band: tuple[float, float] = (1.08, 1.32), unit: str = "repeats",
+                  statistic: str = "median") -> Path:
+    """A no-server tree whose appversions engine verdicts carry each repeat's value (`samples`), the
+    interval's words and the rule's band (`band_low`, `band_high`: by default ratio within 0.9-1.1 of the
+    published 1.2), as the engine lab writes them with engine.appversions.repeats > 1 (None: one repeat;
+    older: no samples, interval or band columns at all, as a tree from before repeats)."""
     results = no_server_tree(root, [200], ["reproduced"])
     records = []
     for finding, value, samples in rows:
-        record = dict(zip(PVR_COLUMNS, (finding, "storageSize / size", "ratio", 1.2, value, value / 1.2,
-                                        "reproduced", "engine")))
+        record = dict(zip(PVR_COLUMNS, (finding, "storageSize / size", "ratio", published, value,
+                                        value / published, "reproduced", "engine")))
         if not older:
             record["samples"] = None if samples is None else "; ".join(map(repr, samples))
             record["interval"] = ("one run: no interval" if samples is None else
-                                  f"a to b at 93.8% (median of {len(samples)} repeats, order statistics)")
+                                  f"a to b at 93.8% ({statistic} of {len(samples)} {unit}, order statistics)")
+            record["band_low"], record["band_high"] = band
         records.append(record)
     _engine_table(results, "appversions", "published_vs_engine", records)
     return results
 
 
-def test_compare_says_two_runs_differ_only_where_their_repeats_do(tmp_path):
-    # apart: 5 repeats 1.00-1.04 against 1.30-1.34, every value of one below every value of the other:
-    # the exact two-sided Mann-Whitney p is 2 / C(10, 5) = 2 / 252 = 0.0079 (U = 0 or 25 are the only two
-    # of the 252 equally likely rank splits as extreme); overlapping: 1.0-1.4 by 0.1 against 1.05-1.45 by 0.1
-    # interleave (U = 10 of 25; 87 of the 252 splits have U <= 10: p = 2 x 87 / 252 = 0.69)
+def test_compare_holds_the_ratio_of_two_runs_to_the_findings_tolerance(tmp_path):
+    # apart: 5 repeats 1.00-1.04 against 1.30-1.34; the 25 ratios other / this run from 1.30 / 1.04 = 1.25
+    # to 1.34 / 1.00 = 1.34; the 95 % Moses interval drops the 2 smallest and 2 largest (P(U <= 2) = 4 / 252
+    # = 0.016 a side: coverage 1 - 8 / 252 = 96.8 %): the 3rd smallest 1.30 / 1.03 = 1.262 (after 1.25 and
+    # 1.31 / 1.04 = 1.2596), the 3rd largest 1.34 / 1.01 = 1.327 (after 1.34 and 1.33): wholly above the
+    # tolerance 0.9-1.1 (the band 1.08-1.32 over the published 1.2): changed. Overlapping: 1.0-1.4 by 0.1
+    # against 1.05-1.45 by 0.1, ratios 0.75-1.45: cannot tell. The p-values of any difference, exact
+    # (2 / 252 = 0.0079 and 2 x 87 / 252 = 0.69, no ties), adjusted together (Benjamini-Hochberg over 2 rows:
+    # 0.0079 x 2 / 1 = 0.016, 0.69 x 2 / 2 = 0.69)
     here = _repeats_tree(tmp_path / "here", [
         ("appV1 apart", 1.02, [1.00, 1.01, 1.02, 1.03, 1.04]),
         ("appV6R3 overlapping", 1.2, [1.0, 1.1, 1.2, 1.3, 1.4])])
@@ -331,8 +339,12 @@ def test_compare_says_two_runs_differ_only_where_their_repeats_do(tmp_path):
     merged = merged_published("appversions", runs, table=Path("engine") / "published_vs_engine.csv")
     column = f"difference: this run vs {runs[1].label}"
     said = dict(zip(merged["finding"].to_list(), merged[column].to_list()))
-    assert said == {"appV1 apart": "differs: p = 0.0079, 5 vs 5 repeats",
-                    "appV6R3 overlapping": "no difference shown: p = 0.69, 5 vs 5 repeats"}
+    apart, overlapping = said["appV1 apart"], said["appV6R3 overlapping"]
+    assert apart.startswith("changed: ratio ") and apart.endswith(
+        "(1.262 to 1.327 at 96.8%; tolerance 0.9 to 1.1), 5 vs 5 repeats; any difference p = 0.016 "
+        "(adjusted over 2 rows)"), apart
+    assert overlapping.startswith("cannot tell: ratio ") and overlapping.endswith(
+        "5 vs 5 repeats; any difference p = 0.69 (adjusted over 2 rows)"), overlapping
     # single runs, and a tree from before repeats (no samples column): read as one run each, never "differs"
     one = _repeats_tree(tmp_path / "one", [("appV1 apart", 1.02, None)])
     older = _repeats_tree(tmp_path / "older", [("appV1 apart", 1.32, None)], older=True)
@@ -346,4 +358,31 @@ def test_compare_says_two_runs_differ_only_where_their_repeats_do(tmp_path):
     config = smoke_config(studies=["appversions"])
     build_report(here, here / "report.html", config, compare_with=[other.parent])
     page = (here / "report.html").read_text()
-    assert f"<th>{column}</th>" in page and "differs: p = 0.0079, 5 vs 5 repeats" in page
+    assert f"<th>{column}</th>" in page
+    assert "(1.262 to 1.327 at 96.8%; tolerance 0.9 to 1.1), 5 vs 5 repeats" in page
+
+
+def test_compare_calls_a_small_shift_same_at_many_queries_and_twice_the_tolerance_changed(tmp_path):
+    """Issue 45's two constructed cases. 1,000 v 1,000 queries: this run's spread evenly over 95-105, the
+    other's the same x 1.03 (a 3 % shift), the tolerance +-20 % (band 80-120 of the published 100): the
+    ratio's interval lies near 1.03, inside 0.8-1.2: same within tolerance (where the old test of any
+    difference called it "differs"). 5 v 5 repeats 1.00-1.04 against x 1.4 (twice the +-20 % tolerance):
+    every one of the 25 ratios 1.4 x 1.00 / 1.04 = 1.346 or more, above 1.2: changed."""
+    queries = [95 + 10 * i / 999 for i in range(1000)]
+    here = _repeats_tree(tmp_path / "here", [("docsize cell", 100.0, queries)], published=100.0,
+                         band=(80.0, 120.0), unit="queries", statistic="mean")
+    other = _repeats_tree(tmp_path / "other", [("docsize cell", 103.0, [q * 1.03 for q in queries])],
+                          published=100.0, band=(80.0, 120.0), unit="queries", statistic="mean")
+    runs = load_runs(here, [other])
+    merged = merged_published("appversions", runs, table=Path("engine") / "published_vs_engine.csv")
+    said = merged[f"difference: this run vs {runs[1].label}"].to_list()[0]
+    assert said.startswith("same within tolerance: ratio 1.03 (") and "tolerance 0.8 to 1.2" in said, said
+    assert "1,000 vs 1,000 queries of one run each" in said, said
+    repeats = [1.00, 1.01, 1.02, 1.03, 1.04]
+    here = _repeats_tree(tmp_path / "here5", [("appV1", 1.02, repeats)], band=(0.96, 1.44))
+    other = _repeats_tree(tmp_path / "other5", [("appV1", 1.428, [r * 1.4 for r in repeats])],
+                          band=(0.96, 1.44))
+    runs = load_runs(here, [other])
+    merged = merged_published("appversions", runs, table=Path("engine") / "published_vs_engine.csv")
+    said = merged[f"difference: this run vs {runs[1].label}"].to_list()[0]
+    assert said.startswith("changed: ratio 1.4 (") and "tolerance 0.8 to 1.2), 5 vs 5 repeats" in said, said

@@ -150,6 +150,9 @@ def _verdicts(raw):
 REPEATS = [(1, 24e6, 3.4), (2, 54e6, 5.0), (3, 66e6, 2.0)]
 
 
+CAP = "more than 50 repeats would be needed to decide it: the value sits close to the band's edge"
+
+
 def test_three_repeats_give_the_median_its_interval_and_the_verdict_from_the_band():
     import polars as pl
 
@@ -161,11 +164,13 @@ def test_three_repeats_give_the_median_its_interval_and_the_verdict_from_the_ban
     # median of (0.4, 0.9, 1.1) = 0.9; 3 repeats: [min, max] = [0.4, 1.1] at 1 - 2 x 0.5^3 = 75 %
     assert reads["reproduced"] == pytest.approx(0.9)
     assert reads["interval"] == "0.4 to 1.1 at 75.0% (median of 3 repeats, order statistics)"
-    # rule: ratio >= 0.5, band [0.5, inf): the interval straddles 0.5 -> inconclusive; half-width below the
-    # median 0.9 - 0.4 = 0.5, distance to the edge 0.9 - 0.5 = 0.4: k > 3 x (0.5 / 0.4)^2 = 4.69 -> 5
+    # rule: ratio >= 0.5, band [0.5, inf): the interval straddles 0.5 -> inconclusive. The suggestion
+    # (intervals.repeats_to_decide): MAD 0.2 x 1.4826 = 0.297, x sqrt(2 / chi2(0.2; 2) = 0.446) = 0.628; the
+    # distance 0.4 less half the median's standard error 1.2533 x 0.628 / sqrt(3) = 0.454 is 0.173, so a
+    # repeat lands above 0.5 with p = Phi(0.173 / 0.628) = 0.61; 50 repeats (interval x(18)..x(33)) need 33
+    # of 50 above: P = 0.27 < 0.8 -> more than the cap of 50
     assert reads["verdict"] == "inconclusive"
-    assert reads["reason"] == ("the interval straddles the tolerance band; about 5 repeats would likely "
-                               "decide it")
+    assert reads["reason"] == f"the interval straddles the tolerance band; {CAP}"
     slowdown = rows[SLOWDOWN]
     # 34 / (3.4, 5.0, 2.0) = (10, 6.8, 17): median 10, [6.8, 17] wholly inside [2, inf) -> reproduced
     assert slowdown["reproduced"] == pytest.approx(10.0)

@@ -39,6 +39,7 @@ def test_smoke_study_end_to_end(smoke_all, real_mongod):
         "published",
         "reproduced",
         "interval",
+        "risk",
         "ratio",
         "tolerance",
         "verdict",
@@ -47,6 +48,8 @@ def test_smoke_study_end_to_end(smoke_all, real_mongod):
         "server_kind",
         "note",
         "samples",
+        "band_low",
+        "band_high",
     ]
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     provenance = json.loads((out / "provenance" / "small_cache__orders_4k.json").read_text())

@@ -106,8 +106,9 @@ def test_one_repeat_is_todays_row_and_says_one_run(repeated):
 
 def test_an_interval_straddling_the_band_is_inconclusive_with_the_repeats_to_decide(repeated):
     """A constructed case: three repeats at 0.70, 0.80 and 0.90 x published against the 0.75-1.33 band.
-    The interval [0.70, 0.90] crosses 0.75; half-width below the median 0.10, distance to the edge 0.05,
-    so k > 3 x (0.10 / 0.05)^2 = 12: about 13 repeats."""
+    The interval [0.70, 0.90] crosses 0.75; the spread (MAD 0.10 x 1.4826 x sqrt(2 / chi2(0.2; 2) = 0.446),
+    times the published ratio) is 0.31 x it, the distance to the edge 0.05 x it: less half the median's
+    standard error (1.2533 x 0.31 / sqrt(3) = 0.23) it is below 0, so more than the cap of 50 repeats."""
     from costlab.appversions.engine import over_repeats_table, storage_table, verdicts
 
     _, _, _, _, records, _ = repeated
@@ -126,7 +127,7 @@ def test_an_interval_straddling_the_band_is_inconclusive_with_the_repeats_to_dec
     if got["verdict"] == "not comparable":   # snappy missing here: the substitution decides first
         pytest.skip(got["reason"])
     assert got["verdict"] == "inconclusive", got
-    assert "about 13 repeats would likely decide it" in got["reason"], got
+    assert "more than 50 repeats would be needed to decide it" in got["reason"], got
 
 
 @pytest.fixture(scope="module")
@@ -248,7 +249,10 @@ def test_over_repeat_findings_judges_the_median_by_its_interval():
     assert inside.interval == "0.95 to 1.05 at 75.0% (median of 3 repeats, order statistics)"
     straddles = over_repeat_findings(rows(1.0, 1.2, 0.95))[0]
     assert straddles.verdict is Verdict.INCONCLUSIVE
-    assert "about 13 repeats would likely decide it" in straddles.reason
+    # MAD 0.05 x 1.4826 x sqrt(2 / 0.446) = 0.157; distance 0.1 to 1.1 less half of 1.2533 x 0.157 / sqrt(3)
+    # = 0.043: a repeat lands below 1.1 with p = Phi(0.043 / 0.157) = 0.61, too few of 50 (33 needed, P 0.27)
+    assert "more than 50 repeats would be needed to decide it" in straddles.reason
+    assert straddles.risk is None and inside.risk == "12.5%"   # (1 - 0.75) / 2: 3 repeats' [min, max]
     kept = over_repeat_findings([[r[0].but(Verdict.NOT_COMPARABLE, "stand-in")] for r in rows(1.0, 2.0)])[0]
     assert (kept.verdict, kept.reason, kept.reproduced) == (Verdict.NOT_COMPARABLE, "stand-in", 1.5)
 

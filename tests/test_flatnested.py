@@ -202,6 +202,7 @@ def test_tables_improvement_and_verdict(flat_ms, structured_ms, kind, verdict):
         "published",
         "reproduced",
         "interval",
+        "risk",
         "ratio",
         "tolerance",
         "verdict",
@@ -210,6 +211,8 @@ def test_tables_improvement_and_verdict(flat_ms, structured_ms, kind, verdict):
         "server_kind",
         "note",
         "samples",
+        "band_low",
+        "band_high",
     ]
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     speed = pvr.filter(pl.col("finding").str.starts_with("structured is faster"))

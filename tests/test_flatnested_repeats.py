@@ -51,9 +51,12 @@ def test_three_repeats_straddling_the_band_are_inconclusive():
     assert improvement["reproduced"] == pytest.approx(5.0)
     assert improvement["interval"] == "-10 to 25 at 75.0% (median of 3 repeats, order statistics)"
     # rule: improvement > 0; the structured medians' median 9.5 is below flat's 10, so the interval judges:
-    # it straddles 0; half-width below 5 - (-10) = 15, distance to the edge 5: k > 3 x (15 / 5)^2 = 27 -> 28
+    # it straddles 0. The suggestion: MAD of (25, 5, -10) about 5 is 15, x 1.4826 x sqrt(2 / 0.446) = 47; the
+    # distance 5 less half the median's standard error 1.2533 x 47 / sqrt(3) = 34 is below 0: the truth may
+    # sit on the edge, more than the cap of 50 repeats
     assert (improvement["verdict"], improvement["reason"]) == (
-        "inconclusive", "the interval straddles the tolerance band; about 28 repeats would likely decide it")
+        "inconclusive", "the interval straddles the tolerance band; more than 50 repeats would be needed to "
+        "decide it: the value sits close to the band's edge")
     # the times (per 100 queries): flat 1,000 in every repeat; structured 750, 950, 1,100 -> median 950
     assert rows["flat"]["reproduced"] == pytest.approx(1000.0)
     assert rows["flat"]["interval"] == "1000 to 1000: the same in all 3 repeats"

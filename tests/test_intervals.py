@@ -18,7 +18,6 @@ from costlab.intervals import (
     min_max_coverage,
     over_repeats,
     over_samples,
-    repeats_to_decide,
     runs_differ,
     runs_differ_many,
 )
@@ -54,12 +53,18 @@ def test_ten_repeats_use_the_order_statistics_at_95_percent():
     # 0.891
     interval = over_repeats([float(v) for v in range(10, 0, -1)])
     assert (interval.low, interval.high) == (2.0, 9.0)
-    assert interval.confidence == 0.95
+    assert interval.confidence == pytest.approx(1 - 2 * 11 / 1024)   # the coverage it has, 97.85 %
+    assert interval.risk == pytest.approx(11 / 1024)   # wrong at the edge when 0 or 1 of 10 fall below it
 
 
-def test_nan_is_refused_by_name():
-    with pytest.raises(ValueError, match="finite"):
-        over_repeats([1.0, float("nan")])
+def test_a_failed_repeat_is_left_out_and_counted_never_replaced():
+    # [1.2, nan, 1.0, 1.0, 1.0]: 4 of 5 repeats, median 1.0, [min, max] = [1.0, 1.2] at 1 - 2 x 0.5^4 = 87.5 %
+    interval = over_repeats([1.2, float("nan"), 1.0, 1.0, 1.0])
+    assert (interval.estimate, interval.low, interval.high) == (1.0, 1.0, 1.2)
+    assert (interval.samples, interval.failed, interval.confidence) == (4, 1, pytest.approx(0.875))
+    assert interval.describe() == "1 to 1.2 at 87.5% (median of 4 of 5 repeats, order statistics)"
+    assert over_repeats([float("inf"), None, 2.0]).describe() == "one value (1 of 3 repeats): no interval"
+    assert over_repeats([float("nan")] * 3).describe() == "no value: all 3 repeats failed"
 
 
 def test_judge_inside_outside_straddles():
@@ -69,13 +74,11 @@ def test_judge_inside_outside_straddles():
     assert judge(interval(1.2, 1.3, 1.4), 0.9, 1.1).outcome == "outside"
     straddle = judge(interval(0.9, 1.0, 1.2), 0.8, 1.1)
     assert straddle.outcome == "straddles" and straddle.holds is None
-    # crosses the upper edge 1.1: half-width 0.2 on that side, distance 0.1 -> k > 3 * (0.2 / 0.1)**2 = 12
-    assert straddle.repeats_to_decide == 13
-    # one-sided rule (value >= 2): an interval [1.5, 3] around 2.5 crosses 2 at half 1.0, distance 0.5 -> k >
-    # 12
-    assert repeats_to_decide(interval(1.5, 2.5, 3.0), 2.0, math.inf) == 13
+    # no values kept: no spread to suggest a count from, and the words say so
+    assert straddle.repeats_to_decide is None and "values were not kept" in straddle.suggestion("repeats")
     # the estimate on the edge: no number of repeats decides it
-    assert repeats_to_decide(interval(0.9, 1.1, 1.2), 0.8, 1.1) is None
+    on_edge = judge(interval(0.9, 1.1, 1.2), 0.8, 1.1)
+    assert on_edge.on_edge and "sits on the band's edge" in on_edge.suggestion("repeats")
 
 
 def test_bootstrap_over_queries_brackets_the_mean_and_is_seeded():
@@ -90,8 +93,12 @@ def test_bootstrap_over_queries_brackets_the_mean_and_is_seeded():
     few = over_samples(queries[:9])
     assert few.low is None and few.high is None and few.estimate == queries[:9].mean()
     assert few.describe() == "no interval: 9 queries are too few for a bootstrap"
-    # thirty queries that all read nothing: the interval is the value itself, and no bootstrap ran
-    assert over_samples([0.0] * 30).describe() == "0 to 0 at 95.0% (mean of 30 queries, all equal)"
+    # thirty queries that all read nothing: no zero-width "95 %" interval, the rule of three's bound:
+    # (1 - p)^30 = 0.05 -> p = 1 - 0.05^(1/30) = 0.0950
+    zeros = over_samples([0.0] * 30)
+    assert not zeros.has_interval and zeros.differ_at_most == pytest.approx(0.0950, abs=5e-5)
+    assert zeros.describe() == "0 in all 30 queries: at most 9.5% of such queries differ (rule of three, 95%)"
+    assert judge(zeros, 0.0, 1.0).outcome == "point"
 
 
 def _simulate(draw, true_value, band, repeats, seed):
@@ -199,7 +206,9 @@ def test_docsize_cells_carry_the_bootstrap_interval_of_their_query_mean():
     assert 0 < whole["bytes_read_into_cache_mean_low"] < 500 < whole["bytes_read_into_cache_mean_high"] < 1000
     assert whole["interval_confidence"] == 0.95
     covered = rows["covered"]
-    assert (covered["bytes_read_into_cache_mean_low"], covered["bytes_read_into_cache_mean_high"]) == (64, 64)
+    # every query 64 B: no bootstrap interval (the rule of three's bound instead)
+    low, high = covered["bytes_read_into_cache_mean_low"], covered["bytes_read_into_cache_mean_high"]
+    assert (low, high) == (None, None)
 
 
 def test_a_difference_says_its_p_value_and_what_it_was_tested_on():

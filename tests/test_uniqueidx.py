@@ -78,6 +78,7 @@ def test_conformance_table_and_verdicts(test_db):
         "published",
         "reproduced",
         "interval",
+        "risk",
         "ratio",
         "tolerance",
         "verdict",
@@ -86,6 +87,8 @@ def test_conformance_table_and_verdicts(test_db):
         "server_kind",
         "note",
         "samples",
+        "band_low",
+        "band_high",
     ]
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     assert pvr["verdict"].to_list() == ["reproduced", "not reproduced", "not run", "not comparable"]

@@ -275,9 +275,10 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
     for i, cells in enumerate(zip(*[rows for rows, _ in per_repeat], strict=True)):
         first, rule = cells[0], rules.get(i)
         values = [cell.reproduced for cell in cells]
-        if rule is None or any(v is None for v in values):   # not a server measurement, or not one in each
+        if rule is None or all(v is None for v in values):   # not a server measurement, or none measured
             out.append(first)
             continue
+        # a repeat with no value is left out and counted ("4 of 5 repeats"), never replaced by repeat 1's
         interval = over_repeats(values)
         point = judged(first.finding, first.metric, first.unit, first.published, interval.estimate, rule,
                        server_kind=first.server_kind, missing=NOT_REPORTED)

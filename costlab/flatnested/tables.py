@@ -153,7 +153,9 @@ def _over_repeats(pair: dict, repeats: Sequence[pl.DataFrame] | None) -> tuple[d
 
     rows = [r.filter(pl.col("fields") == pair["fields"]).row(0, named=True) for r in repeats or ()] or [pair]
     values = {column: [row[column] for row in rows] for column in REPEATED}
-    intervals = {column: over_repeats(v) if None not in v else None for column, v in values.items()}
+    # a repeat with no value is left out and counted ("4 of 5 repeats"), never replaced by repeat 1's
+    intervals = {column: over_repeats(v) if any(x is not None for x in v) else None
+                 for column, v in values.items()}
     medians = {column: interval.estimate if interval is not None and len(rows) > 1 else pair[column]
                for column, interval in intervals.items()}
     return medians, intervals
@@ -212,7 +214,9 @@ def published_vs_reproduced(comparison: pl.DataFrame, sample_sizes: pl.DataFrame
             words = interval[column].describe() if interval[column] is not None else None
             rows.append(
                 Finding(finding, metric, unit, published, value[column], row_verdict, reason, speed_words,
-                        kind, interval=words)
+                        kind, interval=words,
+                        # the improvement's verdict, carried by the times: its risk with it
+                        risk=point.risk if (row_verdict, reason) == verdict else None)
             )
         # Sizes come from the server-free BSON model (exact for any server): the published figure
         # is the article's single example document, so only the direction is compared.

@@ -8,6 +8,7 @@ named with the keys that differ. Trees are checked with costlab.report.runs.chec
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ import polars as pl
 
 from costlab.digests import EDITED_TEXT, edited_reason
 from costlab.finding import read_samples
-from costlab.intervals import difference
+from costlab.intervals import adjusted_pvalues, compare_runs
 from costlab.registry import REGISTRY
 from costlab.report.charts import coincidence_note, coincident_series, titled
 from costlab.report.runs import check_tree, read_manifest, results_dir
@@ -210,34 +211,60 @@ def _verdict_words(frame: pl.DataFrame) -> pl.Expr:
 DIFFERENCE = "difference: this run vs {}"   # one column per other run
 
 
-def _values(frame: pl.DataFrame | None) -> dict[tuple[str, str], tuple[list[float], str]]:
-    """(finding, metric) -> (the values its value came from, their unit) for the rows with a value: each
-    repeat's or each query's (the `samples` column); a run without them (one run, or an older costlab's
-    tree) gives its one value."""
+def _number(value: object) -> float | None:
+    try:
+        number = None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None   # a value in words (uniqueidx's outcomes): nothing to compare
+    return number if number is not None and math.isfinite(number) else None
+
+
+def _tolerance_ratios(row: dict) -> tuple[float, float] | None:
+    """The finding's own tolerance as a band of ratios: its band (`band_low`, `band_high`; a one-sided
+    rule's open side infinite) over its published value. None where the row has no band (an older tree,
+    a rule with none) or no published value to scale it by."""
+    published = _number(row.get("published"))
+    if not published or ("band_low" not in row and "band_high" not in row):
+        return None
+    low, high = _number(row.get("band_low")), _number(row.get("band_high"))
+    if low is None and high is None:
+        return None
+    ends = sorted(((-math.inf if low is None else low) / published,
+                   (math.inf if high is None else high) / published))
+    return ends[0], ends[1]
+
+
+def _values(frame: pl.DataFrame | None) -> dict[tuple[str, str], tuple[list[float], str, float | None,
+                                                                      tuple[float, float] | None]]:
+    """(finding, metric) -> (the values its value came from, their unit, its value, its tolerance as ratios)
+    for the rows with a value: each repeat's or each query's (the `samples` column); a run without them (one
+    run, or an older costlab's tree) gives its one value."""
     if frame is None or "reproduced" not in frame.columns:
         return {}
     out = {}
     for row in frame.iter_rows(named=True):
-        try:
-            value = None if row["reproduced"] is None else float(row["reproduced"])
-        except (TypeError, ValueError):
-            value = None   # a value in words (uniqueidx's outcomes): nothing to test
+        value = _number(row["reproduced"])
         samples = read_samples(row.get("samples")) if "samples" in frame.columns else []
         if value is None and not samples:
             continue
-        unit = re.search(r"\((?:median|mean) of \d+ (\w+)", str(row.get("interval") or ""))
+        unit = re.search(r"\((?:median|mean) of \d+ (?:of \d+ )?(\w+)", str(row.get("interval") or ""))
         key = (str(row["finding"]), str(row["metric"]))
-        out[key] = (samples or [value], unit.group(1) if unit else "repeats")
+        out[key] = (samples or [value], unit.group(1) if unit else "repeats", value, _tolerance_ratios(row))
     return out
 
 
 def _differences(this: pl.DataFrame, other: pl.DataFrame | None, label: str) -> pl.DataFrame:
-    """Per (finding, metric) both runs have a value of: whether the runs differ (costlab.intervals.difference:
-    the exact Mann-Whitney test over their repeats or queries), 'one run each: not tested' where either has
-    one value."""
+    """Per (finding, metric) both runs have a value of: the ratio of the other run to this one with its
+    interval, held to the finding's tolerance (costlab.intervals.compare_runs: "same within tolerance",
+    "changed", "cannot tell"; "one run each: not tested" where either has one value), and the p-value of
+    any difference adjusted over the table's rows together (Benjamini-Hochberg)."""
     mine, theirs = _values(this), _values(other)
-    rows = [(*key, difference(mine[key][0], theirs[key][0], unit=mine[key][1]).describe())
-            for key in mine if key in theirs]
+    keys = [key for key in mine if key in theirs]
+    compared = [compare_runs(mine[key][0], theirs[key][0], mine[key][3], unit=mine[key][1],
+                             reference=mine[key][2]) for key in keys]
+    adjusted = adjusted_pvalues([c.pvalue for c in compared])
+    tested = sum(p is not None for p in adjusted)
+    rows = [(*key, c.describe(q, tested)) for key, c, q in zip(keys, compared, adjusted)]
     schema = {"finding": pl.Utf8, "metric": pl.Utf8, DIFFERENCE.format(label): pl.Utf8}
     return pl.DataFrame(rows, schema=schema, orient="row")
 
@@ -245,8 +272,9 @@ def _differences(this: pl.DataFrame, other: pl.DataFrame | None, label: str) -> 
 def merged_published(study: str, runs: list[Run], this_frame: pl.DataFrame | None = None,
                      table: Path = VERDICT_TABLES["server"]) -> pl.DataFrame | None:
     """One row per (finding, metric) of any run: published, then reproduced and verdict per run, then per
-    other run whether it differs from this one (DIFFERENCE: "differs: p = 0.008, 5 vs 5 repeats", "no
-    difference shown: …", "one run each: not tested"; docs/uncertainty.md).
+    other run how it compares with this one, held to the finding's tolerance (DIFFERENCE: "changed: ratio
+    1.39 (1.36 to 1.43 at 96.8%; tolerance 0.9 to 1.1), 5 vs 5 repeats; …", "same within tolerance: …",
+    "cannot tell: …", "one run each: not tested"; docs/uncertainty.md).
 
     `table`: which verdict table of each run (VERDICT_TABLES: the server run's, the engine lab's, the
     model's).

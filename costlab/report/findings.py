@@ -25,7 +25,7 @@ from costlab.verdicts import COUNTED_KINDS, OTHER, VERDICT_CLASSES, Kind, Verdic
 
 FINDINGS_FILE = "findings.csv"
 COLUMNS = ["study", "finding", "metric", "unit", "published", "this_run", "interval", "evidence", "ratio",
-           "tolerance", "verdict", "reason", "kind", "note", "source"]
+           "tolerance", "verdict", "reason", "kind", "note", "source", "risk"]
 SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {
     "published": pl.Float64,
     "this_run": pl.Float64,
@@ -108,6 +108,7 @@ def table_findings(study: str, table: TableItem, section: StudySection, results_
         ).alias("kind"),
         _text(frame, "note").alias("note"),
         pl.lit(source).alias("source"),
+        _text(frame, "risk").alias("risk"),
     )
 
 
@@ -121,7 +122,7 @@ def not_run_findings(study: str, section: StudySection) -> pl.DataFrame:
            "evidence": "none (not run)",
            "ratio": None, "tolerance": None, "verdict": Verdict.NOT_RUN.value, "reason": reason,
            "kind": Kind.PUBLISHED.value, "note": f"to run it: {fix}" if fix else None,
-           "source": f"{study}/not_run.json"}
+           "source": f"{study}/not_run.json", "risk": None}
     return pl.DataFrame([row], schema=SCHEMA)
 
 
@@ -180,8 +181,9 @@ def verdict_counts(findings: pl.DataFrame, kinds: tuple[str, ...] | None = COUNT
 def read_findings(path: str | Path) -> pl.DataFrame:
     """results/findings.csv as written by write_findings (every column as the schema says)."""
     frame = pl.read_csv(path, schema_overrides=SCHEMA, infer_schema_length=0)
-    if "interval" not in frame.columns:   # a run from before intervals (docs/uncertainty.md)
-        frame = frame.with_columns(pl.lit(None, pl.Utf8).alias("interval"))
+    for column in ("interval", "risk"):   # a run from before intervals or risks (docs/uncertainty.md)
+        if column not in frame.columns:
+            frame = frame.with_columns(pl.lit(None, pl.Utf8).alias(column))
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"{path} lacks column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}")

@@ -280,7 +280,8 @@ def table_block_view(item: TableItem, out_dir: Path, heading: bool = True, stand
     verdicts = item.name in VERDICT_TABLES
     collapsed = heading and item.frame.height > COLLAPSE_ROWS and not verdicts
     # each repeat's or query's value (`samples`, `*_samples`): in the CSV for compare.with; too long here
-    frame = item.frame.drop([c for c in item.frame.columns if c == "samples" or c.endswith("_samples")])
+    frame = item.frame.drop([c for c in item.frame.columns
+                             if c in ("samples", "band_low", "band_high") or c.endswith("_samples")])
     if verdicts and "verdict" in frame.columns and frame.columns[0] == "finding":
         # the verdict (and its reason) beside the finding it judges, inside the window at any width
         first = [c for c in ("finding", "verdict", "reason") if c in frame.columns]
@@ -443,6 +444,9 @@ def finding_row_view(row: dict) -> dict[str, Any]:
         "this_run": _number_text(row["this_run"], row["unit"]),
         # where the value came from: its interval with the repeats or queries, or "one run: no interval"
         "interval": row.get("interval"),
+        # a decided verdict's risk: the chance it is wrong if the truth sat on the band's edge
+        "risk": (f"risk {row['risk']} if the truth sat on the band's edge"
+                 if (row.get("risk") or "")[:1].isdigit() else row.get("risk")),
         "evidence": row["evidence"] or "—",
         "ratio": format_cell(row["ratio"]).text if row["ratio"] is not None else "—",
         "tolerance": row["tolerance"] or _no_tolerance(row["verdict"]),
