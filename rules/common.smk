@@ -11,7 +11,10 @@ from costlab.paths import workdir_problem as _workdir_problem
 
 if _workdir_problem(workflow.basedir):
     raise WorkflowError(_workdir_problem(workflow.basedir))
-from costlab.config import apply_command_line_config, validate as validate_config
+from costlab.config import apply_command_line_config, check_config_files, validate as validate_config
+
+# Snakemake's YAML loader keeps the last of a key given twice: the same files, read with costlab's.
+check_config_files(workflow.config_settings.configfiles)
 
 # Snakemake hands nested --config values over as strings ({sizes_kb: [1, 64]} -> ['1', '64']);
 # give them the schema's types first, as `make all`'s pre-check does.
@@ -138,6 +141,6 @@ def _sweep_leftovers():
 onerror:
     # A measuring job's failed rerun: Snakemake put its previous outputs back (kept); date them before
     # their inputs so the next run measures again, and rebuild the page so it says what it shows.
-    from costlab.report.after_failure import rebuild_after_failed_run
+    from costlab.report.after_failure import rebuild_after_failed_rerun
 
-    rebuild_after_failed_run("results", config, STUDY_TARGETS)
+    rebuild_after_failed_rerun("results", config, STUDY_TARGETS)
