@@ -342,6 +342,8 @@ rule appversions_engine:
     input:
         published="resources/published/appversions_collection_stats.csv",
         tolerances="resources/published/appversions_tolerances.csv",
+        # the engine lab's run-to-run spread, measured once per scale (costlab/engine/spread.py)
+        spread="resources/engine_spread/appversions.csv",
         versions=expand("results/appversions/engine/versions/{version}/rep{rep}.json",
                         version=config["appversions"]["versions"],
                         rep=range(1, _av_params.engine_repeats(config, "appversions") + 1)),

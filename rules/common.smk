@@ -126,17 +126,6 @@ def by_content(paths):
     return [*(ancient(p) for p in paths), *(_content_stamp(p) for p in paths)]
 
 
-rule user_file_digest:
-    """The stamp of one content of a file of yours: its name is the content's SHA-256 (nothing else in it)."""
-    output:
-        "results/.inputs/{digest}.sha256",
-    wildcard_constraints:
-        digest="[0-9a-f]{64}",
-    localrule: True
-    shell:
-        "echo {wildcards.digest} > {output}"
-
-
 def kept(path):
     """A measuring job's output that Snakemake keeps while the job reruns and puts back if it fails
     (update()): a failed rerun no longer destroys the last good measurement. costlab/jobs.py records
