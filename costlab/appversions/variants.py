@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 import costlab.appversions.registry as registry
@@ -252,6 +253,27 @@ def trial_import_problem(path: Any, timeout_s: float | None = None) -> str | Non
             + (f": {said}" if said else "") + "; a layout file must only define classes")
 
 
+# contents whose import returned in a child (by SHA-256): the pre-check's trial spares the Snakefile's
+VETTED_DIR = Path(".snakemake") / "costlab" / "layout_files_vetted"
+
+
+def _vetted_import_problem(path: Path) -> str | None:
+    """trial_import_problem, once per content of the file in this working directory."""
+    from costlab.digests import sha256_of
+
+    marker = VETTED_DIR / sha256_of(path)
+    if marker.is_file():
+        return None
+    problem = trial_import_problem(path)
+    if problem is None:
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text(f"{path}\n")
+        except OSError:
+            pass   # a read-only working directory: the next run tries again
+    return problem
+
+
 def load_layout_file(name: str, path: Any) -> list[str]:
     """Import a variant's layout file (relative to the working directory, where results/ is written) and
     register every Layout subclass with a `name` it defines; their names, or VariantError in one line."""
@@ -271,7 +293,7 @@ def load_layout_file(name: str, path: Any) -> list[str]:
     if not resolved.is_file():
         raise _fail(name, "layout_file", f"{path} is not a file (a relative path is read from the working "
                                          f"directory, {Path.cwd()})")
-    problem = trial_import_problem(resolved)   # first in a child process, with a time limit
+    problem = _vetted_import_problem(resolved)   # first in a child process, with a time limit
     if problem:
         raise _fail(name, "layout_file", f"importing {path} {problem}")
     from costlab.appversions.layouts import PUBLISHED_LAYOUTS, Layout, register_layout
