@@ -89,8 +89,9 @@ def read_spreads(path: str | Path) -> dict[tuple[str, str, str], Spread]:
 
 
 def write_spreads(rows: Iterable[dict], path: str | Path) -> None:
-    """Keep `rows` (COLUMNS) in `path`, replacing the rows of the same (scale, version, column)."""
-    from costlab.io import atomic_path
+    """Keep `rows` (COLUMNS) in `path`, replacing the rows of the same (scale, version, column). A file of
+    resources/ (its history is git's), written whole or not at all."""
+    import os
 
     path = Path(path)
     kept = {}
@@ -100,10 +101,12 @@ def write_spreads(rows: Iterable[dict], path: str | Path) -> None:
     for row in rows:
         kept[(row["scale"], row["version"], row["column"])] = {c: row.get(c, "") for c in COLUMNS}
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as tmp, open(tmp, "w", newline="") as handle:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(kept[k] for k in sorted(kept))
+    os.replace(tmp, path)
 
 
 TOO_SMALL = "this scale is too small to decide"
