@@ -259,9 +259,9 @@ VETTED_DIR = Path(".snakemake") / "costlab" / "layout_files_vetted"
 
 def _vetted_import_problem(path: Path) -> str | None:
     """trial_import_problem, once per content of the file in this working directory."""
-    from costlab.digests import sha256_of
+    import hashlib
 
-    marker = VETTED_DIR / sha256_of(path)
+    marker = VETTED_DIR / hashlib.sha256(path.read_bytes()).hexdigest()
     if marker.is_file():
         return None
     problem = trial_import_problem(path)
