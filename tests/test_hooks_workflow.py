@@ -25,7 +25,7 @@ def test_a_failed_rerun_goes_through_onerror_and_the_next_run_measures_again(tmp
 
     (tmp_path / "lab.yaml").write_text(CONFIG)
     (tmp_path / "more_runs.yaml").write_text("flatnested: {runs: 4}\n")
-    raw = tmp_path / "results/flatnested/raw/flat_10.parquet"
+    raw_dir = tmp_path / "results/flatnested/raw"
     page = tmp_path / "results/report.html"
     with standin() as uri:
         server = external(uri)
@@ -33,8 +33,9 @@ def test_a_failed_rerun_goes_through_onerror_and_the_next_run_measures_again(tmp
                              hide_local_servers=False)
         assert first.returncode == 0, first.stderr[-4000:]
         assert "costlab summary" in first.stderr          # onsuccess
-        assert raw.exists() and page.exists()
-    kept = raw.read_bytes()
+        assert page.exists()
+    kept = {path.name: path.read_bytes() for path in raw_dir.glob("*.parquet")}
+    assert sorted(kept) == ["flat_10.parquet", "structured_2x5.parquet"]
     # what a job killed by kill -9 leaves: a temporary file whose owner (pid 2**22 + 1) is gone
     leftover = tmp_path / "results/flatnested/tables/.comparison.csv.4194305.1.abcdefgh.tmp"
     leftover.write_text("partial")
@@ -48,12 +49,19 @@ def test_a_failed_rerun_goes_through_onerror_and_the_next_run_measures_again(tmp
     assert "ImportError" not in text and "cannot import name" not in text, text[-4000:]   # onerror ran
     assert "costlab summary" not in second.stderr                                         # not onsuccess
     assert not leftover.exists()                                                          # onstart swept it
-    assert raw.read_bytes() == kept                     # the last good measurement, put back by Snakemake
-    assert raw.stat().st_mtime == 1                     # and dated before its inputs by onerror
+    # the measuring job that failed (Snakemake starts no other after it) recorded itself; its last good
+    # measurement is back (Snakemake) and dated before its inputs (onerror)
+    failed = [p.name.removesuffix(".json") for p in (raw_dir.parent / ".rerun_failed").glob("*.json")]
+    assert len(failed) == 1 and failed[0] in kept, failed
+    raw = raw_dir / failed[0]
+    assert raw.read_bytes() == kept[failed[0]]
+    assert raw.stat().st_mtime == 1
     assert "last rerun of flatnested_measure failed" in page.read_text()   # the page says what it shows
-    # the next run plans the failed measurement again (it used to say "Nothing to be done")
+    # the next run plans the failed measurement again (Snakemake recorded its params as if it had run: it
+    # used to say "Nothing to be done")
     again = run_workflow(tmp_path, server, ("-n", "all"),
                          configfiles=("config/smoke.yaml", "lab.yaml", "more_runs.yaml"),
                          hide_local_servers=False)
     assert planned(again)["flatnested_measure"] >= 1
+    assert f"results/flatnested/raw/{failed[0]}" in again.stdout, again.stdout[-3000:]
     assert os.path.exists(raw)
