@@ -18,6 +18,7 @@ configfile: str(Path(workflow.basedir) / "config" / "config.yaml")
 
 
 include: "rules/common.smk"
+include: "rules/inputs.smk"
 include: "rules/servers.smk"
 
 

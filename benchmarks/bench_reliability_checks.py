@@ -8,28 +8,47 @@ an external URI carrying options, and on a findings.csv of 400 rows written as t
 writes it. `make all`'s pre-check also reads each config file with the bounded YAML loader:
 printed beside, not part of `snakemake all`.
 
+Issue #43's checks are timed too: the config files read again by the loader that refuses a key given
+twice (check_config_files), the limits against WiredTiger and this machine (limit_problem: memory,
+free disk), the sample's content digest (content_stamp, for the two rules that take it) and its mongod
+limits (document_problem); and apart, a layout file's import in a child with a time limit, which runs
+only when a config names one.
+
     python benchmarks/bench_reliability_checks.py
 """
 from __future__ import annotations
 
+import os
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import common
 import yaml  # noqa: E402
 
+from costlab import digests  # noqa: E402
 from costlab.appversions.phases import empty_phase_problem  # noqa: E402
-from costlab.config import ROOT, _LimitedLoader, check_finite, check_size, load_config, run_arguments  # noqa: E402
+from costlab.config import (  # noqa: E402
+    ROOT,
+    _LimitedLoader,
+    check_config_files,
+    check_finite,
+    check_size,
+    load_config,
+    run_arguments,
+)
 from costlab.credentials import uri_problem  # noqa: E402
 from costlab.digests import check  # noqa: E402
+from costlab.docsize.documents import read_sample  # noqa: E402
+from costlab.documentlimits import document_problem  # noqa: E402
 from costlab.engine.extensions import compressors_loaded  # noqa: E402
 from costlab.engine.limits import engine_problem  # noqa: E402
 from costlab.io import sweep_results  # noqa: E402
 from costlab.paths import shell_safe_python  # noqa: E402
-from costlab.plan import plan_problem  # noqa: E402
+from costlab.plan import limit_problem, plan_problem  # noqa: E402
 
 URI = "mongodb://alice@db.example:27017/?connectTimeoutMS=2000&replicaSet=rs0&authSource=admin"
 COMMAND = "python benchmarks/bench_reliability_checks.py"
+SAMPLE = ROOT / "config" / "documents" / "ticket.json"   # config/smoke.yaml's document of yours
 
 
 def main() -> None:
@@ -51,6 +70,13 @@ def main() -> None:
             [ROOT / "config" / "smoke.yaml"], {"server": "{backend: external, uri: '" + URI + "'}"}),
         # the Snakefile calls it once per engine rule: three times
         "compressors loaded, x3 (compressors_loaded)": lambda: [compressors_loaded() for _ in range(3)],
+        # issue #43
+        "config files again, a key given twice refused (check_config_files)": lambda: check_config_files(
+            [ROOT / "config" / "smoke.yaml"]),
+        "limits against WiredTiger and this machine (limit_problem)": lambda: limit_problem(config),
+        "sample's content digest, x2 rules (content_stamp)": lambda: [
+            digests._content_digests.clear() or digests.content_stamp(SAMPLE) for _ in range(2)],
+        "sample's mongod limits (document_problem)": lambda: document_problem(read_sample(SAMPLE), "sample"),
     }
     with tempfile.TemporaryDirectory() as tmp:
         import polars as pl
@@ -88,6 +114,26 @@ def main() -> None:
     plain, _ = common.best_of(lambda: yaml.safe_load(text), repeat=5)
     common.result("pre-check: bounded YAML loader, smoke.yaml (not in snakemake)", bounded * 1000, "ms",
                   note=f"safe_load {plain * 1000:.2f} ms", command=COMMAND)
+    from costlab.appversions.variants import trial_import_problem
+
+    layout = "from costlab.appversions.layouts import IdDay\n\nclass Mine(IdDay):\n    name = 'mine_day'\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "mine.py"
+        path.write_text(layout)
+        trial, problem = common.best_of(lambda: trial_import_problem(path), repeat=3)
+        assert problem is None, problem
+        from costlab.appversions import variants
+
+        os.chdir(tmp)   # the vetted contents are kept in the working directory's .snakemake/
+        try:
+            variants._vetted_import_problem(path)
+            vetted, _ = common.best_of(lambda: variants._vetted_import_problem(path), repeat=5)
+        finally:
+            os.chdir(ROOT)
+    common.result("a layout file's import in a child (only when a config names one: once per content)",
+                  trial * 1000, "ms", command=COMMAND)
+    common.result("the same layout file already vetted (the Snakefile after the pre-check)", vetted * 1000,
+                  "ms", command=COMMAND)
 
 
 if __name__ == "__main__":

@@ -302,6 +302,24 @@ class _LimitedLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
+    def construct_mapping(self, node, deep=False):
+        """A key given twice in one mapping is refused (YAML would keep the last one, silently)."""
+        if isinstance(node, yaml.MappingNode):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                try:
+                    if key in seen:
+                        raise _YamlLimit(f"key {key!r} is given twice (lines {seen[key]} and {line}): YAML "
+                                         "would keep the last one silently; give it once")
+                    seen[key] = line
+                except TypeError:   # an unhashable key: the constructor says so
+                    continue
+        return super().construct_mapping(node, deep=deep)
+
 
 def read_yaml(path: str | Path) -> dict:
     """A config file's mapping, or ConfigError naming the file and the line of a YAML mistake."""
@@ -339,6 +357,15 @@ def read_yaml(path: str | Path) -> dict:
         raise ConfigError(f"config file {path}: expected a mapping of config keys at the top level, "
                           f"got a {type(data).__name__}")
     return data
+
+
+def check_config_files(configfiles: Any) -> None:
+    """ConfigError for the first config file the bounded loader refuses (a key given twice, an alias bomb):
+    Snakemake reads --configfile with a loader that keeps the last of two keys silently, so the workflow
+    reads the same files again with this one before any job (rules/common.smk)."""
+    for path in configfiles or ():
+        if Path(path).resolve() != DEFAULT_CONFIG_PATH:
+            read_yaml(path)
 
 
 def load_config(*configfiles: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:

@@ -35,6 +35,22 @@ def sha256_of(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+INPUTS_DIR = "results/.inputs"   # one stamp per content of a file of yours: <sha256>.sha256
+_content_digests: dict[tuple, str] = {}   # per process (one parse): (path, mtime, size, inode) -> SHA-256
+
+
+def content_stamp(path: str | Path) -> str:
+    """The stamp a rule takes as the input of a file of yours (a layout, a sample, an element) so that its
+    content, not its modification time, decides a rerun: its SHA-256 names the stamp, so an edit that keeps
+    the mtime (cp -p, rsync -t, a checkout) is a new input, and a touch is none (rules/common.smk
+    by_content)."""
+    stat = os.stat(path)
+    key = (str(path), stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    if key not in _content_digests:
+        _content_digests[key] = sha256_of(path)
+    return f"{INPUTS_DIR}/{_content_digests[key]}.sha256"
+
+
 def record_path(path: str | Path) -> Path:
     path = Path(path)
     return path.parent / DIGEST_DIR / f"{path.name}.json"

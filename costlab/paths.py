@@ -28,6 +28,22 @@ class PathProblem(RuntimeError):
     """The interpreter's path needs quoting and no plain link to it could be made."""
 
 
+# What Snakemake reads as part of a pattern in a rule's input: {wildcard}, <pathvar> (a sample path with
+# `<b>` failed with "Undefined pathvar"); a path of yours holding one is refused before any job.
+SNAKEMAKE_PATTERN_CHARS = "{}<>"
+
+
+def snakemake_path_problem(path: str) -> str | None:
+    """Why Snakemake cannot carry `path` (a file of yours a rule takes as input), in a line, or None."""
+    found = sorted({c for c in path if c in SNAKEMAKE_PATTERN_CHARS})
+    if found:
+        return (f"{path!r} holds {' '.join(found)}, which Snakemake reads as a pattern in a rule's input "
+                f"({{wildcard}}, <pathvar>): rename the file or its folder without {' '.join(found)}")
+    if "\n" in path or "\0" in path:
+        return f"{path!r} holds a line break or NUL: rename the file"
+    return None
+
+
 def needs_quoting(path: str) -> bool:
     return PLAIN.fullmatch(path) is None
 

@@ -12,6 +12,16 @@ from typing import Any, Callable, Iterable
 REPEAT_RE = r"(__rep([2-9]|[1-9][0-9]+))?"   # the {rep} wildcard's constraint
 
 
+def reserved_name_problem(name: str) -> str | None:
+    """Why a name of yours (a variant, a document, an element) would collide with costlab's own file names,
+    or None: they join their parts with `__` (`appV4__rep2` is appV4's repeat 2, `<run>__<dataset>` a docsize
+    run), so a name holding `__` could be read as another job's."""
+    if "__" in name:
+        return (f"{name!r} holds '__', which costlab's own file names use to join their parts "
+                "(appV4__rep2 is appV4's repeat 2): give it a name without '__'")
+    return None
+
+
 def repeats(config: dict, study: str) -> int:
     """`<study>.repeats`: how many times each of its measuring jobs runs (schema default 1)."""
     return int((config.get(study) or {}).get("repeats", 1))

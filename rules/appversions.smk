@@ -54,7 +54,7 @@ rule appversions_events:
 rule appversions_model:
     input:
         events="results/appversions/events.parquet",
-        layout_files=list(dict.fromkeys(AV_LAYOUT_FILES.values())),
+        layout_files=by_content(dict.fromkeys(AV_LAYOUT_FILES.values())),
         published="resources/published/appversions_collection_stats.csv",
         published_events="resources/published/appversions_event_stats.csv",
         tolerances="resources/published/appversions_tolerances.csv",
@@ -143,7 +143,7 @@ AV_REPEAT_PROVENANCE = [f"results/appversions/provenance/{job}_{version}{rep}.js
 rule appversions_load:
     input:
         events="results/appversions/events.parquet",   # every repeat loads the same events
-        layout_file=lambda wildcards: AV_LAYOUT_FILES.get(wildcards.version, []),
+        layout_file=lambda wildcards: by_content(AV_LAYOUT_FILES.get(wildcards.version, [])),
         server=server_json(AV_LT["profile"]),
         # repeat r >= 2: after repeat r-1's load test of the version has finished (the mongod resource alone
         # does not order them); repeat 1: nothing
@@ -321,7 +321,7 @@ rule appversions_engine_version:
     by its own Bulk Upsert stream: one job per version and repeat (engine.appversions.repeats, each
     repeat its own events seed), so the engine lab's versions share the cores."""
     input:
-        layout_file=lambda wildcards: AV_LAYOUT_FILES.get(wildcards.version, []),
+        layout_file=lambda wildcards: by_content(AV_LAYOUT_FILES.get(wildcards.version, [])),
     output:
         row="results/appversions/engine/versions/{version}/rep{rep}.json",
     wildcard_constraints:
@@ -347,6 +347,8 @@ rule appversions_engine:
     input:
         published="resources/published/appversions_collection_stats.csv",
         tolerances="resources/published/appversions_tolerances.csv",
+        # the engine lab's run-to-run spread, measured once per scale (costlab/engine/spread.py)
+        spread="resources/engine_spread/appversions.csv",
         versions=expand("results/appversions/engine/versions/{version}/rep{rep}.json",
                         version=config["appversions"]["versions"],
                         rep=range(1, _av_params.engine_repeats(config, "appversions") + 1)),

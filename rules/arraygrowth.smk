@@ -51,7 +51,7 @@ rule arraygrowth_run:
     """One server per (profile, workload); every N on a fresh collection; serverStatus deltas."""
     input:
         server=server_json("{ag_profile}"),
-        element_file=lambda wc: [AG_ELEMENT_FILES[wc.ag_workload]] if wc.ag_workload in AG_ELEMENT_FILES else [],
+        element_file=lambda wc: by_content([AG_ELEMENT_FILES[wc.ag_workload]] if wc.ag_workload in AG_ELEMENT_FILES else []),
     output:
         raw=kept("results/arraygrowth/raw/{ag_profile}_{ag_workload}.parquet"),
         provenance=kept("results/arraygrowth/provenance/{ag_profile}_{ag_workload}.json"),
@@ -211,7 +211,7 @@ AG_REPS = range(1, _ag_params.engine_repeats(config, "arraygrowth") + 1)
 rule arraygrowth_engine_repeat:
     """One repeat of the N sweep (and fallback sweep) on WiredTiger opened like mongod: needs no server."""
     input:
-        element_files=list(AG_ELEMENT_FILES.values()),
+        element_files=by_content(AG_ELEMENT_FILES.values()),
     output:
         **AG_ENGINE_REP,
     wildcard_constraints:

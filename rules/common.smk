@@ -11,7 +11,10 @@ from costlab.paths import workdir_problem as _workdir_problem
 
 if _workdir_problem(workflow.basedir):
     raise WorkflowError(_workdir_problem(workflow.basedir))
-from costlab.config import apply_command_line_config, validate as validate_config
+from costlab.config import apply_command_line_config, check_config_files, validate as validate_config
+
+# Snakemake's YAML loader keeps the last of a key given twice: the same files, read with costlab's.
+check_config_files(workflow.config_settings.configfiles)
 
 # Snakemake hands nested --config values over as strings ({sizes_kb: [1, 64]} -> ['1', '64']);
 # give them the schema's types first, as `make all`'s pre-check does.
@@ -113,6 +116,16 @@ onstart:
     _sweep_leftovers()
 
 
+from costlab.digests import content_stamp as _content_stamp
+
+
+def by_content(paths):
+    """Files of yours (a layout, a sample, an element) as a rule's inputs by their content (costlab/digests.py
+    content_stamp): each file with its modification time ignored (ancient) and the stamp its SHA-256 names."""
+    paths = [paths] if isinstance(paths, str) else [str(p) for p in paths]
+    return [*(ancient(p) for p in paths), *(_content_stamp(p) for p in paths)]
+
+
 def kept(path):
     """A measuring job's output that Snakemake keeps while the job reruns and puts back if it fails
     (update()): a failed rerun no longer destroys the last good measurement. costlab/jobs.py records
@@ -138,6 +151,6 @@ def _sweep_leftovers():
 onerror:
     # A measuring job's failed rerun: Snakemake put its previous outputs back (kept); date them before
     # their inputs so the next run measures again, and rebuild the page so it says what it shows.
-    from costlab.report.after_failure import rebuild_after_failed_run
+    from costlab.report.after_failure import rebuild_after_failed_rerun
 
-    rebuild_after_failed_run("results", config, STUDY_TARGETS)
+    rebuild_after_failed_rerun("results", config, STUDY_TARGETS)

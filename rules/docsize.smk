@@ -217,7 +217,7 @@ DS_DOCUMENT_FINDINGS = "results/docsize/engine/your_documents.csv"
 rule docsize_document_engine:
     """One declared document, grown to each size (or as it is), measured with the orders' engine protocol."""
     input:
-        sample=lambda wildcards: str(_docsize_sample_path(DS["documents"][wildcards.document]["sample"])),
+        sample=lambda wildcards: by_content(str(_docsize_sample_path(DS["documents"][wildcards.document]["sample"]))),
     output:
         cache_reads="results/docsize/engine/documents/cache_reads_{document}.csv",
         queries="results/docsize/engine/documents/queries_{document}.csv",
@@ -270,7 +270,7 @@ DS_DOCUMENT_SERVER_FINDINGS = "results/docsize/tables/your_documents.csv"
 rule docsize_document_load:
     input:
         server=server_json("standalone"),
-        sample=lambda wildcards: str(_docsize_sample_path(DS["documents"][wildcards.document]["sample"])),
+        sample=lambda wildcards: by_content(str(_docsize_sample_path(DS["documents"][wildcards.document]["sample"]))),
     output:
         data=directory("results/docsize/data/doc_{document}_{size}"),
         provenance="results/docsize/provenance/load_doc_{document}_{size}.json",

@@ -17,5 +17,6 @@ table = merge_engine_job(
     out.provenance,
     snakemake.input.published,
     snakemake.input.tolerances,
+    snakemake.input.spread,  # noqa: F821
 )  # noqa: F821
 Path(snakemake.log[0]).write_text(table.write_csv())  # noqa: F821

@@ -283,13 +283,16 @@ def over_repeats_table(per_repeat: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.DataFrame:
+def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None,
+             spreads: dict | None = None) -> pl.DataFrame:
     """Compression (storage / data) per version, and appV6R4's zstd against appV6R3's snappy, judged by
     appversions_tolerances.csv's engine_compression and engine_zstd_over_snappy (or `tolerances`): each
     value's interval over its repeats against the rule's band (costlab.finding.interval_verdict: reproduced,
     not reproduced or inconclusive; one repeat keeps the point verdict and says "one run: no interval").
     appV1-appV4's time-window bracket on the replica set is a point rule (no band): its verdict stays the
-    point one, with the interval in words."""
+    point one, with the interval in words. A one-run value at a scale whose kept identical runs disagree
+    about its verdict (`spreads`: costlab.engine.spread) is inconclusive, "this scale is too small to
+    decide"."""
     from costlab.intervals import over_repeats
 
     tol = tolerances_or_published(tolerances, "appversions")
@@ -318,6 +321,8 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.Da
         if None not in bracket and r["published_storage_over_data"] is not None:
             # the bracket has no band for the interval to be judged against: its verdict is the point one
             row = row.but(row.verdict, BRACKET_POINT_RULE)
+        if len(values) <= 1:
+            row = _unsupported(row, spreads, r, r["version"], "storage_over_data", compression)
         if substituted:
             row = row.but(
                 Verdict.NOT_COMPARABLE,
@@ -343,6 +348,8 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.Da
             note=f"compared here: {r4['block_compressor']} / {r3['block_compressor']}",
         )
         row = interval_verdict(row, over_repeats(ratios), zstd_rule)
+        if len(ratios) <= 1:
+            row = _unsupported(row, spreads, r4, ZSTD_PAIR, "storage_bytes_ratio", zstd_rule)
         if (r3["block_compressor"], r4["block_compressor"]) != ("snappy", "zstd"):
             row = row.but(
                 Verdict.NOT_COMPARABLE,
@@ -351,6 +358,20 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None) -> pl.Da
             )
         rows.append(row)
     return verdict_table(rows + engine_variant_rows(table), rounded=True)
+
+
+ZSTD_PAIR = "appV6R4/appV6R3"   # the spread file's name of the zstd-over-snappy ratio
+
+
+def _unsupported(row, spreads: dict | None, measured: dict, version: str, column: str, rule):
+    """`row` (judged on one run) as inconclusive where the kept runs at its scale disagree under `rule`."""
+    from costlab.engine.spread import scale_key, undecided_reason
+
+    if not spreads or row.verdict not in (Verdict.REPRODUCED, Verdict.NOT_REPRODUCED):
+        return row
+    reason = undecided_reason(spreads, scale_key(measured), version, column, rule,
+                              "engine.appversions.events_per_year")
+    return row.but(Verdict.INCONCLUSIVE, reason) if reason else row
 
 
 def slice_words(row: dict) -> str | None:
@@ -576,6 +597,7 @@ def merge_engine_job(
     provenance_path,
     published_path,
     tolerances_path=None,
+    spread_path=None,
 ) -> pl.DataFrame:
     """The per-version runs (run_version_job's files, in appversions.versions order) as the study's
     storage table, verdicts and one provenance holding each version job's own. The engine and load
@@ -609,7 +631,10 @@ def merge_engine_job(
     table = over_repeats_table(storage_table(
         [{**records[key]["row"], "rep": key[1]} for key in expected], read_csv(published_path),
         wiredtiger_version()))
-    write_csv(verdicts(table, read_tolerances(tolerances_path) if tolerances_path else None), verdicts_path)
+    from costlab.engine.spread import read_spreads
+
+    write_csv(verdicts(table, read_tolerances(tolerances_path) if tolerances_path else None,
+                       read_spreads(spread_path) if spread_path else None), verdicts_path)
     provenance = engine_provenance(
         "appversions_engine", run, started, ended,
         {"events": sorted(set(table["events"].to_list())),

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 import costlab.appversions.registry as registry
@@ -134,6 +135,10 @@ def _declaration(name: Any, fields: Any, known: set[str]) -> VersionDeclaration:
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise _fail(str(name), None, "a variant's name is letters, digits, _ and -, starting with a letter "
                                      "(at most 63 characters)")
+    from costlab.repeats import reserved_name_problem
+
+    if reserved_name_problem(name):
+        raise _fail(name, None, reserved_name_problem(name))
     if name in PUBLISHED_NAMES:
         raise _fail(name, None, f"{name!r} is a published app version's name: give your variant another name")
     if name in known:
@@ -211,6 +216,68 @@ def _check_pairs(declared: VersionDeclaration, fields: dict) -> None:
 _LAYOUT_FILES: dict[str, list[str]] = {}
 
 
+# The child that imports a layout file first: it says "ok" on its last line only when the import returned.
+_TRIAL = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("costlab_user_layout_trial", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+try:
+    spec.loader.exec_module(module)
+except BaseException as err:
+    text = str(err).splitlines()[0] if str(err) else ""
+    print(f"\\ncostlab-trial: raised {type(err).__name__}: {text}"[:400])
+    sys.exit(3)
+print("\\ncostlab-trial: ok")
+"""
+
+
+def trial_import_problem(path: Any, timeout_s: float | None = None) -> str | None:
+    """Import a file of yours in a child process with a time limit (costlab.plan.LAYOUT_IMPORT_S): None when
+    the import returns, else what it did instead, to follow "importing <file> " (raised, exited, ran past
+    the limit).
+    A file that calls sys.exit() or loops forever at import can then neither end nor hang the run."""
+    import subprocess
+    import sys
+
+    from costlab.plan import LAYOUT_IMPORT_S
+
+    limit = LAYOUT_IMPORT_S if timeout_s is None else timeout_s
+    try:
+        child = subprocess.run([sys.executable, "-c", _TRIAL, str(path)], capture_output=True, text=True,
+                               timeout=limit, stdin=subprocess.DEVNULL, errors="replace")
+    except subprocess.TimeoutExpired:
+        return f"did not return within {limit:g} s (a loop at import?): refused"
+    last = (child.stdout.strip().splitlines() or [""])[-1]
+    if child.returncode == 0 and last == "costlab-trial: ok":
+        return None
+    if last.startswith("costlab-trial: raised"):
+        return f"failed: {last.removeprefix('costlab-trial: raised ')}"
+    said = (child.stderr.strip().splitlines() or child.stdout.strip().splitlines() or [""])[-1][:200]
+    return (f"ended the process (exit code {child.returncode})"
+            + (f": {said}" if said else "") + "; a layout file must only define classes")
+
+
+# contents whose import returned in a child (by SHA-256): the pre-check's trial spares the Snakefile's
+VETTED_DIR = Path(".snakemake") / "costlab" / "layout_files_vetted"
+
+
+def _vetted_import_problem(path: Path) -> str | None:
+    """trial_import_problem, once per content of the file in this working directory."""
+    import hashlib
+
+    marker = VETTED_DIR / hashlib.sha256(path.read_bytes()).hexdigest()
+    if marker.is_file():
+        return None
+    problem = trial_import_problem(path)
+    if problem is None:
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text(f"{path}\n")
+        except OSError:
+            pass   # a read-only working directory: the next run tries again
+    return problem
+
+
 def load_layout_file(name: str, path: Any) -> list[str]:
     """Import a variant's layout file (relative to the working directory, where results/ is written) and
     register every Layout subclass with a `name` it defines; their names, or VariantError in one line."""
@@ -220,12 +287,19 @@ def load_layout_file(name: str, path: Any) -> list[str]:
 
     if not isinstance(path, str) or not path.endswith(".py"):
         raise _fail(name, "layout_file", f"{path!r} is not a Python file's path (e.g. variants/{name}.py)")
+    from costlab.paths import snakemake_path_problem
+
+    if snakemake_path_problem(path):
+        raise _fail(name, "layout_file", snakemake_path_problem(path))
     resolved = Path(path).resolve()
     if str(resolved) in _LAYOUT_FILES:
         return _LAYOUT_FILES[str(resolved)]
     if not resolved.is_file():
         raise _fail(name, "layout_file", f"{path} is not a file (a relative path is read from the working "
                                          f"directory, {Path.cwd()})")
+    problem = _vetted_import_problem(resolved)   # first in a child process, with a time limit
+    if problem:
+        raise _fail(name, "layout_file", f"importing {path} {problem}")
     from costlab.appversions.layouts import PUBLISHED_LAYOUTS, Layout, register_layout
 
     module_name = f"costlab_user_layout_{len(_LAYOUT_FILES)}_{resolved.stem}"
@@ -234,7 +308,7 @@ def load_layout_file(name: str, path: Any) -> list[str]:
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as err:  # noqa: BLE001  the user's code: any error, said in one line
+    except BaseException as err:  # noqa: BLE001  the user's code: any error, sys.exit too, said in one line
         del sys.modules[module_name]
         text = str(err).splitlines()[0] if str(err) else ""
         raise _fail(name, "layout_file", f"importing {path} failed: {type(err).__name__}: {text}") from None

@@ -106,9 +106,17 @@ def _read_element(name: str, spec: Any) -> tuple[Any, str | None]:
         path = Path(spec)
         if not spec.endswith(".json"):
             raise _fail(name, "element", f"{spec!r} is neither a JSON object nor a .json file's path")
+        from costlab.documentlimits import MAX_BSON_BYTES, MAX_FILE_BYTES
+        from costlab.paths import snakemake_path_problem
+
+        if snakemake_path_problem(spec):
+            raise _fail(name, "element", snakemake_path_problem(spec))
         if not path.is_file():
             raise _fail(name, "element", f"{spec} is not a file (a relative path is read from the working "
                                          f"directory, {Path.cwd()})")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise _fail(name, "element", f"{spec} is {path.stat().st_size:,} bytes: a document mongod can "
+                                         f"store is at most {MAX_BSON_BYTES:,} BSON bytes (16 MiB)")
         text = path.read_text(encoding="utf-8", errors="replace")
         where = spec
     elif isinstance(spec, dict):
@@ -120,10 +128,15 @@ def _read_element(name: str, spec: Any) -> tuple[Any, str | None]:
     else:
         raise _fail(name, "element", f"expected a JSON object or a .json file's path, got "
                                      f"{type(spec).__name__} {spec!r}")
+    from costlab.documentlimits import MAX_NESTING, document_problem
+
     try:
         raw = json.loads(text)
     except ValueError as err:
         raise _fail(name, "element", f"{where} is not valid JSON: {err}") from None
+    except RecursionError:
+        raise _fail(name, "element", f"{where} nests more than {MAX_NESTING} levels of documents and arrays: "
+                                     f"MongoDB allows at most {MAX_NESTING}") from None
     if not isinstance(raw, dict):
         raise _fail(name, "element", f"{where} is not a JSON object (got a {type(raw).__name__}): an element "
                                      'is a document, or one Extended JSON value such as {"$numberLong": "1"}')
@@ -132,6 +145,10 @@ def _read_element(name: str, spec: Any) -> tuple[Any, str | None]:
     except (ValueError, TypeError, InvalidBSON) as err:
         said = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise _fail(name, "element", f"{where} is not valid Extended JSON: {said}") from None
+    # pushed into a document: the element is at least one level below the top
+    problem = document_problem({"e": value}, f"{where} (inside the document it is pushed into)")
+    if problem:
+        raise _fail(name, "element", problem)
     return value, source
 
 
@@ -139,6 +156,10 @@ def _declaration(name: Any, fields: Any, names: list[str]) -> ElementDeclaration
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise _fail(str(name), None, "an element's name is letters, digits, _ and -, starting with a letter "
                                      "(at most 63 characters)")
+    from costlab.repeats import reserved_name_problem
+
+    if reserved_name_problem(name):
+        raise _fail(name, None, reserved_name_problem(name))
     if name in PUBLISHED_WORKLOADS:
         raise _fail(name, None, f"{name!r} is a published workload's name: give your element another name")
     if name in FALLBACK_VARIANTS:

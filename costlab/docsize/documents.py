@@ -59,6 +59,13 @@ def _fail(name: str, field: str | None, problem: str) -> DocumentError:
 CHECKOUT = Path(__file__).resolve().parent.parent.parent   # costlab's files (config/documents/ticket.json)
 
 
+def path_problem(path: str) -> str | None:
+    """Why Snakemake cannot carry a file's path in a rule's input, or None (costlab.paths says which)."""
+    from costlab.paths import snakemake_path_problem
+
+    return snakemake_path_problem(path)
+
+
 def sample_path(path: str | Path) -> Path:
     """Where a declared sample is: a relative path from the working directory (where results/ is written),
     else from costlab's checkout (the examples it ships, so its configs read them from anywhere)."""
@@ -78,7 +85,12 @@ def read_sample(path: str | Path, name: str = "?") -> dict:
     if not resolved.is_file():
         raise _fail(name, "sample", f"{path} is not a file (a relative path is read from the working "
                                     f"directory, {Path.cwd()}, else from costlab's checkout, {CHECKOUT})")
+    from costlab.documentlimits import MAX_BSON_BYTES, MAX_FILE_BYTES, MAX_NESTING, document_problem
+
     try:
+        if resolved.stat().st_size > MAX_FILE_BYTES:
+            raise _fail(name, "sample", f"{path} is {resolved.stat().st_size:,} bytes: a document mongod can "
+                                        f"store is at most {MAX_BSON_BYTES:,} BSON bytes (16 MiB)")
         text = resolved.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise _fail(name, "sample", f"{path} cannot be read as UTF-8 text: {err}") from None
@@ -87,9 +99,15 @@ def read_sample(path: str | Path, name: str = "?") -> dict:
     except (ValueError, TypeError, InvalidBSON) as err:
         detail = " ".join(str(err).split())[:160]
         raise _fail(name, "sample", f"{path} is not valid JSON or extended JSON: {detail}") from None
+    except RecursionError:
+        raise _fail(name, "sample", f"{path} nests more than {MAX_NESTING} levels of documents and arrays: "
+                                    f"MongoDB allows at most {MAX_NESTING}") from None
     if not isinstance(document, dict):
         raise _fail(name, "sample", f"{path} holds a JSON {type(document).__name__}, not a single JSON "
                                     "object (one document: {...})")
+    problem = document_problem(document, str(path))
+    if problem:
+        raise _fail(name, "sample", problem)
     return document
 
 
@@ -120,6 +138,10 @@ def _declaration(name: Any, fields: Any, section_sizes: list[int]) -> DocumentDe
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise _fail(str(name), None, "a document's name is letters, digits, _ and -, starting with a letter "
                                      "(at most 40 characters)")
+    from costlab.repeats import reserved_name_problem
+
+    if reserved_name_problem(name):
+        raise _fail(name, None, reserved_name_problem(name))
     if _PUBLISHED_DATASET.match(name):
         raise _fail(name, None, f"{name!r} is a published dataset's name (orders, orders_<k>k, "
                                 "orders_<k>k_tail, orders_<k>k_split): give your document another name")
@@ -151,8 +173,15 @@ def _declaration(name: Any, fields: Any, section_sizes: list[int]) -> DocumentDe
     if not isinstance(compare_to, str):
         raise _fail(name, "compare_to", f"{compare_to!r} is not a name (allowed: orders or another document)")
     declared = DocumentDeclaration(name, sample, tuple(projected), grow, compare_to)
+    problem = path_problem(sample)
+    if problem:
+        raise _fail(name, "sample", problem)
     document = read_sample(sample, name)
     for field in projected:
+        from costlab.documentlimits import indexed_name_problem
+
+        if indexed_name_problem(field):
+            raise _fail(name, "projected", indexed_name_problem(field))
         if field not in document:
             hint = " (a top-level field: nested paths are not indexed here)" if "." in field else ""
             raise _fail(name, "projected", f"{field!r} is not a field of the sample {sample}{hint} "

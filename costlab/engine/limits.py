@@ -2,7 +2,8 @@
 WiredTiger import: the pre-check and the Snakefile call this before any job).
 
 - a queried window cannot hold more orders than the collection has;
-- WiredTiger's cache_size is at most 10 TB (its own configuration limit);
+- WiredTiger's cache_size is at most 10 TB (its own configuration limit; costlab/plan.py, the one place
+  of every ceiling, holds every cache key to it and to this machine's memory);
 - while loading, a transaction's dirty bytes must stay within WiredTiger's eviction dirty trigger
   (20 % of the cache by default): beyond it the loading transaction is rolled back
   (WT_ROLLBACK). Measured here with the docsize engine job, 300 orders of 64 KB: a 16 MB cache
@@ -14,7 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-WT_MAX_CACHE_MB = 10 * 1024 * 1024   # WiredTiger: cache_size max=10TB
+from costlab.plan import WT_MAX_CACHE_MB  # noqa: F401  (the one place of every ceiling)
+
 DIRTY_TRIGGER = 0.20                 # WiredTiger's eviction_dirty_trigger default
 DOCSIZE_LOAD_BATCH = 64              # orders per load transaction (costlab/docsize/engine.py INSERT_BATCH)
 ORDER_OVERHEAD = 1.05                # an order's BSON is a little over its nominal size_kb
@@ -58,14 +60,6 @@ def engine_problem(config: dict[str, Any]) -> str | None:
     if window > docs:
         return (f"invalid config key engine.docsize.window_minutes: {window} is more than "
                 f"engine.docsize.docs_per_collection ({docs}) (allowed: 1 to {docs})")
-    for key in ("default_cache_mb", "small_cache_mb"):
-        value = docsize.get(key)
-        if value is not None and int(value) > WT_MAX_CACHE_MB:
-            return (
-                f"invalid config key engine.docsize.{key}: {value} MB is more than WiredTiger's largest "
-                "cache "
-                f"({WT_MAX_CACHE_MB} MB = 10 TB)"
-            )
     sizes = [int(s) for s in (config.get("docsize") or {}).get("sizes_kb") or []]
     if sizes:
         needed = min_load_cache_mb(max(sizes))
