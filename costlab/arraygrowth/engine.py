@@ -23,11 +23,14 @@ from costlab.arraygrowth.names import PUBLISHED_WORKLOADS
 from costlab.arraygrowth.params import EngineParams
 from costlab.arraygrowth.workloads import (
     ARRAY_FIELD,
+    BASE_TIMESTAMP,
+    DB_NAME,
     ELEMENT_VARIANTS,
     FALLBACK_VARIANTS,
     JOB_FIELDS,
     FallbackParams,
     big_element,
+    collection_name,
     element_params,
     inserted_document,
     job_name,
@@ -45,7 +48,13 @@ from costlab.inputs import read_csv
 from costlab.jobs import RunFacts
 from costlab.progress import progress
 
-NAMESPACE = "costlab_arraygrowth.timestamps"
+NAMESPACE = "costlab_arraygrowth.timestamps"   # the fallback sweep's; a growth run's is the server's
+
+
+def namespace(workload: str, n: int) -> str:
+    """A growth run's namespace: the server run's (costlab.arraygrowth.run), so that the oplog entries
+    (which hold it) have the same bytes: the journal compressor and the 128-byte padding see them."""
+    return f"{DB_NAME}.{collection_name(workload, n)}"
 WORKLOADS = PUBLISHED_WORKLOADS
 
 LOG_COLUMNS = ["profile", "workload", "n", "log_bytes", "bytes_per_op", "log_records", "modify_calls",
@@ -53,8 +62,16 @@ LOG_COLUMNS = ["profile", "workload", "n", "log_bytes", "bytes_per_op", "log_rec
                "journal_compressor_wanted", "block_compressor", "retryable_writes", "server_kind", "seconds"]
 
 
+def driver_object_id(i: int) -> ObjectId:
+    """The i-th _id as a driver makes them (bson's ObjectId: 4 bytes of seconds, 5 random bytes of the
+    process, a 3-byte counter), deterministic: the article's first timestamp, fixed process bytes. An _id of
+    zeros would let the journal compressor shrink the oplog entries that hold it below a server's."""
+    counter = (i % 2**24).to_bytes(3, "big")
+    return ObjectId(BASE_TIMESTAMP.to_bytes(4, "big") + bytes.fromhex("5eed0c0575") + counter)
+
+
 def _job_document(job_id: str = JOB_FIELDS["job_id"], index: int = 0) -> dict:
-    return {"_id": ObjectId(index.to_bytes(12, "big")), **JOB_FIELDS, "job_id": job_id, ARRAY_FIELD: []}
+    return {"_id": driver_object_id(index), **JOB_FIELDS, "job_id": job_id, ARRAY_FIELD: []}
 
 
 def _counts(delta: dict[str, int]) -> dict[str, int]:
@@ -78,7 +95,7 @@ def run_workload(profile: str, workload: str, n: int, settings: EngineSettings, 
         engine = Engine(home, settings)
         try:
             collection = Deployment(engine, profile, settings.block_compressor,
-                                    retryable_writes, replica_set).collection(NAMESPACE)
+                                    retryable_writes, replica_set).collection(namespace(workload, n))
             if workload == "push":
                 job = _job_document()
                 record_id = collection.insert(job)
@@ -88,7 +105,7 @@ def run_workload(profile: str, workload: str, n: int, settings: EngineSettings, 
             if workload == "insert":
                 element = element or timestamp
                 for i in range(n):
-                    _id = ObjectId(i.to_bytes(12, "big"))
+                    _id = driver_object_id(i)
                     collection.insert({"_id": _id, **inserted_document(element(i))})
             else:
                 for i in range(n):
@@ -210,15 +227,15 @@ def _appended(document: dict, oplog_o: dict) -> tuple[int, object] | None:
 
 def _run_updates(label: str, profile: str, variant: str, params: FallbackParams, settings: EngineSettings,
                  workdir=None, retryable_writes: bool = True, replica_set: ReplicaSetSettings | None = None,
-                 element: Callable[[int], object] = timestamp, documents: list[dict] | None = None
-                 ) -> tuple[dict, dict, int, int]:
-    """The updates of `variant` on a fresh engine: (the counters' delta over the updates, the collection's
-    full-update reasons, its modify calls, the largest document's BSON bytes)."""
+                 element: Callable[[int], object] = timestamp, documents: list[dict] | None = None,
+                 ns: str = NAMESPACE) -> tuple[dict, dict, int, int]:
+    """The updates of `variant` on a fresh engine in namespace `ns`: (the counters' delta over the updates,
+    the collection's full-update reasons, its modify calls, the largest document's BSON bytes)."""
     with engine_home(workdir, label) as home:
         engine = Engine(home, settings)
         try:
             collection = Deployment(engine, profile, settings.block_compressor,
-                                    retryable_writes, replica_set).collection(NAMESPACE)
+                                    retryable_writes, replica_set).collection(ns)
             record_ids: list[int] = []
             encoded: list[bytes] = []
             largest = 0
@@ -309,7 +326,7 @@ def run_element(profile: str, declaration, n: int, settings: EngineSettings, wor
         delta, _, _, largest = _run_updates(
             f"element-{profile}-{declaration.name}-{n}", profile, ELEMENT_VARIANTS[declaration.update],
             element_params(declaration, n), settings, workdir, retryable_writes, replica_set, declaration.at,
-            [_job_document()])
+            [_job_document()], namespace("push", n))   # the namespace of the $push rows it stands beside
         row = {"profile": profile, "n": n, **_counts(delta), "log_payload_bytes": delta["log_payload_bytes"],
                "max_doc_bytes": largest, "seconds": time.perf_counter() - started}
     return row | {"element": declaration.name, "update": declaration.update}

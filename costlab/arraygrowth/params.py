@@ -77,3 +77,16 @@ class EngineMergeParams(JobParams):
         ag = config["arraygrowth"]
         return {"workloads": ag["workloads"], "elements": ag.get("elements") or {},
                 "repeats": engine_repeats(config, "arraygrowth")}
+
+
+@dataclass(frozen=True)
+class EngineVsMongodParams(JobParams):
+    """The engine lab against mongod (arraygrowth_engine_vs_mongod): the lab's keys, and the rate that dates
+    the replica set's commits."""
+    engine: dict
+    writes_per_second: int
+
+    @classmethod
+    def declare(cls, config):
+        return {"engine": engine_repeat_keys(config, "arraygrowth"),
+                "writes_per_second": config["engine"]["arraygrowth"]["writes_per_second"]}

@@ -22,9 +22,11 @@ from pymongo.collection import Collection
 from costlab.arraygrowth.params import FallbackSweepParams, RunParams
 from costlab.arraygrowth.workloads import (
     ARRAY_FIELD,
+    DB_NAME,
     FALLBACK_VARIANTS,
     FallbackParams,
     WorkloadResult,
+    collection_name,
     fallback_settings,
     get_workload,
     prepare_fallback,
@@ -35,8 +37,6 @@ from costlab.jobs import RunFacts
 from costlab.measure import counter_delta, snapshot
 from costlab.server import measuring_job
 from costlab.server.provenance import server_kind
-
-DB_NAME = "costlab_arraygrowth"
 
 # raw column -> serverStatus dotted path (WiredTiger keys contain spaces, never dots)
 COUNTERS: dict[str, str] = {
@@ -137,7 +137,7 @@ def growth_rows(client: MongoClient, profile: str, workload: str, ns: Sequence[i
     context = _context(client, backend, applied or {})
     rows = []
     for n in ns:
-        collection = fresh_collection(client, f"{workload}_n{n}", database)
+        collection = fresh_collection(client, collection_name(workload, n), database)
         measured = measure(client, collection, prepare, lambda coll, prepared, n=n: run(coll, n, prepared))
         rows.append({"job": job, "profile": profile, "workload": workload, "n": n, **measured, **context})
         collection.drop()  # keep the deployment small; the next run starts fresh anyway

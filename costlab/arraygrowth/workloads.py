@@ -24,6 +24,14 @@ JOB_FIELDS = {"job_id": "my_scheduled_job", "schedule": "some cron expression", 
 ARRAY_FIELD = "timestamps"
 
 
+DB_NAME = "costlab_arraygrowth"
+
+
+def collection_name(workload: str, n: int) -> str:
+    """The collection a growth run of `workload` at N writes (fresh each run), on a server and in the lab."""
+    return f"{workload}_n{n}"
+
+
 @dataclass(frozen=True)
 class WorkloadResult:
     operations: int        # write commands sent inside the measured window

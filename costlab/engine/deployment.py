@@ -152,10 +152,14 @@ class Deployment:
         self.unflushed = 0
         self.counts["journal_flushes"] += 1
         if self._truncate_point is not None:
-            # _upsertOplogTruncateAfterPointDocument: updateRecord of the whole document, its own
-            # untimestamped WriteUnitOfWork
+            # _upsertOplogTruncateAfterPointDocument, its own untimestamped WriteUnitOfWork: 8.x's
+            # updateRecord of the whole document, or 6.0's in-place $set (replset.TRUNCATE_POINT_WRITES)
+            document = bson.encode(self._truncate_point_document(durable))
             with self.engine.transaction():
-                self._truncate_point.records.update(1, bson.encode(self._truncate_point_document(durable)))
+                if self.settings.truncate_point_write == "in_place":
+                    self._truncate_point.records.modify_bytes(1, document, len(document) - 9, 8)
+                else:
+                    self._truncate_point.records.update(1, document)
             self.counts["truncate_point_writes"] += 1
         self.stable = durable
         oldest = oldest_for(durable, self.settings)

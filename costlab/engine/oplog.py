@@ -18,6 +18,7 @@ writes it — not the array.
 """
 from __future__ import annotations
 
+import hashlib
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -27,8 +28,13 @@ from bson import Binary, Int64, Timestamp
 from bson.binary import UUID_SUBTYPE
 
 OPLOG_NS = "local.oplog.rs"
-# the driver's session: {id: UUID, uid: SHA-256 of the user} (the same in the oplog and config.transactions)
-DEFAULT_LSID = {"id": Binary(uuid.UUID(int=2).bytes, UUID_SUBTYPE), "uid": Binary(bytes(32), 0)}
+# The driver's session: {id: a random (version 4) UUID, uid: SHA-256 of the user} (the same in the oplog and
+# config.transactions). With no authentication the user is empty: mongod's uid is then SHA-256 of no bytes
+# (logical_session_id_helpers.cpp, kNoAuthDigest: e3b0c442..., read back from mongod 6.0.5's oplog). Both
+# are incompressible, as on a server: a uid of zeros let the journal compressor shrink the lab's entries
+# below mongod's (a $push's entry fitted 384 padded bytes in the lab and took 512 on mongod).
+_SESSION_ID = uuid.UUID(bytes=hashlib.sha256(b"costlab session").digest()[:16], version=4)
+DEFAULT_LSID = {"id": Binary(_SESSION_ID.bytes, UUID_SUBTYPE), "uid": Binary(hashlib.sha256(b"").digest(), 0)}
 
 
 def push_diff(array_field: str, index: int, value: object) -> dict:
@@ -42,12 +48,17 @@ class OplogWriter:
     ns: str
     session_fields: bool = False
     term: int = 1
-    collection_uuid: Binary = field(default_factory=lambda: Binary(uuid.UUID(int=1).bytes, UUID_SUBTYPE))
+    # a collection's UUID is random (version 4) on mongod: so here, from the namespace
+    collection_uuid: Binary | None = None
     lsid: dict = field(default_factory=lambda: dict(DEFAULT_LSID))
     seconds: int = 1_784_106_933
     counter: int = 0
     txn_number: int = 0
-    previous: Timestamp | None = None
+
+    def __post_init__(self) -> None:
+        if self.collection_uuid is None:
+            digest = hashlib.sha256(self.ns.encode()).digest()[:16]
+            self.collection_uuid = Binary(uuid.UUID(bytes=digest, version=4).bytes, UUID_SUBTYPE)
 
     def next_ts(self) -> Timestamp:
         self.counter += 1
@@ -71,10 +82,11 @@ class OplogWriter:
         entry |= {"ts": ts, "t": Int64(self.term), "v": Int64(2),
                   "wall": datetime.fromtimestamp(self.seconds, tz=timezone.utc)}
         if self.session_fields:
-            # the session's previous write; the first write of a session has a null optime
-            previous = self.previous or Timestamp(0, 0)
-            entry["prevOpTime"] = {"ts": previous, "t": Int64(self.term if self.previous else -1)}
-            self.previous = ts
+            # the previous write of the same transaction number: none for a one-statement retryable write,
+            # each its own txnNumber (TransactionParticipant resets the last write optime with a new
+            # txnNumber), so the null optime {ts: Timestamp(0, 0), t: -1}, as mongod 6.0.5's oplog holds
+            # (an optime of the session's previous write made the lab's $push entries compressible)
+            entry["prevOpTime"] = {"ts": Timestamp(0, 0), "t": Int64(-1)}
         # the oplog's record id is the timestamp as an int64 (secs << 32 | inc)
         return (ts.time << 32) | ts.inc, bson.encode(entry)
 

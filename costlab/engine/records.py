@@ -108,6 +108,18 @@ class RecordStore:
         """mongod's save(): release the page the last seek_exact left pinned."""
         self.cursor.reset()
 
+    def modify_bytes(self, record_id: int, new: bytes, offset: int, size: int) -> None:
+        """An in-place update's damages, as mongod's WiredTigerRecordStore::doUpdateWithDamages writes them:
+        search, then WT_CURSOR::modify replacing `size` bytes at `offset` with new[offset:offset + size]
+        (one damage; the record keeps its length)."""
+        cursor = self.cursor
+        set_key_int(cursor, record_id)
+        if cursor.search() != 0:
+            raise KeyError(f"record {record_id} not in {self.uri}")
+        cursor.modify([self.engine.wt.Modify(new[offset:offset + size], offset, size)])
+        self.counts.modify += 1
+        cursor.reset()
+
     def update(self, record_id: int, new: bytes, old: bytes | None = None) -> str:
         """Replace the record with `new` the way mongod does; returns 'modify', 'reserve' or 'update'
         (the whole document, written with insert()). `old`, when the caller has it, saves copying

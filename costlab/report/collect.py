@@ -37,6 +37,7 @@ MODEL_PUBLISHED_TABLE = "published_vs_model"   # results/<study>/model/: the ser
 USER_VARIANTS_PREFIX = "your_"
 ENGINE_RAW_TABLES = ("queries",)   # per-query rows: linked from the CSVs, not shown
 NOT_RUN_FILE = "not_run.json"
+VS_MONGOD_FILE = "engine_vs_mongod.csv"   # costlab.engine.vs_mongod.FILE_NAME
 PUBLISHED_COLUMNS = (
     "finding",
     "metric",
@@ -94,6 +95,8 @@ class StudySection:
     # results/<study>/not_run.json when this run had no server: {"part", "reason", "fix"}
     not_run: dict | None = None
     compare_notes: list[str] = field(default_factory=list)  # compare.with: the runs and what differs
+    # results/<study>/engine_vs_mongod.csv: the engine lab against mongod on the same work
+    vs_mongod: TableItem | None = None
 
     @property
     def has_results(self) -> bool:
@@ -293,6 +296,13 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
     section.engine_provenance = _records(kinds["engine_provenance"], "engine provenance", section.problems)
     section.model_tables = _tables(kinds["model"], "model table", study, captions_dir, section.problems,
                                    MODEL_PUBLISHED_TABLE)
+
+    vs_mongod = study_dir / VS_MONGOD_FILE
+    if vs_mongod.is_file():
+        try:
+            section.vs_mongod = read_table(vs_mongod, study, captions_dir, section.problems)
+        except Exception as err:  # shown as a problem; the rest of the page still renders
+            section.problems.append(f"table {vs_mongod} unreadable: {err}")
 
     figures: dict[str, FigureItem] = {}
     for path in kinds["figures"]:

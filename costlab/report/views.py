@@ -363,6 +363,17 @@ def engine_view(section: StudySection, out_dir: Path) -> dict[str, Any] | None:
             "tables": [t for t in tables if t["name"] != ENGINE_PUBLISHED_TABLE]}
 
 
+def vs_mongod_view(section: StudySection, out_dir: Path) -> dict[str, Any] | None:
+    """The engine lab against mongod on the same work: the line (share within tolerance, each quantity
+    outside it) and the table."""
+    if section.vs_mongod is None:
+        return None
+    from costlab.summary import vs_mongod_text
+
+    return {"line": vs_mongod_text(section.vs_mongod.path),
+            "table": table_block_view(section.vs_mongod, out_dir)}
+
+
 def section_view(section: StudySection, config: dict, defaults: dict, out_dir: Path) -> dict[str, Any]:
     info = section.info
     study = info.name
@@ -380,6 +391,7 @@ def section_view(section: StudySection, config: dict, defaults: dict, out_dir: P
     return view | {
         "not_run": None,
         "engine": engine_view(section, out_dir),
+        "vs_mongod": vs_mongod_view(section, out_dir),
         "mongod_not_run": mongod_not_run_view(section.not_run) if section.not_run is not None else None,
         "compare_notes": section.compare_notes,
         "problems": section.problems,

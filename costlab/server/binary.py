@@ -16,7 +16,7 @@ from costlab.server.availability import find_mongod  # noqa: F401 (one place dec
 from costlab.server.limits import ProcessLimits, process_limits
 from costlab.server.profiles import Profile
 from costlab.server.provenance import mongod_source
-from costlab.server.readiness import ensure_primary, wait_until_ready
+from costlab.server.readiness import ensure_primary, reconnect_as_primary, wait_until_ready
 
 STOP_GRACE_S = 30
 
@@ -109,6 +109,7 @@ def run_binary(
         ready = True
         if profile.replica_set:
             ensure_primary(client, profile.replica_set, f"127.0.0.1:{port}", timeout_s)
+            client = reconnect_as_primary(client, uri)
         applied = applied_options(profile, limits, mongod) | {"pid": proc.pid, "command": cmd}
         yield client, uri, applied
     finally:

@@ -20,7 +20,7 @@ from costlab.procs import pid_alive, start_watchdog
 from costlab.server.errors import ServerStartError, ServerUnavailable
 from costlab.server.images import ensure_image
 from costlab.server.profiles import Profile
-from costlab.server.readiness import ensure_primary, wait_until_ready
+from costlab.server.readiness import ensure_primary, reconnect_as_primary, wait_until_ready
 
 LABEL = "costlab"
 CONTAINER_PORT = "27017/tcp"
@@ -494,6 +494,7 @@ def run_container(profile: Profile, data_dir: Path | None, image: str, timeout_s
                 # The member's address as the server sees itself, inside the container.
                 member = f"127.0.0.1:{port}" if network == "host" else "localhost:27017"
                 ensure_primary(client, profile.replica_set, member, timeout_s)
+                client = reconnect_as_primary(client, uri)
             yield client, uri, applied_options(profile, image, spec, engine) | {
                 "container": name, "image_id": container.attrs.get("Image")}
         finally:
