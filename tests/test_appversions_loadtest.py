@@ -380,9 +380,10 @@ def test_a_load_test_whose_phases_round_to_no_operation_is_refused_naming_the_ke
 
     with pytest.raises(
         ConfigError,
+        # 25 reports/s x 0.0001 x the 30-s warm-up given here = 0.075
         match=r"appversions\.loadtest\.rate_scale: the warm-up Get Reports would plan 0\.075 operations",
     ):
-        load_config(overrides={"appversions": {"loadtest": {"rate_scale": 0.0001}}})
+        load_config(overrides={"appversions": {"loadtest": {"rate_scale": 0.0001, "warmup_seconds": 30}}})
     # the smoke config's phases plan operations (some of its steps none): accepted
     smoke = load_config(ROOT / "config" / "smoke.yaml")["appversions"]["loadtest"]
     sched = plan_schedule(LoadTestPlan.from_config(smoke))

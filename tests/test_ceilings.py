@@ -12,6 +12,8 @@ LOADTEST = {"upsert_rates": [250], "report_rates": [1000], "rate_scale": 1, "bat
             "warmup_seconds": 0}
 
 # quantity -> (at the ceiling, just past it, a key the message names, the estimate it names)
+THREE_DATASETS = {"fields_after_history": True, "split_history": True}
+
 PLANNED = {
     # 250 x P / 250 + 1000 x P = 1001 P: P = 9990 -> 9,999,990; P = 9991 -> 10,000,991 > 10,000,000
     "loadtest_operations": ({"studies": ["appversions"],
@@ -24,8 +26,11 @@ PLANNED = {
                {"appversions": {"events_per_year": 99_920_064}},
                "appversions.events_per_year", "1,000,000,001"),
     # docs x 64 KB x 3 datasets: 254,313 -> 49,999,970,304 B; 254,314 -> 50,000,166,912 > 50e9
-    "docsize_bytes": ({"studies": ["docsize"], "docsize": {"docs_per_collection": 254_313, "sizes_kb": [64]}},
-                      {"studies": ["docsize"], "docsize": {"docs_per_collection": 254_314, "sizes_kb": [64]}},
+    # (the tail and split variants on: three datasets a size)
+    "docsize_bytes": ({"studies": ["docsize"], "docsize": {"docs_per_collection": 254_313, "sizes_kb": [64],
+                                                           "variants": THREE_DATASETS}},
+                      {"studies": ["docsize"], "docsize": {"docs_per_collection": 254_314, "sizes_kb": [64],
+                                                           "variants": THREE_DATASETS}},
                       "docsize.docs_per_collection", "50,000,166,912"),
     # flatnested documents x 2 shape sizes x 2 (flat and nested): 5,000,000 -> 2e7; 5,000,001 -> 20,000,004
     "documents": ({"studies": ["flatnested"],

@@ -187,7 +187,7 @@ def test_the_data_params_are_the_namespaces_keys():
     from costlab.appversions.params import LoadParams
 
     config = load_config(overrides={"appversions": {"event_window": "calendar"}})
-    assert LoadParams.from_config(config).data == {"events_per_year": 200000, "seed": 42,
+    assert LoadParams.from_config(config).data == {"events_per_year": 20000, "seed": 42,
                                                    "event_window": "calendar", "batch_size": 250}
 
 

@@ -236,4 +236,4 @@ def test_the_rules_data_params_are_the_namespaces_data_keys():
         assert params.declare(config)["data"] == namespaces.data_params(config, study), study
     # config/config.yaml's defaults: the window is part of the data (it was missing here once)
     assert namespaces.data_params(config, "appversions") == {
-        "events_per_year": 200000, "seed": 42, "event_window": "authors", "batch_size": 250}
+        "events_per_year": 20000, "seed": 42, "event_window": "authors", "batch_size": 250}

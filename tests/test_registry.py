@@ -90,7 +90,7 @@ def test_data_params_are_the_declared_keys_and_what_the_study_derives():
         "event_window",
         "batch_size",
     ]
-    assert data_params(config, "docsize")["spread_customer"] is True   # config.yaml's variants
+    assert data_params(config, "docsize")["spread_customer"] is False   # config.yaml's variants (off)
     assert data_params(config, "flatnested")["groups"] == max(config["flatnested"]["flat_fields"]) // 5
     assert data_params(config, "uniqueidx") == {}
     with pytest.raises(ValueError, match="unknown study 'nope'; allowed: docsize, appversions"):

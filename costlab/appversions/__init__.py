@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from costlab.appversions.names import tested_versions
 from costlab.appversions.phases import empty_phase_problem
 from costlab.appversions.registry import config_problem as versions_problem
 from costlab.appversions.variants import declared_names, register_variants
@@ -49,7 +50,7 @@ def _loaded(config: dict) -> list[str]:
 
 
 def _tested(config: dict) -> list[str]:
-    return list(config["appversions"]["loadtest"].get("versions") or _loaded(config))
+    return tested_versions(config["appversions"])
 
 
 def _reloads(config: dict) -> int:
@@ -85,7 +86,7 @@ def version_subset_problem(section: dict) -> str | None:
     list above): the workflow has no rule that makes a version's data otherwise."""
     configured = list(section.get("versions") or ())
     loaded = list(section.get("load_versions") or configured)
-    tested = list((section.get("loadtest") or {}).get("versions") or loaded)
+    tested = tested_versions(section)
     for key, chosen, allowed, what in (
         ("appversions.load_versions", loaded, configured, "in appversions.versions"),
         ("appversions.loadtest.versions", tested, loaded, "loaded"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from costlab.appversions import names
 from costlab.engine.repeats import engine_repeat_keys, engine_repeats
 from costlab.jobs import JobParams
 from costlab.namespaces import data_params
@@ -22,9 +23,8 @@ def loadtest_schedule(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def tested_versions(config: Mapping[str, Any]) -> list[str]:
-    """The load-tested versions: loadtest.versions, else the loaded ones, else every configured one."""
-    section = config["appversions"]
-    return list(section["loadtest"]["versions"] or section["load_versions"] or section["versions"])
+    """The load-tested versions (costlab.appversions.names.tested_versions)."""
+    return names.tested_versions(config["appversions"])
 
 
 def _declaration(config: Mapping[str, Any]) -> Callable[[Any], Any]:
