@@ -42,11 +42,11 @@ def test_mean_sizes_at_default_settings_within_two_percent_of_published():
     model = collections_model(config["docsize"])
     assert model.columns == COLLECTIONS_COLUMNS == ["size_kb", "documents", "avg_doc_bytes", "data_bytes"]
     assert model["size_kb"].to_list() == [1, 4, 16, 64]
-    assert set(model["documents"].to_list()) == {20_000}   # docsize.docs_per_collection at the defaults
+    assert set(model["documents"].to_list()) == {50_000}   # docsize.docs_per_collection at the defaults
     for row in model.iter_rows(named=True):
         published = PUBLISHED_MEAN_BYTES[row["size_kb"]]
         assert abs(row["avg_doc_bytes"] / published - 1) <= 0.02, row
-        assert row["data_bytes"] == pytest.approx(row["avg_doc_bytes"] * 20_000)
+        assert row["data_bytes"] == pytest.approx(row["avg_doc_bytes"] * 50_000)
 
 
 def test_model_matches_generated_documents():

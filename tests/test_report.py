@@ -192,8 +192,8 @@ def test_provenance_values_appear_in_the_header(mixed_page):
 def test_config_hash_and_differences_from_defaults(mixed_page):
     page, _ = mixed_page
     docsize = section_of(page, "docsize")
-    # smoke.yaml sets docsize.docs_per_collection 2000 and sizes_kb [1, 4]; defaults 20000 and [1, 4, 16, 64]
-    assert "<tr><td><code>docsize.docs_per_collection</code></td><td>20000</td><td>2000</td></tr>" in docsize
+    # smoke.yaml sets docsize.docs_per_collection 2000 and sizes_kb [1, 4]; defaults 50000 and [1, 4, 16, 64]
+    assert "<tr><td><code>docsize.docs_per_collection</code></td><td>50000</td><td>2000</td></tr>" in docsize
     assert "<tr><td><code>docsize.sizes_kb</code></td><td>[1, 4, 16, 64]</td><td>[1, 4]</td></tr>" in docsize
     # the scale: the study's own keys, changed ones marked
     assert '<code>docs_per_collection</code> = 2000 <span class="changed">(changed)</span>' in docsize
