@@ -137,7 +137,7 @@ setTimeout(function () {
   choose('study', 'arraygrowth');
   out.study = visible().map(function (r) { return r.getAttribute('data-filter-study'); });
   choose('verdict', 'reproduced');
-  out.study_and_verdict = visible().map(function (r) { return r.cells[0].textContent + '|' + r.cells[1].textContent; });
+  out.study_and_verdict = visible().map(function (r) { return r.cells[0].textContent + '|' + r.cells[1].firstChild.textContent; });  // the verdict, not its risk under it
   out.shown_text = document.getElementById('audit-shown').textContent;
   choose('study', ''); choose('verdict', '');
   out.all_shown = visible().length;

@@ -35,14 +35,16 @@ QUANTITIES: dict[str, tuple[str, str, str, Band]] = {
 }
 
 
-def server_versions(provenance_paths: Iterable[str | Path]) -> dict[str, str]:
-    """job -> the mongod version its provenance records."""
+def server_versions(provenance_paths: Iterable[str | Path]) -> dict[str, tuple[str | None, bool]]:
+    """job -> (the mongod version its provenance records, whether that server was a replica set)."""
     from costlab.server.provenance import read_provenance
 
     versions = {}
     for path in provenance_paths:
         record = read_provenance(path)
-        versions[record.get("job") or Path(path).stem] = (record.get("server") or {}).get("version")
+        server = record.get("server") or {}
+        job = record.get("job") or Path(path).stem
+        versions[job] = (server.get("version"), bool(server.get("replica_set")))
     return versions
 
 
@@ -66,9 +68,11 @@ def compare_runs(server_rows: pl.DataFrame, versions: dict[str, str], engine_con
     measured = per_op(server_rows).drop_nulls(["log_bytes", "cursor_insert_calls", "cursor_modify_calls"])
     rows = []
     for run in measured.sort("profile", "workload", "n").iter_rows(named=True):
-        version = versions.get(run["job"])
+        version, replica_set = versions.get(run["job"], (None, run["profile"] != "standalone"))
         rules = engine_rules_for(version)
-        lab = engine_run(run["profile"], run["workload"], int(run["n"]), rules, engine_config,
+        # the same work as the server did: an external standalone asked for a replica-set profile ran as one
+        topology = run["profile"] if replica_set or run["profile"] == "standalone" else "standalone"
+        lab = engine_run(topology, run["workload"], int(run["n"]), rules, engine_config,
                          writes_per_second, workdir)
         for quantity, (unit, column, counter, band) in QUANTITIES.items():
             rows.append({"study": STUDY, "quantity": quantity, "profile": run["profile"],
