@@ -35,17 +35,24 @@ QUANTITIES: dict[str, tuple[str, str, str, Band]] = {
 }
 
 
-def server_versions(provenance_paths: Iterable[str | Path]) -> dict[str, tuple[str | None, bool]]:
-    """job -> (the mongod version its provenance records, whether that server was a replica set)."""
+def server_versions(provenance_paths: Iterable[str | Path]) -> dict[str, str]:
+    """job -> the mongod version its provenance records."""
+    return {job: server.get("version") for job, server in _servers(provenance_paths).items()}
+
+
+def server_replica_sets(provenance_paths: Iterable[str | Path]) -> dict[str, bool]:
+    """job -> whether its server was a replica set (an external standalone may serve a replica-set one)."""
+    return {job: bool(server.get("replica_set")) for job, server in _servers(provenance_paths).items()}
+
+
+def _servers(provenance_paths: Iterable[str | Path]) -> dict[str, dict]:
     from costlab.server.provenance import read_provenance
 
-    versions = {}
+    servers = {}
     for path in provenance_paths:
         record = read_provenance(path)
-        server = record.get("server") or {}
-        job = record.get("job") or Path(path).stem
-        versions[job] = (server.get("version"), bool(server.get("replica_set")))
-    return versions
+        servers[record.get("job") or Path(path).stem] = record.get("server") or {}
+    return servers
 
 
 def engine_run(profile: str, workload: str, n: int, rules: str, engine_config: dict,
@@ -62,13 +69,15 @@ def engine_run(profile: str, workload: str, n: int, rules: str, engine_config: d
 
 
 def compare_runs(server_rows: pl.DataFrame, versions: dict[str, str], engine_config: dict,
-                 writes_per_second: int, workdir=None) -> pl.DataFrame:
+                 writes_per_second: int, workdir=None, replica_sets: dict[str, bool] | None = None
+                 ) -> pl.DataFrame:
     """The comparison table for the server's runs (raw rows: job, profile, workload, n, operations and the
     counters); a run whose counters the server did not report (a stand-in) is left out."""
     measured = per_op(server_rows).drop_nulls(["log_bytes", "cursor_insert_calls", "cursor_modify_calls"])
     rows = []
     for run in measured.sort("profile", "workload", "n").iter_rows(named=True):
-        version, replica_set = versions.get(run["job"], (None, run["profile"] != "standalone"))
+        version = versions.get(run["job"])
+        replica_set = (replica_sets or {}).get(run["job"], run["profile"] != "standalone")
         rules = engine_rules_for(version)
         # the same work as the server did: an external standalone asked for a replica-set profile ran as one
         topology = run["profile"] if replica_set or run["profile"] == "standalone" else "standalone"
@@ -89,8 +98,10 @@ def write_comparison(raw_paths: Iterable[str | Path], provenance_paths: Iterable
     from costlab.engine.vs_mongod import figure
     from costlab.io import write_csv
 
+    provenance_paths = list(provenance_paths)
     frame = compare_runs(read_raw(raw_paths), server_versions(provenance_paths), engine_config,
-                         writes_per_second, engine_config.get("workdir"))
+                         writes_per_second, engine_config.get("workdir"),
+                         server_replica_sets(provenance_paths))
     write_csv(frame, out_csv)
     figure_paths = list(figure_paths)
     if figure_paths:
