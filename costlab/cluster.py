@@ -94,11 +94,16 @@ def _client_mb(ask: RuleAsk, config: dict) -> int:
     return SERVER_FREE_MB if asked is None else int(asked)
 
 
-def job_ask(rule: str, config: dict) -> JobAsk:
-    """Threads, memory and time limit of one job of `rule` at this config's scale (its study's RuleAsk)."""
+def job_ask(rule: str, config: dict, local_cores: int | None = None) -> JobAsk:
+    """Threads, memory and time limit of one job of `rule` at this config's scale (its study's RuleAsk).
+
+    `local_cores`: the cores of a run on this machine (None on a cluster, where a measuring job has a
+    node of its own): a timed rule asks for all of them, so no other job runs beside its timing."""
     ask = _rule_ask(rule)
     measuring = rule in MEASURING_RULES
     threads = int(ask.threads(config))
+    if ask.timed and local_cores:
+        threads = max(threads, int(local_cores))
     cpus = threads + (SERVER_THREADS if measuring else 0)
     mem_mb = _client_mb(ask, config) + (SERVER_MB if measuring else 0)
     expected = float(ask.work_s(config)) + (JOB_OVERHEAD_S if measuring else SERVER_FREE_OVERHEAD_S)

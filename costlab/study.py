@@ -44,6 +44,9 @@ class RuleAsk:
     # measuring rules only (they start or connect to a server): how many jobs `all` runs (0: none)
     jobs: Callable[[dict], int] | None = None
     stream: MeasuredStream | None = None          # a streamed step: what its ask comes from
+    # its result is a wall-clock time: on one machine it runs alone (every core), since another job
+    # beside it would share the CPUs, the disk and the OS cache the timing is about
+    timed: bool = False
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ rule appversions_events:
     threads: ask("appversions_events").threads
     resources:
         **ask("appversions_events").resources,
+    priority: SERVER_CHAIN_FIRST
     log:
         "results/logs/appversions_events.log",
     conda:
@@ -97,6 +98,7 @@ rule appversions_correctness:
     resources:
         mongod=MONGOD,
         **ask("appversions_correctness").resources,
+    priority: SERVER_CHAIN_FIRST
     log:
         "results/logs/appversions_correctness_{version}.log",
     conda:
@@ -166,6 +168,7 @@ rule appversions_load:
     resources:
         mongod=MONGOD,
         **ask("appversions_load").resources,
+    priority: SERVER_CHAIN_FIRST
     log:
         "results/logs/appversions_load_{version}{rep}.log",
     conda:

@@ -61,6 +61,7 @@ rule arraygrowth_run:
     resources:
         mongod=1,
         **ask("arraygrowth_run").resources,
+    priority: SERVER_CHAIN_FIRST
     log:
         "results/logs/arraygrowth_run_{ag_profile}_{ag_workload}.log",
     conda:
@@ -96,6 +97,7 @@ rule arraygrowth_fallback:
     resources:
         mongod=1,
         **ask("arraygrowth_fallback").resources,
+    priority: SERVER_CHAIN_FIRST
     log:
         "results/logs/arraygrowth_fallback_{ag_profile}.log",
     conda:

@@ -93,6 +93,10 @@ def add_targets(study, *paths):
 # Measuring rules declare resources: mongod=1; profiles/default caps it at 1 so timings never overlap.
 # profiles/slurm sets no such cap: there each measuring job has a node and a server of its own.
 MONGOD = 1
+# The server's untimed jobs (setup, loads, counters) and what they read start before the engine lab's:
+# they take turns on one server (MONGOD), so the sooner that chain starts, the more of the engine lab runs
+# beside it; the timed jobs run alone afterwards (RuleAsk.timed).
+SERVER_CHAIN_FIRST = 60
 
 # Cluster runs (docs/slurm.md): what one job of a rule asks for, scaled from the config.
 from costlab.cluster import check_submit_host_visible as _check_submit_host_visible
@@ -101,7 +105,8 @@ from costlab.cluster import mark_submit_host as _mark_submit_host
 
 
 def ask(rule):
-    return _job_ask(rule, config)
+    # a timed rule runs alone on this machine (RuleAsk.timed); on a cluster each measuring job has a node
+    return _job_ask(rule, config, None if workflow.non_local_exec else getattr(workflow, "_cores", None))
 
 
 # A job on another node first checks that it sees the results directory its submitter marked

@@ -57,6 +57,7 @@ rule docsize_load:
     resources:
         mongod=MONGOD,
         **ask("docsize_load").resources,
+    priority: SERVER_CHAIN_FIRST
     log:
         "results/logs/docsize_load_{dataset}.log",
     conda:

@@ -26,6 +26,7 @@ rule flatnested_values:
         "results/flatnested/model/values.parquet",
     params:
         **_fn_params.ValuesParams.declare(config),
+    priority: SERVER_CHAIN_FIRST
     log:
         "results/logs/flatnested_values.log",
     conda:
@@ -67,6 +68,7 @@ rule flatnested_load:
     resources:
         mongod=MONGOD,
         **ask("flatnested_load").resources,
+    priority: SERVER_CHAIN_FIRST
     log:
         "results/logs/flatnested_load_{shape}.log",
     conda:

@@ -22,6 +22,7 @@ rule server_setup:
         "results/servers/{server_profile}.json",
     params:
         **_server_params.SetupParams.declare(config, SERVER_BACKEND),
+    priority: SERVER_CHAIN_FIRST
     log:
         "results/logs/server_setup_{server_profile}.log",
     conda:

@@ -242,3 +242,15 @@ def test_the_authors_driver_asks_for_a_node_covering_its_idle_period_and_is_coun
     assert "appversions_loadtest_authors" not in measuring_job_counts(without)
     assert (measuring_job_counts(with_authors)["appversions_loadtest_authors"]
             == measuring_job_counts(with_authors)["appversions_loadtest"])
+
+
+def test_a_timed_job_has_this_machine_to_itself_and_an_untimed_one_shares_it(smoke):
+    # docsize's and flatnested's query times and the load test are wall-clock times: on one machine of
+    # 2 cores each asks for both (no engine-lab job beside its timing); the loads and the counters ask for
+    # their client's processes (1 here) and share the machine.
+    for rule in ("docsize_measure", "flatnested_measure", "appversions_loadtest"):
+        assert job_ask(rule, smoke, local_cores=2).threads >= 2, rule
+    assert job_ask("docsize_measure", smoke, local_cores=2).threads == 2
+    assert job_ask("docsize_measure", smoke).threads == 1         # a cluster: the node is its own anyway
+    for rule in ("docsize_load", "arraygrowth_run", "flatnested_load"):
+        assert job_ask(rule, smoke, local_cores=2).threads == 1, rule

@@ -78,6 +78,7 @@ def _loadtest_ask(idle: bool, jobs) -> RuleAsk:
         threads=_loadtest_threads,
         client_mb=lambda config: _event_table_mb(_events(config, LOADTEST_NEW_EVENTS_YEARS)),
         jobs=jobs,
+        timed=True,
     )
 
 

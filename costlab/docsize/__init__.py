@@ -83,6 +83,7 @@ STUDY = Study(
         "docsize_measure": RuleAsk(   # each run on each dataset, once per repeat (docsize.repeats)
             work_s=_measure_s,
             jobs=lambda config: len(datasets(config["docsize"])) * len(RUNS) * repeats(config, "docsize"),
+            timed=True,
         ),
         # your documents (docsize.documents): each size its own dataset, as large as an order of that size
         "docsize_document_load": RuleAsk(
@@ -90,7 +91,7 @@ STUDY = Study(
             jobs=_document_datasets,
         ),
         "docsize_document_measure": RuleAsk(
-            work_s=_measure_s, jobs=lambda config: _document_datasets(config) * len(RUNS)
+            work_s=_measure_s, jobs=lambda config: _document_datasets(config) * len(RUNS), timed=True
         ),
     },
     other_rules={"docsize_engine": RuleAsk(work_s=lambda config: ENGINE_S, client_mb=_engine_mb),

@@ -51,7 +51,8 @@ STUDY = Study(
         ),
         # each shape once per repeat (flatnested.repeats)
         "flatnested_measure": RuleAsk(work_s=_measure_s,
-                                      jobs=lambda config: _shapes(config) * repeats(config, "flatnested")),
+                                      jobs=lambda config: _shapes(config) * repeats(config, "flatnested"),
+                                      timed=True),
     },
     colors={"layout": LAYOUT_COLORS},
     overlay=Overlay(
