@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from costlab import STUDIES  # the registry's studies: a new one needs its page, and no edit here
+
 ROOT = Path(__file__).resolve().parents[1]
-STUDIES = ("docsize", "appversions", "arraygrowth", "flatnested", "uniqueidx")
 README_MAX_LINES = 200
 
 # [text](target) in markdown, not images' alt text nor code spans.
@@ -16,8 +17,10 @@ LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 
 
 def markdown_files() -> list[Path]:
-    files = [ROOT / "README.md", ROOT / "config" / "README.md", ROOT / "benchmarks" / "README.md"]
+    """The user pages, the changelog and the lab notebook (benchmarks/), which the user pages link to."""
+    files = [ROOT / "README.md", ROOT / "config" / "README.md", ROOT / "CHANGELOG.md"]
     files += sorted((ROOT / "docs").glob("*.md"))
+    files += sorted((ROOT / "benchmarks").glob("*.md"))
     return files
 
 
