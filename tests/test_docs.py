@@ -95,3 +95,14 @@ def test_no_documented_command_passes_the_workflow_profile_again():
             assert not re.search(r"--profile[ =]\S*profiles/default\b", line), (
                 f"{path.relative_to(ROOT)}:{number}: {line}"
             )
+
+
+def test_user_pages_carry_no_dated_measurement():
+    """docs/*.md say what is true now; a measurement taken on a day (with the machine's load that day)
+    belongs in benchmarks/ with its command, or in CHANGELOG.md. The articles' own dates (2010-2024 data,
+    publication months) are not ISO dates of a run."""
+    dated = re.compile(r"\b202[5-9]-\d\d-\d\d\b|load average", re.IGNORECASE)
+    found = [f"{page.name}:{number}: {line.strip()}"
+             for page in sorted((ROOT / "docs").glob("*.md"))
+             for number, line in enumerate(page.read_text().splitlines(), 1) if dated.search(line)]
+    assert not found, found
