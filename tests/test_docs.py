@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from costlab import STUDIES  # the registry's studies: a new one needs its page, and no edit here
+
 ROOT = Path(__file__).resolve().parents[1]
-STUDIES = ("docsize", "appversions", "arraygrowth", "flatnested", "uniqueidx")
 README_MAX_LINES = 200
 
 # [text](target) in markdown, not images' alt text nor code spans.
@@ -16,8 +17,10 @@ LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 
 
 def markdown_files() -> list[Path]:
-    files = [ROOT / "README.md", ROOT / "config" / "README.md", ROOT / "benchmarks" / "README.md"]
+    """The user pages, the changelog and the lab notebook (benchmarks/), which the user pages link to."""
+    files = [ROOT / "README.md", ROOT / "config" / "README.md", ROOT / "CHANGELOG.md"]
     files += sorted((ROOT / "docs").glob("*.md"))
+    files += sorted((ROOT / "benchmarks").glob("*.md"))
     return files
 
 
@@ -92,3 +95,14 @@ def test_no_documented_command_passes_the_workflow_profile_again():
             assert not re.search(r"--profile[ =]\S*profiles/default\b", line), (
                 f"{path.relative_to(ROOT)}:{number}: {line}"
             )
+
+
+def test_user_pages_carry_no_dated_measurement():
+    """docs/*.md say what is true now; a measurement taken on a day (with the machine's load that day)
+    belongs in benchmarks/ with its command, or in CHANGELOG.md. The articles' own dates (2010-2024 data,
+    publication months) are not ISO dates of a run."""
+    dated = re.compile(r"\b202[5-9]-\d\d-\d\d\b|load average", re.IGNORECASE)
+    found = [f"{page.name}:{number}: {line.strip()}"
+             for page in sorted((ROOT / "docs").glob("*.md"))
+             for number, line in enumerate(page.read_text().splitlines(), 1) if dated.search(line)]
+    assert not found, found
