@@ -1,0 +1,76 @@
+"""Through Snakemake, no server: the shipped sample of your own events (appversions.events) modelled and
+stored by the engine lab for the 14 published versions and a week-bucket variant (examples/variants/week.py);
+a malformed events file refused in one line before any job."""
+from __future__ import annotations
+
+import csv
+from datetime import datetime, timezone
+
+import polars as pl
+import pytest
+import yaml
+from workflow import NO_SERVER, run_workflow
+
+from costlab.appversions.registry import PUBLISHED_NAMES
+from costlab.appversions.user_events import OWN_EVENTS_REASON
+from costlab.config import ROOT
+
+SAMPLE = "examples/events/terminals.csv"
+
+
+def _config(tmp_path, events: str) -> str:
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump({
+        "studies": ["appversions"],
+        "appversions": {
+            "events": events,
+            "versions": [*PUBLISHED_NAMES, "appV5R3_week"],
+            "variants": {"appV5R3_week": {"base": "appV5R3", "bucket": "week",
+                                          "layout_file": "examples/variants/week.py"}},
+        },
+        "engine": {"appversions": {"topology": "standalone"}},
+    }))
+    return str(path)
+
+
+@pytest.mark.workflow
+def test_the_sample_and_a_week_bucket_through_the_model_and_the_engine_lab(tmp_path):
+    targets = ["results/appversions/model/published_vs_model.csv", "results/appversions/engine/storage.csv"]
+    result = run_workflow(tmp_path, NO_SERVER, targets, configfiles=(_config(tmp_path, SAMPLE),))
+    assert result.returncode == 0, result.stderr[-4000:]
+    with open(ROOT / SAMPLE, newline="") as f:
+        rows = list(csv.DictReader(f))
+    days = {(r["key"], datetime.fromisoformat(r["time"].replace("Z", "+00:00")).astimezone(timezone.utc)
+             .date()) for r in rows}
+    weeks = {(k, d.isocalendar()[:2]) for k, d in days}
+    model = pl.read_csv(tmp_path / "results/appversions/model/stats.csv")
+    documents = dict(model.select("version", "documents").iter_rows())
+    assert (model["events"] == len(rows)).all()
+    assert documents["appV4"] == len(days) and documents["appV5R3_week"] == len(weeks)
+    storage = pl.read_csv(tmp_path / "results/appversions/engine/storage.csv")
+    assert storage.height == 15 and (storage["events"] == len(rows)).all()
+    grown = storage.join(model, on="version", suffix="_model")
+    assert (grown["documents"] == grown["documents_model"]).all()
+    assert (grown["data_bytes"] == grown["data_bytes_model"]).all()
+    # no published number judges your events' rows: the engine lab's and the model's at this run
+    verdicts = pl.read_csv(tmp_path / "results/appversions/engine/published_vs_engine.csv")
+    published = verdicts.filter(pl.col("kind") != "user variant")
+    assert published.height and set(published["reason"]) == {OWN_EVENTS_REASON}
+    model_rows = pl.read_csv(tmp_path / "results/appversions/model/published_vs_model.csv")
+    this_run = model_rows.filter(pl.col("finding").str.ends_with("(model)"))
+    assert this_run.height == 28 and set(this_run["reason"]) == {OWN_EVENTS_REASON}
+
+
+@pytest.mark.workflow
+def test_a_malformed_events_file_stops_the_plan_in_one_line(tmp_path):
+    bad = tmp_path / "mine.csv"
+    bad.write_text("key,time,status\na,2024-01-01,approved\nb,yesterday,approved\n")
+    result = run_workflow(tmp_path, NO_SERVER, ["-n", "results/appversions/model/stats.csv"],
+                          configfiles=(_config(tmp_path, str(bad)),))
+    assert result.returncode != 0
+    lines = [line for line in (result.stdout + result.stderr).splitlines() if "appversions.events" in line]
+    expected = (f"invalid config key appversions.events: {bad}: line 3: time 'yesterday' is not a date or "
+                "time (1 such rows; allowed: an ISO 8601 date or time, e.g. 2024-03-01T10:15:00Z, "
+                "2024-03-01 10:15:00 or 2024-03-01)")
+    assert len(lines) == 1 and lines[0].endswith(expected), result.stderr[-3000:]
+    assert not (tmp_path / "results/appversions/events.parquet").exists()
