@@ -63,12 +63,10 @@ def sample_events() -> pl.DataFrame:
 
 
 def write_sample(path: str | Path) -> int:
-    """Write the sample (sample_events) as CSV at `path`; its rows."""
-    from costlab.io import atomic_path
-
+    """Write the sample (sample_events) as CSV at `path` (a file of the repository, not a result: no digest
+    record beside it); its rows."""
     frame = sample_events()
-    with atomic_path(path) as tmp:
-        frame.write_csv(tmp)
+    frame.write_csv(path)
     return frame.height
 
 
