@@ -241,3 +241,32 @@ def test_the_correctness_check_draws_its_end_dates_from_your_events_span():
     assert first >= date(2023, 1, 1) and last <= date(2025, 1, 1)
     ends = [end.date() for _, end in sample_report_requests(events, 24, 7)]
     assert all(first <= end <= last for end in ends)
+
+
+@pytest.mark.parametrize("name", ["appV4", "appV5R4", "appV6R3"])
+def test_your_events_loaded_into_mongod_give_the_models_reports(server_uri, name, tmp_path):
+    """The sample as the load step sends it (each version's own raw statements) into the test's mongod; Get
+    Reports at the correctness check's end dates (drawn from the sample's 2023-2024 span, dense, sparse and
+    absent keys) equal the events' own counts (check_reports raises at the first difference)."""
+    from pymongo import MongoClient
+
+    from costlab.appversions.correctness import check_reports, load_events, sample_report_requests
+    from costlab.appversions.events import read_events
+    from costlab.appversions.own_events import convert_events
+    from costlab.appversions.versions import get_version
+
+    convert_events(SAMPLE, tmp_path / "events.parquet")
+    events = read_events(tmp_path / "events.parquet")
+    samples = sample_report_requests(events, 24, 7)
+    assert all(date(2023, 1, 1) <= end.date() <= date(2025, 1, 1) for _, end in samples)
+    version = get_version(name)
+    client = MongoClient(server_uri)
+    try:
+        db = client[f"costlab_test_own_events_{name}"]
+        load_events(version.prepare_collection(db), version, events)
+        checked = check_reports(db, version, events, samples)
+        assert checked.height == 24 * 5 and checked.select(pl.sum_horizontal(
+            "approved", "noFunds", "pending", "rejected")).to_series().sum() > 0
+    finally:
+        client.drop_database(f"costlab_test_own_events_{name}")
+        client.close()

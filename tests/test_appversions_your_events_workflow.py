@@ -18,7 +18,7 @@ from costlab.config import ROOT
 SAMPLE = "examples/events/terminals.csv"
 
 
-def _config(tmp_path, events: str) -> str:
+def _config(tmp_path, events: str, **appversions) -> str:
     path = tmp_path / "mine.yaml"
     path.write_text(yaml.safe_dump({
         "studies": ["appversions"],
@@ -27,6 +27,7 @@ def _config(tmp_path, events: str) -> str:
             "versions": [*PUBLISHED_NAMES, "appV5R3_week"],
             "variants": {"appV5R3_week": {"base": "appV5R3", "bucket": "week",
                                           "layout_file": "examples/variants/week.py"}},
+            **appversions,
         },
         "engine": {"appversions": {"topology": "standalone"}},
     }))
@@ -74,3 +75,29 @@ def test_a_malformed_events_file_stops_the_plan_in_one_line(tmp_path):
                 "2024-03-01 10:15:00 or 2024-03-01)")
     assert len(lines) == 1 and lines[0].endswith(expected), result.stderr[-3000:]
     assert not (tmp_path / "results/appversions/events.parquet").exists()
+
+
+@pytest.mark.workflow
+def test_the_sample_loaded_into_mongod_passes_the_correctness_check(tmp_path, server_uri):
+    """On a server: the load step sends the sample's events, the correctness check compares Get Reports with
+    the model at end dates drawn from the sample's span (its CSV holds them), and the loaded data's database
+    is named by the events file too (the provenance's data params)."""
+    import json
+
+    from workflow import external
+
+    config = _config(tmp_path, SAMPLE, load_versions=["appV6R3"], loadtest={"versions": ["appV6R3"]})
+    targets = ["results/appversions/tables/correctness_appV6R3.csv"]
+    result = run_workflow(tmp_path, external(server_uri), targets, configfiles=(config,),
+                          hide_local_servers=False)
+    assert result.returncode == 0, result.stderr[-4000:]
+    checked = pl.read_csv(tmp_path / targets[0], try_parse_dates=True)
+    assert checked.height == 24 * 5 and (checked["end_date"].dt.year() >= 2023).all()
+    load = json.loads((tmp_path / "results/appversions/provenance/load_appV6R3.json").read_text())
+    with open(ROOT / SAMPLE, newline="") as f:
+        rows = list(csv.DictReader(f))
+    utc = [datetime.fromisoformat(r["time"].replace("Z", "+00:00")).astimezone(timezone.utc) for r in rows]
+    quarters = {(r["key"], t.year, (t.month - 1) // 3) for r, t in zip(rows, utc)}   # appV6R3: one a quarter
+    extra = load["extra"]
+    assert extra["events_applied"] == len(rows) and extra["documents_upserted"] == len(quarters)
+    assert extra["namespace"]["data_params"]["events"] == SAMPLE
