@@ -236,7 +236,8 @@ class KeyBinary(KeyString):
 
 
 class BucketLayout(Layout):
-    """One document per key and bucket (a day, a month or a quarter), `_id` = buildId(key, bucket)."""
+    """One document per key and bucket (a day, a month, a quarter or a declared bucket: buckets.py), `_id` =
+    buildId(key, bucket)."""
 
     bucketed_id = True
 
