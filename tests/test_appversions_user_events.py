@@ -270,3 +270,26 @@ def test_your_events_loaded_into_mongod_give_the_models_reports(server_uri, name
     finally:
         client.drop_database(f"costlab_test_own_events_{name}")
         client.close()
+
+
+def test_the_engine_labs_ceiling_counts_your_events(tmp_path, monkeypatch):
+    """The engine lab grows every row of your file per version: a file past the ceiling on engine events per
+    version is refused before any job, naming it (the ceiling lowered here to 5,000 to keep the file small;
+    it is 5,000,000); the sample's 4,000 pass."""
+    import dataclasses
+
+    from costlab import plan
+
+    monkeypatch.setitem(plan.CEILINGS, "engine_events", dataclasses.replace(plan.CEILINGS["engine_events"],
+                                                                           limit=5_000))
+    assert plan.own_event_rows({"appversions": {"events": SAMPLE}}) == 4000
+    load_config(overrides={"appversions": {"events": SAMPLE}})
+    big = tmp_path / "big.parquet"
+    rows = 5_001
+    pl.DataFrame({"key": pl.int_range(rows, eager=True),
+                  "time": pl.repeat(date(2024, 1, 1), rows, eager=True),
+                  "status": pl.repeat("approved", rows, eager=True)}).write_parquet(big)
+    assert plan.own_event_rows({"appversions": {"events": str(big)}}) == rows
+    message = _refusal(big)
+    assert ("the plan asks for 5,001 engine events per version (engine.appversions.events_per_year x 10 "
+            "years, or the rows of appversions.events)") in message, message
