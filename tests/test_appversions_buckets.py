@@ -49,12 +49,12 @@ def _week_code(day: date) -> str:
     return f"{year:04d}{week:02d}"
 
 
-def _hand_built_week_documents(events: pl.DataFrame) -> dict[bytes, bytes]:
-    """appV5R3's documents by ISO week, written out here: `_id` = key bytes + YYYYWW read as hex, `items` one
-    `{date, <letter>: count}` a day in first-event order."""
+def _hand_built_week_documents(events: pl.DataFrame, code=_week_code) -> dict[bytes, bytes]:
+    """appV5R3's documents by ISO week (or by `code`), written out here: `_id` = key bytes + YYYYWW read as
+    hex, `items` one `{date, <letter>: count}` a day in first-event order."""
     docs: dict[bytes, dict[datetime, dict[str, int]]] = {}
     for key, day, status in events.iter_rows():
-        counts = docs.setdefault(bytes.fromhex(key + _week_code(day)), {}).setdefault(day, {})
+        counts = docs.setdefault(bytes.fromhex(key + code(day)), {}).setdefault(day, {})
         counts[LETTER[str(status)]] = counts.get(LETTER[str(status)], 0) + 1
     return {_id: bson.encode({"_id": Binary(_id, 0), "items": [{"date": d, **c} for d, c in days.items()]})
             for _id, days in docs.items()}
@@ -189,3 +189,29 @@ def test_an_unknown_bucket_names_the_declared_ones():
                                 "variants": {"mine": {"base": "appV5R3", "bucket": "wek"}}})
     assert message == ("invalid config key appversions.variants.mine.bucket: 'wek' is not allowed "
                        "(allowed: day, month, quarter)")
+
+
+def test_a_year_bucket_declared_in_four_lines(tmp_path, events):
+    """docs/variants.md's other example: every = "1y", code_format = "%Y" (2 bytes in the _id): one document
+    per key and calendar year, counted here."""
+    from costlab.appversions.model import collection_stats
+
+    path = tmp_path / "year.py"
+    path.write_text('from costlab.appversions.buckets import Bucket\n\n\nclass Year(Bucket):\n'
+                    '    name = "year"\n    every = "1y"\n    code_format = "%Y"\n    within = "year"\n')
+    section = {"versions": ["appV5R3", "v5r3_year"],
+               "variants": {"v5r3_year": {"base": "appV5R3", "bucket": "year", "layout_file": str(path)}}}
+    try:
+        load_config(overrides={"appversions": section})
+        variants.register_variants({"appversions": section})
+        stats = collection_stats(events, ["v5r3_year"]).row(0, named=True)
+        by_hand = _hand_built_week_documents(events, code=lambda day: f"{day.year:04d}")
+        assert len(by_hand) == len({(k, d.year) for k, d, _ in events.iter_rows()})
+        assert (stats["documents"], stats["data_bytes"]) == (len(by_hand), sum(map(len, by_hand.values())))
+        from costlab.appversions.bsonsize import BUCKET_CODE_BYTES
+
+        assert BUCKET_CODE_BYTES["year"] == 2
+    finally:
+        variants.register_variants({"appversions": {"versions": PUBLISHED, "variants": {}}})
+        variants.forget_layout_files()
+    assert "year" not in registry.bucket_names()
