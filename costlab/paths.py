@@ -114,3 +114,17 @@ def workdir_problem(checkout: str | Path, workdir: str | Path | None = None) -> 
             f"read by relative path): link them: ln -s {checkout / 'resources'} {workdir / 'resources'}"
         )
     return None
+
+
+CHECKOUT = Path(__file__).resolve().parent.parent   # costlab's files (the examples it ships)
+
+
+def user_file_path(path: str | Path) -> Path:
+    """Where a file of yours named in the config is: a relative path from the working directory (where
+    results/ is written), else from costlab's checkout (the examples it ships, so its configs read them from
+    anywhere)."""
+    given = Path(path)
+    if given.is_absolute() or given.is_file():
+        return given
+    shipped = CHECKOUT / given
+    return shipped if shipped.is_file() else given

@@ -108,7 +108,35 @@ def _engine_journal_bytes(config: dict) -> float:
     return JOURNAL_BYTES_PER_N2 * max(_engine_ns(config)) ** 2
 
 
+def own_event_rows(config: dict) -> int | None:
+    """The rows of your own events file (appversions.events: Parquet from its footer, CSV its lines but the
+    header), None without one or where it cannot be read (the study's config check says why)."""
+    path = (config.get("appversions") or {}).get("events")
+    if not isinstance(path, str) or not path:
+        return None
+    from costlab.paths import user_file_path
+
+    resolved = user_file_path(path)
+    try:
+        if resolved.suffix.lower() == ".parquet":
+            import pyarrow.parquet as pq
+
+            with pq.ParquetFile(resolved) as parquet:
+                return parquet.metadata.num_rows
+        lines, last = 0, b"\n"
+        with open(resolved, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                lines, last = lines + block.count(b"\n"), block[-1:]
+        return max(0, lines + (last != b"\n") - 1)
+    except Exception:  # noqa: BLE001  an unreadable file is the config check's to name
+        return None
+
+
 def _engine_events(config: dict) -> float:
+    """Events each engine-lab version job grows: your own events file's rows, else the generator's."""
+    own = own_event_rows(config)
+    if own is not None:
+        return float(own)
     engine = config.get("engine") or {}
     return float((engine.get("appversions") or {}).get("events_per_year", 0)) * YEARS * AUTHORS_WINDOW
 
@@ -143,7 +171,8 @@ CEILINGS: dict[str, Ceiling] = {
         "engine.docsize.docs_per_collection x max(docsize.sizes_kb) KB",
     ),
     "engine_events": Ceiling(
-        "engine events per version", 5_000_000, 500_400, "engine.appversions.events_per_year x 10 years"
+        "engine events per version", 5_000_000, 500_400,
+        "engine.appversions.events_per_year x 10 years, or the rows of appversions.events"
     ),
     "engine_journal_bytes": Ceiling(
         "bytes of the arraygrowth engine lab's journal (scratch; quadratic in N)",

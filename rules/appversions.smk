@@ -33,9 +33,16 @@ AV_REPS = _repeat_suffixes(_repeats(config, "appversions"))
 
 
 # --- events and model ---
+# appversions.events: your own events file (docs/variants.md), checked with the config, read by content; the
+# events job then writes it, integer-coded and in date order, in place of the generator's.
+from costlab.paths import user_file_path as _user_file_path
+
+AV_EVENTS_FILE = [str(_user_file_path(AV["events"]))] if AV.get("events") else []
 
 
 rule appversions_events:
+    input:
+        events_file=by_content(AV_EVENTS_FILE),
     output:
         events="results/appversions/events.parquet",
     params:
@@ -325,6 +332,8 @@ rule appversions_engine_version:
     repeat its own events seed), so the engine lab's versions share the cores."""
     input:
         layout_file=lambda wildcards: by_content(AV_LAYOUT_FILES.get(wildcards.version, [])),
+        # your own events (appversions.events): grown from the events job's file, not generated
+        events=["results/appversions/events.parquet"] if AV_EVENTS_FILE else [],
     output:
         row="results/appversions/engine/versions/{version}/rep{rep}.json",
     wildcard_constraints:

@@ -19,8 +19,10 @@ params = ModelParams.from_params(snakemake.params)
 stats = collection_stats(iter_event_file(snakemake.input.events, DEFAULT_CHUNK_ROWS), list(params.versions))
 write_csv(stats, snakemake.output.stats)
 # The same model where the scale no longer moves per-event figures: the check of the method.
+# (always the generator's events: with your own, `stats` is not the generator's and is not reused)
 reference = reference_stats(
-    params.events_per_year, params.seed, list(params.versions), stats, window=params.window
+    params.events_per_year, params.seed, list(params.versions), None if params.events_file else stats,
+    window=params.window
 )
 write_csv(reference, snakemake.output.reference)
 published = read_csv(snakemake.input.published)
@@ -32,6 +34,8 @@ comparison = compare_with_published(
 )
 write_csv(comparison, snakemake.output.vs_published)
 published_stats = published_collection_stats(snakemake.input.published, snakemake.input.published_events)
-write_csv(published_vs_model(stats, published_stats, params.tolerance, reference, tolerances),
+# your own events (appversions.events): this run's rows are not the article's (not comparable)
+write_csv(published_vs_model(stats, published_stats, params.tolerance, reference, tolerances,
+                             own_events=bool(params.events_file)),
           snakemake.output.published_vs_model)
 Path(snakemake.log[0]).write_text(comparison.write_csv())

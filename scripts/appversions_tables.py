@@ -7,7 +7,7 @@ from costlab.appversions.tables import write_tables
 
 params = TablesParams.from_params(snakemake.params)
 verdicts, shortfalls = write_tables(
-    snakemake.input, snakemake.output, params.loadtest, params.model_tolerance
+    snakemake.input, snakemake.output, params.loadtest, params.model_tolerance, bool(params.events_file)
 )
 # The log says, per load-tested version, which steps missed their target at appversions.loadtest.tolerance
 # and who fell behind (the load test's own log does not judge: these keys are this job's params, not its);

@@ -346,7 +346,8 @@ def test_a_layout_from_a_file_of_ones_own(layout_file, events):
 
 @pytest.mark.parametrize("text, words", [
     (None, "layout_file: {path} is not a file (a relative path is read from the working directory"),
-    ("x = 1\n", "layout_file: {path} defines no layout (a subclass of costlab.appversions.layouts.Layout"),
+    ("x = 1\n", "layout_file: {path} defines no layout and no bucket (a subclass of "
+                "costlab.appversions.layouts.Layout or costlab.appversions.buckets.Bucket"),
     ("raise RuntimeError('no luck')\n", "layout_file: importing {path} failed: RuntimeError: no luck"),
     ("from costlab.appversions.layouts import Push\nclass Mine(Push):\n    name = 'push'\n",
      "layout_file: {path}: layout name 'push' is a built-in layout's"),

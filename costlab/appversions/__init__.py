@@ -106,6 +106,12 @@ def _config_problem(config: dict) -> str | None:
                or version_subset_problem(study))
     if problem:
         return problem
+    if study.get("events") is not None:   # your own events (appversions.events): read and checked now
+        from costlab.appversions.user_events import events_problem
+
+        problem = events_problem(study)
+        if problem:
+            return problem
     loadtest = study.get("loadtest") or {}
     return empty_phase_problem(loadtest) if loadtest else None
 
@@ -120,6 +126,8 @@ STUDY = Study(
         "of Bulk Upsert and Get Reports (rates reached and latencies)."
     ),
     data_keys=("events_per_year", "seed", "event_window", "batch_size"),
+    # your own events (appversions.events) name the loaded data too, when given
+    derived_data=lambda section: {"events": section["events"]} if section.get("events") else {},
     measuring_rules={
         "appversions_load": RuleAsk(
             work_s=lambda config: _events(config) / LOAD_EVENTS_PER_S,

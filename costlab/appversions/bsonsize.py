@@ -14,7 +14,10 @@ KEY_BYTES = 32
 DATE_BYTES = 8
 INT32_BYTES = 4
 OBJECTID_BYTES = 12
-BUCKET_CODE_BYTES = {"day": 4, "month": 3, "quarter": 3}  # YYYYMMDD / YYYYMM / YYYYQQ as hex bytes
+
+# Bytes of each bucket's code in a binary _id: YYYYMMDD / YYYYMM / YYYYQQ read as hex; a bucket a layout file
+# declares is added when it is registered (costlab/appversions/buckets.py register_bucket).
+BUCKET_CODE_BYTES: dict[str, int] = {"day": 4, "month": 3, "quarter": 3}
 ITEM_NAME_CHARS = {"DD": 2, "MMDD": 4, "YYYYMMDD": 8}
 
 

@@ -77,8 +77,10 @@ def sample_report_requests(events: pl.DataFrame, samples: int, seed: int) -> lis
     absent_key = key_for(max(int(k, 16) for k in keys) + 1)
 
     rng = np.random.default_rng(seed)
-    edges = edge_end_dates()
-    end_dates = list(FIXED_END_DATES) + [edges[i] for i in rng.integers(0, len(edges), samples)]
+    first, last = data_span(events)
+    edges = edge_end_dates(first, last)
+    fixed = FIXED_END_DATES if (first, last) == GENERATED_SPAN else (last, first + (last - first) / 2, first)
+    end_dates = list(fixed) + [edges[i] for i in rng.integers(0, len(edges), samples)]
     pairs = []
     for i in range(samples - 1):
         pool = dense if i % 2 == 0 else sparse
@@ -86,6 +88,19 @@ def sample_report_requests(events: pl.DataFrame, samples: int, seed: int) -> lis
         pairs.append((key, _utc(end_dates[i])))
     pairs.append((absent_key, _utc(end_dates[samples - 1])))
     return pairs
+
+
+GENERATED_SPAN = (date(2010, 1, 1), date(2020, 1, 1))
+
+
+def data_span(events: pl.DataFrame) -> tuple[date, date]:
+    """(first day, the day after the last) the checks' end dates are drawn from: the generator's
+    2010-2020 for events inside it (its authors' window ends half an hour into 2020-01-01's next day), else
+    the span of your own events (appversions.events)."""
+    first, last = events["date"].min().date(), events["date"].max().date()
+    if GENERATED_SPAN[0] <= first and last <= GENERATED_SPAN[1] + timedelta(days=1):
+        return GENERATED_SPAN
+    return first, last + timedelta(days=1)
 
 
 def _ranked_keys(events: pl.DataFrame) -> tuple[list[str], list[str], list[str]]:
@@ -104,9 +119,12 @@ def sample_midday_requests(events: pl.DataFrame, samples: int, seed: int) -> lis
     """
     if samples < 0:
         raise ValueError(f"midday samples must be >= 0, got {samples}")
-    first, last = _utc(MIDDAY_FIRST), _utc(MIDDAY_LAST)
+    if samples == 0 or events.height == 0:
+        return []
+    span = data_span(events)
+    first, last = (_utc(MIDDAY_FIRST), _utc(MIDDAY_LAST)) if span == GENERATED_SPAN else map(_utc, span)
     inside = events.filter((pl.col("date") >= first) & (pl.col("date") < last))
-    if samples == 0 or inside.height == 0:
+    if inside.height == 0:
         return []
     dense, _, _ = _ranked_keys(inside)
     rng = np.random.default_rng(seed)

@@ -284,7 +284,7 @@ def over_repeats_table(per_repeat: pl.DataFrame) -> pl.DataFrame:
 
 
 def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None,
-             spreads: dict | None = None) -> pl.DataFrame:
+             spreads: dict | None = None, own_events: bool = False) -> pl.DataFrame:
     """Compression (storage / data) per version, and appV6R4's zstd against appV6R3's snappy, judged by
     appversions_tolerances.csv's engine_compression and engine_zstd_over_snappy (or `tolerances`): each
     value's interval over its repeats against the rule's band (costlab.finding.interval_verdict: reproduced,
@@ -292,7 +292,8 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None,
     appV1-appV4's time-window bracket on the replica set is a point rule (no band): its verdict stays the
     point one, with the interval in words. A one-run value at a scale whose kept identical runs disagree
     about its verdict (`spreads`: costlab.engine.spread) is inconclusive, "this scale is too small to
-    decide"."""
+    decide". On your own events (`own_events`, appversions.events) no published number judges them: each
+    row is `not comparable`, its value kept."""
     from costlab.intervals import over_repeats
 
     tol = tolerances_or_published(tolerances, "appversions")
@@ -357,6 +358,10 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None,
                 f"{r3['block_compressor']} measured",
             )
         rows.append(row)
+    if own_events:
+        from costlab.appversions.user_events import OWN_EVENTS_REASON
+
+        rows = [row.but(Verdict.NOT_COMPARABLE, OWN_EVENTS_REASON) for row in rows]
     return verdict_table(rows + engine_variant_rows(table), rounded=True)
 
 
@@ -517,11 +522,12 @@ def repeat_seed(seed: int, rep: int) -> int:
 
 
 def run_version_job(params: EngineVersionParams, run: RunFacts, name: str, row_path: str | Path,
-                    rep: int = 1) -> dict:
+                    rep: int = 1, own_events: str | Path | None = None) -> dict:
     """One version's engine run, repeat `rep` (its own events file from repeat_seed(seed, rep) in a
     scratch home, as deterministic as the model step's): its storage row and its job's provenance in
     one JSON file, written last. `params` are the rule's (costlab.appversions.params.EngineVersionParams),
-    `run` the run's facts."""
+    `run` the run's facts. With your own events (`params.events_file`, appversions.events) every version and
+    repeat grows `own_events` (the events job's events.parquet of them) instead: no day slice, no seed."""
     from costlab.engine.provenance import engine_provenance
     from costlab.engine.runs import engine_home
     from costlab.server.provenance import write_json_atomic
@@ -530,11 +536,22 @@ def run_version_job(params: EngineVersionParams, run: RunFacts, name: str, row_p
     settings = engine_config["appversions"]
     version = get_version(name)   # an unknown version: the error names the registered ones
     started, cpu_started = datetime.now(timezone.utc), time.process_time()
-    slice_days = day_slice_days(version, settings)
+    mine = getattr(params, "events_file", None)
+    if mine and own_events is None:
+        raise ValueError(f"appversions.events is {mine!r}: the engine job needs the events job's file of "
+                         "them")
+    slice_days = 0 if mine else day_slice_days(version, settings)
     seed = repeat_seed(params.seed, rep)
     with engine_home(engine_config.get("workdir"), f"appversions-{name}-rep{rep}") as home:
         events_path = home / "events.parquet"
-        if slice_days:
+        if mine:
+            from costlab.appversions.events import event_file_rows
+
+            events_path = Path(own_events)   # read as the load step reads it; nothing is written to it
+            events = event_file_rows(events_path)
+            cache_mb = engine_cache_mb(events, settings.get("cache_mb"))
+            workers, checkpoint_every = int(params.load_workers), int(settings["checkpoint_every_events"])
+        elif slice_days:
             events = write_slice_events(slice_days, seed, events_path, SLICE_EVENTS_PER_YEAR)
             cache_mb = settings.get("cache_mb") or ARTICLE_CACHE_MB
             workers, checkpoint_every = AUTHORS_WORKERS, 0
@@ -577,7 +594,9 @@ def run_version_job(params: EngineVersionParams, run: RunFacts, name: str, row_p
     record = {"row": row, "provenance": engine_provenance(
         "appversions_engine", run, started, ended,
         {"version": name, "rep": int(rep), "seed": seed, "events": events,
-         "events_per_year": SLICE_EVENTS_PER_YEAR if slice_days else settings["events_per_year"],
+         "events_per_year": (None if mine else SLICE_EVENTS_PER_YEAR if slice_days
+                             else settings["events_per_year"]),
+         "events_file": mine,
          "slice_days": slice_days,
          "cache_mb": cache_mb, "topology": "replset" if replica_set is not None else "standalone",
          "replica_set": replica_set.describe() if replica_set is not None else None,
@@ -634,7 +653,8 @@ def merge_engine_job(
     from costlab.engine.spread import read_spreads
 
     write_csv(verdicts(table, read_tolerances(tolerances_path) if tolerances_path else None,
-                       read_spreads(spread_path) if spread_path else None), verdicts_path)
+                       read_spreads(spread_path) if spread_path else None,
+                       own_events=bool(getattr(params, "events_file", None))), verdicts_path)
     provenance = engine_provenance(
         "appversions_engine", run, started, ended,
         {"events": sorted(set(table["events"].to_list())),

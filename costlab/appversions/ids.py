@@ -10,6 +10,7 @@ from datetime import date, datetime, timezone
 
 import polars as pl
 
+from costlab.appversions.buckets import bucket_named
 from costlab.appversions.registry import Bucket
 
 REPORT_YEARS: tuple[int, ...] = (1, 3, 5, 7, 10)
@@ -55,14 +56,9 @@ def report_windows(end_date: date | datetime) -> list[tuple[int, datetime, datet
 
 
 def bucket_code(day: date | datetime, bucket: Bucket) -> str:
-    """YYYYMMDD (day), YYYYMM (month) or YYYYQQ (quarter, QQ = 01..04) of a date."""
-    if bucket == "day":
-        return f"{day.year:04d}{day.month:02d}{day.day:02d}"
-    if bucket == "month":
-        return f"{day.year:04d}{day.month:02d}"
-    if bucket == "quarter":
-        return f"{day.year:04d}{(day.month - 1) // 3 + 1:02d}"
-    raise ValueError(f"unknown bucket {bucket!r}; allowed: day, month, quarter")
+    """The code of the bucket holding `day`: YYYYMMDD (day), YYYYMM (month), YYYYQQ (quarter, QQ = 01..04),
+    or a declared bucket's (costlab/appversions/buckets.py)."""
+    return bucket_named(bucket).code(day)
 
 
 def build_id(key: str, day: date | datetime, bucket: Bucket) -> bytes:
@@ -84,20 +80,12 @@ def item_name(day: date | datetime, name_format: str) -> str:
 
 def bucket_start(day: datetime, bucket: Bucket) -> datetime:
     """Midnight (UTC) of the first day of the bucket holding `day`."""
-    midnight = day.replace(hour=0, minute=0, second=0, microsecond=0)
-    if bucket == "month":
-        return midnight.replace(day=1)
-    if bucket == "quarter":
-        return midnight.replace(month=(day.month - 1) // 3 * 3 + 1, day=1)
-    return midnight
+    return bucket_named(bucket).start(day)
 
 
 def next_bucket(day: datetime, bucket: Bucket) -> datetime:
     """Start of the bucket after the one that contains `day`."""
-    start = bucket_start(day, bucket)
-    months = {"month": 1, "quarter": 3}[bucket]
-    month = start.month - 1 + months
-    return start.replace(year=start.year + month // 12, month=month % 12 + 1)
+    return bucket_named(bucket).next_start(day)
 
 
 def full_bucket_bounds(key: str, start: datetime, end: datetime, bucket: Bucket) -> tuple[bytes, bytes]:
@@ -107,21 +95,16 @@ def full_bucket_bounds(key: str, start: datetime, end: datetime, bucket: Bucket)
     comparing `_id`s (all one length), instead of decoding the binary `_id` on the server.
     If no bucket fits, the first bound is above the last and nothing compares inside.
     """
-    first = start if bucket_start(start, bucket) == start else next_bucket(start, bucket)
-    last = bucket_start(end, bucket)  # the bucket holding `end` is not inside (end is exclusive) ...
-    # ... so the last full bucket is the one before it: step back by one bucket.
-    months = {"month": 1, "quarter": 3}[bucket]
-    month = last.month - 1 - months
-    last = last.replace(year=last.year + month // 12, month=month % 12 + 1)
+    declared = bucket_named(bucket)
+    first = start if declared.start(start) == start else declared.next_start(start)
+    # the bucket holding `end` is not inside (end is exclusive): the last full one is the one before it
+    last = declared.previous_start(end)
     return build_id(key, first, bucket), build_id(key, last, bucket)
 
 
-_STRFTIME = {"day": "%Y%m%d", "month": "%Y%m"}
 ITEM_NAME_STRFTIME = {"DD": "%d", "MMDD": "%m%d", "YYYYMMDD": "%Y%m%d"}
 
 
 def bucket_code_expr(bucket: Bucket) -> pl.Expr:
     """bucket_code of the `date` column, vectorised."""
-    if bucket == "quarter":
-        return pl.col("date").dt.strftime("%Y") + pl.lit("0") + pl.col("date").dt.quarter().cast(pl.Utf8)
-    return pl.col("date").dt.strftime(_STRFTIME[bucket])
+    return bucket_named(bucket).code_expr()

@@ -236,7 +236,8 @@ class KeyBinary(KeyString):
 
 
 class BucketLayout(Layout):
-    """One document per key and bucket (a day, a month or a quarter), `_id` = buildId(key, bucket)."""
+    """One document per key and bucket (a day, a month, a quarter or a declared bucket: buckets.py), `_id` =
+    buildId(key, bucket)."""
 
     bucketed_id = True
 
@@ -431,6 +432,18 @@ class Dynamic(BucketLayout):
             raise ValueError(
                 f"app version {version.name!r}: layout 'dynamic' needs item_name_format "
                 "(allowed: DD, MMDD, YYYYMMDD)"
+            )
+        # An item name must tell a document's days apart, and Get Reports compares names in the bucket a
+        # window cuts: DD repeats every month, MMDD every year (costlab/appversions/buckets.py, `within`).
+        from costlab.appversions.buckets import bucket_named
+
+        within = bucket_named(version.bucket).within
+        needs = {"DD": ("month",), "MMDD": ("month", "year")}.get(version.item_name_format)
+        if needs is not None and within not in needs:
+            raise ValueError(
+                f"app version {version.name!r}: bucket {version.bucket!r} may cross a "
+                f"{'month' if version.item_name_format == 'DD' else 'year'}, where item names "
+                f"{version.item_name_format} repeat (allowed with it: item_name_format YYYYMMDD)"
             )
 
     def upsert_ops(self, version: VersionDeclaration, cols: Columns) -> list[UpdateOne]:

@@ -30,6 +30,7 @@ from costlab.appversions.bsonsize import (  # noqa: F401
     element,
     string_value,
 )
+from costlab.appversions.buckets import bucket_named
 from costlab.appversions.events import STATUS_DTYPE, STATUSES
 from costlab.appversions.versions import VERSIONS, AppVersion, Bucket, get_version, report_windows
 
@@ -112,12 +113,13 @@ def day_rows(codes: pl.DataFrame) -> pl.DataFrame:
 
 
 def _bucket_of_days(days: np.ndarray, bucket: Bucket) -> np.ndarray:
-    months = days.astype("datetime64[D]").astype("datetime64[M]").astype(np.int64)  # months since 1970-01
-    return months if bucket == "month" else months // 3
+    """Each day's bucket as a number growing with time, below 2**16 (buckets.Bucket.ordinals: months since
+    1970-01 for a month, quarters for a quarter, the first day for a declared bucket)."""
+    return bucket_named(bucket).ordinals(days)
 
 
 def bucket_rows(days: pl.DataFrame, bucket: Bucket) -> pl.DataFrame:
-    """Partial sums per (key, month | quarter) over some complete days: `id` (code * 2**16 + bucket),
+    """Partial sums per (key, bucket) over some complete days: `id` (code * 2**16 + bucket),
     `days` (days held), `events`, and per status the days holding it (packed). Sums of partials of
     the same `id` are the sums over all its days."""
     held = sum(((pl.col("mask") & (1 << i)) != 0).cast(pl.UInt64) * (1 << (FIELD_BITS * i))
@@ -192,7 +194,8 @@ class ModelStream:
     the month and quarter holding it) is carried to the next chunk: the last day's events as they
     are, the open buckets as partial sums. So a document is sized only once all its events are in,
     whatever the chunk size, and memory is bounded by the chunk plus one day and one open bucket
-    per key. Events of one chunk may come in any order; chunks must not go back in time.
+    per key (a declared bucket, buckets.py, is grouped from the days the same way). Events of one chunk may
+    come in any order; chunks must not go back in time.
     """
 
     def __init__(self, versions: list[str] | None = None) -> None:
@@ -228,7 +231,7 @@ class ModelStream:
             complete, self._last_day = codes.filter(pl.col("day") < last), codes.filter(pl.col("day") == last)
         days = day_rows(complete)
         closed: dict[str, pl.DataFrame] = {}
-        if self.buckets:
+        if {"month", "quarter"} & set(self.buckets):
             # Months from the days; quarters from the months once these are closed (a quarter's
             # partial sums are its months' sums: fewer rows to group than its days).
             closed["month"] = self._close("month", bucket_rows(days, "month"))
@@ -237,6 +240,9 @@ class ModelStream:
                 as_quarters = months.with_columns(
                     id=(pl.col("id") // CODE_SHIFT) * CODE_SHIFT + (pl.col("id") % CODE_SHIFT) // 3)
                 closed["quarter"] = self._close("quarter", as_quarters)
+        for bucket in self.buckets:   # any other bucket (a day, a week, a declared one): from the days
+            if bucket not in ("month", "quarter"):
+                closed[bucket] = self._close(bucket, bucket_rows(days, bucket))
         # Day documents: one per day row, its size set by which statuses it holds (16 cases).
         masks = days.group_by("mask").len()
         per_mask = dict(zip(masks["mask"].to_list(), masks["len"].to_list()))

@@ -33,16 +33,24 @@ def _declaration(config: Mapping[str, Any]) -> Callable[[Any], Any]:
     return lambda wildcards: variants.get(wildcards.version)
 
 
+def events_file(config: Mapping[str, Any]) -> str | None:
+    """appversions.events: your own events file (None: the generator's events). Its content is the rules'
+    input (rules/common.smk by_content); its path is a param, so naming another file reruns the jobs."""
+    return config["appversions"].get("events") or None
+
+
 @dataclass(frozen=True)
 class EventsParams(JobParams):
     events_per_year: int
     seed: int
     window: str
+    events_file: str | None   # your own events (appversions.events) in place of the generator's
 
     @classmethod
     def declare(cls, config):
         av = config["appversions"]
-        return {"events_per_year": av["events_per_year"], "seed": av["seed"], "window": av["event_window"]}
+        return {"events_per_year": av["events_per_year"], "seed": av["seed"], "window": av["event_window"],
+                "events_file": events_file(config)}
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,7 @@ class ModelParams(JobParams):
     events_per_year: int
     seed: int
     window: str
+    events_file: str | None   # your own events: the model's rows at this run's events are not the article's
 
     @classmethod
     def declare(cls, config):
@@ -134,6 +143,7 @@ class TablesParams(JobParams):
     loadtest: dict    # the whole loadtest section: binning and tolerance are the tables' own
     model_tolerance: float | None
     variants: dict    # which version each variant is compared to
+    events_file: str | None   # your own events: sizes per event are not the article's, not judged by them
 
     @classmethod
     def declare(cls, config):
@@ -142,6 +152,7 @@ class TablesParams(JobParams):
             "loadtest": av["loadtest"],
             "model_tolerance": av["model_tolerance"],
             "variants": av["variants"],
+            "events_file": events_file(config),
         }
 
 
@@ -163,6 +174,7 @@ class EngineVersionParams(JobParams):
     load_workers: int
     seed: int         # appversions.seed: repeat 1's events seed; repeat r's derives from (seed, r)
     event_window: str
+    events_file: str | None   # your own events (appversions.events): every repeat grows them, not generated
 
     @classmethod
     def declare(cls, config):
@@ -174,6 +186,7 @@ class EngineVersionParams(JobParams):
             "load_workers": av["load_workers"],
             "seed": av["seed"],
             "event_window": av["event_window"],
+            "events_file": events_file(config),
         }
 
 
@@ -182,9 +195,10 @@ class EngineParams(JobParams):
     versions: list[str]
     variants: dict    # which version each variant is compared to
     repeats: int      # engine.appversions.repeats: the version jobs merged per version
+    events_file: str | None   # your own events: storage per event is not the article's, not judged by it
 
     @classmethod
     def declare(cls, config):
         av = config["appversions"]
         return {"versions": av["versions"], "variants": av["variants"],
-                "repeats": engine_repeats(config, "appversions")}
+                "repeats": engine_repeats(config, "appversions"), "events_file": events_file(config)}

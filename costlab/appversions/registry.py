@@ -23,9 +23,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal
 
-Bucket = Literal["day", "month", "quarter"]
+# The built-in buckets; a layout file may declare more (costlab/appversions/buckets.py): any registered name.
+Bucket = str
 Report = Literal["match_group", "unwind", "reduce_array", "reduce_dynamic", "reduce_dynamic_single"]
-BUCKETS: tuple[str, ...] = ("day", "month", "quarter")
+BUCKETS: tuple[str, ...] = ("day", "month", "quarter")   # the built-in ones
+# every bucket's name, the built-in ones first (buckets.register_bucket adds a layout file's)
+_BUCKET_NAMES: list[str] = list(BUCKETS)
 REPORTS: tuple[str, ...] = (
     "match_group",
     "unwind",
@@ -48,7 +51,7 @@ class VersionDeclaration:
 
     name: str
     layout_name: str  # a layout registered in costlab/appversions/layouts.py
-    bucket: Bucket  # what one document holds: a day, a month or a quarter of a key's events
+    bucket: Bucket  # what one document holds: a day, a month, a quarter (or a declared bucket) of events
     report: Report  # which Get Reports pipeline (costlab/appversions/versions.py builders)
     long_status_names: bool = False
     item_name_format: str | None = None  # dynamic items: DD, MMDD or YYYYMMDD
@@ -62,8 +65,8 @@ class VersionDeclaration:
         problems = []
         if not isinstance(self.name, str) or not NAME_RE.match(self.name):
             problems.append(f"name {self.name!r} (letters, digits, _ and -, starting with a letter)")
-        if self.bucket not in BUCKETS:
-            problems.append(f"bucket {self.bucket!r} (allowed: {', '.join(BUCKETS)})")
+        if self.bucket not in _BUCKET_NAMES:
+            problems.append(f"bucket {self.bucket!r} (allowed: {', '.join(_BUCKET_NAMES)})")
         if self.report not in REPORTS:
             problems.append(f"report {self.report!r} (allowed: {', '.join(REPORTS)})")
         if self.item_name_format is not None and self.item_name_format not in ITEM_NAME_FORMATS:
@@ -119,6 +122,22 @@ PUBLISHED_NAMES: tuple[str, ...] = tuple(v.name for v in PUBLISHED)
 
 # name -> declaration, in registry order: the published versions, then those registered at run time.
 _REGISTRY: dict[str, VersionDeclaration] = {v.name: v for v in PUBLISHED}
+
+
+def bucket_names() -> list[str]:
+    """Every bucket's name: the built-in ones, then those layout files declare (buckets.py)."""
+    return list(_BUCKET_NAMES)
+
+
+def register_bucket_name(name: str) -> None:
+    """Called by buckets.register_bucket: `name` becomes a bucket a declaration may name."""
+    if name not in _BUCKET_NAMES:
+        _BUCKET_NAMES.append(name)
+
+
+def unregister_bucket_name(name: str) -> None:
+    if name in _BUCKET_NAMES and name not in BUCKETS:
+        _BUCKET_NAMES.remove(name)
 
 
 def register(declaration: VersionDeclaration) -> VersionDeclaration:

@@ -43,6 +43,7 @@ from pymongo.collection import Collection
 from pymongo.errors import OperationFailure
 
 from costlab.appversions.events import EVENT_SCHEMA, STATUS_DTYPE, STATUSES
+from costlab.appversions.ids import bucket_code_expr
 from costlab.appversions.versions import AppVersion, bucket_code, chunked_batches, item_name
 
 # Sentinel event whose bytes are searched for in its statement: values no real event's other
@@ -117,7 +118,20 @@ def _bucket_number(
         return year * 100 + month, 6
     if version.bucket == "quarter":
         return year * 100 + (month - 1) // 3 + 1, 6
-    raise ValueError(f"{version.name}: unknown bucket {version.bucket!r}; allowed: day, month, quarter")
+    raise ValueError(f"{version.name}: no arithmetic for bucket {version.bucket!r} "
+                     "(its codes: _bucket_digits)")
+
+
+def _bucket_digits(version: AppVersion, dates: pl.Series) -> np.ndarray:
+    """(n, digits) ASCII digits of each date's bucket code: the built-in buckets by arithmetic, a declared
+    one (costlab/appversions/buckets.py) by its code expression, whole column at once."""
+    if version.bucket in ("day", "month", "quarter"):
+        year, month, day = (getattr(dates.dt, part)().to_numpy().astype(np.int64)
+                            for part in ("year", "month", "day"))
+        return _ascii_digits(*_bucket_number(version, year, month, day))
+    codes = pl.DataFrame({"date": dates}).select(bucket_code_expr(version.bucket))["date"]
+    width = len(bucket_code(SENTINEL_DAY, version.bucket))
+    return np.frombuffer(codes.str.join("").item().encode("ascii"), dtype=np.uint8).reshape(len(dates), width)
 
 
 def event_bytes(version: AppVersion, events: pl.DataFrame) -> EventBytes:
@@ -154,7 +168,6 @@ def event_bytes(version: AppVersion, events: pl.DataFrame) -> EventBytes:
         raise ValueError(f"event years must have four digits, got {year.min()}..{year.max()}")
     month = dates.dt.month().to_numpy().astype(np.int64)
     day = dates.dt.day().to_numpy().astype(np.int64)
-    code_number, code_digits = _bucket_number(version, year, month, day)
     item_digits = ITEM_NAME_DIGITS.get(version.item_name_format or "")
     if version.item_name_format and item_digits is None:
         raise ValueError(
@@ -166,7 +179,7 @@ def event_bytes(version: AppVersion, events: pl.DataFrame) -> EventBytes:
         key_binary=_hex_pairs_to_bytes(key_text),
         date_millis=dates.dt.epoch("ms").to_numpy().astype("<i8").view(np.uint8).reshape(n, 8),
         # The digits of YYYYMM.. read as hex: "202403" -> 0x20 0x24 0x03, as Buffer.from(.., 'hex').
-        bucket_code=_hex_pairs_to_bytes(_ascii_digits(code_number, code_digits)),
+        bucket_code=_hex_pairs_to_bytes(_bucket_digits(version, dates)),
         item_name=None
         if item_digits is None
         else _ascii_digits(year * 10_000 + month * 100 + day, item_digits),

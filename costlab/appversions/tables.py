@@ -406,10 +406,21 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
     return rows
 
 
+def _not_the_articles(rows: list[Finding]) -> list[Finding]:
+    """Rows measured on your own events (appversions.events): kept, `not comparable` to a published number."""
+    from costlab.appversions.user_events import OWN_EVENTS_REASON
+
+    return [row.but(Verdict.NOT_COMPARABLE, OWN_EVENTS_REASON) for row in rows]
+
+
 def model_findings(model_stats: pl.DataFrame, published: pl.DataFrame,
                    tolerance: float | None = None, model_reference: pl.DataFrame | None = None,
-                   tolerances: Tolerances | None = None) -> list[Finding]:
+                   tolerances: Tolerances | None = None, own_events: bool = False) -> list[Finding]:
     """The server-free model's documents per event and average document size vs published.
+
+    own_events (appversions.events): this run's rows are your events' sizes, which no published number
+    judges (`not comparable`, user_events.OWN_EVENTS_REASON); the reference rows (the generator at the
+    reference scale) still check the method.
 
     Judged by appversions_tolerances.csv's `model` (or `tolerance`, the appversions.model_tolerance
     override). With model_reference (the model at the reference scale), its rows are the check of the
@@ -435,6 +446,8 @@ def model_findings(model_stats: pl.DataFrame, published: pl.DataFrame,
         return rows
 
     rows = rows_of(model_stats, "model", True)
+    if own_events:
+        rows = _not_the_articles(rows)
     if model_reference is not None:
         rate = (
             int(model_reference["events_per_year"][0])
@@ -566,8 +579,12 @@ def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame,
                             midday: pl.DataFrame | None = None,
                             authors_steps: pl.DataFrame | None = None,
                             tolerances: Tolerances | None = None,
-                            repeat_steps: Sequence[pl.DataFrame] | None = None) -> pl.DataFrame:
+                            repeat_steps: Sequence[pl.DataFrame] | None = None,
+                            own_events: bool = False) -> pl.DataFrame:
     """The report's table: one row per finding, verdict about the finding, server_kind of its data.
+
+    own_events (appversions.events): the collection and load-test findings are measured on your events,
+    which no published number judges: each `not comparable`, its value kept.
 
     midday: the loaded versions' Get Reports at end times with a time of day (conformance.py).
     authors_steps: the authors'-way load test's steps (authors_loadtest_steps): the load-test
@@ -584,8 +601,10 @@ def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame,
     )
     rows = (collection_findings(collection_stats, model_stats, explained, tol)
             + loadtest_findings_over_repeats(repeat_steps or [steps], facts, tol))
+    if own_events:
+        rows = _not_the_articles(rows)
     if model_stats is not None:
-        rows += model_findings(model_stats, published, model_tolerance, model_reference, tol)
+        rows += model_findings(model_stats, published, model_tolerance, model_reference, tol, own_events)
         rows += model_variant_rows(model_stats)
     rows += server_variant_rows(collection_stats)   # a user's variants beside their compare_to
     if midday is not None:
@@ -598,15 +617,16 @@ def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame,
 
 def published_vs_model(model_stats: pl.DataFrame, published: pl.DataFrame, tolerance: float | None = None,
                        model_reference: pl.DataFrame | None = None,
-                       tolerances: Tolerances | None = None) -> pl.DataFrame:
+                       tolerances: Tolerances | None = None, own_events: bool = False) -> pl.DataFrame:
     """The server-free model's findings alone (model/published_vs_model.csv), with the tolerance they were
     judged by: what a run with no server has to show for this study."""
-    return verdict_table(model_findings(model_stats, published, tolerance, model_reference, tolerances)
+    return verdict_table(model_findings(model_stats, published, tolerance, model_reference, tolerances,
+                                        own_events)
                          + model_variant_rows(model_stats))
 
 
 def write_tables(
-    inputs, outputs, loadtest_settings: dict, model_tolerance: float | None = None
+    inputs, outputs, loadtest_settings: dict, model_tolerance: float | None = None, own_events: bool = False
 ) -> tuple[pl.DataFrame, str]:
     """The table step: read every input named in the rule, write each table atomically.
 
@@ -640,7 +660,7 @@ def write_tables(
                                             loadtest_settings["tolerance"]) if authors_raw else None)
     tolerances = read_tolerances(inputs.tolerances) if getattr(inputs, "tolerances", None) else None
     pvr = published_vs_reproduced(stats, steps, read_csv(inputs.facts), model, published, model_tolerance,
-                                  reference, midday, authors_steps, tolerances, repeat_steps)
+                                  reference, midday, authors_steps, tolerances, repeat_steps, own_events)
     if authors_steps is not None:
         write_csv(authors_steps, outputs.loadtest_authors_steps)
     write_csv(stats, outputs.collection_stats)

@@ -7,7 +7,7 @@ Each entry is `name -> fields`: either `base: <published version>` and the field
 
     base                a published version whose declaration the variant starts from
     layout              a registered layout's name (layouts.py): the documents' shape
-    bucket              day | month | quarter: what one document holds
+    bucket              day | month | quarter, or a bucket the layout file declares: what one document holds
     report              the Get Reports pipeline (registry.REPORTS)
     long_status_names   approved/noFunds/... instead of a/n/p/r
     item_name_format    DD | MMDD | YYYYMMDD (the dynamic layout's item names)
@@ -16,8 +16,9 @@ Each entry is `name -> fields`: either `base: <published version>` and the field
     block_compressor    none | snappy | zlib | zstd: create_collection_options' WiredTiger configString
     compare_to          the version the report measures it beside (default: its base)
     layout_file         a Python file of yours defining a layout (a costlab.appversions.layouts.Layout
-                        subclass with a `name`): imported, and its layouts registered, wherever the
-                        variants are; `layout` defaults to the layout it defines
+                        subclass with a `name`) and any bucket (a costlab.appversions.buckets.Bucket
+                        subclass with a `name`): imported, and its layouts and buckets registered,
+                        wherever the variants are; `layout` defaults to the layout it defines
 
 Used by costlab.config.check_semantics (through the study's config_problem: `problem`, one line naming
 the key, before any job), by rules/appversions.smk when the workflow is parsed and by every appversions
@@ -38,7 +39,6 @@ from typing import Any
 import costlab.appversions.registry as registry
 from costlab.appversions.registry import (
     BLOCK_COMPRESSORS,
-    BUCKETS,
     ITEM_NAME_FORMATS,
     NAME_RE,
     PUBLISHED,
@@ -106,7 +106,8 @@ def _allowed(values) -> str:
 def _value(name: str, field: str, value: Any) -> Any:
     """The declaration's value of one config field, or VariantError naming it."""
     if field in ("bucket", "report", "item_name_format", "block_compressor"):
-        allowed = {"bucket": BUCKETS, "report": REPORTS, "item_name_format": ITEM_NAME_FORMATS,
+        allowed = {"bucket": registry.bucket_names(), "report": REPORTS,
+                   "item_name_format": ITEM_NAME_FORMATS,
                    "block_compressor": BLOCK_COMPRESSORS}[field]
         if field == "item_name_format" and value is None:
             return None
@@ -169,7 +170,7 @@ def _declaration(name: Any, fields: Any, known: set[str]) -> VersionDeclaration:
         values = {"compare_to": None}
     if "layout_file" in fields:
         defined = load_layout_file(name, fields["layout_file"])
-        if "layout" not in fields:
+        if "layout" not in fields and not (base_name is not None and not defined):   # a file of buckets only
             if len(defined) != 1:
                 raise _fail(name, "layout", f"{fields['layout_file']} defines layouts {', '.join(defined)}: "
                                             "say which (layout: <its name>)")
@@ -214,6 +215,8 @@ def _check_pairs(declared: VersionDeclaration, fields: dict) -> None:
 
 # resolved path -> the layout names it defines (a file is imported once per process)
 _LAYOUT_FILES: dict[str, list[str]] = {}
+# resolved path -> the bucket names it declares (costlab/appversions/buckets.py)
+_FILE_BUCKETS: dict[str, list[str]] = {}
 
 
 # The child that imports a layout file first: it says "ok" on its last line only when the import returned.
@@ -291,12 +294,15 @@ def load_layout_file(name: str, path: Any) -> list[str]:
 
     if snakemake_path_problem(path):
         raise _fail(name, "layout_file", snakemake_path_problem(path))
-    resolved = Path(path).resolve()
+    from costlab.paths import CHECKOUT, user_file_path
+
+    resolved = user_file_path(path).resolve()
     if str(resolved) in _LAYOUT_FILES:
         return _LAYOUT_FILES[str(resolved)]
     if not resolved.is_file():
         raise _fail(name, "layout_file", f"{path} is not a file (a relative path is read from the working "
-                                         f"directory, {Path.cwd()})")
+                                         f"directory, {Path.cwd()}, else from costlab's checkout, "
+                                         f"{CHECKOUT})")
     problem = _vetted_import_problem(resolved)   # first in a child process, with a time limit
     if problem:
         raise _fail(name, "layout_file", f"importing {path} {problem}")
@@ -312,12 +318,24 @@ def load_layout_file(name: str, path: Any) -> list[str]:
         del sys.modules[module_name]
         text = str(err).splitlines()[0] if str(err) else ""
         raise _fail(name, "layout_file", f"importing {path} failed: {type(err).__name__}: {text}") from None
-    classes = [obj for obj in vars(module).values()
-               if isinstance(obj, type) and issubclass(obj, Layout) and obj.__module__ == module_name
-               and getattr(obj, "name", "")]
-    if not classes:
-        raise _fail(name, "layout_file", f"{path} defines no layout (a subclass of "
-                                         "costlab.appversions.layouts.Layout with a name)")
+    from costlab.appversions.buckets import BUILT_IN, Bucket, register_bucket
+
+    declared = [obj for obj in vars(module).values()
+                if isinstance(obj, type) and obj.__module__ == module_name and getattr(obj, "name", "")]
+    for cls in (c for c in declared if issubclass(c, Bucket)):   # its buckets first: its layouts may use them
+        if cls.name in BUILT_IN:
+            raise _fail(name, "layout_file", f"{path}: bucket name {cls.name!r} is a built-in bucket's: "
+                                             "give yours another name")
+        try:
+            register_bucket(cls())
+        except Exception as err:  # noqa: BLE001  the user's bucket: any error, in one line
+            raise _fail(name, "layout_file", f"{path}: {err}") from None
+        _FILE_BUCKETS.setdefault(str(resolved), []).append(cls.name)
+    classes = [c for c in declared if issubclass(c, Layout)]
+    if not classes and not _FILE_BUCKETS.get(str(resolved)):
+        raise _fail(name, "layout_file", f"{path} defines no layout and no bucket (a subclass of "
+                                         "costlab.appversions.layouts.Layout or costlab.appversions.buckets"
+                                         ".Bucket with a name)")
     names = []
     for cls in classes:
         if cls.name in PUBLISHED_LAYOUTS:
@@ -334,12 +352,17 @@ def load_layout_file(name: str, path: Any) -> list[str]:
 
 def forget_layout_files() -> None:
     """Unregister the layouts imported from layout files (the next read imports them again)."""
+    from costlab.appversions.buckets import unregister_bucket
     from costlab.appversions.layouts import unregister_layout
 
     for names in _LAYOUT_FILES.values():
         for layout in names:
             unregister_layout(layout)
     _LAYOUT_FILES.clear()
+    for names in _FILE_BUCKETS.values():
+        for bucket in names:
+            unregister_bucket(bucket)
+    _FILE_BUCKETS.clear()
 
 
 def layout_files(section: dict) -> dict[str, str]:
@@ -347,7 +370,9 @@ def layout_files(section: dict) -> dict[str, str]:
     variants = section.get("variants") or {}
     if not isinstance(variants, dict):
         return {}
-    return {str(n): f["layout_file"] for n, f in variants.items()
+    from costlab.paths import user_file_path
+
+    return {str(n): str(user_file_path(f["layout_file"])) for n, f in variants.items()
             if isinstance(f, dict) and isinstance(f.get("layout_file"), str)}
 
 
