@@ -74,9 +74,8 @@ def interval_text(interval) -> str:
     it has none (its own words)."""
     if not interval.has_interval or interval.same_in_all_repeats:
         return interval.describe()
-    method = "bootstrap" if "bootstrap" in (interval.method or "") else None
-    return (f"{interval.low:.4g} to {interval.high:.4g} ({interval.confidence:.1%}, {interval.samples} "
-            f"{interval.unit}" + (f", {method}" if method else "") + ")")
+    return (f"{interval.low:.3g} to {interval.high:.3g} ({interval.confidence:.1%}, "
+            f"{interval.samples} {interval.unit})")
 
 
 def ratio_over_repeats(mine: Sequence[float], theirs: Sequence[float], what: str = "repeats") -> str:
@@ -94,14 +93,17 @@ def ratio_over_repeats(mine: Sequence[float], theirs: Sequence[float], what: str
 def ratio_over_queries(mine: Sequence[float], theirs: Sequence[float]) -> str:
     """The interval of mean(mine) / mean(theirs) over two runs' queries (a seeded BCa bootstrap resampling
     each on its own: costlab.intervals.ratio_over_samples), in words."""
-    from costlab.intervals import ratio_over_samples
+    from costlab.intervals import MIN_BOOTSTRAP_SAMPLES, ratio_over_samples
 
     if not mine or not theirs:
         return "no per-query values kept: no interval"
     try:
-        return interval_text(ratio_over_samples(mine, theirs, statistic="mean"))
+        interval = ratio_over_samples(mine, theirs, statistic="mean")
     except ValueError as err:
         return str(err)
+    if not interval.has_interval and interval.method is None and interval.samples >= MIN_BOOTSTRAP_SAMPLES:
+        return "no interval: resampled, the compared queries read 0 B"   # costlab.intervals' case
+    return interval_text(interval)
 
 
 def bytes_text(value: float | None) -> str:

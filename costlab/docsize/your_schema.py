@@ -52,7 +52,7 @@ def _value_interval(row: dict) -> str | None:
     if low is None or high is None:
         return None
     confidence = row.get("interval_confidence")
-    return f"{low:,.0f} to {high:,.0f} B" + (f" at {confidence:.1%}" if confidence else "")
+    return f"{low:,.0f} to {high:,.0f}" + (f" ({confidence:.0%})" if confidence else "")
 
 
 def your_schema(study_dir: Path, config: dict) -> YourSchema | None:
@@ -84,7 +84,7 @@ def your_schema(study_dir: Path, config: dict) -> YourSchema | None:
                                if s == size_kb and r.get("avg_doc_bytes") is not None), None))
             mine_doc = first.get("avg_doc_bytes")
             where = f"{size_kb} KB" if label != "sample" else "as the sample is"
-            rows.append(CostRow(name, other, f"document size ({where})", ENGINE, "B",
+            rows.append(CostRow(name, other, f"document size, {where}", ENGINE, "B",
                                 None if mine_doc is None else float(mine_doc), other_doc, EXACT))
             for shape in SHAPES:
                 cell = mine.get((size_kb, shape))
@@ -107,7 +107,7 @@ def your_schema(study_dir: Path, config: dict) -> YourSchema | None:
                     CostRow(
                         name,
                         other,
-                        f"bytes read per {shape} query ({where}, small cache)",
+                        f"bytes read per {shape} query, {where}",
                         ENGINE,
                         "B/query",
                         a,

@@ -650,9 +650,9 @@ table.claims-table td.verdict{white-space:nowrap;width:9em;font-weight:600}
 table.claims-table td.evidence{color:#444;font-size:13px;width:14em}
 .claims .reason{display:block;color:#8a0016;font-size:13px}.claims .counts-text{display:block;color:#555;font-size:12px}
 .claims .reason.na{color:#555}
-#your-schema h3 .source{font-weight:normal;font-size:13px}table.yours td{vertical-align:top}
-table.yours .metric{display:block;color:#555;font-size:12px}table.yours td.interval{color:#444;font-size:12px}
-table.yours td.ratio{font-weight:600;white-space:nowrap}
+#your-schema h2{margin-top:16px}#your-schema h3{margin:12px 0 4px}#your-schema h3 .source{font-weight:normal;font-size:13px}
+table.yours td{vertical-align:top;white-space:nowrap}table.yours td.cost,table.yours td.interval{white-space:normal}table.yours td.cost{min-width:17em}table.yours td.interval{min-width:16em}
+table.yours .vi{color:#666;font-size:12px}table.yours td.interval{color:#444;font-size:12px}table.yours td.ratio{font-weight:600}
 #audit-controls{display:flex;flex-wrap:wrap;gap:8px 16px;align-items:center;margin:8px 0;font-size:14px}
 #audit-controls select{font-size:14px;max-width:18em}
 table.findings th.sortable{cursor:pointer;user-select:none}
