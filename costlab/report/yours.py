@@ -81,7 +81,7 @@ def figure_spec(figure: SchemaFigure) -> dict | None:
             tooltip=tooltip,
         )
         chart = alt.layer(base.mark_line(), base.mark_point(filled=True, size=50))
-    width = 360 if figure.facet_title and figure.x_type == "Q" else 400
+    width = 250 if figure.facet_title and figure.x_type == "Q" else 400
     chart = chart.properties(width=width, height=200)
     if figure.facet_title:
         chart = chart.facet(column=alt.Column("facet:N", title=figure.facet_title))
