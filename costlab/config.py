@@ -417,7 +417,8 @@ JOB_SELECTING_KEYS = {
     "docsize": (("sizes_kb",), ("variants", "fields_after_history"), ("variants", "split_history"),
                 ("repeats",)),
     "appversions": (("versions",), ("load_versions",), ("loadtest", "versions"),
-                    ("loadtest", "authors_driver"), ("repeats",)),
+                    ("loadtest", "authors_driver"), ("repeats",),
+                    ("your_keys",)),   # the report's sizing alone: no job reads it
     "arraygrowth": (("profiles",), ("workloads",)),
     "flatnested": (("flat_fields",), ("repeats",)),
 }
@@ -465,6 +466,20 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+def study_settings(config: Mapping[str, Any], study: str) -> dict[str, Any]:
+    """The config keys that concern one study, as its jobs' provenance records them (`study_config`): its own
+    section, the server's (the URI without credentials), and the engine lab's shared keys with the study's
+    own engine section (never another study's). compare.with reads them to name what two runs differ in."""
+    from costlab.credentials import public_server_config
+
+    engine = config.get("engine") or {}
+    shared = {k: v for k, v in engine.items() if k not in STUDY_NAMES} if isinstance(engine, dict) else {}
+    own = engine.get(study) if isinstance(engine, dict) else None
+    return copy.deepcopy({study: config.get(study),
+                          "server": public_server_config(config.get("server") or {}),
+                          "engine": shared | ({study: own} if own is not None else {})})
+
+
 def run_facts(config: Mapping[str, Any], study: str | None = None) -> RunFacts:
     """The run's facts a job takes beside its params (costlab.jobs.RunFacts says why they are not params):
     the one way a script reads snakemake.config. The hashes are computed as provenance always did."""
@@ -478,4 +493,7 @@ def run_facts(config: Mapping[str, Any], study: str | None = None) -> RunFacts:
         engine_config_hash=(
             config_hash({"study": config.get(study), "engine": config.get("engine", {})}) if study else None
         ),
+        recorded_config=json.dumps(study_settings(config, study), sort_keys=True, default=str)
+        if study
+        else "",
     )

@@ -339,3 +339,6 @@ class RunFacts:
     config_hash: str = ""
     study_config_hash: str | None = None    # the study's keys and the server's (costlab.config)
     engine_config_hash: str | None = None   # the study's keys and the engine's (engine-lab jobs)
+    # the keys that concern the study as JSON text, for the job's provenance record only (`study_config`:
+    # costlab.config.study_settings; compare.with reads them there); a job reads its params, never this
+    recorded_config: str = field(default="", repr=False)

@@ -106,6 +106,10 @@ class Study:
     overlay: Overlay | None = None               # compared runs: the main measurement
     engine_overlay: EngineOverlay | None = None  # compared runs: the engine lab's
     published: tuple[str, ...] = ()              # its files in resources/published/
+    # The user's own variants' absolute costs beside their compare_to: "module:function", a function of the
+    # study's results folder and the run's config giving a costlab.yourschema.YourSchema (loaded when the
+    # report is built: costlab.yourschema.load); None: the study takes no variants of the user's
+    your_schema: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or not self.name.islower():

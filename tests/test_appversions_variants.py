@@ -457,7 +457,7 @@ def test_the_smoke_report_shows_your_variants_apart(smoke_all):
     page = (smoke_all.results() / "report.html").read_text()
     section = re.search(r'<section class="beyond" id="your-variants">(.*?)</section>', page, re.S)
     assert section, "no 'Your variants' section"
-    assert "<h2>Your variants</h2>" in section.group(1)
+    assert "<h2>Your variants: every row</h2>" in section.group(1)
     assert section.group(1).count('<tr data-kind="user variant" data-filter-study="appversions"') == 5
     # arraygrowth's job_run's 4 (2 profiles x 2 measures: docs/variants.md)
     assert section.group(1).count('<tr data-kind="user variant" data-filter-study="arraygrowth"') == 4

@@ -273,6 +273,10 @@ def test_engine_overlay_of_appversions_and_docsize_draws_each_run_and_the_publis
             for run in ("small_cache", "random_windows")])
     from test_figures_legible import legend_mismatches
 
+    for results in trees:   # runs of the three studies (no job records: their manifest says what built them)
+        record = json.loads((results / "run.json").read_text())
+        record["config"]["studies"] = ["arraygrowth", "appversions", "docsize"]
+        (results / "run.json").write_text(json.dumps(record))
     runs = load_runs(trees[0], [trees[1]])
     spec = engine_overlay_spec("appversions", runs)
     assert legend_mismatches(spec) == []  # runs' hollow circles and the published hollow diamonds, one legend
@@ -386,3 +390,134 @@ def test_compare_calls_a_small_shift_same_at_many_queries_and_twice_the_toleranc
     merged = merged_published("appversions", runs, table=Path("engine") / "published_vs_engine.csv")
     said = merged[f"difference: this run vs {runs[1].label}"].to_list()[0]
     assert said.startswith("changed: ratio 1.4 (") and "tolerance 0.8 to 1.2), 5 vs 5 repeats" in said, said
+
+
+def _recorded_job(
+    folder: Path, study: str, config: dict, name: str, ended: str, engine: bool = False
+) -> None:
+    """A job's provenance as a job writes it (costlab.config.run_facts, with_run_facts): its study's keys."""
+    from datetime import datetime
+
+    from costlab.config import run_facts
+    from costlab.server.provenance import with_run_facts
+
+    record = (
+        {"job": name, "server_kind": "engine", "server": {"wiredtiger_version": "11.2.0"}}
+        if engine
+        else {"job": name, "server_kind": "mongod", "server": {"version": "6.0.5"}, "host": {"hostname": "h"}}
+    )
+    facts = run_facts(config, study)
+    # the hash collect_provenance (a server job) or engine_provenance (an engine-lab job) adds
+    record |= {"engine_config_hash": facts.engine_config_hash} if engine else {
+        "study": study, "study_config_hash": facts.study_config_hash}
+    with_run_facts(record, facts, datetime.fromisoformat(ended), datetime.fromisoformat(ended))
+    path = (
+        folder / study / ("engine" if engine else "provenance") / f"{'provenance' if engine else name}.json"
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record))
+
+
+def test_compare_reads_each_studys_config_from_its_provenance_not_the_trees_last_run_json(tmp_path):
+    """Issue 47: a later arraygrowth-only run rewrote runA's run.json; compare named its keys for every study
+    ("appversions.events_per_year = 200000 (this run: 20000)"), all false. Each study's own jobs say what
+    its results were built with: only the one true difference is named, and none where there is none."""
+    from test_report import smoke_config
+
+    built = smoke_config(studies=["flatnested", "arraygrowth"])                  # this run's config
+    other_scale = smoke_config(studies=["flatnested", "arraygrowth"], flatnested={"documents": 800})
+    later = smoke_config(studies=["arraygrowth"], flatnested={"documents": 123})  # runA's last run.json
+    here, there = tmp_path / "here" / "results", tmp_path / "runA" / "results"
+    for folder, config, manifest_config in ((here, built, built), (there, other_scale, later)):
+        _recorded_job(folder, "flatnested", config, "measure_flat_10", "2026-12-06T01:00:00+00:00")
+        _recorded_job(folder, "arraygrowth", built, "arraygrowth_engine", "2026-12-06T02:00:00+00:00",
+                      engine=True)
+        (folder / "run.json").write_text(json.dumps(manifest(manifest_config, "binary")))
+    runs = load_runs(here, [there.parent])
+    assert differences("flatnested", runs[0], runs[1]) == ["flatnested.documents = 800 (this run: 500)"]
+    assert differences("arraygrowth", runs[0], runs[1]) == []
+    said = " ".join(notes("flatnested", runs) + notes("arraygrowth", runs))
+    assert "123" not in said and "flatnested.documents = 800 (this run: 500)" in said
+    assert not any("another scale" in n or "other settings" in n for n in notes("arraygrowth", runs))
+    # the provenance holds the study's keys, the server's without a password, never another study's
+    record = json.loads((there / "flatnested" / "provenance" / "measure_flat_10.json").read_text())
+    assert set(record["study_config"]) == {"flatnested", "server", "engine"}
+    assert record["study_config"]["flatnested"]["documents"] == 800
+    assert not set(record["study_config"]["engine"]) & {"appversions", "docsize", "arraygrowth"}
+
+
+def test_an_older_record_without_the_config_uses_run_json_only_where_its_hash_says_so(tmp_path):
+    from test_report import smoke_config
+
+    built = smoke_config(studies=["flatnested"], flatnested={"documents": 800})
+    here = tmp_path / "here" / "results"
+    _recorded_job(here, "flatnested", smoke_config(studies=["flatnested"]), "m", "2026-12-06T01:00:00+00:00")
+    (here / "run.json").write_text(json.dumps(manifest(smoke_config(studies=["flatnested"]), "binary")))
+    for name, manifest_config in (("same", built), ("later", smoke_config(flatnested={"documents": 90}))):
+        there = tmp_path / name / "results"
+        _recorded_job(there, "flatnested", built, "m", "2026-12-06T01:00:00+00:00")
+        path = there / "flatnested" / "provenance" / "m.json"
+        record = json.loads(path.read_text())
+        del record["study_config"]   # as an older costlab wrote it: the hash of the study's keys alone
+        path.write_text(json.dumps(record))
+        (there / "run.json").write_text(json.dumps(manifest(manifest_config, "binary")))
+    runs = load_runs(here, [tmp_path / "same", tmp_path / "later"])
+    assert differences("flatnested", runs[0], runs[1]) == ["flatnested.documents = 800 (this run: 500)"]
+    assert differences("flatnested", runs[0], runs[2]) == []  # its run.json is another run's: not compared
+    assert any(
+        n.startswith("later: its flatnested config is not recorded") for n in notes("flatnested", runs)
+    )
+
+
+@pytest.mark.workflow
+def test_a_copied_tree_and_one_study_rerun_with_another_config_name_only_the_true_difference(tmp_path):
+    """Issue 47's story through Snakemake, with no server: docsize and arraygrowth built at the smoke scale;
+    then an arraygrowth-only run at other settings (its run.json names another docsize scale, a config that
+    built nothing of docsize); that tree copied as runA; then both studies at the smoke scale again, compared
+    with runA. Only arraygrowth's engine N differs between what built each; docsize was built alike."""
+    import shutil
+
+    from workflow import run_workflow
+
+    none = "{backend: none}"
+    both = "studies=[docsize, arraygrowth]"
+    first = run_workflow(tmp_path, none, ("all",), config=(both,))
+    assert first.returncode == 0, first.stderr[-3000:]
+    later = run_workflow(
+        tmp_path,
+        none,
+        ("all",),
+        config=(
+            "studies=[arraygrowth]",
+            "docsize={docs_per_collection: 4000}",
+            "engine={arraygrowth: {ns: [200, 400]}}",
+        ),
+    )
+    assert later.returncode == 0, later.stderr[-3000:]
+    run_a = tmp_path / "runA" / "results"
+    shutil.copytree(tmp_path / "results", run_a, ignore=shutil.ignore_patterns("data", "logs", "report.html"))
+    assert json.loads((run_a / "run.json").read_text())["config"]["docsize"]["docs_per_collection"] == 4000
+    again = run_workflow(tmp_path, none, ("all",), config=(both, f"compare={{with: ['{run_a}']}}"))
+    assert again.returncode == 0, again.stderr[-3000:]
+    page = (tmp_path / "results" / "report.html").read_text()
+
+    def notes_of(study: str) -> str:
+        section = re.search(rf'<section class="study" id="study-{study}".*?</section>', page, re.S).group(0)
+        found = re.search(r'<div class="compare-notes">(.*?)</div>', section, re.S)
+        return found.group(1) if found else ""
+
+    docsize, arraygrowth = notes_of("docsize"), notes_of("arraygrowth")
+    assert "Runs side by side" in docsize and "4000" not in docsize
+    assert "another scale" not in docsize and "other settings" not in docsize, docsize
+    assert ("runA&#39;s engine lab ran with other settings: engine.arraygrowth.ns = [200, 400] "
+            "(this run: [200, 400, 800])") in arraygrowth, arraygrowth
+    assert "another scale" not in arraygrowth and "docsize" not in arraygrowth, arraygrowth
+    # the engine-lab figure's subtitle says the same, and only that
+    spec = json.loads(re.search(r'data-figure="fig-arraygrowth-engine_compare_runs">(.*?)</script>', page,
+                                re.S).group(1))
+    subtitle = " ".join(spec["title"]["subtitle"])
+    assert (
+        "settings that differ: runA: engine.arraygrowth.ns = [200, 400] (this run: [200, 400, 800])"
+        in subtitle
+    )
+    assert "docs_per_collection" not in subtitle

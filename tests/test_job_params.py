@@ -213,7 +213,12 @@ def test_run_facts_hold_the_server_and_the_hashes_not_the_study_keys():
         "config_hash",
         "study_config_hash",
         "engine_config_hash",
+        "recorded_config",   # the study's keys as JSON text, for its provenance record (compare.with)
     }
+    assert (
+        isinstance(run.recorded_config, str)
+        and json.loads(run.recorded_config)["docsize"] == config["docsize"]
+    )
     # another study's key changes the run's hash, not this study's
     other = run_facts(load_config(overrides={"server": {"backend": "none", "lease_wait_s": 5},
                                              "flatnested": {"runs": 3}}), "docsize")

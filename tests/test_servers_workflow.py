@@ -78,6 +78,12 @@ def story(smoke_all, tmp_path_factory, server_uri, second_server):
     manifest = json.loads((other / "run.json").read_text())
     manifest["config"]["docsize"]["docs_per_collection"] = 4000
     (other / "run.json").write_text(json.dumps(manifest))
+    # what compare reads: the config each of the study's jobs recorded in its provenance
+    for path in [*other.glob("docsize/provenance/*.json"), *other.glob("docsize/engine/**/provenance*.json")]:
+        record = json.loads(path.read_text())
+        if "study_config" in record:
+            record["study_config"]["docsize"]["docs_per_collection"] = 4000
+            path.write_text(json.dumps(record))
     older = scratch / "older" / "results"
     shutil.copytree(other, older)
     (older / "run.json").unlink()

@@ -188,6 +188,7 @@ STUDY = Study(
         "appversions_loadtest_facts.csv",
         "appversions_loadtest_method.csv",
         "appversions_tolerances.csv", "appversions_claims.csv"),
+    your_schema="costlab.appversions.your_schema:your_schema",
 )
 
 # In a Snakemake job of this study, your own versions (appversions.variants) are versions in its process

@@ -75,4 +75,5 @@ STUDY = Study(
     ),
     published=("arraygrowth_cursor_calls.csv", "arraygrowth_log_bytes.csv", "arraygrowth_tolerances.csv",
                "arraygrowth_claims.csv"),
+    your_schema="costlab.arraygrowth.your_schema:your_schema",
 )

@@ -124,4 +124,5 @@ STUDY = Study(
     ),
     published=("docsize_collections.csv", "docsize_facts.csv", "docsize_query_tables.csv",
                "docsize_tolerances.csv", "docsize_claims.csv"),
+    your_schema="costlab.docsize.your_schema:your_schema",
 )

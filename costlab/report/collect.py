@@ -97,6 +97,8 @@ class StudySection:
     compare_notes: list[str] = field(default_factory=list)  # compare.with: the runs and what differs
     # results/<study>/engine_vs_mongod.csv: the engine lab against mongod on the same work
     vs_mongod: TableItem | None = None
+    # the user's own variants' costs beside their compare_to (Study.your_schema; the page's first block)
+    your_schema: object | None = None   # costlab.yourschema.YourSchema
 
     @property
     def has_results(self) -> bool:
@@ -303,6 +305,14 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
             section.vs_mongod = read_table(vs_mongod, study, captions_dir, section.problems)
         except Exception as err:  # shown as a problem; the rest of the page still renders
             section.problems.append(f"table {vs_mongod} unreadable: {err}")
+
+    if info.your_schema is not None:
+        try:
+            from costlab.yourschema import load
+
+            section.your_schema = load(info.your_schema)(study_dir, config)
+        except Exception as err:  # shown as a problem; the rest of the page still renders
+            section.problems.append(f"your variants' costs unreadable: {type(err).__name__}: {err}")
 
     figures: dict[str, FigureItem] = {}
     for path in kinds["figures"]:

@@ -3,7 +3,9 @@
 Each run is labelled from its provenance (server version, host). Every published-vs-reproduced
 row gets a reproduced and a verdict column per run; each study's main measurement is drawn
 with the runs overlaid, one colour per run; a run made with another scale or server config is
-named with the keys that differ. Trees are checked with costlab.report.runs.check_tree first.
+named with the keys that differ, each study's read from its own jobs' provenance (`study_config`), not from
+the tree's run.json (a later run of other studies rewrites it). Trees are checked with
+costlab.report.runs.check_tree first.
 """
 from __future__ import annotations
 
@@ -12,10 +14,12 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import altair as alt
 import polars as pl
 
+from costlab.config import SERVER_HASH_KEYS
 from costlab.digests import EDITED_TEXT, edited_reason
 from costlab.finding import read_samples
 from costlab.intervals import adjusted_pvalues, compare_runs
@@ -41,6 +45,8 @@ class Run:
     manifest: dict
     provenance: dict[str, list[dict]] = field(default_factory=dict)  # study -> records
     label: str = ""
+    # study -> its engine-lab jobs' records (results/<study>/engine/**/provenance*.json)
+    engine_provenance: dict[str, list[dict]] = field(default_factory=dict)
 
     @property
     def stand_in(self) -> bool:
@@ -54,14 +60,21 @@ ENGINE_OVERLAYS: dict[str, EngineOverlay] = {
 }
 
 
-def read_provenance_tree(folder: Path) -> dict[str, list[dict]]:
+def read_provenance_tree(folder: Path, pattern: str = "*/provenance/*.json") -> dict[str, list[dict]]:
+    """study -> the records of its measuring jobs (`pattern`: the engine lab's, ENGINE_PROVENANCE)."""
     records: dict[str, list[dict]] = {}
-    for path in sorted(folder.glob("*/provenance/*.json")):
+    for path in sorted(folder.glob(pattern)):
+        study = path.relative_to(folder).parts[0]
         try:
-            records.setdefault(path.parent.parent.name, []).append(json.loads(path.read_text()))
+            record = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
+        if isinstance(record, dict):
+            records.setdefault(study, []).append(record)
     return records
+
+
+ENGINE_PROVENANCE = "*/engine/**/provenance*.json"
 
 
 def run_label(name: str, provenance: dict[str, list[dict]]) -> str:
@@ -93,6 +106,7 @@ def load_runs(this_results: str | Path, others: list[str | Path]) -> list[Run]:
         runs.append(Run(name, folder, read_manifest(folder), read_provenance_tree(folder)))
     for run in runs:
         run.label = run_label(run.name, run.provenance)
+        run.engine_provenance = read_provenance_tree(run.folder, ENGINE_PROVENANCE)
     return runs
 
 
@@ -100,18 +114,106 @@ def _flat(mapping: dict, prefix: str = "") -> dict:
     return flatten(mapping or {}, prefix)
 
 
+@dataclass
+class Settings:
+    """The config a study's results in one run were built with, part by part (`study`: its own keys,
+    `server`: the server's that choose it, `engine`: the engine lab's), as dotted keys; a part no record
+    says is absent. `unknown`: why the study's own keys could not be read (then nothing is compared)."""
+    values: dict[str, Any]
+    parts: frozenset[str]
+    unknown: str | None = None
+
+
+def _newest(records: list[dict]) -> dict | None:
+    return max(records, key=lambda r: str(r.get("ended_at") or r.get("started_at") or ""), default=None)
+
+
+def _manifest_matches(record: dict, manifest_config: dict, study: str, engine: bool) -> bool:
+    """Whether the run manifest's config is the one a record without `study_config` (an older costlab's)
+    was made with: its hash of the study's keys says so; a record with no hash at all, when the manifest's
+    run had the study."""
+    from costlab.config import config_hash, study_config_hash
+
+    if not manifest_config:
+        return False
+    key = "engine_config_hash" if engine else "study_config_hash"
+    if record.get(key):
+        mine = (
+            config_hash({"study": manifest_config.get(study), "engine": manifest_config.get("engine", {})})
+            if engine
+            else study_config_hash(manifest_config, study)
+        )
+        return record[key] == mine
+    return study in (manifest_config.get("studies") or [])
+
+
+def study_settings(study: str, run: Run) -> Settings:
+    """The config `study`'s results in `run` were built with: what its jobs' provenance recorded
+    (`study_config`, the newest job's), part by part; for a record from before costlab recorded it, the
+    run's manifest (results/run.json) where the record's hash shows that config built it. The manifest
+    alone is never taken for a study its run did not have: a later run of other studies rewrites it."""
+    manifest_config = run.manifest.get("config") or {}
+    groups = {"server": [r for r in run.provenance.get(study, []) if r.get("server_kind") != "engine"],
+              "engine": run.engine_provenance.get(study, [])}
+    configs: dict[str, dict | None] = {}
+    for part, records in groups.items():
+        newest = _newest(records)
+        if newest is None:
+            continue
+        if isinstance(newest.get("study_config"), dict):
+            configs[part] = newest["study_config"]
+        elif _manifest_matches(newest, manifest_config, study, part == "engine"):
+            configs[part] = manifest_config
+        else:
+            configs[part] = None
+    if (
+        not configs
+    ):  # no job's record (an older tree's models): the manifest's run built them if it had the study
+        known = study in (manifest_config.get("studies") or [])
+        configs = {"study": manifest_config if known else None, "engine": manifest_config if known else None}
+    if all(c is None for c in configs.values()):
+        return Settings({}, frozenset(), unknown=f"its {study} config is not recorded (no job of the study "
+                        "records it, and its results/run.json is another run's)")
+    newest_known = _newest([r for part in ("server", "engine") for r in groups[part]
+                            if configs.get(part) is not None]) or {}
+    own = next(c for c in (newest_known.get("study_config"), configs.get("server"), configs.get("engine"),
+                           configs.get("study")) if isinstance(c, dict))
+    values = {k: v for k, v in _flat({study: own.get(study)}).items() if concerns(k, study)}
+    parts = {"study"}
+    if configs.get("server") is not None:
+        server = configs["server"].get("server") or {}
+        values |= {f"server.{k}": server.get(k) for k in SERVER_HASH_KEYS}
+        parts.add("server")
+    if configs.get("engine") is not None:
+        values |= {k: v for k, v in _flat({"engine": configs["engine"].get("engine") or {}}).items()
+                   if concerns(k, study)}
+        parts.add("engine")
+    return Settings(values, frozenset(parts))
+
+
+def _part(key: str) -> str:
+    return key.split(".", 1)[0] if key.split(".", 1)[0] in ("server", "engine") else "study"
+
+
 def differences(study: str, this: Run, other: Run) -> list[str]:
     """'key = value (this run: value)' for the keys that can change the study's results (its own, the
-    server's, the engine lab's shared keys and its engine section) and differ between the runs."""
-    a = {k: v for k, v in _flat(this.manifest.get("config") or {}).items() if concerns(k, study)}
-    b = {k: v for k, v in _flat(other.manifest.get("config") or {}).items() if concerns(k, study)}
-    return [f"{key} = {json.dumps(b.get(key))} (this run: {json.dumps(a.get(key))})"
-            for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
+    server's that choose it, the engine lab's shared keys and its engine section) and differ between the
+    configs each run's results of the study were built with (study_settings: their provenance). A part only
+    one run has (a server run beside an engine-lab-only one) is not compared: the notes say what each has."""
+    a, b = study_settings(study, this), study_settings(study, other)
+    both = a.parts & b.parts
+    keys = sorted(k for k in set(a.values) | set(b.values) if _part(k) in both)
+    return [f"{key} = {json.dumps(b.values.get(key))} (this run: {json.dumps(a.values.get(key))})"
+            for key in keys if a.values.get(key) != b.values.get(key)]
 
 
 def notes(study: str, runs: list[Run]) -> list[str]:
     """What differs between this run and each other run, named (never mixed silently)."""
     out = [f"Runs side by side: {'; '.join(r.label for r in runs)}."]
+    for run in runs:
+        unknown = study_settings(study, run).unknown
+        if unknown:
+            out.append(f"{run.name}: {unknown}; what it was measured with cannot be compared.")
     for other in runs[1:]:
         diffs = differences(study, runs[0], other)
         scale = [d for d in diffs if d.startswith(f"{study}.")]
@@ -470,6 +572,7 @@ def engine_overlay_spec(study: str, runs: list[Run], published_dir: Path | None 
     )
     differing = [f"{other.name}: " + "; ".join(diffs) for other in runs[1:]
                  if (diffs := [d for d in differences(study, runs[0], other) if not d.startswith("server.")])]
+    unknown = [r.name for r in runs if study_settings(study, r).unknown]
     names = {r.label: r.name for r in runs}   # the note names runs by name; the legend has their labels
     mine = pl.concat(drawn[:len(drawn) - (published is not None)], how="vertical_relaxed").with_columns(
         pl.col("run").replace_strict(names, default=pl.col("run")))
@@ -478,5 +581,6 @@ def engine_overlay_spec(study: str, runs: list[Run], published_dir: Path | None 
                 + ("; black diamonds: published" if published is not None else "")
                 + (f"; {overlap}" if overlap else "")
                 + ("; settings that differ: " + " | ".join(differing) if differing
-                   else "; the runs' engine settings are the same"))
+                   else "" if unknown else "; the runs' engine settings are the same")
+                + (f"; settings not recorded: {', '.join(unknown)}" if unknown else ""))
     return titled(chart, overlay.title, subtitle=subtitle).to_dict()

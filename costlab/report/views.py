@@ -537,8 +537,10 @@ def beyond_view(findings: pl.DataFrame) -> dict[str, list[dict[str, Any]]]:
 
 def findings_view(findings: pl.DataFrame) -> dict[str, Any]:
     """The page's full audit table: one row per finding with its evidence, tolerance and verdict, then the
-    counts."""
-    rows = [finding_row_view(row) for row in findings.iter_rows(named=True)]
+    counts. Your variants' rows are not in it: "Your schema" opens the page with them, "Your variants"
+    lists every row."""
+    audited = findings.filter(pl.col("kind").fill_null(Kind.PUBLISHED.value) != Kind.USER_VARIANT.value)
+    rows = [finding_row_view(row) for row in audited.iter_rows(named=True)]
     counts = verdict_counts(findings)
     published = published_rows(findings)
     by_evidence = []
@@ -648,6 +650,9 @@ table.claims-table td.verdict{white-space:nowrap;width:9em;font-weight:600}
 table.claims-table td.evidence{color:#444;font-size:13px;width:14em}
 .claims .reason{display:block;color:#8a0016;font-size:13px}.claims .counts-text{display:block;color:#555;font-size:12px}
 .claims .reason.na{color:#555}
+#your-schema h2{margin-top:16px}#your-schema h3{margin:12px 0 4px}#your-schema h3 .source{font-weight:normal;font-size:13px}
+table.yours td{vertical-align:top;white-space:nowrap}table.yours td.cost,table.yours td.interval{white-space:normal}table.yours td.cost{min-width:17em}table.yours td.interval{min-width:16em}
+table.yours .vi{color:#666;font-size:12px}table.yours td.interval{color:#444;font-size:12px}table.yours td.ratio{font-weight:600}
 #audit-controls{display:flex;flex-wrap:wrap;gap:8px 16px;align-items:center;margin:8px 0;font-size:14px}
 #audit-controls select{font-size:14px;max-width:18em}
 table.findings th.sortable{cursor:pointer;user-select:none}
@@ -753,6 +758,25 @@ def vega_bundle() -> str:
     return bundle
 
 
+def your_schema_view(sections: list[StudySection], out_dir: Path) -> list[dict[str, Any]]:
+    """Per study with variants of the user's (Study.your_schema): its cost table and its figure."""
+    from costlab.report.yours import figure_spec, study_view
+
+    blocks = []
+    for section in sections:
+        schema = section.your_schema
+        if not section.enabled or schema is None or not schema.rows:
+            continue
+        view = study_view(schema)
+        spec = figure_spec(schema.figure) if schema.figure is not None else None
+        caption = ("<p>Your variants in colour beside the published ones, from the same results as the table "
+                   "above.</p>")
+        view["figure"] = (figure_view(schema.study, FigureItem("your_schema", caption, spec=spec), out_dir)
+                          if spec is not None else None)
+        blocks.append(view)
+    return blocks
+
+
 def render_page(
     sections: list[StudySection],
     findings: pl.DataFrame,
@@ -761,7 +785,9 @@ def render_page(
     out_dir: Path,
     generated_at: datetime,
 ) -> str:
-    needs_js = any(f.spec is not None for s in sections for f in s.figures)
+    your_schema = your_schema_view(sections, out_dir)
+    needs_js = any(f.spec is not None for s in sections for f in s.figures) or any(
+        block["figure"] is not None for block in your_schema)
     studies_changed = any(key == "studies" for key, _, _ in config_differences(config, defaults))
     return (
         template_environment()
@@ -777,6 +803,7 @@ def render_page(
             headlines=headlines_view(findings),
             beyond=beyond_view(findings),
             what_ran=what_ran(sections),
+            your_schema=your_schema,
             audit_script=Markup(AUDIT_SCRIPT),
             css=Markup(CSS),
             vega_bundle=Markup(vega_bundle()) if needs_js else None,

@@ -128,6 +128,8 @@ def with_run_facts(record: dict, run: "RunFacts", started_at: datetime, ended_at
         "started_at": started_at.isoformat(),
         "ended_at": ended_at.isoformat(),
     })
+    if run.recorded_config:   # the study's keys as this job ran with them (compare.with reads them)
+        record["study_config"] = json.loads(run.recorded_config)
     if extra:
         record["extra"] = extra
     return record
