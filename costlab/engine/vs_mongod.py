@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 import polars as pl
 
@@ -47,6 +48,27 @@ def engine_rules_for(version: str | None) -> str:
         raise ValueError(f"no engine-lab rules for mongod {version!r}; the lab follows: "
                          f"{', '.join(MONGOD_RULES)} (6.x and 8.x or later)")
     return rules
+
+
+def servers(provenance_paths: Iterable[str | Path]) -> dict[str, dict]:
+    """job -> the server record its provenance holds (version, replica_set, ...)."""
+    from costlab.server.provenance import read_provenance
+
+    found = {}
+    for path in provenance_paths:
+        record = read_provenance(path)
+        found[record.get("job") or Path(path).stem] = record.get("server") or {}
+    return found
+
+
+def server_versions(provenance_paths: Iterable[str | Path]) -> dict[str, str]:
+    """job -> the mongod version its provenance records."""
+    return {job: server.get("version") for job, server in servers(provenance_paths).items()}
+
+
+def server_replica_sets(provenance_paths: Iterable[str | Path]) -> dict[str, bool]:
+    """job -> whether its server was a replica set (an external standalone may serve a replica-set one)."""
+    return {job: bool(server.get("replica_set")) for job, server in servers(provenance_paths).items()}
 
 
 def comparison(rows: list[dict]) -> pl.DataFrame:
@@ -130,5 +152,17 @@ def figure(frame: pl.DataFrame, *paths: str | Path) -> None:
     save_chart(chart, *paths)
 
 
+def write_table(frame: pl.DataFrame, out_csv: str | Path,
+                figure_paths: Iterable[str | Path] = ()) -> pl.DataFrame:
+    """The comparison written (results/<study>/engine_vs_mongod.csv) and its figure drawn."""
+    from costlab.io import write_csv
+
+    write_csv(frame, out_csv)
+    figure_paths = list(figure_paths)
+    if figure_paths:
+        figure(frame, *figure_paths)
+    return frame
+
+
 __all__ = ["Band", "COLUMNS", "FILE_NAME", "comparison", "engine_rules_for", "figure", "read_comparison",
-           "share_within", "summary_line"]
+           "server_replica_sets", "server_versions", "servers", "share_within", "summary_line", "write_table"]
