@@ -32,6 +32,18 @@ def test_comparison_ratio_and_band():
     assert "b (replset-1 push N=10: lab 3, mongod 2)" in line
 
 
+def test_a_band_with_an_absolute_allowance_for_quantities_near_zero():
+    """A covered query reads an index page or none: 0 against 982 B a query has no useful ratio, and is
+    within one 16 KB page; 20,000 B apart is not."""
+    band = Band(0.8, 1.25, "test", absolute=16_384.0)
+    frame = comparison([_row(0.0, 982.1, "a") | {"band": band}, _row(763.8, 0.0, "b") | {"band": band},
+                        _row(20_000.0, 0.0, "c") | {"band": band}, _row(1.3e6, 1.0e6, "d") | {"band": band}])
+    rows = {r["quantity"]: r for r in frame.iter_rows(named=True)}
+    assert rows["a"]["within"] and rows["b"]["within"] and rows["b"]["ratio"] is None
+    assert not rows["c"]["within"]
+    assert not rows["d"]["within"]   # 1.3: outside the ratio, and 300,000 B apart
+
+
 def test_a_band_must_hold_one():
     with pytest.raises(ValueError, match="must hold 1"):
         Band(1.1, 1.2, "")
@@ -148,14 +160,14 @@ def test_docsize_cells_compare_the_same_windows():
     server_raw = pl.concat([
         _docsize_rows("small_cache", {(4, "whole"): [(10, 40960.0), (500, 81920.0)],
                                       (4, "covered"): [(7, 0.0), (900, 0.0)]}, "job_query"),
-        _docsize_rows("small_cache", {(4, "whole"): [(33, 8192.0)]}, "job_query").with_columns(repeat=TWO),
+        _docsize_rows("small_cache", {(4, "whole"): [(33, 40960.0)]}, "job_query").with_columns(repeat=TWO),
         # another run is not the compared work
         _docsize_rows("same_window", {(4, "whole"): [(10, 1.0)]}, "job_query"),
     ])
     engine_queries = pl.concat([
         _docsize_rows("small_cache", {(4, "whole"): [(10, 32768.0), (500, 65536.0)],
                                       (4, "covered"): [(7, 0.0), (900, 0.0)]}, "query"),
-        _docsize_rows("small_cache", {(4, "whole"): [(33, 16384.0)]}, "query").with_columns(repeat=TWO),
+        _docsize_rows("small_cache", {(4, "whole"): [(33, 81920.0)]}, "query").with_columns(repeat=TWO),
         _docsize_rows("small_cache", {(4, "whole"): [(3, 1e9)]}, "query").with_columns(
             phase=pl.lit("warmup")),
     ])
@@ -168,7 +180,7 @@ def test_docsize_cells_compare_the_same_windows():
     assert rows["4 KB whole"]["engine"] == 49152.0 and rows["4 KB whole"]["mongod"] == 61440.0
     assert rows["4 KB whole"]["ratio"] == pytest.approx(0.8) and rows["4 KB whole"]["within"]
     assert rows["4 KB covered"]["ratio"] == 1.0 and rows["4 KB covered"]["n"] == 2   # both read nothing
-    # repeat 2 (its own windows, the same on both): 16384 against 8192, outside
+    # repeat 2 (its own windows, the same on both): 81920 against 40960, 40 KB apart: outside
     assert rows["4 KB whole repeat 2"]["ratio"] == 2.0 and not rows["4 KB whole repeat 2"]["within"]
     # other windows, another cache, a cell the lab lacks: not the same work, each said
     moved = engine_cells(engine_queries.with_columns(window_start=pl.col("window_start") + 1))

@@ -26,10 +26,17 @@ FILE_NAME = "engine_vs_mongod.csv"
 
 @dataclass(frozen=True)
 class Band:
-    """engine / mongod must lie in [low, high]; `why` says where the band comes from."""
+    """engine / mongod must lie in [low, high], or (`absolute`, for quantities near 0 where a ratio says
+    nothing) the two differ by at most `absolute` units; `why` says where the band comes from."""
     low: float
     high: float
     why: str
+    absolute: float | None = None
+
+    def holds(self, engine: float, mongod: float) -> bool:
+        ratio = 1.0 if engine == mongod == 0 else (engine / mongod if mongod else None)
+        in_ratio = ratio is not None and self.low <= ratio <= self.high
+        return in_ratio or (self.absolute is not None and abs(engine - mongod) <= self.absolute)
 
     def __post_init__(self) -> None:
         if not 0 < self.low <= 1 <= self.high:
@@ -82,8 +89,7 @@ def comparison(rows: list[dict]) -> pl.DataFrame:
         ratio = 1.0 if engine == mongod == 0 else (engine / mongod if mongod else None)
         out.append({k: row.get(k) for k in COLUMNS if k in row and k != "band"}
                    | {"engine": engine, "mongod": mongod, "ratio": ratio, "tolerance_low": band.low,
-                      "tolerance_high": band.high, "why": band.why,
-                      "within": ratio is not None and band.low <= ratio <= band.high})
+                      "tolerance_high": band.high, "why": band.why, "within": band.holds(engine, mongod)})
     return pl.DataFrame(out, schema=SCHEMA).select(COLUMNS)
 
 
