@@ -325,3 +325,22 @@ def test_appversions_engine_lab_holds_against_mongod(tmp_path):
                                                                tmp_path))])
     assert frame.height == 8
     assert frame.filter(~pl.col("within")).is_empty(), summary_line(frame)
+
+
+def test_docsize_a_server_that_reports_no_bytes_is_left_out(tmp_path):
+    """A stand-in reports no bytes read into the cache (null, never 0): nothing to compare, no lab run, an
+    empty table rather than 0 against the lab's bytes."""
+    from costlab.docsize.engine_vs_mongod import write_comparison
+
+    raw = _docsize_rows("small_cache", {(4, "whole"): [(10, 0.0)]}, "job_query").with_columns(
+        bytes_read_into_cache=pl.lit(None, pl.Float64))
+    raw.write_parquet(tmp_path / "raw.parquet")
+    pl.DataFrame({"run": ["small_cache"], "cache_max_bytes": [None]},
+                 schema={"run": pl.Utf8, "cache_max_bytes": pl.Float64}).write_parquet(
+        tmp_path / "coll.parquet")
+    _docsize_rows("small_cache", {(4, "whole"): [(10, 4096.0)]}, "query").with_columns(
+        cache_mb=pl.lit(256)).write_csv(tmp_path / "queries.csv")
+    frame, rerun = write_comparison([tmp_path / "raw.parquet"], [tmp_path / "coll.parquet"], [],
+                                    tmp_path / "queries.csv", {}, {}, tmp_path / "out.csv")
+    assert frame.is_empty() and rerun == []
+    assert (tmp_path / "out.csv").read_text().startswith("study,quantity")
