@@ -398,3 +398,50 @@ rule appversions_engine_figure:
 
 if ENGINE_ON:
     add_server_free_targets("appversions", *[f"results/appversions/figures/engine_storage_per_event.{ext}" for ext in ("png", "svg", "vl.json")])
+
+
+# ---- the engine lab against mongod on the same work (docs/engine-lab.md#mongod-against-the-engine-lab) --
+AV_VS_MONGOD = {"csv": "results/appversions/engine_vs_mongod.csv",
+                "png": report("results/appversions/figures/engine_vs_mongod.png",
+                              caption="captions/appversions_engine_vs_mongod.rst", category="appversions"),
+                "svg": "results/appversions/figures/engine_vs_mongod.svg"}
+
+
+rule appversions_engine_vs_mongod_version:
+    """One loaded version grown again in the engine lab from the events the server loaded (its workers,
+    batches, cache, topology and checkpoints): its sizes beside the server's collStats."""
+    input:
+        events="results/appversions/events.parquet",
+        collstats="results/appversions/raw/collstats_{version}.parquet",
+        provenance="results/appversions/provenance/load_{version}.json",
+        layout_file=lambda wildcards: by_content(AV_LAYOUT_FILES.get(wildcards.version, [])),
+    output:
+        row="results/appversions/engine_vs_mongod/{version}.json",
+    wildcard_constraints:
+        version=AV_VERSION_RE,
+    params:
+        **_av_params.EngineVsMongodParams.declare(config),
+    log:
+        "results/logs/appversions_engine_vs_mongod_{version}.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/appversions_engine_vs_mongod_version.py"
+
+
+rule appversions_engine_vs_mongod:
+    """Every loaded version's lab run beside its load: data, documents, storage and index per event."""
+    input:
+        versions=expand("results/appversions/engine_vs_mongod/{version}.json", version=AV_LOADED),
+    output:
+        **AV_VS_MONGOD,
+    log:
+        "results/logs/appversions_engine_vs_mongod.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/appversions_engine_vs_mongod.py"
+
+
+if ENGINE_ON:
+    add_targets("appversions", *AV_VS_MONGOD.values())

@@ -340,3 +340,37 @@ if DS_DOCUMENTS:
     add_targets("docsize", DS_DOCUMENT_SERVER_FINDINGS,
                 *expand("results/docsize/provenance/{run}__{dataset}.json", run=DS_RUNS,
                         dataset=DS_DOCUMENT_DATASETS))
+
+
+# ---- the engine lab against mongod on the same work (docs/engine-lab.md#mongod-against-the-engine-lab) --
+DS_BASE = [d.name for d in _docsize_datasets(DS) if d.variant == "base"]
+DS_VS_MONGOD = {"csv": "results/docsize/engine_vs_mongod.csv",
+                "png": report("results/docsize/figures/engine_vs_mongod.png",
+                              caption="captions/docsize_engine_vs_mongod.rst", category="docsize"),
+                "svg": "results/docsize/figures/engine_vs_mongod.svg"}
+
+
+rule docsize_engine_vs_mongod:
+    """The server's small-cache run (each size and repeat) beside the engine lab's on the same documents,
+    windows and cache: bytes read into the cache per query, per size, shape and repeat, with their band."""
+    input:
+        raw=expand("results/docsize/raw/small_cache__{dataset}{rep}.parquet", dataset=DS_BASE, rep=DS_REPS),
+        collections=expand("results/docsize/raw/collstats_small_cache__{dataset}{rep}.parquet", dataset=DS_BASE,
+                           rep=DS_REPS),
+        provenance=expand("results/docsize/provenance/small_cache__{dataset}{rep}.json", dataset=DS_BASE,
+                          rep=DS_REPS),
+        engine_queries=DS_ENGINE["queries"],
+    output:
+        **DS_VS_MONGOD,
+    params:
+        **_ds_params.EngineVsMongodParams.declare(config),
+    log:
+        "results/logs/docsize_engine_vs_mongod.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../scripts/docsize_engine_vs_mongod.py"
+
+
+if ENGINE_ON:
+    add_targets("docsize", *DS_VS_MONGOD.values())

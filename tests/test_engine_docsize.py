@@ -113,3 +113,42 @@ def test_no_window_is_queried_by_two_shapes_back_to_back(queries):
 def test_large_cache_runs_read_nothing_once_the_collection_is_in_cache(queries):
     large = queries.filter(pl.col("run").is_in(["same_window", "random_windows"]))
     assert large.height > 0 and (large["bytes_read_into_cache"] == 0).all()
+
+
+def test_repeats_run_the_small_cache_protocol_again_from_a_cold_start(tmp_path):
+    """engine.docsize.repeats: each repeat of the small-cache run starts cold (the connection reopened) with
+    the server's repeat-r windows (costlab.docsize.run.family_plan: seed + [r]); the large cache once. A cell
+    is then the median of its repeats' means with the order-statistic interval over the repeats."""
+    from costlab.docsize.datasets import Dataset
+    from costlab.docsize.run import job_order
+
+    engine_docsize = ENGINE_DOCSIZE | {"docs_per_collection": 600, "repeats": 3,
+                                       "cold_per_shape_variant": False}
+    rows, _ = measure_size(1, {**STUDY, "sizes_kb": [1]}, engine_docsize, SETTINGS, tmp_path / "wt")
+    frame = pl.DataFrame(rows).select(QUERY_COLUMNS)
+    assert frame.group_by("run").agg(pl.col("repeat").n_unique()).sort("run").rows() == [
+        ("random_windows", 1), ("same_window", 1), ("small_cache", 3)]
+    small = frame.filter(pl.col("run") == "small_cache")
+    # each repeat: 2 warm-ups + 3 shapes x 4 queries, its first query a cold start
+    for rep in (1, 2, 3):
+        one = small.filter(pl.col("repeat") == rep).sort("block", "query")
+        assert one.height == 14 and one["cold_start"].to_list() == [True] + [False] * 13
+        server = [s.query.window_start for s in job_order(
+            Dataset("orders_1k", 1, "base"), "small_cache",
+            {"seed": 42, "docs_per_collection": 600, "window_minutes": 100, "customers": 20,
+             "runs": {"small_cache": {"warmups": 2, "queries": 4}}}, rep=rep)]
+        assert one["window_start"].to_list() == server
+    # 600 1 KB orders fit the 8 MB cache: a cold start reads something in every repeat
+    assert (small.filter(pl.col("block") == 0).group_by("repeat").agg(pl.col("bytes_read_into_cache").sum())
+            ["bytes_read_into_cache"] > 0).all()
+    table = summarize(frame, SETTINGS, "wt", "lz4", "lz4")
+    cell = table.filter((pl.col("run") == "small_cache") & (pl.col("shape") == "whole")).row(0, named=True)
+    means = (small.filter((pl.col("shape") == "whole") & (pl.col("phase") == "measured"))
+             .group_by("repeat").agg(pl.col("bytes_read_into_cache").mean()).sort("repeat")
+             ["bytes_read_into_cache"].to_list())
+    assert cell["repeats"] == 3 and cell["queries"] == 12
+    assert cell["bytes_read_into_cache_value"] == sorted(means)[1]   # the median of 3
+    # 3 repeats: the order-statistic interval is [min, max] (coverage 1 - 2 / 2^3 = 75 %)
+    assert (cell["bytes_read_into_cache_mean_low"], cell["bytes_read_into_cache_mean_high"]) == (
+        min(means), max(means))
+    assert cell["interval_confidence"] == pytest.approx(0.75)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from costlab.appversions import names
+from costlab.engine.job_keys import engine_keys
 from costlab.engine.repeats import engine_repeat_keys, engine_repeats
 from costlab.jobs import JobParams
 from costlab.namespaces import data_params
@@ -188,6 +189,18 @@ class EngineVersionParams(JobParams):
             "event_window": av["event_window"],
             "events_file": events_file(config),
         }
+
+
+@dataclass(frozen=True)
+class EngineVsMongodParams(JobParams):
+    """The engine lab against mongod (appversions_engine_vs_mongod): the shared engine keys (compressors,
+    scratch directory, replica set); the work itself (events, batches, workers, cache) is the loads'."""
+    engine: dict
+
+    @classmethod
+    def declare(cls, config):
+        return {"engine": {key: value for key, value in engine_keys(config, "appversions").items()
+                           if key != "appversions"}}
 
 
 @dataclass(frozen=True)

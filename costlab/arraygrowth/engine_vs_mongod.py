@@ -14,7 +14,14 @@ from typing import Iterable
 import polars as pl
 
 from costlab.arraygrowth.tables import per_op, read_raw
-from costlab.engine.vs_mongod import Band, comparison, engine_rules_for
+from costlab.engine.vs_mongod import (
+    Band,
+    comparison,
+    engine_rules_for,
+    server_replica_sets,
+    server_versions,
+    write_table,
+)
 
 STUDY = "arraygrowth"
 # quantity -> (unit, the server's per-op column, the engine row's counter, its band)
@@ -33,26 +40,6 @@ QUANTITIES: dict[str, tuple[str, str, str, Band]] = {
         Band(0.9, 1.1, "on the replica set the history store's reverse deltas follow eviction's timing "
                        "(a forced eviction of the job document's update chain); 10 %")),
 }
-
-
-def server_versions(provenance_paths: Iterable[str | Path]) -> dict[str, str]:
-    """job -> the mongod version its provenance records."""
-    return {job: server.get("version") for job, server in _servers(provenance_paths).items()}
-
-
-def server_replica_sets(provenance_paths: Iterable[str | Path]) -> dict[str, bool]:
-    """job -> whether its server was a replica set (an external standalone may serve a replica-set one)."""
-    return {job: bool(server.get("replica_set")) for job, server in _servers(provenance_paths).items()}
-
-
-def _servers(provenance_paths: Iterable[str | Path]) -> dict[str, dict]:
-    from costlab.server.provenance import read_provenance
-
-    servers = {}
-    for path in provenance_paths:
-        record = read_provenance(path)
-        servers[record.get("job") or Path(path).stem] = record.get("server") or {}
-    return servers
 
 
 def engine_run(profile: str, workload: str, n: int, rules: str, engine_config: dict,
@@ -95,15 +82,8 @@ def write_comparison(raw_paths: Iterable[str | Path], provenance_paths: Iterable
                      engine_config: dict, writes_per_second: int, out_csv: str | Path,
                      figure_paths: Iterable[str | Path] = ()) -> pl.DataFrame:
     """The rule's work: read the server's runs, run the lab on the same work, write the table (and figure)."""
-    from costlab.engine.vs_mongod import figure
-    from costlab.io import write_csv
-
     provenance_paths = list(provenance_paths)
     frame = compare_runs(read_raw(raw_paths), server_versions(provenance_paths), engine_config,
                          writes_per_second, engine_config.get("workdir"),
                          server_replica_sets(provenance_paths))
-    write_csv(frame, out_csv)
-    figure_paths = list(figure_paths)
-    if figure_paths:
-        figure(frame, *figure_paths)
-    return frame
+    return write_table(frame, out_csv, figure_paths)

@@ -224,10 +224,42 @@ def warm_cache(collection) -> None:
         cursor.reset()
 
 
+def run_repeats(run: EngineRun, engine_docsize: dict) -> int:
+    """How many times a run's protocol runs: engine.docsize.repeats for the small-cache runs (each from a cold
+    start), once for the large cache (warmed whole: a repeat would measure the same)."""
+    return int(engine_docsize.get("repeats") or 1) if run.cold_start != "none" else 1
+
+
+def _run_plan(engine: Engine, collection, plan, run: EngineRun, size_kb: int, subject: Subject | None,
+              rep: int) -> list[dict]:
+    """Every query of one plan, its cache statistics' deltas as rows."""
+    rows = []
+    for block in plan.blocks:
+        if block.cold_cache:
+            engine.reopen()
+            collection.reopen_cursors()
+        for query in block.queries:
+            cold = query.cold_start or (run.cold_start == "once" and block.index == 0 and query.query == 0)
+            before = stats.snapshot(engine.session, flush_log=False)
+            t0 = time.perf_counter()
+            result = run_shape(collection, query.shape, query.window_start, query.window_end, subject)
+            seconds = time.perf_counter() - t0
+            delta = stats.delta(before, stats.snapshot(engine.session, flush_log=False))
+            rows.append({
+                "size_kb": size_kb, "run": run.name, "repeat": rep, "cache_mb": run.cache_mb,
+                "windows": run.windows, "block_order": plan.block_order_label,
+                **query.as_row(), "cold_start": cold, "n_returned": len(result),
+                "bytes_read_into_cache": delta["bytes_read_into_cache"],
+                "pages_read_into_cache": delta["pages_read_into_cache"],
+                "block_bytes_read": delta["block_bytes_read"], "seconds": seconds})
+    return rows
+
+
 def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: EngineSettings, home: Path,
-                 subject: Subject | None = None) -> tuple[list[dict], dict]:
+                 subject: Subject | None = None, only: tuple[str, ...] | None = None
+                 ) -> tuple[list[dict], dict]:
     """Every run's planned queries on one size (the orders', or `subject`'s documents measured as that
-    size's); returns (per-query rows, collection facts)."""
+    size's), or the runs named in `only`; returns (per-query rows, collection facts)."""
     documents = int(engine_docsize["docs_per_collection"])
     window = int(engine_docsize["window_minutes"])
     customers = min(int(study.get("customers", 50)), documents)
@@ -253,7 +285,7 @@ def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: Engi
         check_identical(collection, middle, middle + window, subject)
         facts = {"size_kb": size_kb, "documents": documents, "load_seconds": load_seconds,
                  "avg_doc_bytes": len(collection.records.read(1))}
-        for run in runs:
+        for run in (r for r in runs if only is None or r.name in only):
             # a restart on the loaded data: the cache starts empty (the article's second server)
             engine.reopen(
                 EngineSettings(
@@ -265,31 +297,17 @@ def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: Engi
             collection.reopen_cursors()
             if run.cold_start == "none":
                 warm_cache(collection)
-            plan = plan_blocks(documents=documents, window=window, windows=run.windows,
-                               warmups=run.warmups, queries=int(engine_docsize["queries"]),
-                               seed=[int(study["seed"]), run.seed_index, 0],
-                               cold_cache=run.cold_start == "per_shape", shapes=SHAPES,
-                               warmups_in=run.warmups_in)
-            for block in plan.blocks:
-                if block.cold_cache:
+            for rep in range(1, run_repeats(run, engine_docsize) + 1):
+                if rep > 1:   # the whole protocol again, from a cold start
                     engine.reopen()
                     collection.reopen_cursors()
-                for query in block.queries:
-                    cold = query.cold_start or (
-                        run.cold_start == "once" and block.index == 0 and query.query == 0
-                    )
-                    before = stats.snapshot(engine.session, flush_log=False)
-                    t0 = time.perf_counter()
-                    result = run_shape(collection, query.shape, query.window_start, query.window_end, subject)
-                    seconds = time.perf_counter() - t0
-                    delta = stats.delta(before, stats.snapshot(engine.session, flush_log=False))
-                    rows.append({
-                        "size_kb": size_kb, "run": run.name, "cache_mb": run.cache_mb,
-                        "windows": run.windows, "block_order": plan.block_order_label,
-                        **query.as_row(), "cold_start": cold, "n_returned": len(result),
-                        "bytes_read_into_cache": delta["bytes_read_into_cache"],
-                        "pages_read_into_cache": delta["pages_read_into_cache"],
-                        "block_bytes_read": delta["block_bytes_read"], "seconds": seconds})
+                # repeat r's windows are the server's repeat r's (costlab.docsize.run.family_plan)
+                plan = plan_blocks(documents=documents, window=window, windows=run.windows,
+                                   warmups=run.warmups, queries=int(engine_docsize["queries"]),
+                                   seed=[int(study["seed"]), run.seed_index, 0] + ([rep] if rep > 1 else []),
+                                   cold_cache=run.cold_start == "per_shape", shapes=SHAPES,
+                                   warmups_in=run.warmups_in)
+                rows += _run_plan(engine, collection, plan, run, size_kb, subject, rep)
         facts["cache_mb_small"] = runs[2].cache_mb
         facts["cache_mb_large"] = runs[0].cache_mb
     finally:
@@ -297,8 +315,9 @@ def measure_size(size_kb: int, study: dict, engine_docsize: dict, settings: Engi
     return rows, facts
 
 
-QUERY_COLUMNS = ["size_kb", "run", "cache_mb", "windows", "block_order", "block", "shape", "query", "phase",
-                 "rep", "window_start", "window_end", "cold_start", "n_returned", "bytes_read_into_cache",
+QUERY_COLUMNS = ["size_kb", "run", "repeat", "cache_mb", "windows", "block_order", "block", "shape", "query",
+                 "phase", "rep", "window_start", "window_end", "cold_start", "n_returned",
+                 "bytes_read_into_cache",
                  "pages_read_into_cache", "block_bytes_read", "seconds"]
 
 
@@ -306,21 +325,37 @@ CELL_KEYS = ["size_kb", "run", "cache_mb", "windows", "shape"]
 
 
 def mean_intervals(measured: pl.DataFrame) -> pl.DataFrame:
-    """Per (size, run, shape): the BCa bootstrap interval of the mean bytes read per query over the run's
-    queries (the article's value is such a mean; its queries are the sampling unit: costlab.intervals)."""
+    """Per (size, run, shape): the interval of the mean bytes read per query (the article's value is such a
+    mean). One repeat: the BCa bootstrap interval over the run's queries (its queries the sampling unit:
+    costlab.intervals). Several (engine.docsize.repeats, each the whole protocol from a cold start): the
+    median of the repeats' means with its order-statistic interval, the repeat the sampling unit (the queries
+    of one repeat share its cache's history)."""
+    from costlab.intervals import over_repeats
+
     rows = []
     for keys, group in measured.group_by(CELL_KEYS, maintain_order=True):
-        interval = over_samples(group["bytes_read_into_cache"].cast(pl.Float64).to_numpy(), unit="queries")
+        repeats = group["repeat"].n_unique() if "repeat" in group.columns else 1
+        if repeats > 1:
+            means = (group.group_by("repeat").agg(pl.col("bytes_read_into_cache").cast(pl.Float64).mean())
+                     .sort("repeat")["bytes_read_into_cache"].to_list())
+            interval = over_repeats(means)
+        else:
+            interval = over_samples(group["bytes_read_into_cache"].cast(pl.Float64).to_numpy(),
+                                    unit="queries")
         rows.append({**dict(zip(CELL_KEYS, keys, strict=True)),
+                     "repeats": repeats,
+                     # the value a cell is judged by: its queries' mean, or the median of its repeats' means
+                     "bytes_read_into_cache_value": interval.estimate,
                      "bytes_read_into_cache_mean_low": interval.low,
                      "bytes_read_into_cache_mean_high": interval.high,
                      "interval_confidence": interval.confidence,
-                     # each query's bytes, in order: compare.with tests two runs' cells by them
+                     # each query's bytes (each repeat's mean), in order: compare.with tests cells by them
                      "bytes_read_into_cache_samples": samples_text(interval.values)})
     schema = {key: measured.schema[key] for key in CELL_KEYS}
-    interval_columns = ("bytes_read_into_cache_mean_low", "bytes_read_into_cache_mean_high",
-                        "interval_confidence")
-    return pl.DataFrame(rows, schema={**schema, **{column: pl.Float64 for column in interval_columns},
+    interval_columns = ("bytes_read_into_cache_value", "bytes_read_into_cache_mean_low",
+                        "bytes_read_into_cache_mean_high", "interval_confidence")
+    return pl.DataFrame(rows, schema={**schema, "repeats": pl.Int64,
+                                      **{column: pl.Float64 for column in interval_columns},
                                       "bytes_read_into_cache_samples": pl.Utf8})
 
 

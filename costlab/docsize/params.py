@@ -47,7 +47,7 @@ class LoadParams(JobParams):
 # The order a measuring job queries in (costlab.docsize.run.job_order): a warm run's queries interleaved
 # (RMIT), a cold-start run's blocks. A param, so a results tree measured in the older order (all of one shape,
 # then the next) is measured again rather than read as if it were this order's.
-QUERY_ORDER = "interleaved (RMIT); cold-start runs in blocks, their order drawn per repeat"
+QUERY_ORDER = "interleaved (RMIT); cold-start runs in blocks, the article's order in every repeat"
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,21 @@ class EngineParams(JobParams):
 
     def section(self) -> dict[str, Any]:
         return {"sizes_kb": self.sizes_kb, "seed": self.seed, "customers": self.customers}
+
+
+@dataclass(frozen=True)
+class EngineVsMongodParams(JobParams):
+    """The engine lab against mongod (docsize_engine_vs_mongod): the server's work (the loaded orders, the
+    window, the runs' warm-ups and queries) and the lab's keys, should the lab run that work again."""
+    engine: dict
+    study: dict
+
+    @classmethod
+    def declare(cls, config):
+        ds = config["docsize"]
+        return {"engine": engine_keys(config, "docsize"),
+                "study": {key: ds[key]
+                          for key in ("docs_per_collection", "window_minutes", "seed", "customers", "runs")}}
 
 
 class _DeclaredDocument:

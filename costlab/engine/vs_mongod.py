@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 import polars as pl
 
@@ -25,10 +26,17 @@ FILE_NAME = "engine_vs_mongod.csv"
 
 @dataclass(frozen=True)
 class Band:
-    """engine / mongod must lie in [low, high]; `why` says where the band comes from."""
+    """engine / mongod must lie in [low, high], or (`absolute`, for quantities near 0 where a ratio says
+    nothing) the two differ by at most `absolute` units; `why` says where the band comes from."""
     low: float
     high: float
     why: str
+    absolute: float | None = None
+
+    def holds(self, engine: float, mongod: float) -> bool:
+        ratio = 1.0 if engine == mongod == 0 else (engine / mongod if mongod else None)
+        in_ratio = ratio is not None and self.low <= ratio <= self.high
+        return in_ratio or (self.absolute is not None and abs(engine - mongod) <= self.absolute)
 
     def __post_init__(self) -> None:
         if not 0 < self.low <= 1 <= self.high:
@@ -49,6 +57,27 @@ def engine_rules_for(version: str | None) -> str:
     return rules
 
 
+def servers(provenance_paths: Iterable[str | Path]) -> dict[str, dict]:
+    """job -> the server record its provenance holds (version, replica_set, ...)."""
+    from costlab.server.provenance import read_provenance
+
+    found = {}
+    for path in provenance_paths:
+        record = read_provenance(path)
+        found[record.get("job") or Path(path).stem] = record.get("server") or {}
+    return found
+
+
+def server_versions(provenance_paths: Iterable[str | Path]) -> dict[str, str]:
+    """job -> the mongod version its provenance records."""
+    return {job: server.get("version") for job, server in servers(provenance_paths).items()}
+
+
+def server_replica_sets(provenance_paths: Iterable[str | Path]) -> dict[str, bool]:
+    """job -> whether its server was a replica set (an external standalone may serve a replica-set one)."""
+    return {job: bool(server.get("replica_set")) for job, server in servers(provenance_paths).items()}
+
+
 def comparison(rows: list[dict]) -> pl.DataFrame:
     """The table from rows of study, quantity, profile, workload, n, unit, engine, mongod, band (a Band),
     mongod_version, engine_rules: the ratio engine / mongod and whether it is within the band. A quantity
@@ -60,8 +89,7 @@ def comparison(rows: list[dict]) -> pl.DataFrame:
         ratio = 1.0 if engine == mongod == 0 else (engine / mongod if mongod else None)
         out.append({k: row.get(k) for k in COLUMNS if k in row and k != "band"}
                    | {"engine": engine, "mongod": mongod, "ratio": ratio, "tolerance_low": band.low,
-                      "tolerance_high": band.high, "why": band.why,
-                      "within": ratio is not None and band.low <= ratio <= band.high})
+                      "tolerance_high": band.high, "why": band.why, "within": band.holds(engine, mongod)})
     return pl.DataFrame(out, schema=SCHEMA).select(COLUMNS)
 
 
@@ -130,5 +158,17 @@ def figure(frame: pl.DataFrame, *paths: str | Path) -> None:
     save_chart(chart, *paths)
 
 
+def write_table(frame: pl.DataFrame, out_csv: str | Path,
+                figure_paths: Iterable[str | Path] = ()) -> pl.DataFrame:
+    """The comparison written (results/<study>/engine_vs_mongod.csv) and its figure drawn."""
+    from costlab.io import write_csv
+
+    write_csv(frame, out_csv)
+    figure_paths = list(figure_paths)
+    if figure_paths:
+        figure(frame, *figure_paths)
+    return frame
+
+
 __all__ = ["Band", "COLUMNS", "FILE_NAME", "comparison", "engine_rules_for", "figure", "read_comparison",
-           "share_within", "summary_line"]
+           "server_replica_sets", "server_versions", "servers", "share_within", "summary_line", "write_table"]
