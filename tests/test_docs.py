@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from costlab.registry import STUDY_NAMES
+
 ROOT = Path(__file__).resolve().parents[1]
-STUDIES = ("docsize", "appversions", "arraygrowth", "flatnested", "uniqueidx")
+STUDIES = STUDY_NAMES
 README_MAX_LINES = 200
 
 # [text](target) in markdown, not images' alt text nor code spans.
