@@ -410,18 +410,10 @@ def run_arguments(configfiles: Any, command_line: Mapping[str, Any] | None) -> s
 SERVER_HASH_KEYS = ("backend", "uri", "image", "mongod")
 
 
-# Keys that choose which measuring jobs run, not what one of them measures: fewer sizes keep the jobs of
-# the remaining ones as they are (Snakemake plans nothing), so they are not part of a study's hash.
-# `sizes_kb: [1]` used to make the page say "rerun the study" while `snakemake -n` had nothing to do.
-JOB_SELECTING_KEYS = {
-    "docsize": (("sizes_kb",), ("variants", "fields_after_history"), ("variants", "split_history"),
-                ("repeats",)),
-    "appversions": (("versions",), ("load_versions",), ("loadtest", "versions"),
-                    ("loadtest", "authors_driver"), ("repeats",),
-                    ("your_keys",)),   # the report's sizing alone: no job reads it
-    "arraygrowth": (("profiles",), ("workloads",)),
-    "flatnested": (("flat_fields",), ("repeats",)),
-}
+# Keys that choose which measuring jobs run, not what one of them measures (each study's
+# Study.job_selecting_keys): fewer sizes keep the jobs of the remaining ones as they are (Snakemake plans
+# nothing), so they are not part of a study's hash. `sizes_kb: [1]` used to make the page say "rerun the
+# study" while `snakemake -n` had nothing to do.
 
 
 def _without(section: Any, paths: tuple[tuple[str, ...], ...]) -> Any:
@@ -439,13 +431,15 @@ def _without(section: Any, paths: tuple[tuple[str, ...], ...]) -> Any:
 
 def study_config_hash(config: dict, study: str) -> str:
     """Hash of what one study's measuring jobs measure with: its own keys (less those that only choose
-    which jobs run, JOB_SELECTING_KEYS) plus the server's. Changes only where a rerun would change something.
+    which jobs run, its Study.job_selecting_keys) plus the server's. Changes only where a rerun would change
+    something.
 
     Another study's key leaves it unchanged, so the report warns "rerun" only on the study whose
     measurements the change concerns.
     """
     server = config.get("server") or {}
-    return config_hash({study: _without(config.get(study), JOB_SELECTING_KEYS.get(study, ())),
+    selecting = REGISTRY[study].job_selecting_keys if study in REGISTRY else ()
+    return config_hash({study: _without(config.get(study), selecting),
                         "server": {k: server.get(k) for k in SERVER_HASH_KEYS}})
 
 

@@ -44,22 +44,11 @@ from typing import Any, Mapping, TypeVar
 
 _STATE: dict[str, Any] = {}
 
-# Measuring jobs whose outputs are update()-flagged in rules/*.smk (rules/common.smk `kept`): Snakemake then
-# keeps the previous outputs while the job runs and puts them back when it fails. A failed rerun of
-# one records it here, so the page can say the study shows the previous run.
+# Measuring jobs whose outputs are update()-flagged in rules/*.smk (rules/common.smk `kept`; each study's
+# Study.kept_rules, costlab.registry.KEPT_RULES): Snakemake then keeps the previous outputs while the job
+# runs and puts them back when it fails. A failed rerun of one records it here, so the page can say the
+# study shows the previous run.
 RERUN_FAILED_DIR = ".rerun_failed"
-KEPT_RULES = frozenset(
-    {
-        "appversions_correctness",
-        "appversions_loadtest",
-        "appversions_loadtest_authors",
-        "arraygrowth_run",
-        "arraygrowth_fallback",
-        "docsize_measure",
-        "docsize_document_measure",
-        "flatnested_measure",
-    }
-)
 
 
 def snakemake_job() -> Any | None:
@@ -202,14 +191,15 @@ def _at_exit() -> None:
             _STATE["marker"].unlink(missing_ok=True)
 
 
-def install(job: Any) -> None:
-    """Arm the signal handlers and the failure log for the job `job` (once per process, main thread only)."""
+def install(job: Any, kept_rules: frozenset[str] = frozenset()) -> None:
+    """Arm the signal handlers and the failure log for the job `job` (once per process, main thread only);
+    a job of one of `kept_rules` (costlab.registry.KEPT_RULES) also records a failed rerun."""
     if _STATE.get("pid") == os.getpid() or threading.current_thread() is not threading.main_thread():
         return
     config = getattr(job, "config", None)
     server = (config.get("server") if isinstance(config, dict) else None) or {}
     rule = str(getattr(job, "rule", "?"))
-    _STATE.update(job=job, marker=_marker(job), kept=rule in KEPT_RULES)
+    _STATE.update(job=job, marker=_marker(job), kept=rule in kept_rules)
     _STATE.update(
         pid=os.getpid(),
         log=_log_path(job),
@@ -225,11 +215,11 @@ def install(job: Any) -> None:
     atexit.register(_at_exit)
 
 
-def install_if_job() -> None:
+def install_if_job(kept_rules: frozenset[str] = frozenset()) -> None:
     """Called when costlab is imported: `install` when this process is a Snakemake script job."""
     job = snakemake_job()
     if job is not None:
-        install(job)
+        install(job, kept_rules)
 
 
 def failed_reruns(study_dir: str | Path) -> list[dict[str, Any]]:

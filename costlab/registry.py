@@ -62,6 +62,8 @@ STUDY_NAMES: tuple[str, ...] = tuple(REGISTRY)
 MEASURING_RULES: dict[str, RuleAsk] = {
     rule: ask for study in REGISTRY.values() for rule, ask in study.measuring_rules.items()
 }
+# Measuring rules whose outputs a failed rerun keeps (each study's Study.kept_rules; costlab/jobs.py).
+KEPT_RULES: frozenset[str] = frozenset(rule for study in REGISTRY.values() for rule in study.kept_rules)
 OTHER_RULES: dict[str, RuleAsk] = {
     rule: ask for study in REGISTRY.values() for rule, ask in study.other_rules.items()
 }

@@ -50,6 +50,21 @@ class RuleAsk:
 
 
 @dataclass(frozen=True)
+class Ceiling:
+    """A cost a config plans, counted before any job (costlab/plan.py), and the most it may be. A quantity
+    two studies declare under one name (documents to generate) is their sum: same `what` and `limit`, the
+    published values added, the keys joined."""
+    what: str
+    limit: float
+    published: float   # the same quantity at the published scale (config/full.yaml), for the message
+    keys: str          # the keys that multiply to it
+    count: Callable[[dict], float]   # from the whole (validated) config; called only when the study runs
+    engine: bool = False             # the engine lab's: counted only while engine.enabled
+    # bytes of the engine lab's scratch (checked against the free space of engine.workdir): the key to lower
+    scratch_key: str | None = None
+
+
+@dataclass(frozen=True)
 class Overlay:
     """A study's main measurement, from one of its tables, drawn for every compared run."""
     table: str
@@ -110,6 +125,24 @@ class Study:
     # study's results folder and the run's config giving a costlab.yourschema.YourSchema (loaded when the
     # report is built: costlab.yourschema.load); None: the study takes no variants of the user's
     your_schema: str | None = None
+    # Measuring rules whose outputs the rules file wraps in kept(...) (rules/common.smk): Snakemake keeps
+    # them while the job reruns and puts them back when it fails; the job records the failure
+    # (costlab/jobs.py) and the page says which run it shows. A measuring rule left out loses its last
+    # good result on a failed rerun (tests/test_failed_rerun.py checks the plan against this list).
+    kept_rules: tuple[str, ...] = ()
+    # Config keys (paths in its section) that choose which measuring jobs run, not what one measures: left
+    # out of the study's hash (costlab.config.study_config_hash), so fewer sizes ask for no rerun.
+    job_selecting_keys: tuple[tuple[str, ...], ...] = ()
+    # What a config plans for it, counted before any job, each with its ceiling (costlab/plan.py).
+    ceilings: Mapping[str, Ceiling] = field(default_factory=dict)
+    # Its keys past a limit of this machine (not multiplied by plan_ceiling_factor): the message, or None.
+    limit_problem: Callable[[dict], str | None] = _none
+    # Its engine-lab caches (config paths, MB): held to WiredTiger's largest cache and this machine's memory.
+    engine_cache_keys: tuple[tuple[str, ...], ...] = ()
+    # Engine-lab settings WiredTiger would refuse part-way (checked while engine.enabled): a message or None.
+    engine_problem: Callable[[dict], str | None] = _none
+    # Topology: its engine jobs model a replica set, so they read engine.replica_set (engine/job_keys.py).
+    engine_replica_set: bool = False
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or not self.name.islower():
@@ -122,6 +155,13 @@ class Study:
         for rule, ask in self.measuring_rules.items():
             if ask.jobs is None:
                 raise ValueError(f"study {self.name}: measuring rule {rule} says no job count (RuleAsk.jobs)")
+        not_measuring = sorted(set(self.kept_rules) - set(self.measuring_rules))
+        if not_measuring:
+            raise ValueError(f"study {self.name}: kept rules {not_measuring} are not among its measuring "
+                             f"rules (allowed: {', '.join(self.measuring_rules) or 'none'})")
+        for path in self.job_selecting_keys:
+            if not isinstance(path, tuple) or not path or not all(isinstance(key, str) for key in path):
+                raise ValueError(f"study {self.name}: job-selecting key {path!r} is not a path of key names")
 
     def data_params(self, config: dict) -> dict:
         """The study's settings that change its loaded data, from the whole config."""

@@ -133,8 +133,8 @@ def by_content(paths):
 
 def kept(path):
     """A measuring job's output that Snakemake keeps while the job reruns and puts back if it fails
-    (update()): a failed rerun no longer destroys the last good measurement. costlab/jobs.py records
-    the failure (KEPT_RULES) and the page says which run it shows."""
+    (update()): a failed rerun no longer destroys the last good measurement. The rule must be one of its
+    study's Study.kept_rules: costlab/jobs.py then records the failure and the page says which run it shows."""
     return update(path)
 
 

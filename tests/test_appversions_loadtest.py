@@ -2,6 +2,7 @@
 import numpy as np
 import polars as pl
 import pytest
+from known import UNKNOWN_VERSION
 
 from costlab.appversions.loadtest_plan import (
     LoadTestPlan,
@@ -318,7 +319,7 @@ def test_describe_shortfalls_names_missed_steps_and_side():
 @pytest.mark.parametrize("key, value, message", [
     ("phase_seconds", 0, "appversions.loadtest.phase_seconds"),
     ("upsert_workers", 0, "appversions.loadtest.upsert_workers"),
-    ("versions", ["appV9"], "appversions.loadtest.versions"),
+    ("versions", [UNKNOWN_VERSION], "appversions.loadtest.versions"),
     ("tolerance", 2, "appversions.loadtest.tolerance"),
 ])
 def test_loadtest_config_rejects_bad_values_naming_the_key(key, value, message):

@@ -1,6 +1,7 @@
 """The server-free model: BSON sizes (checked against `bson` encodings), counts, expected reports."""
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timezone
 
 import bson
@@ -8,6 +9,7 @@ import polars as pl
 import pytest
 import yaml
 from bson import ObjectId
+from known import UNKNOWN_VERSION
 
 from costlab.appversions.events import STATUS_DTYPE, read_events
 from costlab.appversions.model import (
@@ -149,8 +151,8 @@ def test_collection_stats_rows():
     assert row["events"] == 5
     assert row["data_bytes"] == sum(len(bson.encode(d)) for d in EXPECTED_DOCS["appV4"])
     assert row["avg_doc_bytes"] == pytest.approx(row["data_bytes"] / 3)
-    with pytest.raises(ValueError, match="unknown app version 'appV9'"):
-        collection_stats(EVENTS, ["appV9"])
+    with pytest.raises(ValueError, match=f"unknown app version '{re.escape(UNKNOWN_VERSION)}'"):
+        collection_stats(EVENTS, [UNKNOWN_VERSION])
 
 
 def test_expected_reports_count_events_in_each_window():

@@ -5,6 +5,7 @@ import re
 
 import pytest
 import yaml
+from known import ARTICLE_VERSIONS, UNKNOWN_VERSION
 
 from costlab.appversions import registry
 from costlab.appversions.layouts import layout_named
@@ -13,14 +14,13 @@ from costlab.appversions.registry import PUBLISHED_NAMES, VersionDeclaration
 from costlab.appversions.versions import VERSIONS, get_version
 from costlab.config import DEFAULT_CONFIG_PATH, SCHEMA_PATH, ConfigError, load_config
 
-# The articles' 14 versions, in the order they publish them (Parts 1-3 of the series).
-ARTICLES = ["appV1", "appV2", "appV3", "appV4", "appV5R0", "appV5R1", "appV5R2", "appV5R3", "appV5R4",
-            "appV6R0", "appV6R1", "appV6R2", "appV6R3", "appV6R4"]
+ARTICLES = list(ARTICLE_VERSIONS)
 
 
 def test_published_versions_in_published_order():
-    assert list(PUBLISHED_NAMES) == ARTICLES
-    assert list(VERSIONS)[:14] == ARTICLES
+    # the articles' versions first, in their order; a version added later comes after them
+    assert list(PUBLISHED_NAMES)[:len(ARTICLES)] == ARTICLES
+    assert list(VERSIONS)[:len(PUBLISHED_NAMES)] == list(PUBLISHED_NAMES)
 
 
 def test_schema_and_default_config_lists_follow_the_registry():
@@ -35,8 +35,8 @@ def test_schema_and_default_config_lists_follow_the_registry():
 
 
 @pytest.mark.parametrize("override, key", [
-    ({"versions": ["appV1", "appV9"]}, "appversions.versions"),
-    ({"load_versions": ["appV7"]}, "appversions.load_versions"),
+    ({"versions": ["appV1", UNKNOWN_VERSION]}, "appversions.versions"),
+    ({"load_versions": [UNKNOWN_VERSION]}, "appversions.load_versions"),
     ({"loadtest": {"versions": ["appv4"]}}, "appversions.loadtest.versions"),
 ])
 def test_an_unregistered_version_is_refused_naming_the_key(override, key):
@@ -51,7 +51,7 @@ def test_wildcard_is_exactly_the_registered_names():
     pattern = re.compile(f"(?:{registry.wildcard_pattern()})")
     for name in ARTICLES:
         assert pattern.fullmatch(name)
-    for other in ("appV7", "appV5", "appV5R5", "authors_appV1", "appV1.json", ""):
+    for other in (UNKNOWN_VERSION, "appV5", "appV5R5", "authors_appV1", "appV1.json", ""):
         assert not pattern.fullmatch(other)
 
 
@@ -105,5 +105,6 @@ def test_bad_declarations_and_names_are_refused():
         registry.register(VersionDeclaration("appV4", "id_day", "day", "match_group"))
     with pytest.raises(ValueError, match="published app version"):
         registry.unregister("appV4")
-    with pytest.raises(ValueError, match="unknown app version 'appV9'; allowed: appV1"):
-        get_version("appV9")
+    with pytest.raises(ValueError, match=rf"unknown app version '{re.escape(UNKNOWN_VERSION)}'; "
+                                         "allowed: appV1"):
+        get_version(UNKNOWN_VERSION)

@@ -279,17 +279,18 @@ def test_the_engine_labs_ceiling_counts_your_events(tmp_path, monkeypatch):
     import dataclasses
 
     from costlab import plan
+    from costlab.appversions.ceilings import own_event_rows
 
     monkeypatch.setitem(plan.CEILINGS, "engine_events", dataclasses.replace(plan.CEILINGS["engine_events"],
                                                                            limit=5_000))
-    assert plan.own_event_rows({"appversions": {"events": SAMPLE}}) == 4000
+    assert own_event_rows({"appversions": {"events": SAMPLE}}) == 4000
     load_config(overrides={"appversions": {"events": SAMPLE}})
     big = tmp_path / "big.parquet"
     rows = 5_001
     pl.DataFrame({"key": pl.int_range(rows, eager=True),
                   "time": pl.repeat(date(2024, 1, 1), rows, eager=True),
                   "status": pl.repeat("approved", rows, eager=True)}).write_parquet(big)
-    assert plan.own_event_rows({"appversions": {"events": str(big)}}) == rows
+    assert own_event_rows({"appversions": {"events": str(big)}}) == rows
     message = _refusal(big)
     assert ("the plan asks for 5,001 engine events per version (engine.appversions.events_per_year x 10 "
             "years, or the rows of appversions.events)") in message, message

@@ -8,6 +8,7 @@ import bson
 import polars as pl
 import pytest
 from bson import Binary
+from known import UNKNOWN_VERSION
 
 from costlab.appversions import registry, variants
 from costlab.config import ConfigError, load_config
@@ -147,8 +148,8 @@ BAD = [
     ({"mine": {"base": "appV5R3", "colour": "red"}}, None,
      "invalid config key appversions.variants.mine: Additional properties are not allowed "
      "('colour' was unexpected)"),
-    ({"mine": {"base": "appV9"}}, None,
-     "invalid config key appversions.variants.mine.base: 'appV9' is not a published app version "
+    ({"mine": {"base": UNKNOWN_VERSION}}, None,
+     f"invalid config key appversions.variants.mine.base: {UNKNOWN_VERSION!r} is not a published app version "
      "(allowed: appV1,"),
     ({"appV5R3": {"base": "appV5R3", "bucket": "month"}}, PUBLISHED,
      "invalid config key appversions.variants.appV5R3: 'appV5R3' is a published app version's name"),
@@ -180,8 +181,8 @@ BAD = [
      "invalid config key appversions.variants.mine: declared but not in appversions.versions"),
     ({"mine": {"base": "appV5R3"}}, ["mine"],
      "invalid config key appversions.variants.mine.compare_to: 'appV5R3' is not in appversions.versions"),
-    ({"mine": {"base": "appV5R3", "compare_to": "appV7"}}, None,
-     "invalid config key appversions.variants.mine.compare_to: 'appV7' is not an app version"),
+    ({"mine": {"base": "appV5R3", "compare_to": UNKNOWN_VERSION}}, None,
+     f"invalid config key appversions.variants.mine.compare_to: {UNKNOWN_VERSION!r} is not an app version"),
     ({"9lives": {"base": "appV5R3"}}, None,
      "invalid config key appversions.variants.9lives: a variant's name is letters, digits, _ and -"),
 ]

@@ -1,11 +1,13 @@
-"""A ceiling on every cost a config can ask for (issue #43), from one place (costlab/plan.py): each at its
-limit passes and just past it is refused before any job, naming the key, the estimate and the limit.
-Every boundary below is worked out by hand from the ceiling's formula (the comment beside it)."""
+"""A ceiling on every cost a config can ask for (issue #43), declared by each study (Study.ceilings) and run
+by costlab/plan.py: each at its limit passes and just past it is refused before any job, naming the key,
+the estimate and the limit. Every boundary below is worked out by hand from the ceiling's formula (the
+comment beside it)."""
 from __future__ import annotations
 
 import pytest
 
 from costlab import plan
+from costlab.appversions import ceilings as appversions_ceilings
 from costlab.config import ConfigError, load_config
 
 LOADTEST = {"upsert_rates": [250], "report_rates": [1000], "rate_scale": 1, "batch_size": 250,
@@ -141,5 +143,5 @@ def test_engine_scratch_against_the_free_space_of_its_workdir(tmp_path, monkeypa
     assert "which has 3,276,799,999 free" in message
 
 
-def test_the_layout_import_time_limit_lives_with_the_ceilings():
-    assert plan.LAYOUT_IMPORT_S == 20.0
+def test_the_layout_import_time_limit_lives_with_appversions_ceilings():
+    assert appversions_ceilings.LAYOUT_IMPORT_S == 20.0

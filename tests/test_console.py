@@ -9,6 +9,7 @@ import re
 import polars as pl
 
 from costlab.console import OneLinePerJob
+from costlab.registry import STUDY_NAMES
 from costlab.summary import summary_lines
 
 
@@ -178,7 +179,7 @@ def test_smoke_run_console_is_short_and_ends_with_the_summary(smoke_all):
     assert not any("fell behind -" in line for line in console)  # the load test's detail is in its log
     start = max(i for i, line in enumerate(console) if line.startswith("costlab summary:"))
     summary = console[start:]
-    for study in ("docsize", "appversions", "arraygrowth", "flatnested", "uniqueidx"):
+    for study in STUDY_NAMES:
         assert any(line.strip().startswith(study) for line in summary), summary
     assert "report: results/report.html" in summary
     assert summary[-1].startswith("full log: ")

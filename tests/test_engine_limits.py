@@ -1,5 +1,6 @@
 """Engine values the schema let through and WiredTiger then refused with a traceback are refused
-with the config, naming the key and what is allowed (costlab/engine/limits.py)."""
+with the config, naming the key and what is allowed (costlab/engine/limits.py, each study's
+Study.engine_problem)."""
 from __future__ import annotations
 
 import pytest
@@ -34,7 +35,7 @@ def test_the_bounds_held_where_wiredtiger_worked():
     # 24 MB loaded 64 KB orders and 2 MB loaded 4 KB ones (the module's measurements): accepted
     load_config(overrides={"engine": {"docsize": {"default_cache_mb": 24}}, "docsize": {"sizes_kb": [64]}})
     load_config(overrides={"engine": {"docsize": {"default_cache_mb": 2}}, "docsize": {"sizes_kb": [4]}})
+    from costlab.docsize.ceilings import DOCSIZE_LOAD_BATCH
     from costlab.docsize.engine import INSERT_BATCH
-    from costlab.engine.limits import DOCSIZE_LOAD_BATCH
 
     assert INSERT_BATCH == DOCSIZE_LOAD_BATCH

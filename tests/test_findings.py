@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 from test_report import provenance, smoke_config
 
+from costlab.registry import STUDY_NAMES
 from costlab.report.collect import collect_sections
 from costlab.report.findings import COLUMNS, findings_frame, read_findings, verdict_counts, write_findings
 from costlab.report.page import build_report
@@ -88,7 +89,7 @@ def tree(tmp_path) -> Path:
 def targets(results: Path) -> dict[str, list[str]]:
     """What each study registered: every file under its folder (as add_targets would name them)."""
     return {study: sorted(str(p) for p in (results / study).rglob("*") if p.is_file())
-            for study in ("docsize", "appversions", "arraygrowth", "flatnested", "uniqueidx")
+            for study in STUDY_NAMES
             if (results / study).is_dir()}
 
 
@@ -319,7 +320,7 @@ def test_smoke_tree_findings_hold_every_studys_verdict_rows(smoke_all):
     """The session's smoke tree: results/findings.csv has one row per row of every verdict table."""
     results = smoke_all.results()
     findings = read_findings(results / "findings.csv")
-    for study in ("docsize", "appversions", "arraygrowth", "flatnested", "uniqueidx"):
+    for study in STUDY_NAMES:
         mine = findings.filter(pl.col("study") == study)
         for table in ("tables/published_vs_reproduced.csv", "engine/published_vs_engine.csv"):
             path = results / study / table
@@ -353,7 +354,7 @@ def test_smoke_tree_every_judged_finding_states_its_tolerance(smoke_all):
     assert everything["tolerance"].null_count() == 0, everything.filter(pl.col("tolerance").is_null())[
         "finding"
     ]
-    assert set(everything["study"]) == {"docsize", "appversions", "arraygrowth", "flatnested", "uniqueidx"}
+    assert set(everything["study"]) == set(STUDY_NAMES)
     page = (results / "report.html").read_text()
     block = page[page.index('id="findings"'):page.index("</section>", page.index('id="findings"'))]
     assert "not stated" not in block and "missing from its verdict table" not in block

@@ -15,8 +15,10 @@ from costlab.published import (
     read_tolerances,
     study_tolerances,
 )
+from costlab.registry import BUILT_IN
 
-STUDIES_WITH_FILES = ("appversions", "arraygrowth", "docsize", "flatnested")
+# every study that declares a tolerances file among its published files
+STUDIES_WITH_FILES = tuple(s.name for s in BUILT_IN if f"{s.name}_tolerances.csv" in s.published)
 HEADER = ",".join(TOLERANCE_COLUMNS)
 
 
@@ -24,6 +26,11 @@ def _write(tmp_path: Path, *rows: str) -> Path:
     path = tmp_path / "x_tolerances.csv"
     path.write_text("\n".join((HEADER,) + rows) + "\n")
     return path
+
+
+def test_every_tolerances_file_on_disk_is_a_studys():
+    on_disk = {p.name.removesuffix("_tolerances.csv") for p in PUBLISHED_DIR.glob("*_tolerances.csv")}
+    assert on_disk == set(STUDIES_WITH_FILES) and on_disk
 
 
 @pytest.mark.parametrize("study", STUDIES_WITH_FILES)

@@ -14,8 +14,10 @@ from workflow import ROOT, run_workflow
 
 from costlab import STUDIES
 from costlab.cluster import MEASURING_RULES, job_ask
-from costlab.config import SCHEMA_PATH, ConfigError, load_config, schema
+from costlab.config import SCHEMA_PATH, ConfigError, load_config, schema, study_config_hash
+from costlab.engine.job_keys import engine_keys
 from costlab.namespaces import STUDY_DATA_KEYS, data_params
+from costlab.plan import CACHE_KEYS, CEILINGS
 from costlab.published import PUBLISHED_DIR
 from costlab.registry import BUILT_IN, EXTRA_PACKAGES_ENV, REGISTRY, STUDY_NAMES, wildcard_regex
 from costlab.report import studies as report_studies
@@ -102,6 +104,40 @@ def test_a_study_is_refused_with_a_measuring_rule_but_no_job_count():
         Study("toy", "t", "s", "m", measuring_rules={"toy_run": RuleAsk(work_s=lambda config: 1.0)})
     with pytest.raises(ValueError, match="study name 'Toy'"):
         Study("Toy", "t", "s", "m")
+
+
+def test_a_study_is_refused_with_a_kept_rule_that_is_not_measuring_or_a_key_that_is_no_path():
+    measuring = {"toy_run": RuleAsk(work_s=lambda config: 1.0, jobs=lambda config: 1)}
+    with pytest.raises(ValueError, match=r"kept rules \['toy_model'\] are not among its measuring rules "
+                                         r"\(allowed: toy_run\)"):
+        Study("toy", "t", "s", "m", measuring_rules=measuring, kept_rules=("toy_model",))
+    with pytest.raises(ValueError, match="job-selecting key 'sizes_kb' is not a path of key names"):
+        Study("toy", "t", "s", "m", job_selecting_keys=("sizes_kb",))   # a string, not ("sizes_kb",)
+
+
+def test_shared_modules_ask_each_study_what_it_declares():
+    """What the shared modules used to list (the kept rules, the job-selecting keys, the ceilings, the engine
+    limits, the topology) they now read from each study's Study: the same answers as before."""
+    config = load_config()
+    # the job-selecting keys: fewer sizes or repeats leave docsize's hash as it is; its seed does not
+    less = config | {"docsize": config["docsize"] | {"sizes_kb": [1], "repeats": 3}}
+    assert study_config_hash(less, "docsize") == study_config_hash(config, "docsize")
+    other_seed = config | {"docsize": config["docsize"] | {"seed": config["docsize"]["seed"] + 1}}
+    assert study_config_hash(other_seed, "docsize") != study_config_hash(config, "docsize")
+    # the topology: arraygrowth's and appversions' engine jobs model a replica set, docsize's do not
+    assert "replica_set" in engine_keys(config, "arraygrowth") and "replica_set" in engine_keys(config,
+                                                                                              "appversions")
+    assert "replica_set" not in engine_keys(config, "docsize")
+    # a quantity two studies plan is one ceiling: docsize's 50,000 orders x 4 sizes x 3 datasets and
+    # flatnested's 10,000 documents x 4 widths x 2 shapes at the published scale, the keys of both
+    documents = CEILINGS["documents"]
+    assert documents.published == 50_000 * 4 * 3 + 10_000 * 4 * 2 == 680_000
+    assert documents.keys == ("docsize.docs_per_collection x sizes x datasets + flatnested.documents x "
+                              "flat_fields x 2")
+    assert documents.limit == 20_000_000
+    # the engine caches each study holds to WiredTiger's limit
+    assert {".".join(keys) for keys in CACHE_KEYS} == {
+        "engine.appversions.cache_mb", "engine.docsize.default_cache_mb", "engine.docsize.small_cache_mb"}
 
 
 def test_a_package_that_declares_no_study_is_refused_by_name(tmp_path):

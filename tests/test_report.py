@@ -12,12 +12,13 @@ import polars as pl
 import pytest
 
 from costlab.config import load_config
+from costlab.registry import STUDY_NAMES as REGISTERED
 from costlab.report.charts import STAND_IN_LABEL, save_chart, titled
 from costlab.report.page import build_report
 from costlab.report.settings import config_differences
 from costlab.report.views import vega_bundle
 
-STUDY_NAMES = ["docsize", "appversions", "arraygrowth", "flatnested", "uniqueidx"]
+STUDY_NAMES = list(REGISTERED)   # the report's sections: the registry's order
 
 
 def provenance(kind: str, *, version: str, engine: str, backend: str, profile: str, cpu: str,

@@ -52,9 +52,9 @@ def test_a_layout_file_that_exits_at_import_fails_the_precheck_in_one_line(tmp_p
 
 
 def test_a_layout_file_that_loops_at_import_is_stopped_at_the_time_limit(tmp_path, monkeypatch):
-    from costlab import plan
+    from costlab.appversions import ceilings
 
-    monkeypatch.setattr(plan, "LAYOUT_IMPORT_S", 2.0)
+    monkeypatch.setattr(ceilings, "LAYOUT_IMPORT_S", 2.0)
     layout, config = _layout_config(tmp_path, "while True:\n    pass\n")
     started = time.monotonic()
     with pytest.raises(ConfigError) as err:

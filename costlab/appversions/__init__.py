@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from costlab.appversions.ceilings import CEILINGS, YEARS
+from costlab.appversions.ceilings import limit_problem as loadtest_limit_problem
 from costlab.appversions.names import tested_versions
 from costlab.appversions.phases import empty_phase_problem
 from costlab.appversions.registry import config_problem as versions_problem
@@ -22,7 +24,6 @@ from costlab.study import ENGINE_S, SERVER_FREE_MB, EngineOverlay, MeasuredStrea
 EVENT_ROW_BYTES = 200          # one event in memory (64-hex key ~72 B, date 8 B, status) with a working copy
 EVENTS_ROWS_PER_S = 500_000    # events generated / read / checked per second, server-free
 LOAD_EVENTS_PER_S = 10_000     # Bulk Upsert events per second into a fresh server
-YEARS = 10                     # the events span 2010-01-01..2020-01-01
 LOADTEST_NEW_EVENTS_YEARS = 1  # the load test sends 2020's events
 
 # Measured on the development machine (2 cores shared with other sessions, 2026-12-02; issue 26):
@@ -165,6 +166,14 @@ STUDY = Study(
         "appversions_engine_version": RuleAsk(work_s=lambda config: ENGINE_S),
     },
     config_problem=_config_problem,
+    kept_rules=("appversions_correctness", "appversions_loadtest", "appversions_loadtest_authors"),
+    job_selecting_keys=(("versions",), ("load_versions",), ("loadtest", "versions"),
+                        ("loadtest", "authors_driver"), ("repeats",),
+                        ("your_keys",)),   # the report's sizing alone: no job reads it
+    ceilings=CEILINGS,
+    limit_problem=loadtest_limit_problem,
+    engine_cache_keys=(("engine", "appversions", "cache_mb"),),
+    engine_replica_set=True,
     overlay=Overlay(
         "collection_stats",
         "version",

@@ -36,6 +36,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import costlab.appversions.ceilings as ceilings
 import costlab.appversions.registry as registry
 from costlab.appversions.registry import (
     BLOCK_COMPRESSORS,
@@ -235,16 +236,14 @@ print("\\ncostlab-trial: ok")
 
 
 def trial_import_problem(path: Any, timeout_s: float | None = None) -> str | None:
-    """Import a file of yours in a child process with a time limit (costlab.plan.LAYOUT_IMPORT_S): None when
+    """Import a file of yours in a child process with a time limit (ceilings.LAYOUT_IMPORT_S): None when
     the import returns, else what it did instead, to follow "importing <file> " (raised, exited, ran past
     the limit).
     A file that calls sys.exit() or loops forever at import can then neither end nor hang the run."""
     import subprocess
     import sys
 
-    from costlab.plan import LAYOUT_IMPORT_S
-
-    limit = LAYOUT_IMPORT_S if timeout_s is None else timeout_s
+    limit = ceilings.LAYOUT_IMPORT_S if timeout_s is None else timeout_s
     try:
         child = subprocess.run([sys.executable, "-c", _TRIAL, str(path)], capture_output=True, text=True,
                                timeout=limit, stdin=subprocess.DEVNULL, errors="replace")

@@ -7,6 +7,7 @@ tables and figures (what the report shows), published (the article's numbers).
 """
 from __future__ import annotations
 
+from costlab.arraygrowth.ceilings import CEILINGS
 from costlab.study import ENGINE_S, EngineOverlay, Overlay, RuleAsk, Study
 
 WRITE_OPS_PER_S = 100          # assumed single-document updates per second (arrays grow large)
@@ -48,6 +49,10 @@ STUDY = Study(
         "arraygrowth_fallback": RuleAsk(work_s=_fallback_s, jobs=_fallback_jobs),
     },
     other_rules={"arraygrowth_engine_repeat": RuleAsk(work_s=lambda config: ENGINE_S)},
+    kept_rules=("arraygrowth_run", "arraygrowth_fallback"),
+    job_selecting_keys=(("profiles",), ("workloads",)),
+    ceilings=CEILINGS,
+    engine_replica_set=True,
     config_problem=_config_problem,
     overlay=Overlay(
         "runs",

@@ -5,10 +5,10 @@ dataset), run (the three query shapes and the three runs), tables, figures.
 """
 from __future__ import annotations
 
+from costlab.docsize.ceilings import CEILINGS, ENGINE_CACHE_KEYS, engine_problem, large_cache_mb
 from costlab.docsize.datasets import datasets, relation_problem
 from costlab.docsize.documents import server_datasets
 from costlab.docsize.names import RUNS
-from costlab.engine.limits import large_cache_mb
 from costlab.repeats import repeats
 from costlab.study import ENGINE_S, SERVER_FREE_MB, EngineOverlay, Overlay, RuleAsk, Study
 
@@ -97,6 +97,12 @@ STUDY = Study(
     other_rules={"docsize_engine": RuleAsk(work_s=lambda config: ENGINE_S, client_mb=_engine_mb),
                  # one declared document (docsize.documents) at the orders' engine scale
                  "docsize_document_engine": RuleAsk(work_s=lambda config: ENGINE_S, client_mb=_engine_mb)},
+    kept_rules=("docsize_measure", "docsize_document_measure"),
+    job_selecting_keys=(("sizes_kb",), ("variants", "fields_after_history"), ("variants", "split_history"),
+                        ("repeats",)),
+    ceilings=CEILINGS,
+    engine_cache_keys=ENGINE_CACHE_KEYS,
+    engine_problem=engine_problem,
     colors={"shape": SHAPE_COLORS},
     overlay=Overlay(
         "summary",

@@ -37,6 +37,7 @@ from typing import Callable, Iterator
 import polars as pl
 from bson import ObjectId
 
+from costlab.docsize.ceilings import large_cache_mb
 from costlab.docsize.generate import EPOCH_MS, generate_bson_batches, order_fields
 from costlab.docsize.params import EngineParams
 from costlab.docsize.protocol import SHAPES, plan_blocks
@@ -44,7 +45,6 @@ from costlab.engine import stats
 from costlab.engine.bsonbytes import pick_fields
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
-from costlab.engine.limits import large_cache_mb
 from costlab.engine.provenance import SERVER_KIND
 from costlab.finding import samples_text
 from costlab.inputs import read_csv

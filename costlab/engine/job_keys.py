@@ -5,21 +5,21 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from costlab.engine.extensions import compressors_loaded
-from costlab.engine.replset import REPLICA_SET_STUDIES
-from costlab.registry import STUDY_NAMES
+from costlab.registry import REGISTRY, STUDY_NAMES
 
 
 def engine_keys(config: Mapping[str, Any], study: str) -> dict[str, Any]:
     """The shared engine keys (compressors, ...) and the study's own section, never another study's, so
     `engine.arraygrowth.ns` reruns arraygrowth_engine alone; `engine.replica_set` only for the studies whose
-    engine jobs read it. What the engine lab loads (compressor extensions' files and digests, or that the
-    nearest built-in substitutes) is one too: `make wt-extensions` reruns exactly the engine jobs."""
+    engine jobs read it (Study.engine_replica_set). What the engine lab loads (compressor extensions' files
+    and digests, or that the nearest built-in substitutes) is one too: `make wt-extensions` reruns exactly
+    the engine jobs."""
     return {
         **{
             key: value
             for key, value in config["engine"].items()
             if (key not in STUDY_NAMES or key == study)
-            and (key != "replica_set" or study in REPLICA_SET_STUDIES)
+            and (key != "replica_set" or (study in REGISTRY and REGISTRY[study].engine_replica_set))
         },
         "compressors_loaded": compressors_loaded(),
     }

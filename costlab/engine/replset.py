@@ -60,7 +60,6 @@ WRITE_CONCERNS = ("majority", "w1")
 TRUNCATE_POINT_WRITES = ("record", "in_place")
 # the rule of each mongod version the lab can follow (engine.replica_set.mongod)
 MONGOD_RULES = {"8.x": {"truncate_point_write": "record"}, "6.0": {"truncate_point_write": "in_place"}}
-REPLICA_SET_STUDIES = ("arraygrowth", "appversions")   # the studies whose engine jobs read engine.replica_set
 TRUNCATE_POINT_NS = "local.replset.oplogTruncateAfterPoint"
 SESSIONS_NS = "config.transactions"
 
@@ -182,5 +181,5 @@ def mongod_rules(version: str) -> dict:
 
 
 __all__ = ["replica_set_settings", "mongod_rules", "MONGOD_RULES", "TRUNCATE_POINT_WRITES",
-           "REPLICA_SET_STUDIES", "ReplicaSetSettings", "WRITE_CONCERNS",
+           "ReplicaSetSettings", "WRITE_CONCERNS",
            "TRUNCATE_POINT_NS", "SESSIONS_NS", "timestamp_of", "write_of", "oldest_for"]

@@ -9,7 +9,7 @@ model (BSON sizes, server-free), run (load and measure), tables, figures.
 from __future__ import annotations
 
 from costlab.repeats import repeats
-from costlab.study import Overlay, RuleAsk, Study
+from costlab.study import Ceiling, Overlay, RuleAsk, Study
 
 # Assumed throughput floors (chosen low so a cluster time limit is rarely hit; not measurements).
 LOAD_BYTES_PER_S = 20e6        # insert_many bytes per second
@@ -24,6 +24,11 @@ def _widest(config: dict) -> int:
 
 def _shapes(config: dict) -> int:
     return 2 * len(config["flatnested"]["flat_fields"])
+
+
+def _documents(config: dict) -> float:
+    flat = config.get("flatnested") or {}
+    return float(flat.get("documents", 0)) * len(flat.get("flat_fields") or ()) * 2  # flat and nested
 
 
 def _measure_s(config: dict) -> float:
@@ -53,6 +58,14 @@ STUDY = Study(
         "flatnested_measure": RuleAsk(work_s=_measure_s,
                                       jobs=lambda config: _shapes(config) * repeats(config, "flatnested"),
                                       timed=True),
+    },
+    kept_rules=("flatnested_measure",),
+    job_selecting_keys=(("flat_fields",), ("repeats",)),
+    ceilings={
+        "documents": Ceiling(   # shared with docsize's
+            "documents to generate and load", 20_000_000, 10_000 * 4 * 2,
+            "flatnested.documents x flat_fields x 2", _documents,
+        ),
     },
     colors={"layout": LAYOUT_COLORS},
     overlay=Overlay(
