@@ -19,25 +19,8 @@ from costlab.intervals import ONE_RUN_RISK, Interval, over_repeats, risk_text
 from costlab.intervals import judge as judge_band
 from costlab.verdicts import NOT_MEASURED, Kind, Verdict, is_missing, judge, tolerance_text, verdict_text
 
-COLUMNS = [
-    "finding",
-    "metric",
-    "unit",
-    "published",
-    "reproduced",
-    "interval",
-    "risk",
-    "ratio",
-    "tolerance",
-    "verdict",
-    "reason",
-    "kind",
-    "server_kind",
-    "note",
-    "samples",
-    "band_low",
-    "band_high",
-]
+COLUMNS = ["finding", "metric", "unit", "published", "reproduced", "interval", "risk", "ratio", "tolerance",
+           "verdict", "reason", "kind", "server_kind", "note", "samples", "band_low", "band_high"]
 SCHEMA = {c: pl.Utf8 for c in COLUMNS} | {
     "published": pl.Float64,
     "reproduced": pl.Float64,

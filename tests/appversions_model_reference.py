@@ -7,28 +7,15 @@ from __future__ import annotations
 
 import polars as pl
 
+from costlab.appversions import bsonsize as bsize
 from costlab.appversions.events import STATUSES
-from costlab.appversions.model import (
-    BUCKET_CODE_BYTES,
-    DATE_BYTES,
-    INT32_BYTES,
-    ITEM_NAME_CHARS,
-    KEY_BYTES,
-    KEY_HEX,
-    OBJECTID_BYTES,
-    array_index_name_bytes,
-    binary_value,
-    document,
-    element,
-    string_value,
-)
 from costlab.appversions.versions import VERSIONS, AppVersion, Bucket
 
 
 def _status_fields_bytes(version: AppVersion, prefix: str = "has_") -> pl.Expr:
     """Sum of the int32 status elements that are present (one flag column per status)."""
     return pl.sum_horizontal(
-        pl.col(f"{prefix}{s}").cast(pl.Int64) * element(version.status_field(s), INT32_BYTES)
+        pl.col(f"{prefix}{s}").cast(pl.Int64) * bsize.element(version.status_field(s), bsize.INT32_BYTES)
         for s in STATUSES
     )
 
@@ -79,7 +66,7 @@ class SharedFrames:
 def _status_counts_bytes(version: AppVersion, prefix: str) -> pl.Expr:
     """Sum over statuses of (count column) x (size of that status's int32 element)."""
     return pl.sum_horizontal(
-        pl.col(f"{prefix}{s}") * element(version.status_field(s), INT32_BYTES) for s in STATUSES)
+        pl.col(f"{prefix}{s}") * bsize.element(version.status_field(s), bsize.INT32_BYTES) for s in STATUSES)
 
 
 def _totals_bytes(version: AppVersion) -> int | pl.Expr:
@@ -91,8 +78,8 @@ def _totals_bytes(version: AppVersion) -> int | pl.Expr:
     if not version.totals:
         return 0
     present = pl.sum_horizontal((pl.col(f"day_{s}") > 0).cast(pl.Int64)
-                                * element(version.status_field(s), INT32_BYTES) for s in STATUSES)
-    return element("totals", document(present))
+                                * bsize.element(version.status_field(s), bsize.INT32_BYTES) for s in STATUSES)
+    return bsize.element("totals", bsize.document(present))
 
 
 def document_sizes(
@@ -108,47 +95,50 @@ def document_sizes(
     if layout in ("embedded_id", "key_string", "key_binary", "id_day"):
         days = shared.days
         if layout == "embedded_id":  # _id: {date, key}
-            fixed = element(
-                "_id", document(element("date", DATE_BYTES) + element("key", string_value(KEY_HEX)))
+            fixed = bsize.element(
+                "_id", bsize.document(bsize.element("date", bsize.DATE_BYTES)
+                                      + bsize.element("key", bsize.string_value(bsize.KEY_HEX)))
             )
         elif layout == "key_string":
             fixed = (
-                element("_id", OBJECTID_BYTES)
-                + element("key", string_value(KEY_HEX))
-                + element("date", DATE_BYTES)
+                bsize.element("_id", bsize.OBJECTID_BYTES)
+                + bsize.element("key", bsize.string_value(bsize.KEY_HEX))
+                + bsize.element("date", bsize.DATE_BYTES)
             )
         elif layout == "key_binary":
             fixed = (
-                element("_id", OBJECTID_BYTES)
-                + element("key", binary_value(KEY_BYTES))
-                + element("date", DATE_BYTES)
+                bsize.element("_id", bsize.OBJECTID_BYTES)
+                + bsize.element("key", bsize.binary_value(bsize.KEY_BYTES))
+                + bsize.element("date", bsize.DATE_BYTES)
             )
         else:
-            fixed = element("_id", binary_value(KEY_BYTES + BUCKET_CODE_BYTES["day"]))
-        return days.select(size=document(fixed + _status_fields_bytes(version)))["size"]
+            fixed = bsize.element("_id", bsize.binary_value(bsize.KEY_BYTES + bsize.BUCKET_CODE_BYTES["day"]))
+        return days.select(size=bsize.document(fixed + _status_fields_bytes(version)))["size"]
 
-    id_bytes = element("_id", binary_value(KEY_BYTES + BUCKET_CODE_BYTES[version.bucket]))
+    id_bytes = bsize.element("_id",
+                             bsize.binary_value(bsize.KEY_BYTES + bsize.BUCKET_CODE_BYTES[version.bucket]))
     bucket = version.bucket
     if layout == "push":  # one {date, <status>: 1} element per event
-        pushed = document(element("date", DATE_BYTES) + element("a", INT32_BYTES))
+        pushed = bsize.document(bsize.element("date", bsize.DATE_BYTES)
+                                + bsize.element("a", bsize.INT32_BYTES))
         buckets = frame.group_by("key", bucket).agg(n=pl.len().cast(pl.Int64))
-        items = element("items", document(
-            pl.col("n") * (1 + 1 + pushed) + array_index_name_bytes(pl.col("n"))))
-        return buckets.select(size=document(id_bytes + items))["size"]
+        items = bsize.element("items", bsize.document(
+            pl.col("n") * (1 + 1 + pushed) + bsize.array_index_name_bytes(pl.col("n"))))
+        return buckets.select(size=bsize.document(id_bytes + items))["size"]
 
     per_bucket = shared.bucket_days(bucket)
     statuses = _status_counts_bytes(version, "day_")  # the status elements of all the bucket's days
     if layout == "array_daily":  # one {date, statuses...} element per day
-        day_docs = pl.col("n") * document(element("date", DATE_BYTES)) + statuses
-        items = element("items", document(
-            pl.col("n") * 2 + array_index_name_bytes(pl.col("n")) + day_docs))
-        return per_bucket.select(size=document(id_bytes + _totals_bytes(version) + items))["size"]
+        day_docs = pl.col("n") * bsize.document(bsize.element("date", bsize.DATE_BYTES)) + statuses
+        items = bsize.element("items", bsize.document(
+            pl.col("n") * 2 + bsize.array_index_name_bytes(pl.col("n")) + day_docs))
+        return per_bucket.select(size=bsize.document(id_bytes + _totals_bytes(version) + items))["size"]
 
     if layout == "dynamic":  # items: {<day name>: {statuses...}}
-        name_chars = ITEM_NAME_CHARS[version.item_name_format]
-        day_elements = pl.col("n") * element(name_chars, document(0)) + statuses
-        items = element("items", document(day_elements))
-        return per_bucket.select(size=document(id_bytes + items + _totals_bytes(version)))["size"]
+        name_chars = bsize.ITEM_NAME_CHARS[version.item_name_format]
+        day_elements = pl.col("n") * bsize.element(name_chars, bsize.document(0)) + statuses
+        items = bsize.element("items", bsize.document(day_elements))
+        return per_bucket.select(size=bsize.document(id_bytes + items + _totals_bytes(version)))["size"]
     raise ValueError(f"unknown layout {layout!r}")
 
 

@@ -16,4 +16,10 @@ ARTICLE_VERSIONS = ("appV1", "appV2", "appV3", "appV4", "appV5R0", "appV5R1", "a
 UNKNOWN_VERSION = "appV7?"
 assert not NAME_RE.match(UNKNOWN_VERSION)
 
-__all__ = ["ARTICLE_VERSIONS", "PUBLISHED_NAMES", "STUDY_NAMES", "UNKNOWN_VERSION"]
+# The columns of every findings table (results/findings.csv, each study's published_vs_reproduced.csv), in
+# order: the contract of docs/report.md, written out here rather than read from costlab.finding.COLUMNS.
+FINDINGS_COLUMNS = ("finding", "metric", "unit", "published", "reproduced", "interval", "risk", "ratio",
+                    "tolerance", "verdict", "reason", "kind", "server_kind", "note", "samples", "band_low",
+                    "band_high")
+
+__all__ = ["ARTICLE_VERSIONS", "FINDINGS_COLUMNS", "PUBLISHED_NAMES", "STUDY_NAMES", "UNKNOWN_VERSION"]

@@ -3,6 +3,8 @@ import json
 
 import polars as pl
 
+from tests.known import FINDINGS_COLUMNS
+
 TABLES = ["runs", "fit", "counts", "published_vs_reproduced"]
 FIGURES = ["log_bytes_vs_n", "bytes_per_op_vs_n"]
 
@@ -30,25 +32,7 @@ def test_smoke_run_builds_tables_and_figures(smoke_all, real_mongod):
 
     fit = pl.read_csv(out / "tables" / "fit.csv")
     pvr = pl.read_csv(out / "tables" / "published_vs_reproduced.csv")
-    assert pvr.columns == [
-        "finding",
-        "metric",
-        "unit",
-        "published",
-        "reproduced",
-        "interval",
-        "risk",
-        "ratio",
-        "tolerance",
-        "verdict",
-        "reason",
-        "kind",
-        "server_kind",
-        "note",
-        "samples",
-        "band_low",
-        "band_high",
-    ]
+    assert pvr.columns == list(FINDINGS_COLUMNS)
     if not real_mongod:
         assert raw["log_bytes"].null_count() == raw.height
         assert fit["status"].str.starts_with("not fitted: wiredTiger.log not reported by this server").all()

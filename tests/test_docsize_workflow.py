@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 
 from costlab.config import ROOT
+from tests.known import FINDINGS_COLUMNS
 
 
 def test_smoke_study_end_to_end(smoke_all, real_mongod):
@@ -32,25 +33,7 @@ def test_smoke_study_end_to_end(smoke_all, real_mongod):
     if not real_mongod:
         assert raw["bytes_read_into_cache"].null_count() == raw.height  # missing, not 0
     pvr = pl.read_csv(out / "tables" / "published_vs_reproduced.csv")
-    assert pvr.columns == [
-        "finding",
-        "metric",
-        "unit",
-        "published",
-        "reproduced",
-        "interval",
-        "risk",
-        "ratio",
-        "tolerance",
-        "verdict",
-        "reason",
-        "kind",
-        "server_kind",
-        "note",
-        "samples",
-        "band_low",
-        "band_high",
-    ]
+    assert pvr.columns == list(FINDINGS_COLUMNS)
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     provenance = json.loads((out / "provenance" / "small_cache__orders_4k.json").read_text())
     assert provenance["profile"] == "standalone-small-cache"

@@ -15,6 +15,7 @@ from costlab.flatnested.run import load_dataset, measure_dataset
 from costlab.flatnested.shapes import Shape, parse_shape, shapes_for
 from costlab.flatnested.tables import comparison_table, published_vs_reproduced, timing_summary
 from costlab.namespaces import data_params
+from tests.known import FINDINGS_COLUMNS
 
 PUBLISHED = "resources/published/flatnested_timings.csv"
 SAMPLE_SIZES = "resources/published/flatnested_sample_sizes.csv"
@@ -195,25 +196,7 @@ def test_tables_improvement_and_verdict(flat_ms, structured_ms, kind, verdict):
     assert row["size_saving_pct"] == pytest.approx(20.0)
     assert row["server_flat_ms"] is None and row["server_improvement_pct"] is None
     pvr = published_vs_reproduced(comparison, pl.read_csv(SAMPLE_SIZES))
-    assert pvr.columns == [
-        "finding",
-        "metric",
-        "unit",
-        "published",
-        "reproduced",
-        "interval",
-        "risk",
-        "ratio",
-        "tolerance",
-        "verdict",
-        "reason",
-        "kind",
-        "server_kind",
-        "note",
-        "samples",
-        "band_low",
-        "band_high",
-    ]
+    assert pvr.columns == list(FINDINGS_COLUMNS)
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     speed = pvr.filter(pl.col("finding").str.starts_with("structured is faster"))
     assert speed.filter(pl.col("unit") == "%")["verdict"].to_list() == [verdict]

@@ -9,6 +9,7 @@ from pymongo import MongoClient
 
 from costlab.uniqueidx.check import ERROR, FAIL, PASS, published_vs_reproduced, run_conformance, run_step
 from costlab.uniqueidx.steps import STEPS, select_steps
+from tests.known import FINDINGS_COLUMNS
 
 # The article's outcomes, written out here (not taken from the code under test).
 ARTICLE = {
@@ -71,25 +72,7 @@ def test_conformance_table_and_verdicts(test_db):
     base = table.head(4).with_columns(pl.Series("outcome", [PASS, FAIL, ERROR, PASS]),
                                       pl.Series("server_kind", ["mongod", "mongod", "mongod", "stand-in"]))
     pvr = published_vs_reproduced(base)
-    assert pvr.columns == [
-        "finding",
-        "metric",
-        "unit",
-        "published",
-        "reproduced",
-        "interval",
-        "risk",
-        "ratio",
-        "tolerance",
-        "verdict",
-        "reason",
-        "kind",
-        "server_kind",
-        "note",
-        "samples",
-        "band_low",
-        "band_high",
-    ]
+    assert pvr.columns == list(FINDINGS_COLUMNS)
     assert pvr["tolerance"].null_count() == 0  # every row says what it was judged by
     assert pvr["verdict"].to_list() == ["reproduced", "not reproduced", "not run", "not comparable"]
     assert pvr["reason"].to_list()[2:] == [f"step not executed: {base['detail'][2]}", "stand-in"]

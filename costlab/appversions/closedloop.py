@@ -43,42 +43,11 @@ AUTHORS_WRITE_CONCERN = {"w": "majority", "j": True}
 PUBLISHED_BIN_SECONDS = 300.0       # rates and latencies per 5-minute step / bin
 PUBLISHED_IDLE_SECONDS = 600.0      # the pause after each version
 REPORT_YEAR = (datetime(2020, 1, 1, tzinfo=timezone.utc), datetime(2021, 1, 1, tzinfo=timezone.utc))
-RAW_COLUMNS = [
-    "version",
-    "kind",
-    "worker",
-    "op_index",
-    "phase",
-    "step",
-    "events",
-    "start_s",
-    "end_s",
-    "call_ms",
-    "sleep_ms",
-    "target_ops_per_s",
-    "status",
-    "error",
-]
-BIN_COLUMNS = [
-    "version",
-    "kind",
-    "phase",
-    "step",
-    "bin",
-    "bin_start_s",
-    "bin_seconds",
-    "target_rate",
-    "achieved_rate",
-    "met",
-    "ops_started",
-    "ops_error",
-    "call_ms_p50",
-    "call_ms_p90",
-    "call_ms_p95",
-    "call_ms_max",
-    "mean_as_published_ms",
-    "sleep_ms_mean",
-]
+RAW_COLUMNS = ["version", "kind", "worker", "op_index", "phase", "step", "events", "start_s", "end_s",
+               "call_ms", "sleep_ms", "target_ops_per_s", "status", "error"]
+BIN_COLUMNS = ["version", "kind", "phase", "step", "bin", "bin_start_s", "bin_seconds", "target_rate",
+               "achieved_rate", "met", "ops_started", "ops_error", "call_ms_p50", "call_ms_p90",
+               "call_ms_p95", "call_ms_max", "mean_as_published_ms", "sleep_ms_mean"]
 
 
 # --- the pacing rule (pure) --------------------------------------------------------------------

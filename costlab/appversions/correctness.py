@@ -258,7 +258,6 @@ def correctness_job(
         extra=extra,
         study="appversions",
         dataset=version_name,
-        rebuild=f"snakemake --forcerun {data_dir}",
         data=params.data,
     ) as server:
         checked = check_reports(server.client[server.database], version, events, samples)

@@ -61,7 +61,6 @@ def loadtest_server(params: LoadtestParams | AuthorsLoadtestParams, run: RunFact
         extra=extra,
         study="appversions",
         dataset=version_name,
-        rebuild=f"snakemake --forcerun {data_dir}",
         data=params.data,
     ) as server:
         collection = server.client[server.database][version.collection_name]

@@ -131,53 +131,13 @@ def _behind(met: pl.Expr, skipped_counts: bool) -> pl.Expr:
 
 
 LATENCY_COLUMNS = [f"{v}_{s}" for v in LATENCIES for s in ("p50", "p90", "p95", "p99", "mean", "max")]
-BIN_COLUMNS = [
-    "version",
-    "kind",
-    "phase",
-    "step",
-    "bin",
-    "bin_start_s",
-    "bin_seconds",
-    "target_rate",
-    "achieved_rate",
-    "met",
-    "behind",
-    "ops_planned",
-    "ops_completed",
-    "ops_error",
-    "ops_skipped",
-    *LATENCY_COLUMNS,
-    "queue_wait_ms_total",
-    "client_lag_ms_total",
-    "client_lag_ms_p95",
-]
-STEP_COLUMNS = [
-    "version",
-    "kind",
-    "phase",
-    "step",
-    "start_s",
-    "step_seconds",
-    "target_rate",
-    "achieved_rate",
-    "met",
-    "bins",
-    "bins_met",
-    "behind",
-    "ops_planned",
-    "ops_ok",
-    "ops_error",
-    "ops_skipped",
-    "call_ms_p50",
-    "call_ms_p95",
-    "call_ms_max",
-    "from_intended_ms_p50",
-    "from_intended_ms_p95",
-    "from_intended_ms_max",
-    "queue_wait_ms_total",
-    "client_lag_ms_total",
-]
+BIN_COLUMNS = ["version", "kind", "phase", "step", "bin", "bin_start_s", "bin_seconds", "target_rate",
+               "achieved_rate", "met", "behind", "ops_planned", "ops_completed", "ops_error", "ops_skipped",
+               *LATENCY_COLUMNS, "queue_wait_ms_total", "client_lag_ms_total", "client_lag_ms_p95"]
+STEP_COLUMNS = ["version", "kind", "phase", "step", "start_s", "step_seconds", "target_rate", "achieved_rate",
+                "met", "bins", "bins_met", "behind", "ops_planned", "ops_ok", "ops_error", "ops_skipped",
+                "call_ms_p50", "call_ms_p95", "call_ms_max", "from_intended_ms_p50", "from_intended_ms_p95",
+                "from_intended_ms_max", "queue_wait_ms_total", "client_lag_ms_total"]
 
 
 def summarize_bins(

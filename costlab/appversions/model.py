@@ -15,21 +15,7 @@ from typing import Iterable
 import numpy as np
 import polars as pl
 
-# The BSON size rules: re-exported (the layouts' size formulas are built from them).
-from costlab.appversions.bsonsize import (  # noqa: F401
-    BUCKET_CODE_BYTES,
-    DATE_BYTES,
-    INT32_BYTES,
-    ITEM_NAME_CHARS,
-    KEY_BYTES,
-    KEY_HEX,
-    OBJECTID_BYTES,
-    array_index_name_bytes,
-    binary_value,
-    document,
-    element,
-    string_value,
-)
+from costlab.appversions.bsonsize import INT32_BYTES, document, element
 from costlab.appversions.buckets import bucket_named
 from costlab.appversions.events import STATUS_DTYPE, STATUSES
 from costlab.appversions.versions import VERSIONS, AppVersion, Bucket, get_version, report_windows

@@ -103,8 +103,7 @@ def measure_job(params, run, run_name: str, label: str, data_dir, provenance_pat
              "run_label": spec_run.label}
     with measuring_job(run, spec_run.profile, provenance_path, data_dir=data_dir,
                        job=f"{run_name}__{dataset.name}",
-                       extra=extra, study="docsize", dataset=dataset.name,
-                       rebuild=f"snakemake --forcerun {data_dir}", data=params.data) as server:
+                       extra=extra, study="docsize", dataset=dataset.name, data=params.data) as server:
         raw, _ = measure_dataset(server.client, dataset, run_name, study_config, database=server.database,
                                  reset_cache=lambda: cold_cache(server), spec=spec)
         extra["cache_restarts"] = server.restarts

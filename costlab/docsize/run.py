@@ -514,7 +514,6 @@ def measure_job(params: MeasureParams, run_facts: RunFacts, run_name: str, datas
         extra=extra,
         study="docsize",
         dataset=dataset_name,
-        rebuild=f"snakemake --forcerun {data_dir}",
         data=params.data,
     ) as server:
         raw, collections = measure_dataset(

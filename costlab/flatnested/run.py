@@ -115,8 +115,7 @@ def measure_dataset(params: MeasureParams, run: RunFacts, data_dir: str | Path, 
                        job=f"measure_{shape.name}" + (f"__rep{rep}" if rep > 1 else ""),
                        extra={"runs": runs, "warmup_runs": warmup_runs, "filter": ABSENT_FILTER,
                               "repeat": int(rep)},
-                       study="flatnested", dataset=shape.name,
-                       rebuild=f"snakemake --forcerun {data_dir}", data=params.data) as server:
+                       study="flatnested", dataset=shape.name, data=params.data) as server:
         database = server.database
         collection = server.client[database][shape.name]
         count = collection.estimated_document_count()

@@ -161,7 +161,8 @@ def measuring_job(run: RunFacts | dict, profile: str | Profile, provenance_path:
     With `dataset` too, the job holds the measurement lease of that dataset (costlab.server.lease)
     and either loads it (`loads=True`: the server's marker is removed first and rewritten with
     server.load_id on success) or measures it (the marker must carry the load id of
-    data_dir/dataset.json; `rebuild` is the command the error suggests).
+    data_dir/dataset.json; `rebuild` is the command the error suggests, by default
+    `snakemake --forcerun <data_dir>`).
     A data directory is leased even without a study, so two jobs never share one.
     """
     import uuid
@@ -186,7 +187,9 @@ def measuring_job(run: RunFacts | dict, profile: str | Profile, provenance_path:
     namespace = namespaces.describe_data(run.server, study, data) if study else None
     if namespace:
         extra["namespace"] = namespace
-    rebuild = rebuild or f"snakemake --forcerun <the load rule of {dataset}>"
+    # the data directory's own load rule rebuilds it (its output): the command the error suggests
+    rebuild = rebuild or (f"snakemake --forcerun {data_dir}" if data_dir is not None
+                          else f"snakemake --forcerun <the load rule of {dataset}>")
     load_id = uuid.uuid4().hex if loads else None
     if dataset and not loads and data_dir is not None:
         wanted = expected_load_id(data_dir, rebuild)   # before starting a server: fail fast
