@@ -192,43 +192,45 @@ def _multiply(spec):
     return run
 
 
-def _subtract(spec):
-    left_of, right_of = _compiled_args(spec, "$subtract", 2)
+def _binary(name: str, compute: Callable[[object, object], object]):
+    """An operator of two arguments: null (or missing) when either is, else compute(left, right)."""
+    def build(spec):
+        left_of, right_of = _compiled_args(spec, name, 2)
 
-    def run(variables):
-        left, right = left_of(variables), right_of(variables)
-        if nullish(left) or nullish(right):
-            return None
-        if isinstance(left, datetime):
-            if isinstance(right, datetime):
-                return Int64((left - right) // timedelta(milliseconds=1))
-            if number_kind(right) in ("int", "long", "double"):
-                if isinstance(right, float) and not math.isfinite(right):
-                    raise ValueError(f"{left} - {right} ms is beyond the dates the engine lab holds")
-                return _shifted(left, -int(round(right) if isinstance(right, float) else right))
-        kl, kr = number_kind(left), number_kind(right)
-        if kl in (None, "decimal") or kr in (None, "decimal"):
-            raise ValueError(f"$subtract only supports numeric or date types, got {left!r} and {right!r}")
-        kind = widest(kl, kr)
-        if kind == "double":
-            return float(left) - float(right)
-        return _number(left - right, kind)
-    return run
+        def run(variables):
+            left, right = left_of(variables), right_of(variables)
+            return None if nullish(left) or nullish(right) else compute(left, right)
+        return run
+    return build
 
 
-def _divide(spec):
-    left_of, right_of = _compiled_args(spec, "$divide", 2)
+def _difference(left, right):
+    if isinstance(left, datetime):
+        if isinstance(right, datetime):
+            return Int64((left - right) // timedelta(milliseconds=1))
+        if number_kind(right) in ("int", "long", "double"):
+            if isinstance(right, float) and not math.isfinite(right):
+                raise ValueError(f"{left} - {right} ms is beyond the dates the engine lab holds")
+            return _shifted(left, -int(round(right) if isinstance(right, float) else right))
+    kl, kr = number_kind(left), number_kind(right)
+    if kl in (None, "decimal") or kr in (None, "decimal"):
+        raise ValueError(f"$subtract only supports numeric or date types, got {left!r} and {right!r}")
+    kind = widest(kl, kr)
+    if kind == "double":
+        return float(left) - float(right)
+    return _number(left - right, kind)
 
-    def run(variables):
-        left, right = left_of(variables), right_of(variables)
-        if nullish(left) or nullish(right):
-            return None
-        if number_kind(left) in (None, "decimal") or number_kind(right) in (None, "decimal"):
-            raise ValueError(f"$divide only supports numeric types, got {left!r} and {right!r}")
-        if right == 0:
-            raise ValueError("can't $divide by zero")
-        return float(left) / float(right)
-    return run
+
+def _quotient(left, right):
+    if number_kind(left) in (None, "decimal") or number_kind(right) in (None, "decimal"):
+        raise ValueError(f"$divide only supports numeric types, got {left!r} and {right!r}")
+    if right == 0:
+        raise ValueError("can't $divide by zero")
+    return float(left) / float(right)
+
+
+_subtract = _binary("$subtract", _difference)
+_divide = _binary("$divide", _quotient)
 
 
 def _comparison(test: Callable[[int], bool]):

@@ -38,38 +38,23 @@ def nullish(value: object) -> bool:
     return value is None or value is MISSING
 
 
+# mongod's canonical type numbers (BSONType's canonicalizeBSONType, bsontypes.cpp), in the order tested:
+# a subclass before its base: bool before the numbers (a bool is an int), Code before str (bson's Code is one)
+_CANONICAL_TYPES: tuple[tuple[type | tuple[type, ...], int], ...] = (
+    (bool, 40), ((int, float, Decimal128), 10), (Code, 60), (str, 15), (dict, 20), (list, 25),
+    ((bytes, Binary), 30), (ObjectId, 35), (datetime, 45), (Timestamp, 47), (Regex, 50), (MinKey, -1),
+    (MaxKey, 127))
+
+
 def canonical_type(value: object) -> int:
     """mongod's canonical type number of a value (its rank among types when comparing)."""
     if value is MISSING:
         return 0
     if value is None:
         return 5
-    if isinstance(value, bool):
-        return 40
-    if isinstance(value, (int, float, Decimal128)):
-        return 10
-    if isinstance(value, str):
-        return 15
-    if isinstance(value, dict):
-        return 20
-    if isinstance(value, list):
-        return 25
-    if isinstance(value, (bytes, Binary)):
-        return 30
-    if isinstance(value, ObjectId):
-        return 35
-    if isinstance(value, datetime):
-        return 45
-    if isinstance(value, Timestamp):
-        return 47
-    if isinstance(value, Regex):
-        return 50
-    if isinstance(value, Code):
-        return 60
-    if isinstance(value, MinKey):
-        return -1
-    if isinstance(value, MaxKey):
-        return 127
+    for types, number in _CANONICAL_TYPES:
+        if isinstance(value, types):
+            return number
     raise ValueError(f"values of type {type(value).__name__} are not implemented in the engine lab")
 
 
