@@ -171,17 +171,8 @@ def conform_table(frame: pl.DataFrame, kind: Kind = Kind.PUBLISHED) -> pl.DataFr
     """A verdict table built with expressions, in COLUMNS (reason, note absent: empty; kind absent: `kind`);
     ValueError naming any verdict or kind that is not a member. Published and reproduced keep their type
     (uniqueidx's are the operations' outcomes in words)."""
-    required = [
-        "finding",
-        "metric",
-        "unit",
-        "published",
-        "reproduced",
-        "ratio",
-        "tolerance",
-        "verdict",
-        "server_kind",
-    ]
+    required = ["finding", "metric", "unit", "published", "reproduced", "ratio", "tolerance", "verdict",
+                "server_kind"]
     absent = [c for c in required if c not in frame.columns]
     if absent:
         raise ValueError(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import polars as pl
 
@@ -75,18 +75,23 @@ def _require_whole_last_row(path: str | Path) -> None:
         raise _fail(path, "ends in the middle of a row (cut short)")
 
 
-def read_parquet(path: str | Path, columns: Sequence[str] = (), numeric: Sequence[str] = (),
-                 minimum: Mapping[str, float] | None = None) -> pl.DataFrame:
-    """The file's rows, or InputError naming it (truncated, not parquet, missing columns, edited)."""
-    _require_unedited(path)
+def _read_table(path: str | Path, kind: str, read: Callable[[str | Path], pl.DataFrame]) -> pl.DataFrame:
+    """read(path), or InputError naming the file: missing, or not readable as `kind` (with the error)."""
     try:
-        frame = pl.read_parquet(path)
+        return read(path)
     except FileNotFoundError:
         raise _fail(path, "is missing") from None
     except (pl.exceptions.PolarsError, OSError) as err:
         raise _fail(
-            path, f"cannot be read as parquet ({type(err).__name__}: {str(err).splitlines()[0][:160]})"
+            path, f"cannot be read as {kind} ({type(err).__name__}: {str(err).splitlines()[0][:160]})"
         ) from None
+
+
+def read_parquet(path: str | Path, columns: Sequence[str] = (), numeric: Sequence[str] = (),
+                 minimum: Mapping[str, float] | None = None) -> pl.DataFrame:
+    """The file's rows, or InputError naming it (truncated, not parquet, missing columns, edited)."""
+    _require_unedited(path)
+    frame = _read_table(path, "parquet", pl.read_parquet)
     return _require_types(_require_columns(frame, columns, path), numeric, minimum or {}, path)
 
 
@@ -97,14 +102,7 @@ def read_csv(path: str | Path, columns: Sequence[str] = (), numeric: Sequence[st
     _require_unedited(path)
     if Path(path).is_file():
         _require_whole_last_row(path)
-    try:
-        frame = pl.read_csv(path, **options)
-    except FileNotFoundError:
-        raise _fail(path, "is missing") from None
-    except (pl.exceptions.PolarsError, OSError) as err:
-        raise _fail(
-            path, f"cannot be read as CSV ({type(err).__name__}: {str(err).splitlines()[0][:160]})"
-        ) from None
+    frame = _read_table(path, "CSV", lambda p: pl.read_csv(p, **options))
     return _require_types(_require_columns(frame, columns, path), numeric, minimum or {}, path)
 
 

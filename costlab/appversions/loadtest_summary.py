@@ -58,6 +58,15 @@ def _latency_aggs(prefix_filter: pl.Expr, quantiles: tuple[float, ...]) -> list[
     return aggs
 
 
+def _operation_counts(ok: pl.Expr) -> list[pl.Expr]:
+    """A group's operations: planned, ok, failed, skipped, and the time they queued and lagged."""
+    return [pl.len().alias("ops_planned"), ok.sum().alias("ops_ok"),
+            (pl.col("status") == "error").sum().alias("ops_error"),
+            (pl.col("status") == "skipped").sum().alias("ops_skipped"),
+            pl.col("queue_wait_ms").sum().alias("queue_wait_ms_total"),
+            pl.col("client_lag_ms").sum().alias("client_lag_ms_total")]
+
+
 def _per_bin(
     raw: pl.DataFrame, plan: LoadTestPlan, bin_seconds: float | None, tolerance: float
 ) -> pl.DataFrame:
@@ -73,12 +82,7 @@ def _per_bin(
         .group_by(keys)
         .agg(
             pl.col("events").sum().alias("target_events"),
-            pl.len().alias("ops_planned"),
-            ok.sum().alias("ops_ok"),
-            (pl.col("status") == "error").sum().alias("ops_error"),
-            (pl.col("status") == "skipped").sum().alias("ops_skipped"),
-            pl.col("queue_wait_ms").sum().alias("queue_wait_ms_total"),
-            pl.col("client_lag_ms").sum().alias("client_lag_ms_total"),
+            *_operation_counts(ok),
             pl.col("client_lag_ms").quantile(0.95).alias("client_lag_ms_p95"),
             *_latency_aggs(ok, (0.5, 0.9, 0.95, 0.99)),
         )
@@ -180,12 +184,7 @@ def summarize_phases(
         raw.filter(pl.col("phase").is_not_null())
         .group_by(["kind", "phase", "step"])
         .agg(
-            pl.len().alias("ops_planned"),
-            ok.sum().alias("ops_ok"),
-            (pl.col("status") == "error").sum().alias("ops_error"),
-            (pl.col("status") == "skipped").sum().alias("ops_skipped"),
-            pl.col("queue_wait_ms").sum().alias("queue_wait_ms_total"),
-            pl.col("client_lag_ms").sum().alias("client_lag_ms_total"),
+            *_operation_counts(ok),
             *_latency_aggs(ok, (0.5, 0.95)),
         )
     )

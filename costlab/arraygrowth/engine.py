@@ -134,17 +134,18 @@ def sweep(ns: Sequence[int], profiles: Sequence[str], workloads: Sequence[str], 
         for profile, workload, n in runs:   # one step of the bar per (profile, workload, N)
             bar.set_postfix_str(f"{profile} {workload} N={n:,}")
             row = run_workload(profile, workload, n, settings, workdir, retryable_writes, replica_set)
-            rows.append(row | {
-                "bytes_per_op": row["log_bytes"] / row["n"],
-                "wt_version": described["wt_version"],
-                "journal_compressor": settings.journal_compressor,
-                "journal_compressor_wanted": journal_compressor_wanted,
-                "block_compressor": settings.block_compressor,
-                "retryable_writes": bool(retryable_writes and profile != "standalone"),
-                "server_kind": SERVER_KIND,
-            })
+            rows.append(row | {"bytes_per_op": row["log_bytes"] / row["n"]}
+                        | _run_facts(settings, described, journal_compressor_wanted)
+                        | {"retryable_writes": bool(retryable_writes and profile != "standalone")})
             bar.update()
     return pl.DataFrame(rows).select(LOG_COLUMNS)
+
+
+def _run_facts(settings, described: dict, journal_compressor_wanted: str | None) -> dict:
+    """What every engine run's row records beside its counters: the engine and its compressors."""
+    return {"wt_version": described["wt_version"], "journal_compressor": settings.journal_compressor,
+            "journal_compressor_wanted": journal_compressor_wanted,
+            "block_compressor": settings.block_compressor, "server_kind": SERVER_KIND}
 
 
 def fits(log_bytes: pl.DataFrame) -> pl.DataFrame:
@@ -344,15 +345,9 @@ def element_sweep(declarations: Sequence, ns: Sequence[int], profiles: Sequence[
         for declaration, profile, n in runs:
             bar.set_postfix_str(f"{declaration.name} {profile} N={n:,}")
             row = run_element(profile, declaration, n, settings, workdir, retryable_writes, replica_set)
-            rows.append(row | {
-                "bytes_per_op": row["log_bytes"] / n,
-                "wt_version": described["wt_version"],
-                "journal_compressor": settings.journal_compressor,
-                "journal_compressor_wanted": journal_compressor_wanted,
-                "block_compressor": settings.block_compressor,
-                "retryable_writes": bool(retryable_writes and profile != "standalone"),
-                "server_kind": SERVER_KIND,
-            })
+            rows.append(row | {"bytes_per_op": row["log_bytes"] / n}
+                        | _run_facts(settings, described, journal_compressor_wanted)
+                        | {"retryable_writes": bool(retryable_writes and profile != "standalone")})
             bar.update()
     schema = {c: pl.Utf8 for c in ("profile", "element", "update", "wt_version", "journal_compressor",
                                    "journal_compressor_wanted", "block_compressor", "server_kind")}

@@ -69,16 +69,17 @@ def docsize_verdicts(cache_reads: pl.DataFrame, published_queries: pl.DataFrame,
         return ratio_over_samples(a, b, statistic="median")
 
     where = f"{large} KB, small cache ({cache_mb} MB here, 256 MB published), random windows"
-    rule = tol["projection_over_whole_bytes"].holds()
-    rows.append(by_interval(
-        engine_row(
-            "projection reads whole document at small cache",
-            f"bytes read into cache, projection / whole documents, {where}",
-            "ratio",
-            div(published("projection"), published("whole")),
-            div(engine("projection"), engine("whole")),
-            rule,
-        ), rule, ratio_of("projection", "whole")))
+
+    def ratio_row(finding: str, metric: str, top: str, bottom: str, tolerance: str) -> Finding:
+        """The engine's top/bottom bytes read against the published ratio, judged by its interval."""
+        rule = tol[tolerance].holds()
+        row = engine_row(finding, f"{metric}, {where}", "ratio", div(published(top), published(bottom)),
+                         div(engine(top), engine(bottom)), rule)
+        return by_interval(row, rule, ratio_of(top, bottom))
+
+    rows.append(ratio_row("projection reads whole document at small cache",
+                          "bytes read into cache, projection / whole documents", "projection", "whole",
+                          "projection_over_whole_bytes"))
     window_bytes = window * doc_bytes.get(large, large * 1024)
     rule = tol["projection_over_window_bytes"].holds()
     whole_window = by_interval(engine_row(
@@ -97,16 +98,9 @@ def docsize_verdicts(cache_reads: pl.DataFrame, published_queries: pl.DataFrame,
             Verdict.NOT_COMPARABLE, f"{AT_THIS_SCALE}: published for 64 KB documents; largest here {large} KB"
         )
     rows.append(whole_window)
-    rule = tol["covered_over_projection_bytes"].holds()
-    rows.append(by_interval(
-        engine_row(
-            "a covered query reads next to nothing into the cache",
-            f"covered bytes read into cache / projection bytes read, {where}",
-            "ratio",
-            div(published("covered"), published("projection")),
-            div(engine("covered"), engine("projection")),
-            rule,
-        ), rule, ratio_of("covered", "projection")))
+    rows.append(ratio_row("a covered query reads next to nothing into the cache",
+                          "covered bytes read into cache / projection bytes read", "covered", "projection",
+                          "covered_over_projection_bytes"))
     if large == 64:
         value = engine("projection")
         rule = tol["engine_bytes_read"].holds(published("projection"))

@@ -38,16 +38,8 @@ USER_VARIANTS_PREFIX = "your_"
 ENGINE_RAW_TABLES = ("queries",)   # per-query rows: linked from the CSVs, not shown
 NOT_RUN_FILE = "not_run.json"
 VS_MONGOD_FILE = "engine_vs_mongod.csv"   # costlab.engine.vs_mongod.FILE_NAME
-PUBLISHED_COLUMNS = (
-    "finding",
-    "metric",
-    "unit",
-    "published",
-    "reproduced",
-    "ratio",
-    "verdict",
-    "server_kind",
-)
+PUBLISHED_COLUMNS = ("finding", "metric", "unit", "published", "reproduced", "ratio", "verdict",
+                     "server_kind")
 MAX_TABLE_ROWS = 200
 RUN_COMMAND = ".venv/bin/snakemake --profile profiles/default results/report.html"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
