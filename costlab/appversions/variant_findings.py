@@ -74,8 +74,9 @@ def variant_rows(frame: pl.DataFrame, measures: Iterable[str], evidence: str,
                     f"{other}: {'—' if b is None else f'{b:.4g}'} {unit}")
             # a measured ratio on the stand-in is not comparable for that; a missing one is not run
             stand_in = on_stand_in(kind) and a is not None and bool(b)
-            rows.append(beside(f"{variant} beside {other}: {words} ({evidence})", f"{measure} {variant}/{other}",
-                               a, b, server_kind=kind, note=note, reason=STAND_IN if stand_in else None))
+            rows.append(beside(f"{variant} beside {other}: {words} ({evidence})",
+                               f"{measure} {variant}/{other}", a, b, server_kind=kind, note=note,
+                               reason=STAND_IN if stand_in else None))
     return rows
 
 

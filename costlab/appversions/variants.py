@@ -109,20 +109,10 @@ def _block_compressor(value: Any) -> dict[str, Any]:
     return block_compressor_options(one_of(BLOCK_COMPRESSORS)(value))
 
 
-# config field -> the declaration's attribute ("": read by the builder, not an attribute)
-ATTRIBUTES: dict[str, str] = {
-    "base": "",
-    "layout": "layout_name",
-    "bucket": "bucket",
-    "report": "report",
-    "long_status_names": "long_status_names",
-    "item_name_format": "item_name_format",
-    "totals": "totals",
-    "indexes": "index_keys",
-    "block_compressor": "create_collection_options",
-    "compare_to": "compare_to",
-    "layout_file": "",
-}
+# a config field whose VersionDeclaration attribute has another name; `base` and `layout_file` are the
+# builder's, the others hold their attribute's value under its own name
+RENAMED = {"layout": "layout_name", "indexes": "index_keys", "block_compressor": "create_collection_options"}
+BUILDERS_OWN = ("base", "layout_file")
 FIELDS = (
     Field("base", _base),
     Field("layout", text("a layout name")),
@@ -174,8 +164,8 @@ def _build(entry: Entry) -> VersionDeclaration:
                                            "say which (layout: <its name>)")
             values["layout_name"] = defined[0]
     for field_name in given:
-        if ATTRIBUTES[field_name]:
-            values[ATTRIBUTES[field_name]] = entry[field_name]
+        if field_name not in BUILDERS_OWN:
+            values[RENAMED.get(field_name, field_name)] = entry[field_name]
     values["name"] = name
     declared = VersionDeclaration(**values)
     _check_pairs(declared, given)
@@ -205,11 +195,13 @@ def _check_pairs(declared: VersionDeclaration, fields: Mapping[str, Any]) -> Non
                    f"item_name_format YYYYMMDD, not {declared.item_name_format!r}")
     for field_name in ("totals", "long_status_names"):
         if getattr(declared, field_name) not in pairs[field_name]:
+            words = field_name.replace("_", " ")
             raise fail(blame(field_name, "layout"),
-                       f"layout {layout!r} does not write {field_name.replace('_', ' ')} (allowed with it: false)")
+                       f"layout {layout!r} does not write {words} (allowed with it: false)")
     formats = pairs["item_name_format"]
     if declared.item_name_format is not None and None in formats and len(formats) == 1:
-        raise fail(blame("item_name_format", "layout"), f"layout {layout!r} has no item names (allowed with it: null)")
+        raise fail(blame("item_name_format", "layout"),
+                   f"layout {layout!r} has no item names (allowed with it: null)")
 
 
 def _listed_and_held(declared: list[VersionDeclaration], section: Mapping[str, Any]) -> None:
@@ -218,8 +210,8 @@ def _listed_and_held(declared: list[VersionDeclaration], section: Mapping[str, A
     configured = list(section.get("versions") or ())
     for d in declared:
         if d.name not in configured:
-            raise DECLARED.fail(d.name, None, f"declared but not in appversions.versions: add {d.name!r} there "
-                                              "to measure it, or remove its declaration")
+            raise DECLARED.fail(d.name, None, f"declared but not in appversions.versions: add {d.name!r} "
+                                              "there to measure it, or remove its declaration")
         if d.compare_to is not None and d.compare_to not in configured:
             raise DECLARED.fail(d.name, "compare_to", f"{d.compare_to!r} is not in appversions.versions: the "
                                                       "variant is measured beside it, add it there")
@@ -336,7 +328,8 @@ def import_layout_file(path: Any) -> list[str]:
                 if isinstance(obj, type) and obj.__module__ == module_name and getattr(obj, "name", "")]
     for cls in (c for c in declared if issubclass(c, Bucket)):   # its buckets first: its layouts may use them
         if cls.name in BUILT_IN:
-            raise FieldProblem(f"{path}: bucket name {cls.name!r} is a built-in bucket's: give yours another name")
+            raise FieldProblem(f"{path}: bucket name {cls.name!r} is a built-in bucket's: "
+                               "give yours another name")
         try:
             register_bucket(cls())
         except Exception as err:  # noqa: BLE001  the user's bucket: any error, in one line
@@ -345,11 +338,13 @@ def import_layout_file(path: Any) -> list[str]:
     classes = [c for c in declared if issubclass(c, Layout)]
     if not classes and not _FILE_BUCKETS.get(str(resolved)):
         raise FieldProblem(f"{path} defines no layout and no bucket (a subclass of "
-                           "costlab.appversions.layouts.Layout or costlab.appversions.buckets.Bucket with a name)")
+                           "costlab.appversions.layouts.Layout or costlab.appversions.buckets.Bucket with a "
+                           "name)")
     names = []
     for cls in classes:
         if cls.name in PUBLISHED_LAYOUTS:
-            raise FieldProblem(f"{path}: layout name {cls.name!r} is a built-in layout's: give yours another name")
+            raise FieldProblem(f"{path}: layout name {cls.name!r} is a built-in layout's: "
+                               "give yours another name")
         try:
             register_layout(cls())
         except Exception as err:  # noqa: BLE001

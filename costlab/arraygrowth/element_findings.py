@@ -62,10 +62,11 @@ def element_rows(frame: pl.DataFrame, pairs: dict[str, str], evidence: str,
             ka, kb = _exponent(mine), _exponent(theirs)
             # the stand-in reports no journal bytes: its rows are not comparable whatever was measured
             reason = STAND_IN if on_stand_in(kind) else None
-            rows.append(beside(f"{name} beside {other}: journal bytes per write, {profile} ({evidence})",
-                               f"log bytes per write {name}/{other} ({profile}, N={n})", a, b, server_kind=kind,
-                               note=f"{name}: {_text(a, ' B/write')}; {other}: {_text(b, ' B/write')} (N={n})",
-                               reason=reason))
+            rows.append(beside(
+                f"{name} beside {other}: journal bytes per write, {profile} ({evidence})",
+                f"log bytes per write {name}/{other} ({profile}, N={n})", a, b, server_kind=kind,
+                note=f"{name}: {_text(a, ' B/write')}; {other}: {_text(b, ' B/write')} (N={n})",
+                reason=reason))
             rows.append(beside(
                 f"{name} beside {other}: growth exponent k of journal bytes ~ N^k, {profile} ({evidence})",
                 f"exponent k {name}/{other} ({profile})", ka, kb, server_kind=kind,

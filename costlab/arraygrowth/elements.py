@@ -111,7 +111,8 @@ def _read_element(spec: Any) -> tuple[Any, str | None]:
             raise FieldProblem(f"not valid JSON: {err}") from None
         where = "the element"
     else:
-        raise FieldProblem(f"expected a JSON object or a .json file's path, got {type(spec).__name__} {spec!r}")
+        raise FieldProblem(f"expected a JSON object or a .json file's path, got {type(spec).__name__} "
+                           f"{spec!r}")
     try:
         raw = json.loads(text_)
     except ValueError as err:

@@ -72,7 +72,7 @@ class Field:
 
 def one_of(allowed: Iterable[Any] | Callable[[], Iterable[Any]], none_allowed: bool = False
            ) -> Callable[[Any], Any]:
-    """A reader taking one of `allowed` (a callable: asked at each read, for a list that grows at run time)."""
+    """A reader taking one of `allowed` (a callable: asked at each read, a list that grows at run time)."""
     def read(value: Any) -> Any:
         if value is None and none_allowed:
             return None
@@ -220,8 +220,8 @@ class Declarations(Generic[T]):
         if problem:
             raise self.fail(str(name), None, problem)
         if not isinstance(given, Mapping):
-            raise self.fail(name, None, f"expected a mapping of fields (allowed: {listed(self.field_names)}), "
-                                        f"got {type(given).__name__}")
+            raise self.fail(name, None, f"expected a mapping of fields (allowed: "
+                                        f"{listed(self.field_names)}), got {type(given).__name__}")
         unknown = [f for f in given if f not in self.field_names]
         if unknown:
             raise self.fail(name, str(unknown[0]), f"unknown field (allowed: {listed(self.field_names)})"
@@ -263,8 +263,8 @@ class Declarations(Generic[T]):
             raise self.fail(name, "compare_to", f"{_article(self.noun)} is compared with another, not itself")
         allowed = [*self.compared_with(section), *[n for n in names if n != name]]
         if compare_to not in allowed:
-            raise self.fail(name, "compare_to", f"{compare_to!r} is {self.compared_words} "
-                                                f"(allowed: {listed(allowed)})" + did_you_mean(compare_to, allowed))
+            raise self.fail(name, "compare_to", f"{compare_to!r} is {self.compared_words} (allowed: "
+                                                f"{listed(allowed)})" + did_you_mean(compare_to, allowed))
 
     def problem(self, section: Mapping[str, Any]) -> str | None:
         """The first declaration that cannot be used, as a one-line config error (None: all can)."""

@@ -70,8 +70,8 @@ def document_rows(orders: pl.DataFrame, documents: dict[str, pl.DataFrame], comp
             read_nothing = a is not None and b is not None and not b
             rows.append(beside(
                 f"{mine_words} beside {other_words}: bytes read per {shape} query, small cache (engine lab)",
-                f"bytes_read_into_cache {name}/{other} {label} {shape}", a, b, server_kind="engine", note=note,
-                reason=COMPARED_READ_NOTHING if read_nothing else None))
+                f"bytes_read_into_cache {name}/{other} {label} {shape}", a, b, server_kind="engine",
+                note=note, reason=COMPARED_READ_NOTHING if read_nothing else None))
     return rows
 
 

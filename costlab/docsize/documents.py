@@ -146,8 +146,8 @@ def _build(entry: Entry) -> DocumentDeclaration:
                                           f"(its fields: {', '.join(document)})")
         kind = _kind(document[field])
         if field == "_id":
-            raise entry.fail("projected", "'_id' is every document's own (the orders' ObjectIds): project the "
-                                          "sample's other fields")
+            raise entry.fail("projected", "'_id' is every document's own (the orders' ObjectIds): project "
+                                          "the sample's other fields")
         if field == projected[0] and kind not in ("date", "number"):
             raise entry.fail("projected", f"{field!r} is the window's key (the first projected field): "
                                           f"{KEY_TYPES}, not a {kind}")
