@@ -61,8 +61,7 @@ TOY = Declarations(
             Field("compare_to", text("a toy's name"), default="ball")),
     build=_toy_build,
     taken=lambda name: f"{name!r} is costlab's own toy" if name == "ball" else None,
-    compared_with=lambda section: ["ball"], compared_words="not a toy",
-    default_compare_to=lambda given: "ball")
+    compared_with=lambda section: ["ball"], compared_words="not a toy")
 
 
 def _toy_problem(toys) -> str | None:
@@ -133,6 +132,10 @@ def test_compare_to_names_the_studys_own_or_another_declaration():
                         "yoyo": {"colour": "red", "compare_to": "ball"}}}
     assert [t.compare_to for t in TOY.declarations(section)] == ["top", "ball", "ball"]
     assert TOY.compare_pairs(section) == {"kite": "top", "top": "ball", "yoyo": "ball"}
+    # a variant is compared with its base unless it says otherwise; without a base, with nothing
+    assert variants.DECLARED.compare_pairs({"variants": {
+        "v": {"base": "appV4"}, "w": {"layout": "push"}, "x": {"base": "appV4", "compare_to": "appV1"}}}) == {
+        "v": "appV4", "x": "appV1"}
 
 
 def test_one_declaration_read_alone_takes_its_compare_to_as_declared():

@@ -165,8 +165,7 @@ def _build(entry: Entry) -> ElementDeclaration:
 
 DECLARED: Declarations[ElementDeclaration] = Declarations(
     key=KEY, noun="element", fields=FIELDS, build=_build, taken=_taken,
-    compared_with=lambda section: list(PUBLISHED_WORKLOADS), compared_words="not a workload",
-    default_compare_to=lambda given: DEFAULT_COMPARE_TO)
+    compared_with=lambda section: list(PUBLISHED_WORKLOADS), compared_words="not a workload")
 
 
 def one_declaration(name: str, fields: Any) -> ElementDeclaration:

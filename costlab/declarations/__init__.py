@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Generic, Iterable, Mapping, TypeVar
+from typing import Any, Callable, Generic, Iterable, Mapping, Protocol, TypeVar
 
 from costlab.documentlimits import MAX_BSON_BYTES, MAX_FILE_BYTES
 from costlab.paths import CHECKOUT, snakemake_path_problem, user_file_path
@@ -165,7 +165,13 @@ def _article(noun: str) -> str:
     return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
-T = TypeVar("T")
+class Declared(Protocol):
+    """What a use's builder makes: a declaration with its name and what it is compared to (None: nothing)."""
+    name: str
+    compare_to: str | None
+
+
+T = TypeVar("T", bound=Declared)
 
 
 @dataclass(frozen=True)
@@ -174,8 +180,8 @@ class Declarations(Generic[T]):
     `build` the declaration of an Entry (raising entry.fail(...)), `taken` why a name belongs to costlab
     (a published version, workload or dataset), and what a declaration is compared to: `compared_with` the
     study's own names of a section, `compared_words` what a name outside them is not ("not a workload"),
-    `default_compare_to` its compare_to when the fields say none. `after` checks the declarations of a section
-    together (what a use needs beyond the names and compare_to)."""
+    `default_compare_to` its compare_to when the fields say none (None: the compare_to field's default).
+    `after` checks the declarations of a section together (what a use needs beyond names and compare_to)."""
     key: str
     noun: str
     fields: tuple[Field, ...]
@@ -183,7 +189,7 @@ class Declarations(Generic[T]):
     taken: Callable[[str], str | None] = lambda name: None
     compared_with: Callable[[Mapping[str, Any]], list[str]] = lambda section: []
     compared_words: str = "not a name it can be compared to"
-    default_compare_to: Callable[[Mapping[str, Any]], str | None] = lambda given: None
+    default_compare_to: Callable[[Mapping[str, Any]], str | None] | None = None
     after: Callable[[list[T], Mapping[str, Any]], None] = lambda declared, section: None
     field_names: tuple[str, ...] = field(init=False)
 
@@ -249,9 +255,9 @@ class Declarations(Generic[T]):
         line naming the key) for the first that cannot be used."""
         declared = [self.build(self.entry(name, given, section))
                     for name, given in self._mapping(section).items()]
-        names = [str(getattr(d, "name")) for d in declared]
+        names = [d.name for d in declared]
         for d in declared:
-            self._check_compare_to(str(getattr(d, "name")), getattr(d, "compare_to"), names, section)
+            self._check_compare_to(d.name, d.compare_to, names, section)
         self.after(declared, section)
         return declared
 
@@ -278,10 +284,12 @@ class Declarations(Generic[T]):
         """{name: what it is compared to} as configured (unchecked, no file read); a declaration compared
         with nothing is left out."""
         declared = section.get(self.subkey) or {}
+        defaults = {f.name: f.default for f in self.fields}
         pairs = {}
         for name, given in declared.items() if isinstance(declared, Mapping) else ():
             given = given if isinstance(given, Mapping) else {}
-            other = given.get("compare_to") or self.default_compare_to(given)
+            other = given.get("compare_to") or (self.default_compare_to(given) if self.default_compare_to
+                                                else defaults.get("compare_to"))
             if other:
                 pairs[str(name)] = str(other)
         return pairs

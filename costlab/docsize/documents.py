@@ -173,8 +173,7 @@ def _build(entry: Entry) -> DocumentDeclaration:
 
 DECLARED: Declarations[DocumentDeclaration] = Declarations(
     key=KEY, noun="document", fields=FIELDS, build=_build, taken=_taken,
-    compared_with=lambda section: [ORDERS], compared_words="neither orders nor a declared document",
-    default_compare_to=lambda given: ORDERS)
+    compared_with=lambda section: [ORDERS], compared_words="neither orders nor a declared document")
 
 
 def declarations(section: dict) -> list[DocumentDeclaration]:
