@@ -36,12 +36,13 @@ from costlab.declarations import (
     Field,
     FieldProblem,
     one_of,
+    parsed_json,
     positive_integer,
     read_text,
     text,
     user_file,
 )
-from costlab.documentlimits import MAX_NESTING, document_problem
+from costlab.documentlimits import document_problem
 
 KEY = "arraygrowth.elements"
 UPDATES = ("push", "push_slice", "set_array", "insert")
@@ -102,32 +103,23 @@ def _read_element(spec: Any) -> tuple[Any, str | None]:
     source = None
     if isinstance(spec, str):
         source = spec
-        text_ = read_text(spec, user_file(spec, "a JSON object or a .json file's path", suffix=".json"))
+        content = read_text(spec, user_file(spec, "a JSON object or a .json file's path", suffix=".json"))
         where = spec
     elif isinstance(spec, dict):
         try:
-            text_ = json.dumps(spec)
+            content = json.dumps(spec)
         except (TypeError, ValueError) as err:
             raise FieldProblem(f"not valid JSON: {err}") from None
         where = "the element"
     else:
         raise FieldProblem(f"expected a JSON object or a .json file's path, got {type(spec).__name__} "
                            f"{spec!r}")
-    try:
-        raw = json.loads(text_)
-    except ValueError as err:
-        raise FieldProblem(f"{where} is not valid JSON: {err}") from None
-    except RecursionError:
-        raise FieldProblem(f"{where} nests more than {MAX_NESTING} levels of documents and arrays: "
-                           f"MongoDB allows at most {MAX_NESTING}") from None
+    raw = parsed_json(content, where, json.loads, "not valid JSON")
     if not isinstance(raw, dict):
         raise FieldProblem(f"{where} is not a JSON object (got a {type(raw).__name__}): an element is a "
                            'document, or one Extended JSON value such as {"$numberLong": "1"}')
-    try:
-        value = json_util.loads(text_)
-    except (ValueError, TypeError, InvalidBSON) as err:
-        said = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise FieldProblem(f"{where} is not valid Extended JSON: {said}") from None
+    value = parsed_json(content, where, json_util.loads, "not valid Extended JSON",
+                        (ValueError, TypeError, InvalidBSON))
     # pushed into a document: the element is at least one level below the top
     problem = document_problem({"e": value}, f"{where} (inside the document it is pushed into)")
     if problem:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Generic, Iterable, Mapping, Protocol, TypeVar
 
-from costlab.documentlimits import MAX_BSON_BYTES, MAX_FILE_BYTES
+from costlab.documentlimits import MAX_BSON_BYTES, MAX_FILE_BYTES, MAX_NESTING
 from costlab.paths import CHECKOUT, snakemake_path_problem, user_file_path
 from costlab.repeats import reserved_name_problem
 from costlab.suggest import did_you_mean
@@ -134,6 +134,21 @@ def read_text(path: str, resolved: Path) -> str:
         return resolved.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise FieldProblem(f"{path} cannot be read as UTF-8 text: {err}") from None
+
+
+def parsed_json(text: str, where: str, loads: Callable[[str], Any], invalid: str,
+                errors: tuple[type[Exception], ...] = (ValueError, TypeError)) -> Any:
+    """`text` (`where`: how the messages name it) read by `loads` (json's, or bson.json_util's for Extended
+    JSON); FieldProblem "<where> is <invalid>: <the reader's words>" on one of `errors`, or past MongoDB's
+    nesting limit (a JSON reader recurses: 5,000 levels is a RecursionError, said in one line)."""
+    try:
+        return loads(text)
+    except errors as err:
+        detail = " ".join(str(err).split())[:160] or type(err).__name__
+        raise FieldProblem(f"{where} is {invalid}: {detail}") from None
+    except RecursionError:
+        raise FieldProblem(f"{where} nests more than {MAX_NESTING} levels of documents and arrays: "
+                           f"MongoDB allows at most {MAX_NESTING}") from None
 
 
 # ---- a declaration, read ---------------------------------------------------------------------------------
@@ -305,5 +320,5 @@ class Declarations(Generic[T]):
 
 
 __all__ = ["NAME_ALLOWED", "NAME_MAX", "NAME_RE", "DeclarationError", "Declarations", "Entry", "Field",
-           "FieldProblem", "as_given", "failure", "flag", "listed", "one_of", "positive_integer", "read_text",
-           "text", "user_file"]
+           "FieldProblem", "as_given", "failure", "flag", "listed", "one_of", "parsed_json", "positive_integer",
+           "read_text", "text", "user_file"]

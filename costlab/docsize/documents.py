@@ -22,8 +22,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from costlab.declarations import Declarations, Entry, Field, FieldProblem, flag, read_text, text, user_file
-from costlab.documentlimits import MAX_NESTING, document_problem, indexed_name_problem
+from costlab.declarations import (
+    Declarations,
+    Entry,
+    Field,
+    FieldProblem,
+    flag,
+    parsed_json,
+    read_text,
+    text,
+    user_file,
+)
+from costlab.documentlimits import document_problem, indexed_name_problem
 from costlab.paths import user_file_path as sample_path  # noqa: F401  where a sample is (rules/docsize.smk)
 
 KEY = "docsize.documents"
@@ -56,15 +66,9 @@ def _sample(path: Any) -> dict:
     from bson import json_util
     from bson.errors import InvalidBSON
 
-    resolved = user_file(path, "a file's path (e.g. documents/mine.json)")
-    try:
-        document = json_util.loads(read_text(path, resolved))
-    except (ValueError, TypeError, InvalidBSON) as err:
-        detail = " ".join(str(err).split())[:160]
-        raise FieldProblem(f"{path} is not valid JSON or extended JSON: {detail}") from None
-    except RecursionError:
-        raise FieldProblem(f"{path} nests more than {MAX_NESTING} levels of documents and arrays: "
-                           f"MongoDB allows at most {MAX_NESTING}") from None
+    content = read_text(path, user_file(path, "a file's path (e.g. documents/mine.json)"))
+    document = parsed_json(content, path, json_util.loads, "not valid JSON or extended JSON",
+                           (ValueError, TypeError, InvalidBSON))
     if not isinstance(document, dict):
         raise FieldProblem(f"{path} holds a JSON {type(document).__name__}, not a single JSON object "
                            "(one document: {...})")
