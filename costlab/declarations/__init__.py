@@ -319,6 +319,6 @@ class Declarations(Generic[T]):
                 if isinstance(given, Mapping) and isinstance(given.get(field_name), str)}
 
 
-__all__ = ["NAME_ALLOWED", "NAME_MAX", "NAME_RE", "DeclarationError", "Declarations", "Entry", "Field",
-           "FieldProblem", "as_given", "failure", "flag", "listed", "one_of", "parsed_json", "positive_integer",
-           "read_text", "text", "user_file"]
+__all__ = ["NAME_ALLOWED", "NAME_MAX", "NAME_RE", "DeclarationError", "Declarations", "Declared", "Entry",
+           "Field", "FieldProblem", "as_given", "failure", "flag", "listed", "one_of", "parsed_json",
+           "positive_integer", "read_text", "text", "user_file"]
