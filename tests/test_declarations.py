@@ -4,6 +4,7 @@ variants, docsize documents, arraygrowth elements) held to the same rule. Every 
 out here."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import NamedTuple
 
@@ -187,6 +188,17 @@ def test_a_files_text_is_utf8_and_no_larger_than_a_document_mongod_stores(tmp_pa
         read_text("doc.json", path)
     assert str(err.value) == ("doc.json is 11 bytes: a document mongod can store is at most 16,777,216 BSON "
                               "bytes (16 MiB)")
+
+
+def test_a_files_json_is_read_in_one_line_whatever_goes_wrong():
+    assert declarations.parsed_json('{"a": [1]}', "x.json", json.loads, "not valid JSON") == {"a": [1]}
+    with pytest.raises(declarations.FieldProblem) as err:
+        declarations.parsed_json('{"a": ', "x.json", json.loads, "not valid JSON")
+    assert str(err.value) == "x.json is not valid JSON: Expecting value: line 1 column 7 (char 6)"
+    with pytest.raises(declarations.FieldProblem) as err:
+        declarations.parsed_json("[" * 5000 + "]" * 5000, "x.json", json.loads, "not valid JSON")
+    assert str(err.value) == ("x.json nests more than 100 levels of documents and arrays: MongoDB allows at "
+                              "most 100")
 
 
 def test_a_fields_files_are_where_they_are_found(tmp_path, monkeypatch):
