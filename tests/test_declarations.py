@@ -152,8 +152,8 @@ def test_a_field_read_first_is_read_before_the_others():
     first = Declarations(key="s.things", noun="thing", build=lambda entry: entry.values,
                          fields=(Field("a", reader("a")), Field("b", reader("b")),
                                  Field("c", reader("c"), first=True)))
-    (values,) = first.declarations({"things": {"t": {"a": 1, "b": 2, "c": 3}}})
-    assert read == ["c", "a", "b"] and list(values) == ["a", "b", "c"]   # the declared order kept
+    entry = first.entry("t", {"a": 1, "b": 2, "c": 3}, {})
+    assert read == ["c", "a", "b"] and list(entry.values) == ["a", "b", "c"]   # the declared order kept
 
 
 # ---- the file a field names -----------------------------------------------------------------------------
