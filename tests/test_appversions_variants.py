@@ -12,6 +12,7 @@ from known import UNKNOWN_VERSION
 
 from costlab.appversions import registry, variants
 from costlab.config import ConfigError, load_config
+from costlab.declarations import DeclarationError
 from costlab.verdicts import Kind, Verdict
 
 # appV5R3 declared field by field (registry.PUBLISHED: array_daily, quarter, reduce_array; short status
@@ -204,7 +205,7 @@ def test_the_check_names_an_unknown_field_without_the_schema():
         "invalid config key appversions.variants.mine.colour: unknown field (allowed: base, layout, bucket, "
         "report, long_status_names, item_name_format, totals, indexes, block_compressor, compare_to, "
         "layout_file)")
-    with pytest.raises(variants.VariantError, match="appversions.variants.mine.indexes: 'key' is not a list"):
+    with pytest.raises(DeclarationError, match="appversions.variants.mine.indexes: 'key' is not a list"):
         variants.declarations(_section({"mine": {"base": "appV5R3", "indexes": "key"}}))
 
 

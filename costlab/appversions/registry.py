@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal
 
+from costlab.declarations import NAME_RE
+
 # The built-in buckets; a layout file may declare more (costlab/appversions/buckets.py): any registered name.
 Bucket = str
 Report = Literal["match_group", "unwind", "reduce_array", "reduce_dynamic", "reduce_dynamic_single"]
@@ -41,8 +43,8 @@ ITEM_NAME_FORMATS: tuple[str, ...] = ("DD", "MMDD", "YYYYMMDD")
 BLOCK_COMPRESSORS: tuple[str, ...] = ("none", "snappy", "zlib", "zstd")
 STATUSES: tuple[str, ...] = ("approved", "noFunds", "pending", "rejected")
 SHORT_NAMES: dict[str, str] = {"approved": "a", "noFunds": "n", "pending": "p", "rejected": "r"}
-# A version's name is a collection name, a file name and a wildcard value: letters, digits, _ and -.
-NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,62}$")
+# A version's name is a collection name, a file name and a wildcard value: a declared name's rule
+# (costlab.declarations.NAME_RE), the same for a published version and a user's variant.
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from typing import Iterable
 import polars as pl
 
 from costlab.appversions import registry
-from costlab.finding import NOT_JUDGED, STAND_IN, USER_VARIANT_REASON, Finding
-from costlab.verdicts import NOT_MEASURED, Kind, Verdict, is_missing
+from costlab.declarations.findings import beside, measured, on_stand_in, server_kind_of
+from costlab.finding import STAND_IN, Finding
 
 # measure -> (its words, the unit of each version's value)
 MEASURES = {
@@ -54,10 +54,6 @@ def per_event(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(extra) if extra else frame
 
 
-def _number(value) -> float | None:
-    return None if is_missing(value) else float(value)
-
-
 def variant_rows(frame: pl.DataFrame, measures: Iterable[str], evidence: str,
                  server_kind: str | None = None, pairs: dict[str, str] | None = None) -> list[Finding]:
     """Per variant in `frame` whose compared version is there too: one row per measure (the ratio
@@ -70,22 +66,17 @@ def variant_rows(frame: pl.DataFrame, measures: Iterable[str], evidence: str,
         if variant not in by_version:
             continue
         mine, theirs = by_version[variant], by_version.get(other) or {}
-        kinds = {mine.get("server_kind"), theirs.get("server_kind")} - {None}
-        kind = server_kind or "/".join(sorted(kinds)) or None
+        kind = server_kind or server_kind_of([mine.get("server_kind"), theirs.get("server_kind")])
         for measure in measures:
             words, unit = MEASURES[measure]
-            a, b = _number(mine.get(measure)), _number(theirs.get(measure))
-            ratio = a / b if a is not None and b else None
+            a, b = measured(mine.get(measure)), measured(theirs.get(measure))
             note = (f"{variant}: {'—' if a is None else f'{a:.4g}'} {unit}; "
                     f"{other}: {'—' if b is None else f'{b:.4g}'} {unit}")
-            if ratio is None:
-                verdict, reason = Verdict.NOT_RUN, NOT_MEASURED
-            else:
-                verdict = Verdict.NOT_COMPARABLE
-                reason = STAND_IN if kind and "stand-in" in kind else USER_VARIANT_REASON
-            rows.append(Finding(f"{variant} beside {other}: {words} ({evidence})",
-                                f"{measure} {variant}/{other}", "ratio", None, ratio, verdict, reason=reason,
-                                tolerance=NOT_JUDGED, server_kind=kind, note=note, kind=Kind.USER_VARIANT))
+            # a measured ratio on the stand-in is not comparable for that; a missing one is not run
+            stand_in = on_stand_in(kind) and a is not None and bool(b)
+            rows.append(beside(f"{variant} beside {other}: {words} ({evidence})",
+                               f"{measure} {variant}/{other}", a, b, server_kind=kind, note=note,
+                               reason=STAND_IN if stand_in else None))
     return rows
 
 

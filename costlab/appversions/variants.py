@@ -31,44 +31,39 @@ to check each variant against its layout (`Layout.check`): the one place that kn
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import costlab.appversions.ceilings as ceilings
 import costlab.appversions.registry as registry
 from costlab.appversions.registry import (
     BLOCK_COMPRESSORS,
     ITEM_NAME_FORMATS,
-    NAME_RE,
     PUBLISHED,
     PUBLISHED_NAMES,
     REPORTS,
     VersionDeclaration,
 )
+from costlab.declarations import (
+    DeclarationError,
+    Declarations,
+    Entry,
+    Field,
+    FieldProblem,
+    flag,
+    listed,
+    one_of,
+    text,
+    user_file,
+)
 from costlab.suggest import did_you_mean
 
 KEY = "appversions.variants"
-# config field -> the declaration's attribute
-FIELDS: dict[str, str] = {
-    "base": "",
-    "layout": "layout_name",
-    "bucket": "bucket",
-    "report": "report",
-    "long_status_names": "long_status_names",
-    "item_name_format": "item_name_format",
-    "totals": "totals",
-    "indexes": "index_keys",
-    "block_compressor": "create_collection_options",
-    "compare_to": "compare_to",
-    "layout_file": "",
-}
 REQUIRED_WITHOUT_BASE = ("layout", "bucket", "report")
-
-
-class VariantError(ValueError):
-    """A variant's declaration that cannot be used; the message is one line naming the config key."""
 
 
 def _published_pairs() -> dict[str, dict[str, set]]:
@@ -95,97 +90,89 @@ def block_compressor_options(compressor: str) -> dict[str, Any]:
     return {"storageEngine": {"wiredTiger": {"configString": f"block_compressor={compressor}"}}}
 
 
-def _fail(name: str, field: str | None, problem: str) -> VariantError:
-    where = f"{KEY}.{name}" + (f".{field}" if field else "")
-    return VariantError(f"invalid config key {where}: {problem}")
-
-
-def _allowed(values) -> str:
-    return ", ".join(str(v) for v in values)
-
-
-def _value(name: str, field: str, value: Any) -> Any:
-    """The declaration's value of one config field, or VariantError naming it."""
-    if field in ("bucket", "report", "item_name_format", "block_compressor"):
-        allowed = {"bucket": registry.bucket_names(), "report": REPORTS,
-                   "item_name_format": ITEM_NAME_FORMATS,
-                   "block_compressor": BLOCK_COMPRESSORS}[field]
-        if field == "item_name_format" and value is None:
-            return None
-        if value not in allowed:
-            raise _fail(name, field, f"{value!r} is not allowed (allowed: {_allowed(allowed)})"
-                                     + did_you_mean(value, allowed))
-        return block_compressor_options(value) if field == "block_compressor" else value
-    if field in ("long_status_names", "totals"):
-        if not isinstance(value, bool):
-            raise _fail(name, field, f"{value!r} is not allowed (allowed: true, false)")
-        return value
-    if field == "layout":
-        if not isinstance(value, str) or not value:
-            raise _fail(name, field, f"{value!r} is not a layout name")
-        return value
-    if field == "indexes":
-        if not isinstance(value, list) or not all(
-            isinstance(keys, list) and keys and all(isinstance(k, str) and k for k in keys) for keys in value
-        ):
-            raise _fail(name, field, f"{value!r} is not a list of key-field lists (e.g. [[key, date]])")
-        return tuple(tuple(keys) for keys in value)
+def _base(value: Any) -> str:
+    if value not in PUBLISHED_NAMES:
+        raise FieldProblem(f"{value!r} is not a published app version (allowed: {listed(PUBLISHED_NAMES)})"
+                           + did_you_mean(value, PUBLISHED_NAMES))
     return value
 
 
-def _declaration(name: Any, fields: Any, known: set[str]) -> VersionDeclaration:
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        raise _fail(str(name), None, "a variant's name is letters, digits, _ and -, starting with a letter "
-                                     "(at most 63 characters)")
-    from costlab.repeats import reserved_name_problem
+def _index_keys(value: Any) -> tuple[tuple[str, ...], ...]:
+    if not isinstance(value, list) or not all(
+        isinstance(keys, list) and keys and all(isinstance(k, str) and k for k in keys) for keys in value
+    ):
+        raise FieldProblem(f"{value!r} is not a list of key-field lists (e.g. [[key, date]])")
+    return tuple(tuple(keys) for keys in value)
 
-    if reserved_name_problem(name):
-        raise _fail(name, None, reserved_name_problem(name))
+
+def _block_compressor(value: Any) -> dict[str, Any]:
+    return block_compressor_options(one_of(BLOCK_COMPRESSORS)(value))
+
+
+# a config field whose VersionDeclaration attribute has another name; `base` and `layout_file` are the
+# builder's, the others hold their attribute's value under its own name
+RENAMED = {"layout": "layout_name", "indexes": "index_keys", "block_compressor": "create_collection_options"}
+BUILDERS_OWN = ("base", "layout_file")
+FIELDS = (
+    Field("base", _base),
+    Field("layout", text("a layout name")),
+    Field("bucket", one_of(registry.bucket_names)),
+    Field("report", one_of(REPORTS)),
+    Field("long_status_names", flag),
+    Field("item_name_format", one_of(ITEM_NAME_FORMATS, none_allowed=True)),
+    Field("totals", flag),
+    Field("indexes", _index_keys),
+    Field("block_compressor", _block_compressor),
+    Field("compare_to", text("a version's name")),
+    # read first: the buckets it declares are what `bucket` may name
+    Field("layout_file", lambda path: import_layout_file(path), first=True),
+)
+
+
+def _taken(name: str) -> str | None:
     if name in PUBLISHED_NAMES:
-        raise _fail(name, None, f"{name!r} is a published app version's name: give your variant another name")
-    if name in known:
-        raise _fail(name, None, f"{name!r} is already a registered app version's name: give your variant "
-                                "another name")
-    if not isinstance(fields, dict):
-        raise _fail(name, None, f"expected a mapping of fields (allowed: {_allowed(FIELDS)}), "
-                                f"got {type(fields).__name__}")
-    unknown = [f for f in fields if f not in FIELDS]
-    if unknown:
-        raise _fail(name, str(unknown[0]), f"unknown field (allowed: {_allowed(FIELDS)})"
-                                           + did_you_mean(unknown[0], FIELDS))
-    base_name = fields.get("base")
+        return f"{name!r} is a published app version's name: give your variant another name"
+    if name in _registered_by_code():
+        return f"{name!r} is already a registered app version's name: give your variant another name"
+    return None
+
+
+def _registered_by_code() -> list[str]:
+    """The registered versions' names but those an earlier read of a config registered (they are replaced)."""
+    return [n for n in registry.version_names() if n not in _FROM_CONFIG]
+
+
+def _build(entry: Entry) -> VersionDeclaration:
+    name, given = entry.name, entry.given
+    base_name = given.get("base")
     if base_name is not None:
-        if base_name not in PUBLISHED_NAMES:
-            raise _fail(name, "base", f"{base_name!r} is not a published app version "
-                                      f"(allowed: {_allowed(PUBLISHED_NAMES)})"
-                                      + did_you_mean(base_name, PUBLISHED_NAMES))
         base = registry.declaration(base_name)
         values = {attr: getattr(base, attr) for attr in VersionDeclaration.__dataclass_fields__}
         values["compare_to"] = base_name
     else:
-        missing = [f for f in REQUIRED_WITHOUT_BASE if f not in fields
-               and not (f == "layout" and "layout_file" in fields)]
+        missing = [f for f in REQUIRED_WITHOUT_BASE if f not in given
+                   and not (f == "layout" and "layout_file" in given)]
         if missing:
-            raise _fail(name, missing[0], f"required without a base (declare base: <a published version>, "
-                                          f"or {', '.join(REQUIRED_WITHOUT_BASE)})")
+            raise entry.fail(missing[0], f"required without a base (declare base: <a published version>, "
+                                         f"or {', '.join(REQUIRED_WITHOUT_BASE)})")
         values = {"compare_to": None}
-    if "layout_file" in fields:
-        defined = load_layout_file(name, fields["layout_file"])
-        if "layout" not in fields and not (base_name is not None and not defined):   # a file of buckets only
+    if "layout_file" in given:
+        defined = entry["layout_file"]   # its layouts' names
+        if "layout" not in given and not (base_name is not None and not defined):   # a file of buckets only
             if len(defined) != 1:
-                raise _fail(name, "layout", f"{fields['layout_file']} defines layouts {', '.join(defined)}: "
-                                            "say which (layout: <its name>)")
+                raise entry.fail("layout", f"{given['layout_file']} defines layouts {', '.join(defined)}: "
+                                           "say which (layout: <its name>)")
             values["layout_name"] = defined[0]
-    for field, value in fields.items():
-        if field not in ("base", "layout_file"):
-            values[FIELDS[field]] = _value(name, field, value)
+    for field_name in given:
+        if field_name not in BUILDERS_OWN:
+            values[RENAMED.get(field_name, field_name)] = entry[field_name]
     values["name"] = name
     declared = VersionDeclaration(**values)
-    _check_pairs(declared, fields)
+    _check_pairs(declared, given)
     return declared
 
 
-def _check_pairs(declared: VersionDeclaration, fields: dict) -> None:
+def _check_pairs(declared: VersionDeclaration, fields: Mapping[str, Any]) -> None:
     """What a built-in layout cannot hold (PUBLISHED_PAIRS), named by the field that asks for it."""
     pairs = PUBLISHED_PAIRS.get(declared.layout_name)
     if pairs is None:
@@ -195,23 +182,47 @@ def _check_pairs(declared: VersionDeclaration, fields: dict) -> None:
     def blame(*candidates: str) -> str:
         return next((f for f in candidates if f in fields), candidates[-1])
 
+    def fail(field_name: str, problem: str) -> DeclarationError:
+        return DECLARED.fail(declared.name, field_name, problem)
+
     if declared.report not in pairs["report"]:
-        raise _fail(declared.name, blame("report", "layout"),
-                    f"report {declared.report!r} does not read layout {layout!r}'s documents "
-                    f"(allowed with it: {_allowed(sorted(pairs['report']))})")
+        raise fail(blame("report", "layout"),
+                   f"report {declared.report!r} does not read layout {layout!r}'s documents "
+                   f"(allowed with it: {listed(sorted(pairs['report']))})")
     if declared.report == "reduce_dynamic_single" and declared.item_name_format != "YYYYMMDD":
-        raise _fail(declared.name, blame("item_name_format", "report"),
-                    "report 'reduce_dynamic_single' compares item names with dates: it needs "
-                    f"item_name_format YYYYMMDD, not {declared.item_name_format!r}")
-    for field in ("totals", "long_status_names"):
-        if getattr(declared, field) not in pairs[field]:
-            raise _fail(declared.name, blame(field, "layout"),
-                        f"layout {layout!r} does not write {field.replace('_', ' ')} "
-                        "(allowed with it: false)")
+        raise fail(blame("item_name_format", "report"),
+                   "report 'reduce_dynamic_single' compares item names with dates: it needs "
+                   f"item_name_format YYYYMMDD, not {declared.item_name_format!r}")
+    for field_name in ("totals", "long_status_names"):
+        if getattr(declared, field_name) not in pairs[field_name]:
+            words = field_name.replace("_", " ")
+            raise fail(blame(field_name, "layout"),
+                       f"layout {layout!r} does not write {words} (allowed with it: false)")
     formats = pairs["item_name_format"]
     if declared.item_name_format is not None and None in formats and len(formats) == 1:
-        raise _fail(declared.name, blame("item_name_format", "layout"),
-                    f"layout {layout!r} has no item names (allowed with it: null)")
+        raise fail(blame("item_name_format", "layout"),
+                   f"layout {layout!r} has no item names (allowed with it: null)")
+
+
+def _listed_and_held(declared: list[VersionDeclaration], section: Mapping[str, Any]) -> None:
+    """Each variant, and what it is compared to, is among appversions.versions; each layout holds its
+    variant (Layout.check)."""
+    configured = list(section.get("versions") or ())
+    for d in declared:
+        if d.name not in configured:
+            raise DECLARED.fail(d.name, None, f"declared but not in appversions.versions: add {d.name!r} "
+                                              "there to measure it, or remove its declaration")
+        if d.compare_to is not None and d.compare_to not in configured:
+            raise DECLARED.fail(d.name, "compare_to", f"{d.compare_to!r} is not in appversions.versions: the "
+                                                      "variant is measured beside it, add it there")
+    if declared:
+        _check_layouts(declared)
+
+
+DECLARED: Declarations[VersionDeclaration] = Declarations(
+    key=KEY, noun="variant", fields=FIELDS, build=_build, taken=_taken,
+    compared_with=lambda section: _registered_by_code(), compared_words="not an app version",
+    default_compare_to=lambda given: given.get("base"), after=_listed_and_held)
 
 
 # resolved path -> the layout names it defines (a file is imported once per process)
@@ -281,30 +292,24 @@ def _vetted_import_problem(path: Path) -> str | None:
 
 
 def load_layout_file(name: str, path: Any) -> list[str]:
-    """Import a variant's layout file (relative to the working directory, where results/ is written) and
-    register every Layout subclass with a `name` it defines; their names, or VariantError in one line."""
-    import importlib.util
-    import sys
-    from pathlib import Path
+    """Import variant `name`'s layout file and register what it defines (import_layout_file); the names of
+    its layouts, or DeclarationError in one line naming the variant's layout_file."""
+    try:
+        return import_layout_file(path)
+    except FieldProblem as err:
+        raise DECLARED.fail(name, "layout_file", str(err)) from None
 
-    if not isinstance(path, str) or not path.endswith(".py"):
-        raise _fail(name, "layout_file", f"{path!r} is not a Python file's path (e.g. variants/{name}.py)")
-    from costlab.paths import snakemake_path_problem
 
-    if snakemake_path_problem(path):
-        raise _fail(name, "layout_file", snakemake_path_problem(path))
-    from costlab.paths import CHECKOUT, user_file_path
-
-    resolved = user_file_path(path).resolve()
+def import_layout_file(path: Any) -> list[str]:
+    """Import a layout file (relative to the working directory, where results/ is written, else to costlab's
+    checkout) and register every Layout and Bucket subclass with a `name` it defines; the names of its
+    layouts, or FieldProblem saying why not (the reader of a variant's layout_file)."""
+    resolved = user_file(path, "a Python file's path (e.g. variants/mine.py)", suffix=".py").resolve()
     if str(resolved) in _LAYOUT_FILES:
         return _LAYOUT_FILES[str(resolved)]
-    if not resolved.is_file():
-        raise _fail(name, "layout_file", f"{path} is not a file (a relative path is read from the working "
-                                         f"directory, {Path.cwd()}, else from costlab's checkout, "
-                                         f"{CHECKOUT})")
     problem = _vetted_import_problem(resolved)   # first in a child process, with a time limit
     if problem:
-        raise _fail(name, "layout_file", f"importing {path} {problem}")
+        raise FieldProblem(f"importing {path} {problem}")
     from costlab.appversions.layouts import PUBLISHED_LAYOUTS, Layout, register_layout
 
     module_name = f"costlab_user_layout_{len(_LAYOUT_FILES)}_{resolved.stem}"
@@ -315,35 +320,35 @@ def load_layout_file(name: str, path: Any) -> list[str]:
         spec.loader.exec_module(module)
     except BaseException as err:  # noqa: BLE001  the user's code: any error, sys.exit too, said in one line
         del sys.modules[module_name]
-        text = str(err).splitlines()[0] if str(err) else ""
-        raise _fail(name, "layout_file", f"importing {path} failed: {type(err).__name__}: {text}") from None
+        said = str(err).splitlines()[0] if str(err) else ""
+        raise FieldProblem(f"importing {path} failed: {type(err).__name__}: {said}") from None
     from costlab.appversions.buckets import BUILT_IN, Bucket, register_bucket
 
     declared = [obj for obj in vars(module).values()
                 if isinstance(obj, type) and obj.__module__ == module_name and getattr(obj, "name", "")]
     for cls in (c for c in declared if issubclass(c, Bucket)):   # its buckets first: its layouts may use them
         if cls.name in BUILT_IN:
-            raise _fail(name, "layout_file", f"{path}: bucket name {cls.name!r} is a built-in bucket's: "
-                                             "give yours another name")
+            raise FieldProblem(f"{path}: bucket name {cls.name!r} is a built-in bucket's: "
+                               "give yours another name")
         try:
             register_bucket(cls())
         except Exception as err:  # noqa: BLE001  the user's bucket: any error, in one line
-            raise _fail(name, "layout_file", f"{path}: {err}") from None
+            raise FieldProblem(f"{path}: {err}") from None
         _FILE_BUCKETS.setdefault(str(resolved), []).append(cls.name)
     classes = [c for c in declared if issubclass(c, Layout)]
     if not classes and not _FILE_BUCKETS.get(str(resolved)):
-        raise _fail(name, "layout_file", f"{path} defines no layout and no bucket (a subclass of "
-                                         "costlab.appversions.layouts.Layout or costlab.appversions.buckets"
-                                         ".Bucket with a name)")
+        raise FieldProblem(f"{path} defines no layout and no bucket (a subclass of "
+                           "costlab.appversions.layouts.Layout or costlab.appversions.buckets.Bucket with a "
+                           "name)")
     names = []
     for cls in classes:
         if cls.name in PUBLISHED_LAYOUTS:
-            raise _fail(name, "layout_file", f"{path}: layout name {cls.name!r} is a built-in layout's: "
-                                             "give yours another name")
+            raise FieldProblem(f"{path}: layout name {cls.name!r} is a built-in layout's: "
+                               "give yours another name")
         try:
             register_layout(cls())
         except Exception as err:  # noqa: BLE001
-            raise _fail(name, "layout_file", f"{path}: layout {cls.name!r}: {err}") from None
+            raise FieldProblem(f"{path}: layout {cls.name!r}: {err}") from None
         names.append(cls.name)
     _LAYOUT_FILES[str(resolved)] = names
     return names
@@ -366,13 +371,7 @@ def forget_layout_files() -> None:
 
 def layout_files(section: dict) -> dict[str, str]:
     """{variant: its layout file} as configured (unchecked): the rules make each an input of its jobs."""
-    variants = section.get("variants") or {}
-    if not isinstance(variants, dict):
-        return {}
-    from costlab.paths import user_file_path
-
-    return {str(n): str(user_file_path(f["layout_file"])) for n, f in variants.items()
-            if isinstance(f, dict) and isinstance(f.get("layout_file"), str)}
+    return DECLARED.files(section, "layout_file")
 
 
 def _check_layouts(declared: list[VersionDeclaration]) -> None:
@@ -387,56 +386,27 @@ def _check_layouts(declared: list[VersionDeclaration]) -> None:
             from costlab.appversions.layouts import registered_layouts
 
             suggestion = did_you_mean(d.layout_name, registered_layouts())
-            raise _fail(d.name, "layout", str(err) + suggestion) from None
+            raise DECLARED.fail(d.name, "layout", str(err) + suggestion) from None
         try:
             layout.check(d)
         except ValueError as err:
-            raise _fail(d.name, "bucket" if "bucket" in str(err) else "layout", str(err)) from None
+            raise DECLARED.fail(d.name, "bucket" if "bucket" in str(err) else "layout", str(err)) from None
 
 
-def declarations(section: dict, check_layouts: bool = True) -> list[VersionDeclaration]:
-    """The variants `section` (the config's appversions section) declares, in its order; VariantError
+def declarations(section: dict) -> list[VersionDeclaration]:
+    """The variants `section` (the config's appversions section) declares, in its order; DeclarationError
     (one line naming the key) for the first that cannot be used. Registers nothing."""
-    variants = section.get("variants") or {}
-    if not isinstance(variants, dict):
-        raise VariantError(f"invalid config key {KEY}: expected a mapping of name -> fields")
-    # names registered by code (not by an earlier read of a config: those are replaced)
-    known = set(registry.version_names()) - set(_FROM_CONFIG)
-    declared = [_declaration(name, fields, known) for name, fields in variants.items()]
-    names = [d.name for d in declared]
-    configured = list(section.get("versions") or ())
-    for d in declared:
-        if d.name not in configured:
-            raise _fail(d.name, None, f"declared but not in appversions.versions: add {d.name!r} there to "
-                                      "measure it, or remove its declaration")
-        if d.compare_to is not None:
-            if d.compare_to not in known and d.compare_to not in names:
-                raise _fail(d.name, "compare_to", f"{d.compare_to!r} is not an app version "
-                                                  f"(allowed: {_allowed([*known, *names])})"
-                                                  + did_you_mean(d.compare_to, [*known, *names]))
-            if d.compare_to == d.name:
-                raise _fail(d.name, "compare_to", "a variant is compared with another version, not itself")
-            if d.compare_to not in configured:
-                raise _fail(d.name, "compare_to", f"{d.compare_to!r} is not in appversions.versions: the "
-                                                  "variant is measured beside it, add it there")
-    if check_layouts and declared:
-        _check_layouts(declared)
-    return declared
+    return DECLARED.declarations(section)
 
 
 def problem(section: dict) -> str | None:
     """The first variant that cannot be used, as a one-line config error (None: all can)."""
-    try:
-        declarations(section)
-    except VariantError as err:
-        return str(err)
-    return None
+    return DECLARED.problem(section)
 
 
 def declared_names(section: dict) -> list[str]:
     """The names `section` declares as variants (unchecked)."""
-    variants = section.get("variants") or {}
-    return [str(n) for n in variants] if isinstance(variants, dict) else []
+    return DECLARED.declared_names(section)
 
 
 # the variants registered from a config by this process (a later config replaces them)
@@ -469,8 +439,3 @@ def register_from_environment() -> list[str]:
     """In a process started by one that registered variants (a spawned worker): register the same."""
     text = os.environ.get(ENV)
     return register_variants({"appversions": json.loads(text)}) if text else []
-
-
-def compare_pairs(section: dict) -> dict[str, str]:
-    """{variant: the version it is measured beside} of the config's variants that have one."""
-    return {d.name: d.compare_to for d in declarations(section, check_layouts=False) if d.compare_to}

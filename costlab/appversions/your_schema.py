@@ -22,14 +22,10 @@ MODEL = "model"
 def compare_pairs(section: dict) -> dict[str, str]:
     """{variant: its compare_to} of the variants `section` declares and lists in its versions (a variant
     without a base or compare_to is compared with nothing and left out)."""
-    variants = section.get("variants") or {}
+    from costlab.appversions.variants import DECLARED
+
     listed = set(section.get("versions") or ())
-    pairs = {}
-    for name, spec in variants.items() if isinstance(variants, dict) else ():
-        other = (spec or {}).get("compare_to") or (spec or {}).get("base")
-        if name in listed and other:
-            pairs[str(name)] = str(other)
-    return pairs
+    return {name: other for name, other in DECLARED.compare_pairs(section).items() if name in listed}
 
 
 def _rows_by_version(path: Path) -> dict[str, dict]:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import polars as pl
 
 from costlab.arraygrowth.fit import FitError, fit_power_law
-from costlab.finding import NOT_JUDGED, STAND_IN, USER_VARIANT_REASON, Finding
-from costlab.verdicts import NOT_MEASURED, Kind, Verdict, is_missing
+from costlab.declarations.findings import beside, on_stand_in, server_kind_of
+from costlab.finding import STAND_IN, Finding
+from costlab.verdicts import is_missing
 
 
 def _runs(frame: pl.DataFrame, profile: str, workload: str) -> pl.DataFrame:
@@ -53,32 +54,25 @@ def element_rows(frame: pl.DataFrame, pairs: dict[str, str], evidence: str,
             mine, theirs = _runs(frame, profile, name), _runs(frame, profile, other)
             if mine.height == 0:
                 continue
-            kinds = set() if server_kind else {
-                k for k in (*mine["server_kind"].to_list(), *theirs["server_kind"].to_list()) if k}
-            kind = server_kind or "/".join(sorted(kinds)) or None
+            kind = server_kind or server_kind_of([*mine["server_kind"].to_list(),
+                                                  *theirs["server_kind"].to_list()])
             common = sorted(set(mine["n"].to_list()) & set(theirs["n"].to_list()))
             n = common[-1] if common else None
             a, b = _per_write(mine, n), _per_write(theirs, n)
-            measures = [
-                ("journal bytes per write", f"log bytes per write {name}/{other} ({profile}, N={n})",
-                 a, b, f"{name}: {_text(a, ' B/write')}; {other}: {_text(b, ' B/write')} (N={n})"),
-            ]
             ka, kb = _exponent(mine), _exponent(theirs)
-            measures.append(
-                ("growth exponent k of journal bytes ~ N^k", f"exponent k {name}/{other} ({profile})", ka, kb,
-                 f"{name}: k={_text(ka, '')} over N={', '.join(map(str, mine['n'].to_list()))}; "
-                 f"{other}: k={_text(kb, '')} over N={', '.join(map(str, theirs['n'].to_list()))}"))
-            for words, metric, x, y, note in measures:
-                ratio = x / y if x is not None and y else None
-                if kind and "stand-in" in kind:
-                    verdict, reason = Verdict.NOT_COMPARABLE, STAND_IN
-                elif ratio is None:
-                    verdict, reason = Verdict.NOT_RUN, NOT_MEASURED
-                else:
-                    verdict, reason = Verdict.NOT_COMPARABLE, USER_VARIANT_REASON
-                rows.append(Finding(f"{name} beside {other}: {words}, {profile} ({evidence})", metric,
-                                    "ratio", None, ratio, verdict, reason=reason, tolerance=NOT_JUDGED,
-                                    server_kind=kind, note=note, kind=Kind.USER_VARIANT))
+            # the stand-in reports no journal bytes: its rows are not comparable whatever was measured
+            reason = STAND_IN if on_stand_in(kind) else None
+            rows.append(beside(
+                f"{name} beside {other}: journal bytes per write, {profile} ({evidence})",
+                f"log bytes per write {name}/{other} ({profile}, N={n})", a, b, server_kind=kind,
+                note=f"{name}: {_text(a, ' B/write')}; {other}: {_text(b, ' B/write')} (N={n})",
+                reason=reason))
+            rows.append(beside(
+                f"{name} beside {other}: growth exponent k of journal bytes ~ N^k, {profile} ({evidence})",
+                f"exponent k {name}/{other} ({profile})", ka, kb, server_kind=kind,
+                note=(f"{name}: k={_text(ka, '')} over N={', '.join(map(str, mine['n'].to_list()))}; "
+                      f"{other}: k={_text(kb, '')} over N={', '.join(map(str, theirs['n'].to_list()))}"),
+                reason=reason))
     return rows
 
 

@@ -17,11 +17,9 @@ ENGINE = "engine lab"
 
 
 def compare_pairs(section: dict) -> dict[str, str]:
-    from costlab.arraygrowth.elements import DEFAULT_COMPARE_TO
+    from costlab.arraygrowth.elements import DECLARED
 
-    elements = section.get("elements") or {}
-    return {str(name): str((spec or {}).get("compare_to") or DEFAULT_COMPARE_TO)
-            for name, spec in (elements.items() if isinstance(elements, dict) else ())}
+    return DECLARED.compare_pairs(section)
 
 
 def _runs(study_dir: Path) -> pl.DataFrame | None:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import polars as pl
 
+from costlab.declarations.findings import beside, measured
 from costlab.docsize.documents import ORDERS
 from costlab.docsize.generate import target_doc_bytes
 from costlab.docsize.protocol import SHAPES
-from costlab.finding import NOT_JUDGED, USER_VARIANT_REASON, Finding, verdict_table
-from costlab.verdicts import NOT_MEASURED, Kind, Verdict, is_missing
+from costlab.finding import Finding, verdict_table
+from costlab.verdicts import is_missing
 
 RUN = "small_cache"      # the article's bytes-read table
 MEASURE = "bytes_read_into_cache_mean"
@@ -32,8 +33,7 @@ def _cells(table: pl.DataFrame) -> dict[tuple[int, str], dict]:
 
 
 def _value(row: dict | None) -> float | None:
-    value = None if row is None else row.get(MEASURE)
-    return None if is_missing(value) else float(value)
+    return measured(None if row is None else row.get(MEASURE))
 
 
 def _docs(value) -> str:
@@ -59,7 +59,6 @@ def document_rows(orders: pl.DataFrame, documents: dict[str, pl.DataFrame], comp
             label = row.get("size") or f"{size_kb}k"
             theirs = theirs_cells.get((size_kb, shape))
             a, b = _value(row), _value(theirs)
-            ratio = a / b if a is not None and b else None
             other_words = (f"the article's orders of {size_kb} KB" if other == ORDERS
                            else f"{other} ({size_kb} KB)")
             mine_words = f"{name} ({label})" if label != "sample" else f"{name} (as the sample is)"
@@ -68,16 +67,11 @@ def document_rows(orders: pl.DataFrame, documents: dict[str, pl.DataFrame], comp
             theirs_doc = target_doc_bytes(size_kb) if other == ORDERS else (theirs or {}).get("avg_doc_bytes")
             note = (f"{name}: {_bytes(a)}{_docs(mine_doc)}; {other}: {_bytes(b)}{_docs(theirs_doc)}; "
                     f"mean of {row.get('queries')} queries, small cache {row.get('cache_mb')} MB")
-            if a is None or b is None:
-                verdict, reason = Verdict.NOT_RUN, NOT_MEASURED
-            elif not b:
-                verdict, reason = Verdict.NOT_COMPARABLE, COMPARED_READ_NOTHING
-            else:
-                verdict, reason = Verdict.NOT_COMPARABLE, USER_VARIANT_REASON
-            rows.append(Finding(
+            read_nothing = a is not None and b is not None and not b
+            rows.append(beside(
                 f"{mine_words} beside {other_words}: bytes read per {shape} query, small cache (engine lab)",
-                f"bytes_read_into_cache {name}/{other} {label} {shape}", "ratio", None, ratio, verdict,
-                reason=reason, tolerance=NOT_JUDGED, server_kind="engine", note=note, kind=Kind.USER_VARIANT))
+                f"bytes_read_into_cache {name}/{other} {label} {shape}", a, b, server_kind="engine",
+                note=note, reason=COMPARED_READ_NOTHING if read_nothing else None))
     return rows
 
 

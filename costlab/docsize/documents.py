@@ -22,18 +22,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from costlab.declarations import (
+    Declarations,
+    Entry,
+    Field,
+    FieldProblem,
+    flag,
+    parsed_json,
+    read_text,
+    text,
+    user_file,
+)
+from costlab.documentlimits import document_problem, indexed_name_problem
+from costlab.paths import user_file_path as sample_path  # noqa: F401  where a sample is (rules/docsize.smk)
+
 KEY = "docsize.documents"
-FIELDS = ("sample", "projected", "grow", "compare_to")
 ORDERS = "orders"   # compare_to's default: the article's orders of the same size
-NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,39}$")
 _PUBLISHED_DATASET = re.compile(r"^orders(_[1-9][0-9]*k(_tail|_split)?)?$")
 FILLER = "history"          # the orders' filler field; another name when the sample has a `history`
 KEY_TYPES = "a date or a number"
 PROJECTED_TYPES = "a date, a number, a string or an ObjectId"
-
-
-class DocumentError(ValueError):
-    """A declaration that cannot be used, in one line naming the key."""
 
 
 @dataclass(frozen=True)
@@ -52,63 +60,30 @@ class DocumentDeclaration:
         return f"costlab_docsize.doc_{self.name}_{size_label}"
 
 
-def _fail(name: str, field: str | None, problem: str) -> DocumentError:
-    return DocumentError(f"invalid config key {KEY}.{name}" + (f".{field}" if field else "") + f": {problem}")
-
-
-CHECKOUT = Path(__file__).resolve().parent.parent.parent   # costlab's files (config/documents/ticket.json)
-
-
-def path_problem(path: str) -> str | None:
-    """Why Snakemake cannot carry a file's path in a rule's input, or None (costlab.paths says which)."""
-    from costlab.paths import snakemake_path_problem
-
-    return snakemake_path_problem(path)
-
-
-def sample_path(path: str | Path) -> Path:
-    """Where a declared sample is: a relative path from the working directory (where results/ is written),
-    else from costlab's checkout (the examples it ships, so its configs read them from anywhere)."""
-    given = Path(path)
-    if given.is_absolute() or given.is_file():
-        return given
-    shipped = CHECKOUT / given
-    return shipped if shipped.is_file() else given
-
-
-def read_sample(path: str | Path, name: str = "?") -> dict:
-    """The sample document (canonical or relaxed extended JSON, or plain JSON), or DocumentError."""
+def _sample(path: Any) -> dict:
+    """The sample document a `sample` names (canonical or relaxed extended JSON, or plain JSON), or
+    FieldProblem."""
     from bson import json_util
     from bson.errors import InvalidBSON
 
-    resolved = sample_path(path)
-    if not resolved.is_file():
-        raise _fail(name, "sample", f"{path} is not a file (a relative path is read from the working "
-                                    f"directory, {Path.cwd()}, else from costlab's checkout, {CHECKOUT})")
-    from costlab.documentlimits import MAX_BSON_BYTES, MAX_FILE_BYTES, MAX_NESTING, document_problem
-
-    try:
-        if resolved.stat().st_size > MAX_FILE_BYTES:
-            raise _fail(name, "sample", f"{path} is {resolved.stat().st_size:,} bytes: a document mongod can "
-                                        f"store is at most {MAX_BSON_BYTES:,} BSON bytes (16 MiB)")
-        text = resolved.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise _fail(name, "sample", f"{path} cannot be read as UTF-8 text: {err}") from None
-    try:
-        document = json_util.loads(text)
-    except (ValueError, TypeError, InvalidBSON) as err:
-        detail = " ".join(str(err).split())[:160]
-        raise _fail(name, "sample", f"{path} is not valid JSON or extended JSON: {detail}") from None
-    except RecursionError:
-        raise _fail(name, "sample", f"{path} nests more than {MAX_NESTING} levels of documents and arrays: "
-                                    f"MongoDB allows at most {MAX_NESTING}") from None
+    content = read_text(path, user_file(path, "a file's path (e.g. documents/mine.json)"))
+    document = parsed_json(content, path, json_util.loads, "not valid JSON or extended JSON",
+                           (ValueError, TypeError, InvalidBSON))
     if not isinstance(document, dict):
-        raise _fail(name, "sample", f"{path} holds a JSON {type(document).__name__}, not a single JSON "
-                                    "object (one document: {...})")
+        raise FieldProblem(f"{path} holds a JSON {type(document).__name__}, not a single JSON object "
+                           "(one document: {...})")
     problem = document_problem(document, str(path))
     if problem:
-        raise _fail(name, "sample", problem)
+        raise FieldProblem(problem)
     return document
+
+
+def read_sample(path: str | Path, name: str = "?") -> dict:
+    """The sample document of document `name` (as _sample), or DeclarationError naming its key."""
+    try:
+        return _sample(str(path))
+    except FieldProblem as err:
+        raise DECLARED.fail(name, "sample", str(err)) from None
 
 
 def _kind(value: Any) -> str:
@@ -134,118 +109,91 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _declaration(name: Any, fields: Any, section_sizes: list[int]) -> DocumentDeclaration:
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        raise _fail(str(name), None, "a document's name is letters, digits, _ and -, starting with a letter "
-                                     "(at most 40 characters)")
-    from costlab.repeats import reserved_name_problem
+def _projected(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(f, str) and f for f in value):
+        raise FieldProblem(f"{value!r} is not a list of field names (e.g. [createdAt, total])")
+    if not value:
+        raise FieldProblem("empty: name the fields a list screen projects (the first is the window's key), "
+                           "e.g. [createdAt, total]")
+    if len(set(value)) != len(value):
+        raise FieldProblem(f"{value!r} names a field twice")
+    for field in value:
+        if indexed_name_problem(field):
+            raise FieldProblem(indexed_name_problem(field))
+    return tuple(value)
 
-    if reserved_name_problem(name):
-        raise _fail(name, None, reserved_name_problem(name))
+
+FIELDS = (
+    Field("sample", text("a file's path (e.g. documents/mine.json)"),
+          required="a JSON or extended-JSON file holding one document"),
+    Field("projected", _projected, required="the fields a list screen projects, the first the window's key"),
+    Field("grow", flag, default=True),
+    Field("compare_to", text("a name (allowed: orders or another document)"), default=ORDERS),
+)
+
+
+def _taken(name: str) -> str | None:
     if _PUBLISHED_DATASET.match(name):
-        raise _fail(name, None, f"{name!r} is a published dataset's name (orders, orders_<k>k, "
-                                "orders_<k>k_tail, orders_<k>k_split): give your document another name")
-    if not isinstance(fields, dict):
-        raise _fail(name, None, "expected a mapping: {sample: <file>, projected: [field, ...], "
-                                "grow: true|false}")
-    for field in fields:
-        if field not in FIELDS:
-            raise _fail(name, str(field), f"unknown field (allowed: {', '.join(FIELDS)})")
-    for field in ("sample", "projected"):
-        if field not in fields:
-            raise _fail(name, None, f"{field} is required (fields: {', '.join(FIELDS)})")
-    sample = fields["sample"]
-    if not isinstance(sample, str) or not sample:
-        raise _fail(name, "sample", f"{sample!r} is not a file's path (e.g. documents/{name}.json)")
-    projected = fields["projected"]
-    if not isinstance(projected, list) or not all(isinstance(f, str) and f for f in projected):
-        raise _fail(name, "projected", f"{projected!r} is not a list of field names "
-                                       "(e.g. [createdAt, total])")
-    if not projected:
-        raise _fail(name, "projected", "empty: name the fields a list screen projects (the first is the "
-                                       "window's key), e.g. [createdAt, total]")
-    if len(set(projected)) != len(projected):
-        raise _fail(name, "projected", f"{projected!r} names a field twice")
-    grow = fields.get("grow", True)
-    if not isinstance(grow, bool):
-        raise _fail(name, "grow", f"{grow!r} is not allowed (allowed: true, false)")
-    compare_to = fields.get("compare_to", ORDERS)
-    if not isinstance(compare_to, str):
-        raise _fail(name, "compare_to", f"{compare_to!r} is not a name (allowed: orders or another document)")
-    declared = DocumentDeclaration(name, sample, tuple(projected), grow, compare_to)
-    problem = path_problem(sample)
-    if problem:
-        raise _fail(name, "sample", problem)
+        return (f"{name!r} is a published dataset's name (orders, orders_<k>k, orders_<k>k_tail, "
+                "orders_<k>k_split): give your document another name")
+    return None
+
+
+def _build(entry: Entry) -> DocumentDeclaration:
+    name, sample, projected, grow = entry.name, entry["sample"], entry["projected"], entry["grow"]
+    declared = DocumentDeclaration(name, sample, projected, grow, entry["compare_to"])
     document = read_sample(sample, name)
     for field in projected:
-        from costlab.documentlimits import indexed_name_problem
-
-        if indexed_name_problem(field):
-            raise _fail(name, "projected", indexed_name_problem(field))
         if field not in document:
             hint = " (a top-level field: nested paths are not indexed here)" if "." in field else ""
-            raise _fail(name, "projected", f"{field!r} is not a field of the sample {sample}{hint} "
-                                           f"(its fields: {', '.join(document)})")
+            raise entry.fail("projected", f"{field!r} is not a field of the sample {sample}{hint} "
+                                          f"(its fields: {', '.join(document)})")
         kind = _kind(document[field])
         if field == "_id":
-            raise _fail(name, "projected", "'_id' is every document's own (the orders' ObjectIds): project "
-                                           "the sample's other fields")
+            raise entry.fail("projected", "'_id' is every document's own (the orders' ObjectIds): project "
+                                          "the sample's other fields")
         if field == projected[0] and kind not in ("date", "number"):
-            raise _fail(name, "projected", f"{field!r} is the window's key (the first projected field): "
-                                           f"{KEY_TYPES}, not a {kind}")
+            raise entry.fail("projected", f"{field!r} is the window's key (the first projected field): "
+                                          f"{KEY_TYPES}, not a {kind}")
         if kind not in ("date", "number", "string", "objectId"):
-            raise _fail(name, "projected", f"{field!r} is a {kind}: a projected field is {PROJECTED_TYPES} "
-                                           "(an array's index is multikey and covers nothing)")
+            raise entry.fail("projected", f"{field!r} is a {kind}: a projected field is {PROJECTED_TYPES} "
+                                          "(an array's index is multikey and covers nothing)")
     if grow:
         import bson
 
-        own = len(bson.encode(document))
         from costlab.docsize.generate import target_doc_bytes
 
-        too_small = [s for s in section_sizes if target_doc_bytes(s) < own + 64]
+        own = len(bson.encode(document))
+        sizes = [int(s) for s in entry.section.get("sizes_kb") or ()]
+        too_small = [s for s in sizes if target_doc_bytes(s) < own + 64]
         if too_small:
             size = too_small[0]
-            raise _fail(name, "grow", f"the sample is {own:,} BSON bytes, too large to grow to {size} KB "
-                                      f"({target_doc_bytes(size):,} B, docsize.sizes_kb): set grow: false to "
-                                      f"measure it as it is, or leave {', '.join(map(str, too_small))} "
-                                      "out of docsize.sizes_kb")
+            raise entry.fail("grow", f"the sample is {own:,} BSON bytes, too large to grow to {size} KB "
+                                     f"({target_doc_bytes(size):,} B, docsize.sizes_kb): set grow: false to "
+                                     f"measure it as it is, or leave {', '.join(map(str, too_small))} "
+                                     "out of docsize.sizes_kb")
     return declared
+
+
+DECLARED: Declarations[DocumentDeclaration] = Declarations(
+    key=KEY, noun="document", fields=FIELDS, build=_build, taken=_taken,
+    compared_with=lambda section: [ORDERS], compared_words="neither orders nor a declared document")
 
 
 def declarations(section: dict) -> list[DocumentDeclaration]:
-    """The documents `section` (the config's docsize section) declares, in its order; DocumentError for the
-    first that cannot be used (reads each sample file)."""
-    documents = section.get("documents") or {}
-    if not isinstance(documents, dict):
-        raise DocumentError(f"invalid config key {KEY}: expected a mapping of name -> fields")
-    sizes = [int(s) for s in section.get("sizes_kb") or ()]
-    declared = [_declaration(name, fields, sizes) for name, fields in documents.items()]
-    names = [d.name for d in declared]
-    for d in declared:
-        if d.compare_to == d.name:
-            raise _fail(d.name, "compare_to", "a document is compared with the orders or another document, "
-                                              "not itself")
-        if d.compare_to != ORDERS and d.compare_to not in names:
-            allowed = ", ".join([ORDERS, *[n for n in names if n != d.name]])
-            raise _fail(d.name, "compare_to", f"{d.compare_to!r} is neither orders nor a declared document "
-                                              f"(allowed: {allowed})")
-    return declared
+    """The documents `section` (the config's docsize section) declares, in its order; DeclarationError for
+    the first that cannot be used (reads each sample file)."""
+    return DECLARED.declarations(section)
 
 
 def problem(section: dict) -> str | None:
     """The first declared document that cannot be used, as a one-line config error (None: all can)."""
-    if not section.get("documents"):
-        return None
-    try:
-        declarations(section)
-    except DocumentError as err:
-        return str(err)
-    return None
+    return DECLARED.problem(section)
 
 
 def declared_names(section: dict) -> list[str]:
     """The declared documents' names (no file read: the rules' wildcards)."""
-    return [str(n) for n in (section.get("documents") or {})]
+    return DECLARED.declared_names(section)
 
 
 def server_datasets(section: dict) -> list[str]:

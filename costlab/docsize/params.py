@@ -158,10 +158,9 @@ class DocumentFindingsParams(JobParams):
 
     @classmethod
     def declare(cls, config):
-        from costlab.docsize.documents import ORDERS
+        from costlab.docsize.documents import DECLARED
 
-        declared = config["docsize"].get("documents") or {}
-        return {"documents": {str(n): (f or {}).get("compare_to", ORDERS) for n, f in declared.items()}}
+        return {"documents": DECLARED.compare_pairs(config["docsize"])}
 
 
 def _document_fields(config) -> dict:

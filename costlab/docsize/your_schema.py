@@ -19,11 +19,9 @@ COMPARED_READ_NOTHING = "the compared read 0 B per query: no ratio"
 
 
 def compare_pairs(section: dict) -> dict[str, str]:
-    from costlab.docsize.documents import ORDERS
+    from costlab.docsize.documents import DECLARED
 
-    documents = section.get("documents") or {}
-    return {str(name): str((spec or {}).get("compare_to") or ORDERS)
-            for name, spec in (documents.items() if isinstance(documents, dict) else ())}
+    return DECLARED.compare_pairs(section)
 
 
 def _cells(path: Path) -> dict[tuple[int, str], dict]:
