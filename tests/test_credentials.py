@@ -25,22 +25,6 @@ from costlab.credentials import (
 SECRET = "Pw-9f3kQz7x"
 
 
-@pytest.fixture
-def auth_server():
-    """A stand-in of its own with user alice (password SECRET); yields its host:port."""
-    secantus = pytest.importorskip("secantus")
-    from pymongo import MongoClient
-
-    server = secantus.SecantusDBServer(storage_path=":memory:")
-    server.start()
-    try:
-        with MongoClient(server.uri) as client:
-            client.admin.command("createUser", "alice", pwd=SECRET, roles=["root"])
-        yield server.uri.split("://", 1)[1].split("/")[0]
-    finally:
-        server.stop()
-
-
 def test_password_from_the_environment_is_put_into_the_uri_at_connect_time():
     uri = connection_uri({"uri": "mongodb://alice@db.example:27017/?authSource=admin"},
                          {ENV_PASSWORD: "p@ss/word"})

@@ -146,22 +146,7 @@ def test_cleanup_takes_config_keys_and_never_prints_the_password():
     assert "costlab: the external server mongodb://alice@127.0.0.1:9/ did not answer ping within 1 s" in said
 
 
-# ---- refused credentials say so ----
-
-
-@pytest.fixture
-def auth_server():
-    secantus = pytest.importorskip("secantus")
-    from pymongo import MongoClient
-
-    server = secantus.SecantusDBServer(storage_path=":memory:")
-    server.start()
-    try:
-        with MongoClient(server.uri) as client:
-            client.admin.command("createUser", "alice", pwd=SECRET, roles=["root"])
-        yield server.uri.split("://", 1)[1].split("/")[0]
-    finally:
-        server.stop()
+# ---- refused credentials say so (a real mongod with authorization on: tests/conftest.py auth_server) ----
 
 
 def test_a_wrong_password_is_an_authentication_failure_not_a_silent_server(auth_server, monkeypatch):

@@ -334,17 +334,24 @@ def _bind(spec: dict, name: str, needed: tuple[str, ...], optional: tuple[str, .
     return spec
 
 
+def _array(items: object, must: str) -> list | None:
+    """An array operator's input: None for null or missing, the list itself, else ValueError `must`."""
+    if nullish(items):
+        return None
+    if not isinstance(items, list):
+        raise ValueError(f"{must}, got {items!r}")
+    return items
+
+
 def _map(spec):
     _bind(spec, "$map", ("input", "in"), ("as",))
     items_of, each = compile_expression(spec["input"]), compile_expression(spec["in"])
     name = spec.get("as", "this")
 
     def run(variables):
-        items = items_of(variables)
-        if nullish(items):
+        items = _array(items_of(variables), "input to $map must be an array")
+        if items is None:
             return None
-        if not isinstance(items, list):
-            raise ValueError(f"input to $map must be an array, got {items!r}")
         scope = dict(variables)
         out = []
         for item in items:
@@ -362,11 +369,9 @@ def _filter(spec):
     name = spec.get("as", "this")
 
     def run(variables):
-        items = items_of(variables)
-        if nullish(items):
+        items = _array(items_of(variables), "input to $filter must be an array")
+        if items is None:
             return None
-        if not isinstance(items, list):
-            raise ValueError(f"input to $filter must be an array, got {items!r}")
         limit = None
         if limit_of is not None:
             limit = limit_of(variables)
@@ -393,11 +398,9 @@ def _reduce(spec):
     items_of, initial, step = (compile_expression(spec[k]) for k in ("input", "initialValue", "in"))
 
     def run(variables):
-        items = items_of(variables)
-        if nullish(items):
+        items = _array(items_of(variables), "$reduce input must be an array")
+        if items is None:
             return None
-        if not isinstance(items, list):
-            raise ValueError(f"$reduce input must be an array, got {items!r}")
         scope = dict(variables)
         value = initial(variables)
         for item in items:
