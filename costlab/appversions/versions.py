@@ -263,6 +263,17 @@ def _with_precomputed(version: AppVersion, key: str, start: datetime, end: datet
     return {"$cond": [inside, "$totals", computed]}
 
 
+def _totals_pipeline(version: AppVersion, key: str, start: datetime, end: datetime,
+                     computed: dict) -> list[dict]:
+    """The window's buckets, each with `totals` (computed, or stored where whole), summed per status."""
+    return [
+        _match_buckets(version, key, start, end),
+        {"$addFields": {"totals": _with_precomputed(version, key, start, end, computed)}},
+        _group_sum("totals.", version),
+        {"$project": {"_id": 0}},
+    ]
+
+
 def _pipeline_reduce_array(version: AppVersion, key: str, start: datetime, end: datetime) -> list[dict]:
     """appV5R3/R4: $addFields totals = $reduce over items with the date filter (or stored totals)."""
     in_range = {"$and": [{"$gte": ["$$this.date", start]}, {"$lt": ["$$this.date", end]}]}
@@ -273,12 +284,7 @@ def _pipeline_reduce_array(version: AppVersion, key: str, start: datetime, end: 
             "in": _add_status_if(in_range, "$$value", "$$this"),
         }
     }
-    return [
-        _match_buckets(version, key, start, end),
-        {"$addFields": {"totals": _with_precomputed(version, key, start, end, computed)}},
-        _group_sum("totals.", version),
-        {"$project": {"_id": 0}},
-    ]
+    return _totals_pipeline(version, key, start, end, computed)
 
 
 def _dynamic_item_bounds(version: AppVersion, key: str, start: datetime, end: datetime) -> dict:
@@ -312,12 +318,7 @@ def _pipeline_reduce_dynamic(version: AppVersion, key: str, start: datetime, end
             },
         }
     }
-    return [
-        _match_buckets(version, key, start, end),
-        {"$addFields": {"totals": _with_precomputed(version, key, start, end, computed)}},
-        _group_sum("totals.", version),
-        {"$project": {"_id": 0}},
-    ]
+    return _totals_pipeline(version, key, start, end, computed)
 
 
 def _pipeline_all_windows(

@@ -7,6 +7,7 @@ seeded on its own, so the first G groups are identical whatever the widest shape
 from __future__ import annotations
 
 from datetime import datetime
+from operator import methodcaller
 from typing import Callable
 
 import polars as pl
@@ -25,6 +26,7 @@ SEPARATOR = "_"
 DATE_START, DATE_END = datetime(1990, 1, 1), datetime(2025, 12, 31)
 
 Gen = Callable[[Faker], object]
+_faker = methodcaller   # _faker("email")(f) is f.email()
 
 
 def _date(f: Faker) -> datetime:
@@ -37,177 +39,61 @@ def _street(f: Faker) -> str:
 
 def _address(prefix: str) -> tuple[str, tuple[tuple[str, Gen], ...]]:
     return prefix, (("street", _street), ("number", lambda f: f.random_int(1, 9999)),
-                    ("zip", lambda f: f.postcode()), ("city", lambda f: f.city()),
-                    ("country", lambda f: f.country()))
+                    ("zip", _faker("postcode")), ("city", _faker("city")), ("country", _faker("country")))
 
 
 # MAX_GROUPS (20) groups x 5 fields = the widest published shape (100 fields / 20x5). Order matters:
 # a shape with G groups uses the first G. Names are what a person record could really hold.
 GROUPS: tuple[tuple[str, tuple[tuple[str, Gen], ...]], ...] = (
-    (
-        "name",
-        (
-            ("first", lambda f: f.first_name()),
-            ("middle", lambda f: f.first_name()),
-            ("last", lambda f: f.last_name()),
-            ("prefix", lambda f: f.prefix()),
-            ("suffix", lambda f: f.suffix()),
-        ),
-    ),
+    ("name", (("first", _faker("first_name")), ("middle", _faker("first_name")),
+              ("last", _faker("last_name")), ("prefix", _faker("prefix")), ("suffix", _faker("suffix")))),
     _address("home"),
     _address("work"),
-    (
-        "job",
-        (
-            ("title", lambda f: f.job()),
-            ("company", lambda f: f.company()),
-            ("phone", lambda f: f.phone_number()),
-            ("email", lambda f: f.company_email()),
-            ("since", _date),
-        ),
-    ),
-    (
-        "card",
-        (
-            ("number", lambda f: f.credit_card_number()),
-            ("provider", lambda f: f.credit_card_provider()),
-            ("expires", lambda f: f"{f.random_int(1, 12):02d}/{f.random_int(26, 35)}"),
-            ("code", lambda f: f.credit_card_security_code()),
-            ("holder", lambda f: f.name()),
-        ),
-    ),
-    (
-        "bank",
-        (
-            ("iban", lambda f: f.iban()),
-            ("swift", lambda f: f.swift()),
-            ("account", lambda f: f.bban()),
-            ("routing", lambda f: f.aba()),
-            ("balance", lambda f: round(f.pyfloat(left_digits=6, right_digits=2, positive=True), 2)),
-        ),
-    ),
-    (
-        "contact",
-        (
-            ("email", lambda f: f.email()),
-            ("phone", lambda f: f.phone_number()),
-            ("mobile", lambda f: f.phone_number()),
-            ("website", lambda f: f.url()),
-            ("username", lambda f: f.user_name()),
-        ),
-    ),
-    (
-        "device",
-        (
-            ("ip", lambda f: f.ipv4()),
-            ("mac", lambda f: f.mac_address()),
-            ("agent", lambda f: f.user_agent()),
-            ("os", lambda f: f.random_element(("linux", "windows", "macos", "android", "ios"))),
-            ("language", lambda f: f.language_code()),
-        ),
-    ),
-    (
-        "birth",
-        (
-            ("date", _date),
-            ("city", lambda f: f.city()),
-            ("state", lambda f: f.state()),
-            ("country", lambda f: f.country()),
-            ("weight", lambda f: f.random_int(2200, 4800)),
-        ),
-    ),
-    (
-        "vehicle",
-        (
-            ("plate", lambda f: f.license_plate()),
-            ("vin", lambda f: f.vin()),
-            ("color", lambda f: f.color_name()),
-            ("year", lambda f: f.random_int(1995, 2025)),
-            ("mileage", lambda f: f.random_int(0, 300000)),
-        ),
-    ),
+    ("job", (("title", _faker("job")), ("company", _faker("company")), ("phone", _faker("phone_number")),
+             ("email", _faker("company_email")), ("since", _date))),
+    ("card", (("number", _faker("credit_card_number")), ("provider", _faker("credit_card_provider")),
+              ("expires", lambda f: f"{f.random_int(1, 12):02d}/{f.random_int(26, 35)}"),
+              ("code", _faker("credit_card_security_code")), ("holder", _faker("name")))),
+    ("bank", (("iban", _faker("iban")), ("swift", _faker("swift")), ("account", _faker("bban")),
+              ("routing", _faker("aba")),
+              ("balance", lambda f: round(f.pyfloat(left_digits=6, right_digits=2, positive=True), 2)))),
+    ("contact", (("email", _faker("email")), ("phone", _faker("phone_number")),
+                 ("mobile", _faker("phone_number")), ("website", _faker("url")),
+                 ("username", _faker("user_name")))),
+    ("device", (("ip", _faker("ipv4")), ("mac", _faker("mac_address")), ("agent", _faker("user_agent")),
+                ("os", lambda f: f.random_element(("linux", "windows", "macos", "android", "ios"))),
+                ("language", _faker("language_code")))),
+    ("birth", (("date", _date), ("city", _faker("city")), ("state", _faker("state")),
+               ("country", _faker("country")), ("weight", lambda f: f.random_int(2200, 4800)))),
+    ("vehicle", (("plate", _faker("license_plate")), ("vin", _faker("vin")), ("color", _faker("color_name")),
+                 ("year", lambda f: f.random_int(1995, 2025)),
+                 ("mileage", lambda f: f.random_int(0, 300000)))),
     _address("shipping"),
     _address("billing"),
-    (
-        "emergency",
-        (
-            ("name", lambda f: f.name()),
-            ("relation", lambda f: f.random_element(("parent", "partner", "sibling", "friend", "child"))),
-            ("phone", lambda f: f.phone_number()),
-            ("email", lambda f: f.free_email()),
-            ("city", lambda f: f.city()),
-        ),
-    ),
-    (
-        "employer",
-        (
-            ("name", lambda f: f.company()),
-            ("motto", lambda f: f.catch_phrase()),
-            ("ein", lambda f: f.ein()),
-            ("phone", lambda f: f.phone_number()),
-            ("website", lambda f: f.url()),
-        ),
-    ),
-    (
-        "profile",
-        (
-            ("bio", lambda f: f.sentence()),
-            ("color", lambda f: f.safe_color_name()),
-            ("created", _date),
-            ("active", lambda f: f.pybool()),
-            ("score", lambda f: f.random_int(0, 1000)),
-        ),
-    ),
-    (
-        "social",
-        (
-            ("handle", lambda f: f.user_name()),
-            ("url", lambda f: f.url()),
-            ("followers", lambda f: f.random_int(0, 100000)),
-            ("following", lambda f: f.random_int(0, 5000)),
-            ("verified", lambda f: f.pybool()),
-        ),
-    ),
-    (
-        "education",
-        (
-            ("school", lambda f: f"{f.city()} University"),
-            ("degree", lambda f: f.random_element(("BSc", "BA", "MSc", "MA", "PhD", "MBA"))),
-            ("field", lambda f: f.job()),
-            ("start", _date),
-            ("end", _date),
-        ),
-    ),
-    (
-        "health",
-        (
-            ("blood", lambda f: f.random_element(("A+", "A-", "B+", "B-", "AB+", "AB-", "O+", "O-"))),
-            ("height", lambda f: f.random_int(150, 200)),
-            ("weight", lambda f: round(f.pyfloat(min_value=45, max_value=130), 1)),
-            ("insurance", lambda f: f.bban()),
-            ("doctor", lambda f: f.name()),
-        ),
-    ),
-    (
-        "preferences",
-        (
-            ("currency", lambda f: f.currency_code()),
-            ("timezone", lambda f: f.timezone()),
-            ("locale", lambda f: f.locale()),
-            ("newsletter", lambda f: f.pybool()),
-            ("theme", lambda f: f.random_element(("light", "dark", "system"))),
-        ),
-    ),
-    (
-        "login",
-        (
-            ("username", lambda f: f.user_name()),
-            ("password", lambda f: f.sha256()),
-            ("last", _date),
-            ("ip", lambda f: f.ipv4_public()),
-            ("attempts", lambda f: f.random_int(0, 5)),
-        ),
-    ),
+    ("emergency", (("name", _faker("name")),
+                   ("relation", lambda f: f.random_element(("parent", "partner", "sibling", "friend",
+                                                            "child"))),
+                   ("phone", _faker("phone_number")), ("email", _faker("free_email")),
+                   ("city", _faker("city")))),
+    ("employer", (("name", _faker("company")), ("motto", _faker("catch_phrase")), ("ein", _faker("ein")),
+                  ("phone", _faker("phone_number")), ("website", _faker("url")))),
+    ("profile", (("bio", _faker("sentence")), ("color", _faker("safe_color_name")), ("created", _date),
+                 ("active", _faker("pybool")), ("score", lambda f: f.random_int(0, 1000)))),
+    ("social", (("handle", _faker("user_name")), ("url", _faker("url")),
+                ("followers", lambda f: f.random_int(0, 100000)),
+                ("following", lambda f: f.random_int(0, 5000)), ("verified", _faker("pybool")))),
+    ("education", (("school", lambda f: f"{f.city()} University"),
+                   ("degree", lambda f: f.random_element(("BSc", "BA", "MSc", "MA", "PhD", "MBA"))),
+                   ("field", _faker("job")), ("start", _date), ("end", _date))),
+    ("health", (("blood", lambda f: f.random_element(("A+", "A-", "B+", "B-", "AB+", "AB-", "O+", "O-"))),
+                ("height", lambda f: f.random_int(150, 200)),
+                ("weight", lambda f: round(f.pyfloat(min_value=45, max_value=130), 1)),
+                ("insurance", _faker("bban")), ("doctor", _faker("name")))),
+    ("preferences", (("currency", _faker("currency_code")), ("timezone", _faker("timezone")),
+                     ("locale", _faker("locale")), ("newsletter", _faker("pybool")),
+                     ("theme", lambda f: f.random_element(("light", "dark", "system"))))),
+    ("login", (("username", _faker("user_name")), ("password", _faker("sha256")), ("last", _date),
+               ("ip", _faker("ipv4_public")), ("attempts", lambda f: f.random_int(0, 5)))),
 )
 assert len(GROUPS) == MAX_GROUPS  # shapes.MAX_FIELDS, which the workflow plans with, counts on it
 assert all(len(fields) == FIELDS_PER_GROUP for _, fields in GROUPS)
