@@ -88,6 +88,12 @@ def _predicted_share(latencies_s: np.ndarray, m: float) -> float:
     return m / float(cycles.mean())
 
 
+def _run(uri, db, version, plan, events, **options):
+    """run_closed_loop on the version's collection, its Get Reports over every key the events hold."""
+    return run_closed_loop(uri, db.name, version.collection_name, version.name, plan, events,
+                           events["key"].unique().to_list(), **options)
+
+
 @pytest.mark.loaddriver
 @needs_opt_in
 def test_closed_loop_against_a_slow_server(test_db, server_uri):
@@ -101,18 +107,8 @@ def test_closed_loop_against_a_slow_server(test_db, server_uri):
     plan = LoadTestPlan(phase_seconds=10.0, warmup_seconds=1.0, upsert_rates=(10.0,), report_rates=(rate,),
                         batch_size=10)
     with delayed(server_uri, DELAY_S) as slow_uri:
-        raw, facts = run_closed_loop(
-            slow_uri,
-            test_db.name,
-            version.collection_name,
-            version.name,
-            plan,
-            events,
-            events["key"].unique().to_list(),
-            upsert_workers=1,
-            report_workers=workers,
-            seed=5,
-        )
+        raw, facts = _run(slow_uri, test_db, version, plan, events, upsert_workers=1, report_workers=workers,
+                          seed=5)
     reports = raw.filter((pl.col("kind") == "report") & (pl.col("phase") == 1))
     assert set(reports["status"]) == {"ok"}
     latencies = reports["call_ms"].to_numpy() / 1000
@@ -145,19 +141,8 @@ def test_one_pipeline_versions_send_one_aggregation(test_db, server_uri):
     plan = LoadTestPlan(phase_seconds=2.0, warmup_seconds=0.5, upsert_rates=(10.0,), report_rates=(10.0,),
                         batch_size=10)
     with delayed(server_uri, DELAY_S) as slow_uri:
-        raw, facts = run_closed_loop(
-            slow_uri,
-            test_db.name,
-            version.collection_name,
-            version.name,
-            plan,
-            events,
-            events["key"].unique().to_list(),
-            upsert_workers=1,
-            report_workers=1,
-            seed=5,
-            write_concern=None,
-        )
+        raw, facts = _run(slow_uri, test_db, version, plan, events, upsert_workers=1, report_workers=1,
+                          seed=5, write_concern=None)
     assert facts["concurrent_reports"] is False
     assert facts["update_commands_by_write_concern"] == {
         "null": raw.filter(pl.col("kind") == "upsert").height

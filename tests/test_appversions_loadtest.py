@@ -21,6 +21,24 @@ def published_plan(**overrides):
     return LoadTestPlan(**values)
 
 
+def _done_in_5_ms(ops: pl.DataFrame, status: pl.Expr | None = None,
+                  queue_wait_ms: float = 1.0) -> pl.DataFrame:
+    """Scheduled operations (kind, events set) as a load test's raw rows: each started on time and done in
+    5 ms, `status` (ok by default), `queue_wait_ms` queued, no client lag."""
+    return ops.with_columns(
+        pl.lit("appVX").alias("version"), (pl.lit("ok") if status is None else status).alias("status"),
+        pl.col("intended_s").alias("start_s"), (pl.col("intended_s") + 0.005).alias("end_s"),
+        pl.lit(5.0).alias("call_ms"), pl.lit(5.0).alias("from_intended_ms"),
+        pl.lit(queue_wait_ms).alias("queue_wait_ms"), pl.lit(0.0).alias("client_lag_ms"))
+
+
+def _both_kinds(sched: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The schedule's reports (1 event each) and upserts (batches of 10 events) in one frame."""
+    return pl.concat([sched["report"].with_columns(pl.lit("report").alias("kind")),
+                      sched["upsert"].with_columns(pl.lit("upsert").alias("kind"))]).with_columns(
+        pl.when(pl.col("kind") == "upsert").then(10).otherwise(1).cast(pl.Int64).alias("events"))
+
+
 def test_published_targets_per_phase_and_step():
     segs = segments(published_plan())
     upserts = segs.filter(pl.col("kind") == "upsert")
@@ -203,18 +221,10 @@ def test_summarize_phases_marks_unmet_steps():
     plan = LoadTestPlan(phase_seconds=2.0, warmup_seconds=0, upsert_rates=(10.0,), report_rates=(1.0, 2.0),
                         batch_size=10)
     sched = schedule(plan)
-    raw = pl.concat([
-        sched["report"].with_columns(pl.lit("report").alias("kind")),
-        sched["upsert"].with_columns(pl.lit("upsert").alias("kind")),
-    ]).with_columns(
-        pl.lit("appVX").alias("version"),
-        pl.when(pl.col("kind") == "upsert").then(10).otherwise(1).cast(pl.Int64).alias("events"),
-        # every report of step 2 skipped (server backlog), everything else ok in 5 ms
-        pl.when((pl.col("kind") == "report") & (pl.col("step") == 2)).then(pl.lit("skipped"))
-        .otherwise(pl.lit("ok")).alias("status"),
-        pl.col("intended_s").alias("start_s"), (pl.col("intended_s") + 0.005).alias("end_s"),
-        pl.lit(5.0).alias("call_ms"), pl.lit(5.0).alias("from_intended_ms"),
-        pl.lit(1.0).alias("queue_wait_ms"), pl.lit(0.0).alias("client_lag_ms"))
+    # every report of step 2 skipped (server backlog), everything else ok in 5 ms
+    skipped = (pl.col("kind") == "report") & (pl.col("step") == 2)
+    raw = _done_in_5_ms(_both_kinds(sched),
+                        status=pl.when(skipped).then(pl.lit("skipped")).otherwise(pl.lit("ok")))
     phases = summarize_phases(raw, plan)
     reports = phases.filter(pl.col("kind") == "report").sort("step")
     assert reports["ops_planned"].to_list() == [1, 2]
@@ -239,18 +249,8 @@ def test_summarize_phases_lists_steps_without_operations():
     )
     sched = schedule(plan)
     assert sched["upsert"].height == 2
-    raw = sched["upsert"].with_columns(
-        pl.lit("upsert").alias("kind"),
-        pl.lit("appVX").alias("version"),
-        pl.lit(25, pl.Int64).alias("events"),
-        pl.lit("ok").alias("status"),
-        pl.col("intended_s").alias("start_s"),
-        (pl.col("intended_s") + 0.005).alias("end_s"),
-        pl.lit(5.0).alias("call_ms"),
-        pl.lit(5.0).alias("from_intended_ms"),
-        pl.lit(0.0).alias("queue_wait_ms"),
-        pl.lit(0.0).alias("client_lag_ms"),
-    )
+    raw = _done_in_5_ms(sched["upsert"].with_columns(pl.lit("upsert").alias("kind"),
+                                                     pl.lit(25, pl.Int64).alias("events")), queue_wait_ms=0.0)
     upserts = summarize_phases(raw, plan).filter(pl.col("kind") == "upsert").sort("step")
     assert upserts["step"].to_list() == [1, 2, 3, 4]
     # 1 batch/s: operations at 0.5 s and 1.5 s, the starts of steps 2 and 4 (half-open steps)
@@ -402,22 +402,7 @@ def test_a_step_that_planned_no_operation_is_never_met():
     plan = LoadTestPlan(phase_seconds=1.0, warmup_seconds=0, upsert_rates=(10.0,), report_rates=(1.0, 1.0),
                         batch_size=10)
     sched = schedule(plan)
-    raw = pl.concat(
-        [
-            sched["report"].with_columns(pl.lit("report").alias("kind")),
-            sched["upsert"].with_columns(pl.lit("upsert").alias("kind")),
-        ]
-    ).with_columns(
-        pl.lit("appVX").alias("version"),
-        pl.when(pl.col("kind") == "upsert").then(10).otherwise(1).cast(pl.Int64).alias("events"),
-        pl.lit("ok").alias("status"),
-        pl.col("intended_s").alias("start_s"),
-        (pl.col("intended_s") + 0.005).alias("end_s"),
-        pl.lit(5.0).alias("call_ms"),
-        pl.lit(5.0).alias("from_intended_ms"),
-        pl.lit(1.0).alias("queue_wait_ms"),
-        pl.lit(0.0).alias("client_lag_ms"),
-    )
+    raw = _done_in_5_ms(_both_kinds(sched))
     steps = summarize_phases(raw, plan)
     reports = steps.filter(pl.col("kind") == "report").sort("step")
     assert reports["ops_planned"].to_list() == [0, 1]

@@ -65,27 +65,13 @@ EXPECTED_DOCS = {
         {"_id": B2 + _hex("20220701"), "n": 1},
     ],
     "appV5R0": [
-        {
-            "_id": B1 + _hex("202206"),
-            "items": [
-                {"date": D5, "a": 1},
-                {"date": D5, "a": 1},
-                {"date": D5, "p": 1},
-                {"date": D16, "r": 1},
-            ],
-        },
+        {"_id": B1 + _hex("202206"),
+         "items": [{"date": D5, "a": 1}, {"date": D5, "a": 1}, {"date": D5, "p": 1}, {"date": D16, "r": 1}]},
         {"_id": B2 + _hex("202207"), "items": [{"date": D701, "n": 1}]},
     ],
     "appV5R1": [
-        {
-            "_id": B1 + _hex("202202"),
-            "items": [
-                {"date": D5, "a": 1},
-                {"date": D5, "a": 1},
-                {"date": D5, "p": 1},
-                {"date": D16, "r": 1},
-            ],
-        },
+        {"_id": B1 + _hex("202202"),
+         "items": [{"date": D5, "a": 1}, {"date": D5, "a": 1}, {"date": D5, "p": 1}, {"date": D16, "r": 1}]},
         {"_id": B2 + _hex("202203"), "items": [{"date": D701, "n": 1}]},
     ],
     "appV5R2": [
