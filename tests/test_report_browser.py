@@ -84,18 +84,23 @@ setTimeout(function () {
 """  # noqa: E501 (code in a string, kept as it runs)
 
 
-def measure(page_path, tmp_path, width: int) -> dict:
-    probe = tmp_path / f"probe_{width}.html"
-    head, tail = page_path.read_text().rsplit(
-        "</body>", 1
-    )  # the last one: the bundle's JS may hold the string
-    probe.write_text(head + MEASURE + "</body>" + tail)
+def probe(page_path, tmp_path, script: str, pre_id: str, width: int = 1400, *options: str) -> dict:
+    """The page with `script` appended before its last </body> (the bundle's JS may hold the string), run in
+    headless Chromium at `width` x 1000 px; the JSON the script wrote into <pre id=pre_id>."""
+    copy = tmp_path / f"{pre_id}_{width}.html"
+    head, tail = page_path.read_text().rsplit("</body>", 1)
+    copy.write_text(head + script + "</body>" + tail)
     dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                          f"--window-size={width},1000", "--virtual-time-budget=15000", "--dump-dom",
-                          probe.as_uri()], capture_output=True, text=True, timeout=300).stdout
-    found = re.search(r'<pre id="measured">(.*?)</pre>', dom, re.S)
+                          f"--window-size={width},1000", "--virtual-time-budget=15000", *options,
+                          "--dump-dom",
+                          copy.as_uri()], capture_output=True, text=True, timeout=300).stdout
+    found = re.search(rf'<pre id="{pre_id}">(.*?)</pre>', dom, re.S)
     assert found, dom[-2000:]
     return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+def measure(page_path, tmp_path, width: int) -> dict:
+    return probe(page_path, tmp_path, MEASURE, "measured", width)
 
 
 @pytest.mark.parametrize("width", [1400, 800])
@@ -118,6 +123,14 @@ def test_report_fits_the_window(smoke_all, tmp_path, width):
     with (smoke_all.results() / "findings.csv").open(newline="") as handle:
         expected = sum((row["verdict"] or "").startswith("not reproduced") for row in csv.DictReader(handle))
     assert measured["not_reproduced"].count("findings") == expected, measured["not_reproduced"]
+
+
+# The end of a probe: its `out` as JSON in <pre id=pre_id>, where probe() reads it.
+_WRITE_OUT = """  var pre = document.createElement('pre');
+  pre.id = '{pre_id}';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+"""
 
 
 # Appended to a copy of the page: use the audit table's filters and sort as a reader would, then report
@@ -149,27 +162,15 @@ setTimeout(function () {
   out.first_claim_top = Math.round(first.top);
   var yours = document.getElementById('your-schema');
   out.your_schema_bottom = yours ? Math.round(yours.getBoundingClientRect().bottom) : null;
-  var pre = document.createElement('pre');
-  pre.id = 'filtered';
-  pre.textContent = JSON.stringify(out);
-  document.body.appendChild(pre);
 }, 3000);
 </script>
-"""  # noqa: E501 (code in a string, kept as it runs)
+""".replace("}, 3000);", _WRITE_OUT.format(pre_id="filtered") + "}, 3000);")  # noqa: E501 (code in a string, kept as it runs)
 
 
 def test_the_audit_table_filters_and_sorts_offline_and_the_claims_come_first(smoke_all, tmp_path):
-    page = smoke_all.results() / "report.html"
-    probe = tmp_path / "filter_probe.html"
-    head, tail = page.read_text().rsplit("</body>", 1)
-    probe.write_text(head + FILTER_PROBE + "</body>" + tail)
-    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
-                          "--host-resolver-rules=MAP * ~NOTFOUND", "--virtual-time-budget=10000",
-                          "--dump-dom",
-                          probe.as_uri()], capture_output=True, text=True, timeout=300).stdout
-    found = re.search(r'<pre id="filtered">(.*?)</pre>', dom, re.S)
-    assert found, dom[-2000:]
-    out = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    # every host name unresolvable: the page works with no network
+    out = probe(smoke_all.results() / "report.html", tmp_path, FILTER_PROBE, "filtered", 1400,
+                "--host-resolver-rules=MAP * ~NOTFOUND")
     with (smoke_all.results() / "findings.csv").open(newline="") as handle:
         # the audit holds every row but your variants' ("Your schema" opens the page with them)
         rows = [r for r in csv.DictReader(handle) if r["kind"] != "user variant"]
@@ -209,13 +210,9 @@ setTimeout(function () {
       return {id: f.id, drawn: !!f.querySelector('.vega svg'), marks: f.querySelectorAll('.vega svg path, .vega svg rect').length};
     });
   }
-  var pre = document.createElement('pre');
-  pre.id = 'yours';
-  pre.textContent = JSON.stringify(out);
-  document.body.appendChild(pre);
 }, 8000);
 </script>
-"""  # noqa: E501 (code in a string, kept as it runs)
+""".replace("}, 8000);", _WRITE_OUT.format(pre_id="yours") + "}, 8000);")  # noqa: E501 (code in a string, kept as it runs)
 
 
 def test_the_first_screen_shows_your_schema_costs_ratios_and_intervals(smoke_all, tmp_path):
@@ -223,29 +220,7 @@ def test_the_first_screen_shows_your_schema_costs_ratios_and_intervals(smoke_all
     ticket, arraygrowth's job_run); at 1400 px the page opens, right after "What ran", with their absolute
     costs, each beside its compare_to as "× compare_to" with the ratio's interval, all on the first screen
     (1000 px), and one figure per study drawing them."""
-    page = smoke_all.results() / "report.html"
-    probe = tmp_path / "yours_probe.html"
-    head, tail = page.read_text().rsplit("</body>", 1)
-    probe.write_text(head + YOUR_SCHEMA_PROBE + "</body>" + tail)
-    dom = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            "--window-size=1400,1000",
-            "--virtual-time-budget=15000",
-            "--dump-dom",
-            probe.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    ).stdout
-    found = re.search(r'<pre id="yours">(.*?)</pre>', dom, re.S)
-    assert found, dom[-2000:]
-    out = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    out = probe(smoke_all.results() / "report.html", tmp_path, YOUR_SCHEMA_PROBE, "yours")
     assert out["present"] and out["follows"], out
     first_screen = [r for r in out["rows"] if r["bottom"] <= 1000 and r["right"] <= out["width"]]
     for study, variant, compared in (
