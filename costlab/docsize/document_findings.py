@@ -12,6 +12,8 @@ never counted among the published findings; the report shows them in "Your varia
 """
 from __future__ import annotations
 
+from typing import Callable, Iterator
+
 import polars as pl
 
 from costlab.declarations.findings import beside, measured
@@ -44,16 +46,24 @@ def _bytes(value: float | None) -> str:
     return "—" if value is None else f"{value:,.0f} B/query"
 
 
+def compared_cells(orders: pl.DataFrame, documents: dict[str, pl.DataFrame], compare_to: dict[str, str],
+                   cells: Callable[[pl.DataFrame], dict]
+                   ) -> Iterator[tuple[str, str, pl.DataFrame, dict, dict]]:
+    """Per document: its name, its compare_to, its table, its cells and its compare_to's (ORDERS: `orders`;
+    a compared document that has no table: none), each table's cells as `cells` reads them."""
+    order_cells = cells(orders)
+    for name, table in documents.items():
+        other = compare_to.get(name, ORDERS)
+        yield name, other, table, cells(table), (order_cells if other == ORDERS
+                                                 else cells(documents.get(other, orders.clear())))
+
+
 def document_rows(orders: pl.DataFrame, documents: dict[str, pl.DataFrame], compare_to: dict[str, str]
                   ) -> list[Finding]:
     """The rows of every document in `documents` (name -> its cache_reads table) beside its compare_to
     (ORDERS: `orders`, the docsize engine lab's cache_reads.csv)."""
-    order_cells = _cells(orders)
     rows = []
-    for name, table in documents.items():
-        other = compare_to.get(name, ORDERS)
-        theirs_cells = order_cells if other == ORDERS else _cells(documents.get(other, orders.clear()))
-        mine_cells = _cells(table)
+    for name, other, _, mine_cells, theirs_cells in compared_cells(orders, documents, compare_to, _cells):
         for size_kb, shape in sorted(mine_cells, key=lambda cell: (cell[0], SHAPES.index(cell[1]))):
             row = mine_cells[(size_kb, shape)]
             label = row.get("size") or f"{size_kb}k"

@@ -17,6 +17,7 @@ import polars as pl
 
 from costlab.docsize import documents as user_documents
 from costlab.docsize.datasets import DATABASE, Dataset
+from costlab.docsize.document_findings import compared_cells
 from costlab.docsize.documents import ORDERS, DocumentDeclaration
 from costlab.docsize.protocol import SHAPES
 from costlab.finding import NOT_JUDGED, STAND_IN, USER_VARIANT_REASON, Finding, verdict_table
@@ -126,12 +127,9 @@ def server_rows(orders: pl.DataFrame, documents: dict[str, pl.DataFrame], compar
     """Per document, run, size, shape and measure: the document's median over its compare_to's."""
     from costlab.docsize.names import RUNS
 
-    order_cells = _medians(orders)
     rows = []
-    for name, raw in documents.items():
-        other = compare_to.get(name, ORDERS)
-        theirs_cells = order_cells if other == ORDERS else _medians(documents.get(other, orders.clear()))
-        mine_cells = _medians(raw)
+    for name, other, raw, mine_cells, theirs_cells in compared_cells(orders, documents, compare_to,
+                                                                     _medians):
         labels = dict(zip(raw["size_kb"].to_list(), raw["size"].to_list()))
         for run_name in RUNS:
             for size_kb in sorted({k for r, k, _ in mine_cells if r == run_name}):
