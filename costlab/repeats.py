@@ -1,4 +1,5 @@
-"""Repeats: a measuring job run again as a job of its own (docs/uncertainty.md), server and engine-lab jobs alike.
+"""Repeats: a measuring job run again as a job of its own (docs/uncertainty.md), server and engine-lab jobs
+alike.
 
 Two kinds of job repeat, each declared once here, with its count's key and its paths:
 
@@ -65,7 +66,8 @@ class RepeatKind:
         return self.count_in(node.get(study), study)
 
     def count_in(self, section: Mapping[str, Any] | None, study: str) -> int:
-        """The count in the study's own section (`config[study]`, `config["engine"][study]`); 1 when absent."""
+        """The count in the study's own section (`config[study]`, `config["engine"][study]`); 1 when
+        absent."""
         value = (section or {}).get(COUNT_KEY)
         if value is None:
             return 1
@@ -95,12 +97,13 @@ class RepeatKind:
             return 1
         found = re.fullmatch(re.escape(self.mark_prefix) + f"({_NUMBER})", wildcard)
         if found is None or int(found[1]) < 2:
-            raise ValueError(f"{self.name} repeat wildcard {wildcard!r}: expected {self.first_mark!r} (repeat 1) "
-                             f"or '{self.mark_prefix}<r>' with r >= 2")
+            raise ValueError(f"{self.name} repeat wildcard {wildcard!r}: expected {self.first_mark!r} "
+                             f"(repeat 1) or '{self.mark_prefix}<r>' with r >= 2")
         return int(found[1])
 
     def path(self, pattern: str, rep: int) -> str:
-        """`pattern` (holding `{rep}` where the repeat's mark goes) for repeat `rep`; its other wildcards stay."""
+        """`pattern` (holding `{rep}` where the repeat's mark goes) for repeat `rep`; its other wildcards
+        stay."""
         if "{rep}" not in pattern:
             raise ValueError(f"{pattern!r} has no {{rep}} wildcard: where should the repeat's mark go?")
         return pattern.replace("{rep}", self.wildcard(rep))
@@ -121,7 +124,8 @@ class RepeatKind:
             return split
         if not self.first_mark:
             return name, 1
-        raise ValueError(f"{name!r} names no {self.name} repeat: expected it to end in '{self.mark_prefix}<r>'")
+        raise ValueError(f"{name!r} names no {self.name} repeat: expected it to end in "
+                         f"'{self.mark_prefix}<r>'")
 
     def repeat_in(self, path: str | PurePath) -> int:
         """The repeat whose mark a path holds: at the end of its file's name, or (engine) of a folder's."""
@@ -154,7 +158,9 @@ class RepeatKind:
         waits for nothing."""
         def inputs(wildcards: Any) -> list[str]:
             previous = self.previous(wildcards.rep)
-            return [] if previous is None else [pattern.format(**{**dict(wildcards.items()), "rep": previous})]
+            if previous is None:
+                return []
+            return [pattern.format(**{**dict(wildcards.items()), "rep": previous})]
         return inputs
 
 
@@ -180,7 +186,7 @@ def medians_over_repeats(per_repeat: pl.DataFrame, keys: Sequence[str], repeated
     other column the first repeat's; then `repeats` (how many), `<column>_repeats` for `repeated` and
     `lists` (column -> name, e.g. {"seed": "seeds"}): each repeat's value, REPEATS_SEPARATOR-joined, in
     repeat order. Rows without a `rep` column are repeat 1."""
-    import polars as pl   # here, not at the top: the rule files import this module while parsing
+    import polars as pl  # here, not at the top: the rule files import this module while parsing
 
     if "rep" not in per_repeat.columns:
         per_repeat = per_repeat.with_columns(pl.lit(1).alias("rep"))

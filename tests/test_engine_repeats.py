@@ -158,6 +158,9 @@ def test_the_plan_runs_each_version_once_per_repeat(engine_plan):
     wanted = sorted(f"version={v}, rep=rep{r}" for v in ("appV1", "appV6R3") for r in (1, 2, 3))
     assert planned == wanted, out[-3000:]
     assert sum(block.startswith("appversions_engine:") for block in out.split("\nrule ")[1:]) == 1
+    # repeat 1 where a single run always wrote, the others beside it (costlab.repeats.ENGINE_REPEATS)
+    for rep in (1, 2, 3):
+        assert f"results/appversions/engine/versions/appV6R3/rep{rep}.json" in out, out[-3000:]
 
 
 def test_the_rigorous_config_merges_over_the_defaults():
@@ -267,4 +270,6 @@ def test_the_plan_runs_the_arraygrowth_engine_once_per_repeat(engine_plan):
                      if block.startswith("arraygrowth_engine_repeat:")
                      for line in block.splitlines() if "wildcards:" in line)
     assert planned == ["rep=rep1", "rep=rep2", "rep=rep3"], out[-3000:]
+    for rep in (1, 2, 3):
+        assert f"results/arraygrowth/engine/repeats/rep{rep}/log_bytes.csv" in out, out[-3000:]
     assert sum(block.startswith("arraygrowth_engine:") for block in blocks) == 1

@@ -1,6 +1,7 @@
-"""costlab.repeats, the one repeats module (issue #44 item 1): the count's key, the {rep} wildcard, the paths of
-a repeat and reading a repeat back, for server and engine-lab jobs alike. Every expected path is written out
-here: repeat 1 keeps the paths a run had before repeats existed, so a user at the defaults reruns nothing."""
+"""costlab.repeats, the one repeats module (issue #44 item 1): the count's key, the {rep} wildcard, the paths
+of a repeat and reading a repeat back, for server and engine-lab jobs alike. Every expected path is written
+out here: repeat 1 keeps the paths a run had before repeats existed, so a user at the defaults reruns
+nothing."""
 from __future__ import annotations
 
 import re
@@ -55,7 +56,7 @@ def test_the_wildcards_values():
     with pytest.raises(ValueError, match="repeats count from 1"):
         SERVER_REPEATS.wildcard(True)
     # the engine's wildcard was a bare number before: refused, with what it takes
-    with pytest.raises(ValueError, match=r"engine repeat wildcard '1': expected 'rep1' \(repeat 1\) or 'rep<r>'"):
+    with pytest.raises(ValueError, match=r"wildcard '1': expected 'rep1' \(repeat 1\) or 'rep<r>'"):
         ENGINE_REPEATS.repeat_of("1")
     for bad in ("rep0", "rep01", "", "__rep2"):
         with pytest.raises(ValueError, match="engine repeat wildcard"):
@@ -66,7 +67,8 @@ def test_the_wildcards_constraint_takes_exactly_the_marks():
     # the server's constraint is the one its rules always had
     assert SERVER_REPEATS.constraint == r"(__rep([2-9]|[1-9][0-9]+))?"
     for kind, good, bad in (
-        (SERVER_REPEATS, ["", "__rep2", "__rep9", "__rep10", "__rep50"], ["__rep1", "__rep0", "__rep02", "rep2", "2"]),
+        (SERVER_REPEATS, ["", "__rep2", "__rep9", "__rep10", "__rep50"],
+         ["__rep1", "__rep0", "__rep02", "rep2", "2"]),
         (ENGINE_REPEATS, ["rep1", "rep2", "rep10", "rep50"], ["", "rep0", "rep01", "1", "__rep2", "rep"]),
     ):
         assert [w for w in good if re.fullmatch(kind.constraint, w)] == good, kind.name
@@ -76,7 +78,8 @@ def test_the_wildcards_constraint_takes_exactly_the_marks():
 # the rules' patterns and what each repeat's path is, written out
 RULE_PATHS = [
     (SERVER_REPEATS, "results/docsize/raw/{run}__{dataset}{rep}.parquet",
-     {1: "results/docsize/raw/{run}__{dataset}.parquet", 2: "results/docsize/raw/{run}__{dataset}__rep2.parquet"}),
+     {1: "results/docsize/raw/{run}__{dataset}.parquet",
+      2: "results/docsize/raw/{run}__{dataset}__rep2.parquet"}),
     (SERVER_REPEATS, "results/flatnested/raw/{shape}{rep}.parquet",
      {1: "results/flatnested/raw/{shape}.parquet", 3: "results/flatnested/raw/{shape}__rep3.parquet"}),
     (SERVER_REPEATS, "results/appversions/data/{version}{rep}",
@@ -148,7 +151,8 @@ def test_medians_over_repeats_with_each_repeats_value_beside():
     assert table.to_dicts() == [
         {"version": "a", "bytes": 20, "label": "x", "repeats": 3, "bytes_repeats": "10; 30; 20",
          "seeds": "1; 5; 9"},
-        {"version": "b", "bytes": 7, "label": "y", "repeats": 3, "bytes_repeats": "7; 7; 8", "seeds": "1; 5; 9"},
+        {"version": "b", "bytes": 7, "label": "y", "repeats": 3, "bytes_repeats": "7; 7; 8",
+         "seeds": "1; 5; 9"},
     ]
     assert table.schema["bytes"] == per_repeat.schema["bytes"]   # whole medians stay integers
     assert repeat_values(table.row(0, named=True), "bytes") == [10.0, 30.0, 20.0]
@@ -186,8 +190,9 @@ def test_no_second_spelling_of_a_repeat():
     through costlab.repeats."""
     spellings = re.compile(r"__rep|rep\{+rep\}+|\brep=r?[\"']|engine_repeats\(|REPEAT_RE|repeat_suffix")
     found = []
-    for path in [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk")), *sorted((ROOT / "scripts").glob("*.py")),
-                 *sorted((ROOT / "costlab").rglob("*.py"))]:
+    sources = [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk")),
+               *sorted((ROOT / "scripts").glob("*.py")), *sorted((ROOT / "costlab").rglob("*.py"))]
+    for path in sources:
         if path == ROOT / "costlab" / "repeats.py":
             continue
         for number, line in enumerate(path.read_text().splitlines(), 1):

@@ -495,10 +495,10 @@ def merge_engine_repeats(params, run: RunFacts, log_bytes_paths: Sequence, prove
 
     from costlab.arraygrowth.elements import declarations
     from costlab.engine.provenance import engine_provenance
-    from costlab.repeats import medians_over_repeats
     from costlab.inputs import read_json
     from costlab.io import write_csv
     from costlab.published import read_tolerances
+    from costlab.repeats import medians_over_repeats
     from costlab.server.provenance import write_json_atomic
 
     repeats = int(params.repeats)

@@ -56,7 +56,8 @@ STUDY = Study(
         ),
         # each shape once per repeat (flatnested.repeats)
         "flatnested_measure": RuleAsk(
-            work_s=_measure_s, jobs=lambda config: _shapes(config) * SERVER_REPEATS.count(config, "flatnested"),
+            work_s=_measure_s,
+            jobs=lambda config: _shapes(config) * SERVER_REPEATS.count(config, "flatnested"),
             timed=True),
     },
     kept_rules=("flatnested_measure",),
