@@ -8,7 +8,7 @@ import re
 
 import polars as pl
 import pytest
-from snakemake.io import Wildcards
+from snakemake.iocontainers import Wildcards
 
 from costlab.config import ROOT
 from costlab.repeats import (
@@ -188,7 +188,7 @@ def test_repeat_one_keeps_todays_paths_in_the_smoke_plan(smoke_plan):
 def test_no_second_spelling_of_a_repeat():
     """The rules, scripts and package spell a repeat's mark, its wildcard's constraint and its count only
     through costlab.repeats."""
-    spellings = re.compile(r"__rep|rep\{+rep\}+|\brep=r?[\"']|engine_repeats\(|REPEAT_RE|repeat_suffix")
+    spellings = re.compile(r"__rep(?!r)|rep\{+rep\}+|^\s*rep=r?[\"']|\bengine_repeats\(|REPEAT_RE|repeat_suffix")
     found = []
     sources = [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk")),
                *sorted((ROOT / "scripts").glob("*.py")), *sorted((ROOT / "costlab").rglob("*.py"))]
