@@ -188,7 +188,8 @@ def test_repeat_one_keeps_todays_paths_in_the_smoke_plan(smoke_plan):
 def test_no_second_spelling_of_a_repeat():
     """The rules, scripts and package spell a repeat's mark, its wildcard's constraint and its count only
     through costlab.repeats."""
-    spellings = re.compile(r"__rep(?!r)|rep\{+rep\}+|^\s*rep=r?[\"']|\bengine_repeats\(|REPEAT_RE|repeat_suffix")
+    spellings = re.compile(r"__rep(?!r)|rep\{+rep\}+|^\s*rep=r?[\"']|\bengine_repeats\(|"
+                           r"REPEAT_RE|repeat_suffix")
     found = []
     sources = [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk")),
                *sorted((ROOT / "scripts").glob("*.py")), *sorted((ROOT / "costlab").rglob("*.py"))]
