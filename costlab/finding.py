@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Sequence
 
 import polars as pl
 
-from costlab.intervals import ONE_RUN_RISK, Interval, over_repeats, risk_text
+from costlab.intervals import ONE_RUN_RISK, Interval, risk_text
 from costlab.intervals import judge as judge_band
 from costlab.verdicts import NOT_MEASURED, Kind, Verdict, is_missing, judge, tolerance_text, verdict_text
 
@@ -65,7 +65,7 @@ class Finding:
     # the interval's coverage), or ONE_RUN_RISK; None for a verdict not decided or a value not measured
     risk: str | None = None
     # the rule that judged the value (`judged` sets it; never written): the same row measured again, e.g. in
-    # another repeat, is judged by it again (over_repeat_findings)
+    # another repeat, is judged by it again (costlab.repeats.over_repeat_findings)
     rule: Callable[[float], bool] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -235,43 +235,3 @@ def interval_verdict(point: Finding, interval: Interval, rule) -> Finding:
         return point.but(Verdict.NOT_REPRODUCED, same).with_(risk=risk)
     return point.but(Verdict.INCONCLUSIVE, "the interval straddles the tolerance band; "
                      + outcome.suggestion(interval.unit)).with_(risk=None)
-
-
-def over_repeat_findings(per_repeat: Sequence[Sequence[Finding]]) -> list[Finding]:
-    """The same findings measured in each repeat (one list per repeat, the rows in the same order) as one
-    row each: its value the median over the repeats, judged by the median's interval over them
-    (costlab.intervals.over_repeats; interval_verdict against the row's rule's band). A value the same in
-    every repeat has the zero-width interval [x, x] and its verdict says "the same in all N repeats". A
-    repeat that failed or gave NaN/inf is left out and counted ("median of 4 of 5 repeats"), never replaced
-    by another repeat's row; every repeat failed: the first repeat's row (not run). A row not comparable or
-    not run (in the first repeat with a value) keeps that verdict and its reason, with the median and the
-    interval in words; a row with no rule keeps that repeat's row."""
-    if not per_repeat:
-        return []
-    lengths = {len(rows) for rows in per_repeat}
-    if len(lengths) != 1:
-        raise ValueError(f"over_repeat_findings: repeats with {sorted(lengths)} rows; each needs the same")
-    merged = []
-    for rows in zip(*per_repeat):
-        names = {(r.finding, r.metric) for r in rows}
-        if len(names) != 1:
-            raise ValueError(f"over_repeat_findings: the repeats' rows differ: {sorted(map(str, names))}")
-        values = [None if is_missing(r.reproduced) else r.reproduced for r in rows]
-        measured = [r for r, v in zip(rows, values) if v is not None and math.isfinite(v)]
-        if not measured:
-            merged.append(rows[0] if len(rows) == 1 else rows[0].with_(
-                interval=over_repeats([math.nan] * len(rows)).describe()))
-            continue
-        first = measured[0]
-        interval = over_repeats(values)
-        if first.verdict in (Verdict.NOT_COMPARABLE, Verdict.NOT_RUN):
-            merged.append(first.with_(reproduced=interval.estimate, interval=interval.describe(),
-                                      samples=samples_text(interval.values), risk=None))
-            continue
-        if first.rule is None:   # judged by a rule it does not carry: as that repeat judged it
-            merged.append(first)
-            continue
-        verdict, reason = judge(interval.estimate, first.rule)
-        point = first.with_(reproduced=interval.estimate, verdict=verdict, reason=reason)
-        merged.append(interval_verdict(point, interval, first.rule))
-    return merged

@@ -21,15 +21,14 @@ AV_LAYOUT_FILES = _av_layout_files(AV)
 from costlab.appversions.registry import wildcard_pattern as _av_wildcard_pattern
 
 AV_VERSION_RE = _av_wildcard_pattern()
-# appversions.repeats: each load-tested version loaded and load tested once per repeat; {rep} is '' for repeat 1
-# (the paths a single run always had) and '__rep<r>' after it (costlab.repeats). A load test writes into the
-# collection it measures, so each later repeat first reloads the same events into its own data directory.
-from costlab.repeats import REPEAT_RE as _REPEAT_RE
-from costlab.repeats import after_previous_repeat as _after_previous_repeat
-from costlab.repeats import repeat_suffixes as _repeat_suffixes
-from costlab.repeats import repeats as _repeats
+# appversions.repeats: each load-tested version loaded and load tested once per repeat; {rep} is the repeat's mark
+# (costlab.repeats: repeat 1 keeps the paths a single run always had). A load test writes into the collection it
+# measures, so each later repeat first reloads the same events into its own data directory.
+# engine.appversions.repeats: each version's engine job once per repeat, {rep} its mark likewise.
+from costlab.repeats import ENGINE_REPEATS as _ENGINE_REPEATS
+from costlab.repeats import SERVER_REPEATS as _SERVER_REPEATS
 
-AV_REPS = _repeat_suffixes(_repeats(config, "appversions"))
+AV_REPS = _SERVER_REPEATS.wildcards(config, "appversions")
 
 
 # --- events and model ---
@@ -156,19 +155,19 @@ rule appversions_load:
         server=server_json(AV_LT["profile"]),
         # repeat r >= 2: after repeat r-1's load test of the version has finished (the mongod resource alone
         # does not order them); repeat 1: nothing
-        after=_after_previous_repeat("results/appversions/raw/loadtest_{version}{rep}.parquet"),
+        after=_SERVER_REPEATS.after_previous("results/appversions/raw/loadtest_{version}{rep}.parquet"),
         # and after the authors' driver (run once, on repeat 1's load): on an external deployment a reload
         # replaces the collection it tests
         after_authors=lambda wildcards: (
             [f"results/appversions/raw/loadtest_authors_{wildcards.version}.parquet"]
-            if AV_AUTHORS and wildcards.rep else []),
+            if AV_AUTHORS and _SERVER_REPEATS.repeat_of(wildcards.rep) > 1 else []),
     output:
         data=directory("results/appversions/data/{version}{rep}"),
         collstats="results/appversions/raw/collstats_{version}{rep}.parquet",
         provenance="results/appversions/provenance/load_{version}{rep}.json",
     wildcard_constraints:
         version=AV_VERSION_RE,
-        rep=_REPEAT_RE,
+        rep=_SERVER_REPEATS.constraint,
     params:
         **_av_params.LoadParams.declare(config),
     threads: ask("appversions_load").threads
@@ -198,7 +197,7 @@ rule appversions_loadtest:
         metrics=kept("results/appversions/raw/server_metrics_{version}{rep}.parquet"),
     wildcard_constraints:
         version=AV_VERSION_RE,
-        rep=_REPEAT_RE,
+        rep=_SERVER_REPEATS.constraint,
     params:
         **_av_params.LoadtestParams.declare(config),
     threads: ask("appversions_loadtest").threads
@@ -335,17 +334,17 @@ rule appversions_engine_version:
         # your own events (appversions.events): grown from the events job's file, not generated
         events=["results/appversions/events.parquet"] if AV_EVENTS_FILE else [],
     output:
-        row="results/appversions/engine/versions/{version}/rep{rep}.json",
+        row="results/appversions/engine/versions/{version}/{rep}.json",
     wildcard_constraints:
         version=AV_VERSION_RE,
-        rep=r"[1-9][0-9]*",
+        rep=_ENGINE_REPEATS.constraint,
     params:
         **_av_params.EngineVersionParams.declare(config),
     threads: ask("appversions_engine_version").threads
     resources:
         **ask("appversions_engine_version").resources,
     log:
-        "results/logs/appversions_engine_{version}_rep{rep}.log",
+        "results/logs/appversions_engine_{version}_{rep}.log",
     conda:
         CONDA_ENV
     script:
@@ -361,9 +360,9 @@ rule appversions_engine:
         tolerances="resources/published/appversions_tolerances.csv",
         # the engine lab's run-to-run spread, measured once per scale (costlab/engine/spread.py)
         spread="resources/engine_spread/appversions.csv",
-        versions=expand("results/appversions/engine/versions/{version}/rep{rep}.json",
+        versions=expand("results/appversions/engine/versions/{version}/{rep}.json",
                         version=config["appversions"]["versions"],
-                        rep=range(1, _av_params.engine_repeats(config, "appversions") + 1)),
+                        rep=_ENGINE_REPEATS.wildcards(config, "appversions")),
     output:
         **AV_ENGINE,
     params:

@@ -202,12 +202,15 @@ if AG_ELEMENTS:
     AG_ENGINE["elements"] = "results/arraygrowth/engine/elements.csv"
 
 
-# one repeat's runs (engine.arraygrowth.repeats, each repeat its own job: docs/uncertainty.md)
-AG_ENGINE_REP = {"log_bytes": "results/arraygrowth/engine/repeats/rep{rep}/log_bytes.csv",
-                 "provenance": "results/arraygrowth/engine/repeats/rep{rep}/provenance.json"}
-AG_ENGINE_REP.update({name: f"results/arraygrowth/engine/repeats/rep{{rep}}/{name}.csv"
+# one repeat's runs (engine.arraygrowth.repeats, each repeat its own job: docs/uncertainty.md); {rep} is the
+# repeat's folder, rep1, rep2, ... (costlab.repeats)
+from costlab.repeats import ENGINE_REPEATS as _ENGINE_REPEATS
+
+AG_ENGINE_REP = {"log_bytes": "results/arraygrowth/engine/repeats/{rep}/log_bytes.csv",
+                 "provenance": "results/arraygrowth/engine/repeats/{rep}/provenance.json"}
+AG_ENGINE_REP.update({name: f"results/arraygrowth/engine/repeats/{{rep}}/{name}.csv"
                       for name in ("fallback", "elements") if name in AG_ENGINE})
-AG_REPS = range(1, _ag_params.engine_repeats(config, "arraygrowth") + 1)
+AG_REPS = _ENGINE_REPEATS.wildcards(config, "arraygrowth")
 
 
 rule arraygrowth_engine_repeat:
@@ -217,7 +220,7 @@ rule arraygrowth_engine_repeat:
     output:
         **AG_ENGINE_REP,
     wildcard_constraints:
-        rep=r"[1-9][0-9]*",
+        rep=_ENGINE_REPEATS.constraint,
     params:
         **_ag_params.EngineParams.declare(config),
     threads: ask("arraygrowth_engine_repeat").threads
@@ -226,7 +229,7 @@ rule arraygrowth_engine_repeat:
     resources:
         **ask("arraygrowth_engine_repeat").resources,
     log:
-        "results/logs/arraygrowth_engine_rep{rep}.log",
+        "results/logs/arraygrowth_engine_{rep}.log",
     conda:
         CONDA_ENV
     script:

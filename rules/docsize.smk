@@ -7,9 +7,7 @@ import costlab.docsize.params as _ds_params
 from costlab.docsize.names import FIGURES as _DOCSIZE_FIGURES
 from costlab.docsize.names import RUNS as _DOCSIZE_RUNS
 from costlab.docsize.names import table_names as _docsize_table_names
-from costlab.repeats import repeats as _repeats
-from costlab.repeats import REPEAT_RE as _REPEAT_RE
-from costlab.repeats import repeat_suffixes as _repeat_suffixes
+from costlab.repeats import SERVER_REPEATS as _SERVER_REPEATS
 
 DS = config["docsize"]
 DS_DATASETS = [d.name for d in _docsize_datasets(DS)]
@@ -18,9 +16,9 @@ DS_DATASET_RE = "orders_[1-9][0-9]*k(_tail|_split)?"
 DS_RUN_RE = "|".join(DS_RUNS)
 DS_TABLES = {name: f"results/docsize/tables/{name}.csv" for name in _docsize_table_names()}
 DS_FIGURES = [f"results/docsize/figures/{name}.{ext}" for name in _DOCSIZE_FIGURES for ext in ("png", "svg", "vl.json")]
-# docsize.repeats: each measuring job once per repeat, its own job; {rep} is '' for repeat 1 (the paths a single
-# run always had) and '__rep<r>' after it (costlab.repeats). The loads take no {rep}.
-DS_REPS = _repeat_suffixes(_repeats(config, "docsize"))
+# docsize.repeats: each measuring job once per repeat, its own job; {rep} is the repeat's mark (costlab.repeats:
+# repeat 1 keeps the paths a single run always had). The loads take no {rep}.
+DS_REPS = _SERVER_REPEATS.wildcards(config, "docsize")
 DS_MEASURE_PROVENANCE = expand("results/docsize/provenance/{run}__{dataset}{rep}.json", run=DS_RUNS, dataset=DS_DATASETS,
                                rep=DS_REPS)
 
@@ -80,7 +78,7 @@ rule docsize_measure:
     wildcard_constraints:
         dataset=DS_DATASET_RE,
         run=DS_RUN_RE,
-        rep=_REPEAT_RE,
+        rep=_SERVER_REPEATS.constraint,
     params:
         **_ds_params.MeasureParams.declare(config),
     threads: ask("docsize_measure").threads

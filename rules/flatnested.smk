@@ -6,17 +6,15 @@ from costlab.flatnested.shapes import shapes_for as _fn_shapes_for
 
 # Each rule's params: costlab/flatnested/params.py (what reruns a job is what it reads).
 import costlab.flatnested.params as _fn_params
-from costlab.repeats import REPEAT_RE as _REPEAT_RE
-from costlab.repeats import repeat_suffixes as _repeat_suffixes
-from costlab.repeats import repeats as _repeats
+from costlab.repeats import SERVER_REPEATS as _SERVER_REPEATS
 
 FN = config["flatnested"]
 FN_SHAPES = [s.name for s in _fn_shapes_for(FN["flat_fields"], _FN_MAX_FIELDS)]
 FN_TABLES = {name: f"results/flatnested/tables/{name}.csv"
              for name in ("timings", "comparison", "published_vs_reproduced")}
-# flatnested.repeats: each shape's measuring job once per repeat; {rep} is '' for repeat 1 (the paths a single run
-# always had) and '__rep<r>' after it (costlab.repeats). The loads take no {rep}.
-FN_REPS = _repeat_suffixes(_repeats(config, "flatnested"))
+# flatnested.repeats: each shape's measuring job once per repeat; {rep} is the repeat's mark (costlab.repeats:
+# repeat 1 keeps the paths a single run always had). The loads take no {rep}.
+FN_REPS = _SERVER_REPEATS.wildcards(config, "flatnested")
 FN_FIGURE = {ext: f"results/flatnested/figures/time_by_fields.{ext}" for ext in ("png", "svg", "vl.json")}
 
 
@@ -88,7 +86,7 @@ rule flatnested_measure:
         provenance=kept("results/flatnested/provenance/measure_{shape}{rep}.json"),
     wildcard_constraints:
         shape="(flat|structured)_[0-9x]+",
-        rep=_REPEAT_RE,
+        rep=_SERVER_REPEATS.constraint,
     params:
         **_fn_params.MeasureParams.declare(config),
     threads: ask("flatnested_measure").threads

@@ -5,7 +5,7 @@ from costlab.config import run_facts
 from costlab.docsize.params import MeasureParams
 from costlab.docsize.run import measure_job
 from costlab.io import write_parquet
-from costlab.repeats import repeat_of
+from costlab.repeats import SERVER_REPEATS
 
 raw, collections = measure_job(
     MeasureParams.from_params(snakemake.params),
@@ -14,7 +14,7 @@ raw, collections = measure_job(
     snakemake.wildcards.dataset,
     snakemake.input.data,
     snakemake.output.provenance,
-    rep=repeat_of(snakemake.wildcards.rep),
+    rep=SERVER_REPEATS.repeat_of(snakemake.wildcards.rep),
 )
 write_parquet(raw, snakemake.output.raw)
 write_parquet(collections, snakemake.output.collections)

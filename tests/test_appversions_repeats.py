@@ -11,7 +11,7 @@ import pytest
 
 from costlab.appversions.tables import loadtest_findings, loadtest_findings_over_repeats
 from costlab.config import ROOT
-from costlab.repeats import paths_by_repeat, previous_repeat, split_repeat
+from costlab.repeats import SERVER_REPEATS
 
 FACTS = ROOT / "resources" / "published" / "appversions_loadtest_facts.csv"
 REDUCTION = "bulk_upsert peak latency reduction, phase {}"
@@ -83,14 +83,15 @@ def test_one_repeat_gives_todays_rows_and_says_one_run():
 
 
 def test_repeat_names_and_paths():
-    assert split_repeat("loadtest_appV6R3__rep2") == ("loadtest_appV6R3", 2)
-    assert split_repeat("loadtest_appV6R3") == ("loadtest_appV6R3", 1)
-    assert split_repeat("x__rep1") == ("x__rep1", 1)   # repeat 1 has no suffix
-    assert [previous_repeat(w) for w in ("", "__rep2", "__rep3")] == [None, "", "__rep2"]
+    assert SERVER_REPEATS.split_name("loadtest_appV6R3__rep2") == ("loadtest_appV6R3", 2)
+    assert SERVER_REPEATS.split_name("loadtest_appV6R3") == ("loadtest_appV6R3", 1)
+    assert SERVER_REPEATS.split_name("x__rep1") == ("x__rep1", 1)   # repeat 1 has no suffix
+    assert [SERVER_REPEATS.previous(w) for w in ("", "__rep2", "__rep3")] == [None, "", "__rep2"]
     paths = ["raw/lt_appV6R3.parquet", "raw/lt_appV6R4__rep2.parquet", "raw/lt_appV6R4.parquet",
              "raw/lt_appV6R3__rep2.parquet"]
-    assert paths_by_repeat(paths) == [["raw/lt_appV6R3.parquet", "raw/lt_appV6R4.parquet"],
-                                      ["raw/lt_appV6R4__rep2.parquet", "raw/lt_appV6R3__rep2.parquet"]]
+    assert SERVER_REPEATS.paths_by_repeat(paths) == [["raw/lt_appV6R3.parquet", "raw/lt_appV6R4.parquet"],
+                                                     ["raw/lt_appV6R4__rep2.parquet",
+                                                      "raw/lt_appV6R3__rep2.parquet"]]
 
 
 def test_repeats_config_and_the_cluster():

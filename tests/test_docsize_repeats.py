@@ -9,7 +9,7 @@ import pytest
 
 from costlab.docsize.datasets import parse_dataset
 from costlab.docsize.run import ORDER_INTERLEAVED, job_order, order_record
-from costlab.repeats import repeat_of, repeat_suffix
+from costlab.repeats import SERVER_REPEATS
 
 # 2 warm-ups and 3 timed queries per shape; spread_customer on: the base dataset has two query families
 STUDY = {
@@ -100,12 +100,12 @@ def test_the_order_record_says_how_the_order_was_made():
 
 
 def test_repeat_wildcards():
-    assert [repeat_suffix(r) for r in (1, 2, 10)] == ["", "__rep2", "__rep10"]
-    assert [repeat_of(w) for w in ("", "__rep2", "__rep10")] == [1, 2, 10]
+    assert [SERVER_REPEATS.wildcard(r) for r in (1, 2, 10)] == ["", "__rep2", "__rep10"]
+    assert [SERVER_REPEATS.repeat_of(w) for w in ("", "__rep2", "__rep10")] == [1, 2, 10]
     with pytest.raises(ValueError, match="repeats count from 1"):
-        repeat_suffix(0)
+        SERVER_REPEATS.wildcard(0)
     with pytest.raises(ValueError, match="r >= 2"):
-        repeat_of("__rep1")
+        SERVER_REPEATS.repeat_of("__rep1")
 
 
 # --- tables over repeats: raw frames of 3 repeats built by hand (one query per cell, so a cell's median is

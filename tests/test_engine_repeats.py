@@ -155,9 +155,12 @@ def test_the_plan_runs_each_version_once_per_repeat(engine_plan):
     blocks = [block for block in out.split("\nrule ")[1:] if block.startswith("appversions_engine_version:")]
     planned = sorted(line.split("wildcards:", 1)[1].strip() for block in blocks for line in block.splitlines()
                      if "wildcards:" in line)
-    wanted = sorted(f"version={v}, rep={r}" for v in ("appV1", "appV6R3") for r in (1, 2, 3))
+    wanted = sorted(f"version={v}, rep=rep{r}" for v in ("appV1", "appV6R3") for r in (1, 2, 3))
     assert planned == wanted, out[-3000:]
     assert sum(block.startswith("appversions_engine:") for block in out.split("\nrule ")[1:]) == 1
+    # repeat 1 where a single run always wrote, the others beside it (costlab.repeats.ENGINE_REPEATS)
+    for rep in (1, 2, 3):
+        assert f"results/appversions/engine/versions/appV6R3/rep{rep}.json" in out, out[-3000:]
 
 
 def test_the_rigorous_config_merges_over_the_defaults():
@@ -236,7 +239,8 @@ def test_over_repeat_findings_judges_the_median_by_its_interval():
     [min, max] = [0.95, 1.05] at 1 - 2 x 0.5^3 = 75 %, inside: reproduced. Values 1.0, 1.2, 0.95 ->
     [0.95, 1.2] crosses 1.1: inconclusive; half-width above 0.2 against a distance 0.1 to the edge: more than
     3 x (0.2 / 0.1)^2 = 12 repeats, so 13. A not-comparable row keeps its verdict and reason."""
-    from costlab.finding import judged, over_repeat_findings
+    from costlab.finding import judged
+    from costlab.repeats import over_repeat_findings
     from costlab.verdicts import Verdict, between
 
     rule = between(0.9, 1.1)
@@ -265,5 +269,7 @@ def test_the_plan_runs_the_arraygrowth_engine_once_per_repeat(engine_plan):
     planned = sorted(line.split("wildcards:", 1)[1].strip() for block in blocks
                      if block.startswith("arraygrowth_engine_repeat:")
                      for line in block.splitlines() if "wildcards:" in line)
-    assert planned == ["rep=1", "rep=2", "rep=3"], out[-3000:]
+    assert planned == ["rep=rep1", "rep=rep2", "rep=rep3"], out[-3000:]
+    for rep in (1, 2, 3):
+        assert f"results/arraygrowth/engine/repeats/rep{rep}/log_bytes.csv" in out, out[-3000:]
     assert sum(block.startswith("arraygrowth_engine:") for block in blocks) == 1

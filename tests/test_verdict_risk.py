@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from costlab.finding import interval_verdict, judged, over_repeat_findings
+from costlab.finding import interval_verdict, judged
 from costlab.intervals import (
     ONE_RUN_RISK,
     compare_runs,
@@ -27,6 +27,7 @@ from costlab.intervals import (
     over_samples,
     tie_exact_pvalue,
 )
+from costlab.repeats import over_repeat_findings
 from costlab.verdicts import Verdict, between
 
 TRIALS = 4000

@@ -17,7 +17,7 @@ from costlab.appversions.registry import config_problem as versions_problem
 from costlab.appversions.variants import declared_names, register_variants
 from costlab.appversions.variants import problem as variants_problem
 from costlab.jobs import snakemake_job
-from costlab.repeats import repeats
+from costlab.repeats import COUNT_KEY, SERVER_REPEATS
 from costlab.study import ENGINE_S, SERVER_FREE_MB, EngineOverlay, MeasuredStream, Overlay, RuleAsk, Study
 
 # Assumed throughput floors (chosen low so a cluster time limit is rarely hit; not measurements).
@@ -56,7 +56,7 @@ def _tested(config: dict) -> list[str]:
 
 def _reloads(config: dict) -> int:
     """Loads after the first (appversions.repeats: each later repeat reloads each load-tested version)."""
-    return (repeats(config, "appversions") - 1) * len(_tested(config))
+    return (SERVER_REPEATS.count(config, "appversions") - 1) * len(_tested(config))
 
 
 def _loadtest_s(config: dict, idle: bool = False) -> float:
@@ -146,7 +146,7 @@ STUDY = Study(
             jobs=lambda config: len(_loaded(config)),
         ),
         "appversions_loadtest": _loadtest_ask(
-            False, lambda config: len(_tested(config)) * repeats(config, "appversions")),
+            False, lambda config: len(_tested(config)) * SERVER_REPEATS.count(config, "appversions")),
         "appversions_loadtest_authors": _loadtest_ask(
             True,
             lambda config: (
@@ -168,7 +168,7 @@ STUDY = Study(
     config_problem=_config_problem,
     kept_rules=("appversions_correctness", "appversions_loadtest", "appversions_loadtest_authors"),
     job_selecting_keys=(("versions",), ("load_versions",), ("loadtest", "versions"),
-                        ("loadtest", "authors_driver"), ("repeats",),
+                        ("loadtest", "authors_driver"), (COUNT_KEY,),
                         ("your_keys",)),   # the report's sizing alone: no job reads it
     ceilings=CEILINGS,
     limit_problem=loadtest_limit_problem,

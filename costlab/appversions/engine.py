@@ -42,7 +42,6 @@ from costlab.appversions.window import AUTHORS_EVENTS_PER_YEAR, AUTHORS_WORKERS
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
 from costlab.engine.provenance import SERVER_KIND
-from costlab.engine.repeats import medians_over_repeats, repeat_values
 from costlab.engine.replset import ReplicaSetSettings, replica_set_settings, timestamp_of
 from costlab.engine.wt import compressor_or_nearest
 from costlab.finding import interval_verdict, judged, verdict_table
@@ -50,6 +49,7 @@ from costlab.inputs import read_csv
 from costlab.jobs import RunFacts
 from costlab.progress import progress
 from costlab.published import Tolerances, read_tolerances, tolerances_or_published
+from costlab.repeats import ENGINE_REPEATS, medians_over_repeats, repeat_values
 from costlab.verdicts import Rule, Verdict
 
 NEAREST = {"snappy": ("lz4", "zlib", "none"), "zstd": ("zlib", "lz4", "none")}
@@ -267,7 +267,7 @@ REPEATED = ("storage_over_data", "storage_bytes", "index_bytes")   # index_bytes
 
 
 def over_repeats_table(per_repeat: pl.DataFrame) -> pl.DataFrame:
-    """storage_table's rows, one per (version, rep), as one row per version (costlab.engine.repeats.
+    """storage_table's rows, one per (version, rep), as one row per version (costlab.repeats.
     medians_over_repeats: each numeric column the median over the version's repeats, `repeats`, `seeds` and
     `<column>_repeats` for REPEATED), with the median's interval over the repeats of storage_over_data
     (`storage_over_data_low`, `_high`, `interval_confidence`: costlab.intervals.over_repeats; empty for one
@@ -542,7 +542,8 @@ def run_version_job(params: EngineVersionParams, run: RunFacts, name: str, row_p
                          "them")
     slice_days = 0 if mine else day_slice_days(version, settings)
     seed = repeat_seed(params.seed, rep)
-    with engine_home(engine_config.get("workdir"), f"appversions-{name}-rep{rep}") as home:
+    home_name = f"appversions-{name}-{ENGINE_REPEATS.wildcard(rep)}"
+    with engine_home(engine_config.get("workdir"), home_name) as home:
         events_path = home / "events.parquet"
         if mine:
             from costlab.appversions.events import event_file_rows

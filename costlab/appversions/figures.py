@@ -575,7 +575,7 @@ def storage_repeats(storage: pl.DataFrame) -> pl.DataFrame:
     (storage_bytes_repeats and index_bytes_repeats over the version's events; without the index's: its median)
     for the versions measured more than once, where the bar's top is; empty for one repeat (and a table
     from before repeats)."""
-    from costlab.engine.repeats import repeat_values
+    from costlab.repeats import repeat_values
 
     rows = []
     for r in storage.iter_rows(named=True):

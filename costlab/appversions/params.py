@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from costlab.appversions import names
-from costlab.engine.job_keys import engine_keys
-from costlab.engine.repeats import engine_repeat_keys, engine_repeats
+from costlab.engine.job_keys import engine_keys, engine_repeat_keys
 from costlab.jobs import JobParams
 from costlab.namespaces import data_params
+from costlab.repeats import ENGINE_REPEATS
 
 # Load-test keys that change only the tables (binning, tolerance) or which versions and drivers run
 # (those choose the jobs, not what one job does): another value must not rerun a load test.
@@ -214,4 +214,4 @@ class EngineParams(JobParams):
     def declare(cls, config):
         av = config["appversions"]
         return {"versions": av["versions"], "variants": av["variants"],
-                "repeats": engine_repeats(config, "appversions"), "events_file": events_file(config)}
+                "repeats": ENGINE_REPEATS.count(config, "appversions"), "events_file": events_file(config)}

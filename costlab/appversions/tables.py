@@ -21,12 +21,11 @@ from costlab.finding import (
     STAND_IN,
     Finding,
     judged,
-    over_repeat_findings,
     verdict_table,
 )
 from costlab.inputs import read_csv, read_parquet, require_values
 from costlab.published import Tolerances, read_tolerances, tolerances_or_published
-from costlab.repeats import paths_by_repeat, split_repeat
+from costlab.repeats import SERVER_REPEATS, over_repeat_findings
 from costlab.server.provenance import read_provenance
 from costlab.verdicts import Kind, Verdict, relative_within
 
@@ -43,10 +42,11 @@ AUTHORS_DRIVER = "authors' closed-loop driver"
 
 def server_kinds(provenance_paths: Iterable[str | Path], prefix: str) -> dict[str, str]:
     """{version: server_kind} from provenance files named <prefix><version>.json (or one repeat's,
-    <prefix><version>__rep<r>.json: appversions.repeats)."""
+    <prefix><version><mark>.json: appversions.repeats, costlab.repeats.SERVER_REPEATS)."""
     kinds = {}
     for path in map(Path, provenance_paths):
-        kinds[split_repeat(path.stem.removeprefix(prefix))[0]] = read_provenance(path)["server_kind"]
+        version = SERVER_REPEATS.split_name(path.stem.removeprefix(prefix))[0]
+        kinds[version] = read_provenance(path)["server_kind"]
     return kinds
 
 
@@ -159,7 +159,7 @@ def loadtest_regimes(provenance_paths: Iterable[str | Path], prefix: str = "load
     regimes = {}
     for path in map(Path, provenance_paths):
         record = read_provenance(path).get("extra") or {}
-        version = split_repeat(path.stem.removeprefix(prefix))[0]
+        version = SERVER_REPEATS.split_name(path.stem.removeprefix(prefix))[0]
         regimes[version] = (record.get("regime") or {}).get("regime", UNKNOWN_REGIME)
     return regimes
 
@@ -552,7 +552,7 @@ def loadtest_findings_over_repeats(repeat_steps: Sequence[pl.DataFrame], facts: 
                                    tolerances: Tolerances | None = None) -> list[Finding]:
     """loadtest_findings of each repeat's steps (appversions.repeats; repeat 1 first) as one row per finding:
     its value the median over the repeats with the order-statistic interval, judged by that interval where
-    the finding's rule has a band (costlab.finding.over_repeat_findings). One repeat: each row as one run
+    the finding's rule has a band (costlab.repeats.over_repeat_findings). One repeat: each row as one run
     gives it, "one run: no interval". The stand-in's rows stay not comparable (the stand-in's)."""
     return over_repeat_findings([loadtest_findings(steps, facts, tolerances) for steps in repeat_steps])
 
@@ -639,8 +639,8 @@ def write_tables(
                                    inputs.published_events)
     # each repeat's load tests (appversions.repeats): the bins and steps tables are repeat 1's, the findings
     # the median over the repeats
-    raws = paths_by_repeat(inputs.loadtest_raw) or [[]]
-    provenances = paths_by_repeat(inputs.loadtest_provenance) or [[]]
+    raws = SERVER_REPEATS.paths_by_repeat(inputs.loadtest_raw) or [[]]
+    provenances = SERVER_REPEATS.paths_by_repeat(inputs.loadtest_provenance) or [[]]
     tables = [loadtest_tables(raw, provenance, plan, loadtest_settings.get("bin_seconds"),
                               loadtest_settings["tolerance"])
               for raw, provenance in zip(raws, provenances, strict=True)]

@@ -49,7 +49,7 @@ def _total(row: dict | None) -> float | None:
 
 def _engine_interval(mine: dict, theirs: dict, columns: tuple[str, ...]) -> str:
     """The ratio's interval over the engine lab's repeats (each repeat the same events seed for both)."""
-    from costlab.engine.repeats import repeat_values
+    from costlab.repeats import repeat_values
 
     def per_event(row: dict) -> list[float]:
         parts = [repeat_values(row, c.replace("_per_event", "")) for c in columns]

@@ -433,7 +433,7 @@ def run_engine_repeat(params: EngineParams, run: RunFacts, rep: int, log_bytes_p
     return table
 
 
-# each repeat's value kept beside the median of these columns in the merged tables (costlab.engine.repeats)
+# each repeat's value kept beside the median of these columns in the merged tables (costlab.repeats)
 REPEATED = {"log_bytes": ("log_bytes", "modify_calls", "insert_calls", "seconds"),
             "fallback": ("log_bytes", "modify_calls", "collection_modify_calls"),
             "elements": ("log_bytes", "modify_calls", "seconds")}
@@ -455,14 +455,13 @@ def merge_repeats(per_repeat: Sequence[pl.DataFrame], workloads: Sequence[str], 
     """The repeats' sweeps (run_engine_repeat's log_bytes tables, in repeat order) as (log_bytes.csv: each
     (profile, workload, N) the median over the repeats with each repeat's value beside it; the verdicts: each
     finding computed on each repeat, then its median judged by its interval over the repeats
-    (costlab.finding.over_repeat_findings: a value the same in every repeat is [x, x], "the same in all N
+    (costlab.repeats.over_repeat_findings: a value the same in every repeat is [x, x], "the same in all N
     repeats")). `workloads`: arraygrowth.workloads (the article's ones kept in log_bytes.csv); `elements`
     and `pairs`: the user's elements' runs per repeat and what each is compared to."""
     from costlab.arraygrowth.element_findings import engine_element_rows
     from costlab.arraygrowth.engine_verdicts import arraygrowth_findings
-    from costlab.engine.repeats import medians_over_repeats
     from costlab.engine.verdicts import engine_frame
-    from costlab.finding import over_repeat_findings
+    from costlab.repeats import medians_over_repeats, over_repeat_findings
 
     asked = [frame.filter(pl.col("workload").is_in(list(workloads))) for frame in per_repeat]
     findings = []
@@ -491,10 +490,10 @@ def merge_engine_repeats(params, run: RunFacts, log_bytes_paths: Sequence, prove
 
     from costlab.arraygrowth.elements import declarations
     from costlab.engine.provenance import engine_provenance
-    from costlab.engine.repeats import medians_over_repeats
     from costlab.inputs import read_json
     from costlab.io import write_csv
     from costlab.published import read_tolerances
+    from costlab.repeats import medians_over_repeats
     from costlab.server.provenance import write_json_atomic
 
     repeats = int(params.repeats)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costlab.engine.repeats import engine_repeat_keys, engine_repeats
+from costlab.engine.job_keys import engine_repeat_keys
 from costlab.jobs import JobParams
+from costlab.repeats import ENGINE_REPEATS
 
 
 def _element(config):
@@ -76,7 +77,7 @@ class EngineMergeParams(JobParams):
     def declare(cls, config):
         ag = config["arraygrowth"]
         return {"workloads": ag["workloads"], "elements": ag.get("elements") or {},
-                "repeats": engine_repeats(config, "arraygrowth")}
+                "repeats": ENGINE_REPEATS.count(config, "arraygrowth")}
 
 
 @dataclass(frozen=True)

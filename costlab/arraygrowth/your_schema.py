@@ -56,7 +56,7 @@ def your_schema(study_dir: Path, config: dict) -> YourSchema | None:
     runs = _runs(study_dir)
     if not pairs or runs is None:
         return None if not pairs else YourSchema("arraygrowth", "engine lab: not run yet", ())
-    from costlab.engine.repeats import repeat_values
+    from costlab.repeats import repeat_values
 
     rows: list[CostRow] = []
     for name, other in pairs.items():

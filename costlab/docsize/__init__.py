@@ -9,7 +9,7 @@ from costlab.docsize.ceilings import CEILINGS, ENGINE_CACHE_KEYS, engine_problem
 from costlab.docsize.datasets import datasets, relation_problem
 from costlab.docsize.documents import server_datasets
 from costlab.docsize.names import RUNS
-from costlab.repeats import repeats
+from costlab.repeats import COUNT_KEY, SERVER_REPEATS
 from costlab.study import ENGINE_S, SERVER_FREE_MB, EngineOverlay, Overlay, RuleAsk, Study
 
 # Assumed throughput floors (chosen low so a cluster time limit is rarely hit; not measurements).
@@ -82,7 +82,8 @@ STUDY = Study(
         ),
         "docsize_measure": RuleAsk(   # each run on each dataset, once per repeat (docsize.repeats)
             work_s=_measure_s,
-            jobs=lambda config: len(datasets(config["docsize"])) * len(RUNS) * repeats(config, "docsize"),
+            jobs=lambda config: (len(datasets(config["docsize"])) * len(RUNS)
+                                 * SERVER_REPEATS.count(config, "docsize")),
             timed=True,
         ),
         # your documents (docsize.documents): each size its own dataset, as large as an order of that size
@@ -99,7 +100,7 @@ STUDY = Study(
                  "docsize_document_engine": RuleAsk(work_s=lambda config: ENGINE_S, client_mb=_engine_mb)},
     kept_rules=("docsize_measure", "docsize_document_measure"),
     job_selecting_keys=(("sizes_kb",), ("variants", "fields_after_history"), ("variants", "split_history"),
-                        ("repeats",)),
+                        (COUNT_KEY,)),
     ceilings=CEILINGS,
     engine_cache_keys=ENGINE_CACHE_KEYS,
     engine_problem=engine_problem,

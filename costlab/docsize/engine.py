@@ -51,6 +51,7 @@ from costlab.inputs import read_csv
 from costlab.intervals import over_samples
 from costlab.jobs import RunFacts
 from costlab.progress import progress
+from costlab.repeats import ENGINE_REPEATS
 
 PUBLISHED_DOCS = 50_000
 PUBLISHED_SMALL_CACHE_MB = 256
@@ -227,7 +228,7 @@ def warm_cache(collection) -> None:
 def run_repeats(run: EngineRun, engine_docsize: dict) -> int:
     """How many times a run's protocol runs: engine.docsize.repeats for the small-cache runs (each from a cold
     start), once for the large cache (warmed whole: a repeat would measure the same)."""
-    return int(engine_docsize.get("repeats") or 1) if run.cold_start != "none" else 1
+    return ENGINE_REPEATS.count_in(engine_docsize, "docsize") if run.cold_start != "none" else 1
 
 
 def _run_plan(engine: Engine, collection, plan, run: EngineRun, size_kb: int, subject: Subject | None,

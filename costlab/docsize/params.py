@@ -10,6 +10,7 @@ from typing import Any
 from costlab.engine.job_keys import engine_keys
 from costlab.jobs import JobParams
 from costlab.namespaces import data_params
+from costlab.repeats import COUNT_KEY
 
 
 def _data_section(data: dict) -> dict[str, Any]:
@@ -29,7 +30,7 @@ class ModelParams(JobParams):
     @classmethod
     def declare(cls, config):
         # not your documents (their own jobs), nor the repeats (more repeats rerun the measuring jobs only)
-        return {"study": {k: v for k, v in config["docsize"].items() if k not in ("documents", "repeats")}}
+        return {"study": {k: v for k, v in config["docsize"].items() if k not in ("documents", COUNT_KEY)}}
 
 
 @dataclass(frozen=True)

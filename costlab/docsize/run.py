@@ -48,6 +48,7 @@ from costlab.docsize.protocol import (
 from costlab.jobs import RunFacts
 from costlab.measure import counter_delta, get_path, plan_summary, snapshot
 from costlab.progress import progress
+from costlab.repeats import SERVER_REPEATS
 from costlab.server.provenance import server_kind as kind_of_server
 
 SHAPES = ("whole", "projection", "covered")
@@ -510,7 +511,7 @@ def measure_job(params: MeasureParams, run_facts: RunFacts, run_name: str, datas
         run.profile,
         provenance_path,
         data_dir=data_dir,
-        job=f"{run_name}__{dataset_name}" + (f"__rep{rep}" if rep > 1 else ""),
+        job=f"{run_name}__{dataset_name}{SERVER_REPEATS.wildcard(rep)}",
         extra=extra,
         study="docsize",
         dataset=dataset_name,

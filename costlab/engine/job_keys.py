@@ -6,6 +6,7 @@ from typing import Any, Mapping
 
 from costlab.engine.extensions import compressors_loaded
 from costlab.registry import REGISTRY, STUDY_NAMES
+from costlab.repeats import ENGINE_REPEATS
 
 
 def engine_keys(config: Mapping[str, Any], study: str) -> dict[str, Any]:
@@ -23,3 +24,10 @@ def engine_keys(config: Mapping[str, Any], study: str) -> dict[str, Any]:
         },
         "compressors_loaded": compressors_loaded(),
     }
+
+
+def engine_repeat_keys(config: Mapping[str, Any], study: str) -> dict[str, Any]:
+    """engine_keys(config, study) without the study's count of repeats (ENGINE_REPEATS): what one repeat's
+    engine job reads, so another count reruns no repeat already measured."""
+    keys = engine_keys(config, study)
+    return {**keys, study: ENGINE_REPEATS.without_count(keys.get(study) or {})}

@@ -8,7 +8,7 @@ model (BSON sizes, server-free), run (load and measure), tables, figures.
 """
 from __future__ import annotations
 
-from costlab.repeats import repeats
+from costlab.repeats import COUNT_KEY, SERVER_REPEATS
 from costlab.study import Ceiling, Overlay, RuleAsk, Study
 
 # Assumed throughput floors (chosen low so a cluster time limit is rarely hit; not measurements).
@@ -55,12 +55,13 @@ STUDY = Study(
             jobs=_shapes,
         ),
         # each shape once per repeat (flatnested.repeats)
-        "flatnested_measure": RuleAsk(work_s=_measure_s,
-                                      jobs=lambda config: _shapes(config) * repeats(config, "flatnested"),
-                                      timed=True),
+        "flatnested_measure": RuleAsk(
+            work_s=_measure_s,
+            jobs=lambda config: _shapes(config) * SERVER_REPEATS.count(config, "flatnested"),
+            timed=True),
     },
     kept_rules=("flatnested_measure",),
-    job_selecting_keys=(("flat_fields",), ("repeats",)),
+    job_selecting_keys=(("flat_fields",), (COUNT_KEY,)),
     ceilings={
         "documents": Ceiling(   # shared with docsize's
             "documents to generate and load", 20_000_000, 10_000 * 4 * 2,

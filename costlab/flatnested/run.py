@@ -22,6 +22,7 @@ from costlab.jobs import RunFacts
 from costlab.measure import counter_delta, plan_summary, snapshot
 from costlab.measure.storage import checkpointed_coll_stats
 from costlab.progress import progress
+from costlab.repeats import SERVER_REPEATS
 from costlab.server import measuring_job
 from costlab.server.provenance import server_description
 
@@ -112,7 +113,7 @@ def measure_dataset(params: MeasureParams, run: RunFacts, data_dir: str | Path, 
     if marker["shape"] != shape.name:
         raise ValueError(f"{data_dir} holds shape {marker['shape']!r}, not {shape.name!r}")
     with measuring_job(run, PROFILE, provenance_path, data_dir=data_dir,
-                       job=f"measure_{shape.name}" + (f"__rep{rep}" if rep > 1 else ""),
+                       job=f"measure_{shape.name}{SERVER_REPEATS.wildcard(rep)}",
                        extra={"runs": runs, "warmup_runs": warmup_runs, "filter": ABSENT_FILTER,
                               "repeat": int(rep)},
                        study="flatnested", dataset=shape.name, data=params.data) as server:
