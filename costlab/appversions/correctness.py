@@ -249,17 +249,9 @@ def correctness_job(
     midday = sample_midday_requests(events, params.midday_samples, params.seed) if midday_path else []
     extra = {"study": "appversions", "step": "correctness", "version": version_name, "samples": len(samples),
              "midday_samples": len(midday)}
-    with measuring_job(
-        run,
-        params.profile,
-        provenance_path,
-        data_dir=data_dir,
-        job=f"appversions_correctness_{version_name}",
-        extra=extra,
-        study="appversions",
-        dataset=version_name,
-        data=params.data,
-    ) as server:
+    with measuring_job(run, params.profile, provenance_path, data_dir=data_dir,
+                       job=f"appversions_correctness_{version_name}", extra=extra, study="appversions",
+                       dataset=version_name, data=params.data) as server:
         checked = check_reports(server.client[server.database], version, events, samples)
         at_times_of_day = midday_reports(server.client[server.database], version, events, midday)
     kind = read_provenance(provenance_path)["server_kind"]

@@ -52,17 +52,8 @@ def loadtest_server(params: LoadtestParams | AuthorsLoadtestParams, run: RunFact
 
     version = get_version(version_name)
     marker = read_marker(data_dir)
-    with measuring_job(
-        run,
-        params.loadtest["profile"],
-        provenance_path,
-        data_dir=data_dir,
-        job=job,
-        extra=extra,
-        study="appversions",
-        dataset=version_name,
-        data=params.data,
-    ) as server:
+    with measuring_job(run, params.loadtest["profile"], provenance_path, data_dir=data_dir, job=job,
+                       extra=extra, study="appversions", dataset=version_name, data=params.data) as server:
         collection = server.client[server.database][version.collection_name]
         documents_before = collection.estimated_document_count()
         if documents_before == 0:

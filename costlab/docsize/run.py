@@ -506,17 +506,9 @@ def measure_job(params: MeasureParams, run_facts: RunFacts, run_name: str, datas
     read_marker(data_dir, dataset, study_config)
     extra = {"dataset": dataset_name, "run": run_name, "run_label": run.label, "repeat": int(rep),
              "order": order_record(run_name, job_order(dataset, run_name, study_config, rep), rep)}
-    with measuring_job(
-        run_facts,
-        run.profile,
-        provenance_path,
-        data_dir=data_dir,
-        job=f"{run_name}__{dataset_name}{SERVER_REPEATS.wildcard(rep)}",
-        extra=extra,
-        study="docsize",
-        dataset=dataset_name,
-        data=params.data,
-    ) as server:
+    with measuring_job(run_facts, run.profile, provenance_path, data_dir=data_dir,
+                       job=f"{run_name}__{dataset_name}{SERVER_REPEATS.wildcard(rep)}", extra=extra,
+                       study="docsize", dataset=dataset_name, data=params.data) as server:
         raw, collections = measure_dataset(
             server.client,
             dataset,
