@@ -115,15 +115,8 @@ def job_ask(rule: str, config: dict, local_cores: int | None = None) -> JobAsk:
     mem_mb = _client_mb(ask, config) + (SERVER_MB if measuring else 0)
     expected = float(ask.work_s(config)) + (JOB_OVERHEAD_S if measuring else SERVER_FREE_OVERHEAD_S)
     shared = int(measuring and config.get("server", {}).get("backend") == "external")
-    return JobAsk(
-        rule=rule,
-        threads=threads,
-        cpus=cpus,
-        mem_mb=mem_mb,
-        expected_s=expected,
-        exclusive=measuring,
-        external_server=shared,
-    )
+    return JobAsk(rule=rule, threads=threads, cpus=cpus, mem_mb=mem_mb, expected_s=expected,
+                  exclusive=measuring, external_server=shared)
 
 
 def measuring_job_counts(config: dict) -> dict[str, int]:

@@ -267,21 +267,11 @@ def run_closed_loop(
         upsert_events.write_parquet(events_path)
         pl.DataFrame({"key": list(report_keys)}, schema={"key": pl.Utf8}).write_parquet(keys_path)
         specs = [
-            ClosedLoopSpec(
-                kind=kind,
-                worker=w,
-                workers=workers,
-                version=version,
-                uri=uri,
-                database=database,
-                collection=collection,
-                plan=plan,
-                payload_path=str(events_path if kind == "upsert" else keys_path),
-                seed=seed,
-                concurrent_reports=concurrent,
-                write_concern=write_concern,
-                out_path=str(tmp_path / f"{kind}_{w}.parquet"),
-            )
+            ClosedLoopSpec(kind=kind, worker=w, workers=workers, version=version, uri=uri, database=database,
+                           collection=collection, plan=plan,
+                           payload_path=str(events_path if kind == "upsert" else keys_path), seed=seed,
+                           concurrent_reports=concurrent, write_concern=write_concern,
+                           out_path=str(tmp_path / f"{kind}_{w}.parquet"))
             for kind, workers in (("upsert", upsert_workers), ("report", report_workers))
             for w in range(workers)
         ]
@@ -401,18 +391,9 @@ def closed_loop_job(params: AuthorsLoadtestParams, run: RunFacts, version_name: 
     }
     with loadtest_server(params, run, version_name, data_dir, provenance_path, extra,
                          f"appversions_loadtest_authors_{version_name}", metrics_path) as server:
-        raw, facts = run_closed_loop(
-            worker_uri(server, run.server),
-            server.database,
-            version.collection_name,
-            version_name,
-            plan,
-            events,
-            keys,
-            lt["upsert_workers"],
-            lt["report_workers"],
-            data["seed"],
-        )
+        raw, facts = run_closed_loop(worker_uri(server, run.server), server.database, version.collection_name,
+                                     version_name, plan, events, keys, lt["upsert_workers"],
+                                     lt["report_workers"], data["seed"])
         time.sleep(idle)   # the authors' pause after a version, before the next one's warm-up
         extra.update(facts)
         write_parquet(raw, raw_path)

@@ -166,18 +166,9 @@ def loadtest_job(
         f"appversions_loadtest_{version_name}",
         metrics_path,
     ) as server:
-        raw, facts = run_loadtest(
-            worker_uri(server, run.server),
-            server.database,
-            version.collection_name,
-            version_name,
-            plan,
-            upsert_events,
-            reports,
-            plan_schedule,
-            upsert_workers=lt["upsert_workers"],
-            report_workers=lt["report_workers"],
-        )
+        raw, facts = run_loadtest(worker_uri(server, run.server), server.database, version.collection_name,
+                                  version_name, plan, upsert_events, reports, plan_schedule,
+                                  upsert_workers=lt["upsert_workers"], report_workers=lt["report_workers"])
         extra.update(facts)
         write_parquet(raw, raw_path)
     extra["operations"] = describe_operations(raw)

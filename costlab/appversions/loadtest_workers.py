@@ -243,22 +243,12 @@ def run_loadtest(
                 mine = ops.filter(pl.Series(owner == w))
                 payload_path = tmp_path / f"{kind}_{w}_requests.parquet"
                 rows.filter(pl.Series(op_of_row % workers == w)).write_parquet(payload_path)
-                specs.append(
-                    WorkerSpec(
-                        kind=kind,
-                        worker=w,
-                        version=version,
-                        uri=uri,
-                        database=database,
-                        collection=collection,
-                        op_index=mine["op_index"].to_numpy(),
-                        intended_s=mine["intended_s"].to_numpy(),
-                        payload_path=str(payload_path),
-                        batch_size=plan.batch_size,
-                        test_seconds=plan.total_seconds,
-                        out_path=str(tmp_path / f"{kind}_{w}.parquet"),
-                    )
-                )
+                specs.append(WorkerSpec(kind=kind, worker=w, version=version, uri=uri, database=database,
+                                        collection=collection, op_index=mine["op_index"].to_numpy(),
+                                        intended_s=mine["intended_s"].to_numpy(),
+                                        payload_path=str(payload_path), batch_size=plan.batch_size,
+                                        test_seconds=plan.total_seconds,
+                                        out_path=str(tmp_path / f"{kind}_{w}.parquet")))
         parts, worker_facts, started_at = run_worker_processes(
             worker_main, specs, version, uri, plan.total_seconds, start_timeout_s
         )
