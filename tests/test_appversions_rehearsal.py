@@ -90,6 +90,15 @@ def cleanup():
     variants.forget_layout_files()
 
 
+
+def _refusal(path) -> str:
+    """The one-line ConfigError that checking a section of the layouts in `path` raises."""
+    with pytest.raises(ConfigError) as err:
+        _check(_section(path))
+    message = str(err.value)
+    assert "\n" not in message
+    return message
+
 def test_the_published_layouts_pass_their_rehearsal():
     from costlab.appversions.rehearsal import rehearsal_events, rehearse
     from costlab.appversions.versions import get_version
@@ -156,10 +165,7 @@ def test_the_statements_documents_are_mongods(tmp_path, cleanup, test_db, real_m
 def test_a_wrong_size_formula_is_refused_before_any_job(tmp_path, cleanup):
     # the formula counts a third one-letter string the statements never write
     path = _write(tmp_path, extra='+ element("n", string_value(1))')
-    with pytest.raises(ConfigError) as err:
-        _check(_section(path))
-    message = str(err.value)
-    assert "\n" not in message
+    message = _refusal(path)
     assert message.startswith("invalid config key appversions.variants.stampedV1.layout_file: "
                               "layout 'stamped_day' (layout_file): its size formula gives "), message
     # the smallest document (one status): 4 + _id (1 + 3 + 1 + binary 4+1+36) + a (1+1+1+4) + first
@@ -172,10 +178,7 @@ def test_a_wrong_size_formula_is_refused_before_any_job(tmp_path, cleanup):
 
 def test_an_operator_the_engine_lab_lacks_is_refused_before_any_job_naming_it(tmp_path, cleanup):
     path = _write(tmp_path, literal="$toUpper")
-    with pytest.raises(ConfigError) as err:
-        _check(_section(path))
-    message = str(err.value)
-    assert "\n" not in message
+    message = _refusal(path)
     assert message.startswith("invalid config key appversions.variants.literalV1.layout_file: layout "
                               "'literal_day' (layout_file): its statement cannot run in the engine lab: "
                               "expression operator $toUpper is not implemented in the engine lab"), message
