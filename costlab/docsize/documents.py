@@ -92,21 +92,10 @@ def _kind(value: Any) -> str:
 
     from bson import Int64, ObjectId
 
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, datetime):
-        return "date"
-    if isinstance(value, (int, float, Int64)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, ObjectId):
-        return "objectId"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+    # bool first: a bool is an int
+    kinds = ((bool, "boolean"), (datetime, "date"), ((int, float, Int64), "number"), (str, "string"),
+             (ObjectId, "objectId"), (list, "array"), (dict, "object"))
+    return next((word for types, word in kinds if isinstance(value, types)), type(value).__name__)
 
 
 def _projected(value: Any) -> tuple[str, ...]:
