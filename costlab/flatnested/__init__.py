@@ -9,6 +9,7 @@ model (BSON sizes, server-free), run (load and measure), tables, figures.
 from __future__ import annotations
 
 from costlab.repeats import repeats
+from costlab.flatnested.targets import targets
 from costlab.study import Ceiling, Overlay, RuleAsk, Study
 
 # Assumed throughput floors (chosen low so a cluster time limit is rarely hit; not measurements).
@@ -68,6 +69,7 @@ STUDY = Study(
         ),
     },
     colors={"layout": LAYOUT_COLORS},
+    targets_from=targets,
     overlay=Overlay(
         "comparison",
         "fields",
