@@ -4,12 +4,15 @@ rules/common.smk calls `prepare` (the config checked before any job; the checkou
 conditions) and `plan_run` (every study's Study.targets under the config, and the server backend,
 probed only when a job needs it). Light imports only: every Snakemake invocation runs it.
 """
+
 from __future__ import annotations
 
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from snakemake.exceptions import WorkflowError
 
 from costlab.cluster import check_submit_host_visible, mark_submit_host
 from costlab.config import (
@@ -29,12 +32,11 @@ def prepare(workflow: Any, config: dict) -> None:
     """Before any rule is read: the checkout and working directory usable, the config files and the
     command line's values read as costlab reads them and validated (ConfigError naming the key and
     what is allowed: Snakemake stops before any job), and a cluster job's view of the results checked."""
-    from snakemake.exceptions import WorkflowError
-
     # A checkout path with a space: Snakemake puts the interpreter's path into script jobs' commands
     # unquoted; run them through a plain link to the same venv (costlab/paths.py says why).
     shell_safe_python()
-    # A working directory other than the checkout (--directory, a read-only checkout): one line if it cannot work.
+    # A working directory other than the checkout (--directory, a read-only checkout): one line if it
+    # cannot work.
     problem = workdir_problem(workflow.basedir)
     if problem:
         raise WorkflowError(problem)
@@ -45,7 +47,9 @@ def prepare(workflow: Any, config: dict) -> None:
     apply_command_line_config(config, workflow.config_settings.config)
     validate(config)
     # Commands that messages print (rebuild an edited result) carry this run's config arguments.
-    os.environ[RUN_ARGS_ENV] = run_arguments(workflow.config_settings.configfiles, workflow.config_settings.config)
+    os.environ[RUN_ARGS_ENV] = run_arguments(
+        workflow.config_settings.configfiles, workflow.config_settings.config
+    )
     # A job on another node first checks that it sees the results directory its submitter marked
     # (a clear error naming the file, instead of Snakemake's wait for "filesystem latency").
     if workflow.remote_exec:
@@ -55,13 +59,16 @@ def prepare(workflow: Any, config: dict) -> None:
 def plan_run(config: dict) -> RunPlan:
     """Every registered study's targets under the (validated) config, and the backend this run measures
     on (auto: Docker, then mongod; None: no server), probed the first time a job needs it."""
-    return RunPlan(config, {name: study.targets(config) for name, study in REGISTRY.items()}, available_backend)
+    return RunPlan(
+        config, {name: study.targets(config) for name, study in REGISTRY.items()}, available_backend
+    )
 
 
 def on_start(workflow: Any, config: dict) -> None:
     """When a run starts: mark the results directory for a cluster's jobs, and sweep what jobs killed
     hard (kill -9, the OOM killer, a lost node) left: temporary files of results (costlab/io.py) and
     engine scratch homes (costlab/engine/runs.py) whose owner process is gone."""
+    # imported when a run starts, not on every parse (a dry run never needs them)
     from costlab.engine.runs import sweep_orphan_homes
     from costlab.partials import sweep_results
 

@@ -10,6 +10,7 @@ those names and define every rule unconditionally; what runs is what the targets
 setup) and never for a target that needs neither (`snakemake <a model figure>`).
 Standard library only: every Snakemake invocation imports it to plan.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ REPORT = "results/report.html"
 class TargetGroup(NamedTuple):
     """Files a study registers together, and whether they need a MongoDB server (measured on one, or
     following such a measurement)."""
+
     paths: tuple[str, ...]
     server: bool
 
@@ -34,7 +36,7 @@ def server_free(*paths: str) -> TargetGroup:
 
 
 def measured(*paths: str) -> TargetGroup:
-    """Files measured on a server and what follows them: without a server, the study's not_run.json instead."""
+    """Files measured on a server and what follows them: with no server, the study's not_run.json instead."""
     return TargetGroup(tuple(str(p) for p in paths), True)
 
 
@@ -46,6 +48,7 @@ def not_run_path(study: str) -> str:
 class Targets:
     """One study's targets under one config: its file groups in registration order, and its rules
     file's names (the study's own frozen dataclass; None when its rules file needs none)."""
+
     groups: tuple[TargetGroup, ...] = ()
     names: Any = None
 
@@ -86,8 +89,9 @@ class RunPlan:
     `all` and the report take, is probed the first time `backend` is read.
     """
 
-    def __init__(self, config: Mapping[str, Any], targets: Mapping[str, Targets],
-                 probe: Callable[[dict], str | None]) -> None:
+    def __init__(
+        self, config: Mapping[str, Any], targets: Mapping[str, Targets], probe: Callable[[dict], str | None]
+    ) -> None:
         self._config = config
         self.targets = dict(targets)
         self._probe = probe
@@ -105,16 +109,27 @@ class RunPlan:
 
     @cached_property
     def study_targets(self) -> dict[str, list[str]]:
-        """Enabled study -> the files `all` builds of it, in registry order (the report's params)."""
+        """Enabled study -> the files `all` builds of it, in registry order (the report's params); a study
+        that declares no targets is left out (the page says it has no rules yet)."""
         enabled = self._config["studies"]
-        return {study: targets.registered(study, self.backend is not None)
-                for study, targets in self.targets.items() if study in enabled}
+        return {
+            study: targets.registered(study, self.backend is not None)
+            for study, targets in self.targets.items()
+            if study in enabled and targets.groups
+        }
 
     @property
     def not_run_studies(self) -> list[str]:
         """Enabled studies whose mongod part is not run for want of a server."""
-        return [] if self.backend is not None else [
-            s for s, t in self.targets.items() if s in self._config["studies"] and any(g.server for g in t.groups)]
+        return (
+            []
+            if self.backend is not None
+            else [
+                s
+                for s, t in self.targets.items()
+                if s in self._config["studies"] and any(g.server for g in t.groups)
+            ]
+        )
 
     def measured_studies(self) -> list[str]:
         """Enabled studies measured on a server in this run."""
@@ -133,4 +148,6 @@ def expand(pattern: str, **values: Iterable[Any]) -> list[str]:
     """`pattern` formatted with every combination of the values, the first keyword varying slowest
     (Snakemake's expand: the rule files' inputs and these targets name files alike)."""
     keys = list(values)
-    return [pattern.format(**dict(zip(keys, combo))) for combo in product(*(list(v) for v in values.values()))]
+    return [
+        pattern.format(**dict(zip(keys, combo))) for combo in product(*(list(v) for v in values.values()))
+    ]

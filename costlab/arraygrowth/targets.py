@@ -2,6 +2,7 @@
 
 Light imports only: every Snakemake invocation plans with it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,20 +15,20 @@ FOLDER = "results/arraygrowth"
 
 @dataclass(frozen=True)
 class ArrayGrowthNames:
-    workload_re: str                 # the {ag_workload} wildcard: the article's two and your elements on a server
-    element_files: dict[str, str]    # your element -> its .json file (an input of its jobs)
-    raw: list[str]                   # the article's workloads on each profile
+    workload_re: str  # the {ag_workload} wildcard: the article's two and your elements on a server
+    element_files: dict[str, str]  # your element -> its .json file (an input of its jobs)
+    raw: list[str]  # the article's workloads on each profile
     provenance: list[str]
-    element_input: dict[str, list[str]]   # your elements' runs on a server (empty: none listed in workloads)
-    fallback_raw: list[str]          # the fallback sweep on each profile
+    element_input: dict[str, list[str]]  # your elements' runs on a server (empty: none listed in workloads)
+    fallback_raw: list[str]  # the fallback sweep on each profile
     fallback_provenance: list[str]
-    fallback_input: dict[str, object]     # what the tables take of the sweep (empty: arraygrowth.fallback off)
-    model: str                       # the server-free fallback conditions
-    published: dict[str, str]        # the article's numbers and the tolerances
-    tables: dict[str, str]           # arraygrowth_tables' outputs
-    engine: dict[str, str]           # arraygrowth_engine's outputs
-    engine_repeat: dict[str, str]    # one engine repeat's outputs ({rep} a folder number)
-    vs_mongod: dict[str, str]        # the engine lab against mongod: csv, png, svg
+    fallback_input: dict[str, object]  # what the tables take of the sweep (empty: arraygrowth.fallback off)
+    model: str  # the server-free fallback conditions
+    published: dict[str, str]  # the article's numbers and the tolerances
+    tables: dict[str, str]  # arraygrowth_tables' outputs
+    engine: dict[str, str]  # arraygrowth_engine's outputs
+    engine_repeat: dict[str, str]  # one engine repeat's outputs ({rep} a folder number)
+    vs_mongod: dict[str, str]  # the engine lab against mongod: csv, png, svg
 
 
 def names(config: dict) -> ArrayGrowthNames:
@@ -39,10 +40,15 @@ def names(config: dict) -> ArrayGrowthNames:
     model = f"{FOLDER}/model/fallback_conditions.csv"
     fallback_raw = expand(f"{FOLDER}/raw/fallback_{{profile}}.parquet", **by_profile)
     fallback_provenance = expand(f"{FOLDER}/provenance/fallback_{{profile}}.json", **by_profile)
-    tables = {name: f"{FOLDER}/tables/{name}.csv" for name in ("runs", "fit", "counts", "published_vs_reproduced")}
-    engine = {"log_bytes": f"{FOLDER}/engine/log_bytes.csv", "fit": f"{FOLDER}/engine/fit.csv",
-              "verdicts": f"{FOLDER}/engine/published_vs_engine.csv",
-              "provenance": f"{FOLDER}/engine/provenance.json"}
+    tables = {
+        name: f"{FOLDER}/tables/{name}.csv" for name in ("runs", "fit", "counts", "published_vs_reproduced")
+    }
+    engine = {
+        "log_bytes": f"{FOLDER}/engine/log_bytes.csv",
+        "fit": f"{FOLDER}/engine/fit.csv",
+        "verdicts": f"{FOLDER}/engine/published_vs_engine.csv",
+        "provenance": f"{FOLDER}/engine/provenance.json",
+    }
     if fallback_on:
         tables["fallback"] = f"{FOLDER}/tables/fallback.csv"
         if config["engine"]["arraygrowth"]["fallback"]:
@@ -50,31 +56,48 @@ def names(config: dict) -> ArrayGrowthNames:
     if section.get("elements"):
         engine["elements"] = f"{FOLDER}/engine/elements.csv"
     element_raw = expand(f"{FOLDER}/raw/{{profile}}_{{workload}}.parquet", **by_profile, workload=on_server)
-    element_provenance = expand(f"{FOLDER}/provenance/{{profile}}_{{workload}}.json", **by_profile,
-                                workload=on_server)
+    element_provenance = expand(
+        f"{FOLDER}/provenance/{{profile}}_{{workload}}.json", **by_profile, workload=on_server
+    )
     return ArrayGrowthNames(
         workload_re="|".join(["insert", "push", *on_server]),
         element_files=element_files(section),
         raw=expand(f"{FOLDER}/raw/{{profile}}_{{workload}}.parquet", **by_profile, workload=workloads),
-        provenance=expand(f"{FOLDER}/provenance/{{profile}}_{{workload}}.json", **by_profile, workload=workloads),
-        element_input=({"element_raw": element_raw, "element_provenance": element_provenance}
-                       if on_server else {}),
+        provenance=expand(
+            f"{FOLDER}/provenance/{{profile}}_{{workload}}.json", **by_profile, workload=workloads
+        ),
+        element_input=(
+            {"element_raw": element_raw, "element_provenance": element_provenance} if on_server else {}
+        ),
         fallback_raw=fallback_raw,
         fallback_provenance=fallback_provenance,
-        fallback_input=({"fallback_raw": fallback_raw, "fallback_provenance": fallback_provenance, "model": model}
-                        if fallback_on else {}),
+        fallback_input=(
+            {"fallback_raw": fallback_raw, "fallback_provenance": fallback_provenance, "model": model}
+            if fallback_on
+            else {}
+        ),
         model=model,
-        published={"published_log_bytes": "resources/published/arraygrowth_log_bytes.csv",
-                   "published_cursor_calls": "resources/published/arraygrowth_cursor_calls.csv",
-                   "tolerances": "resources/published/arraygrowth_tolerances.csv"},
+        published={
+            "published_log_bytes": "resources/published/arraygrowth_log_bytes.csv",
+            "published_cursor_calls": "resources/published/arraygrowth_cursor_calls.csv",
+            "tolerances": "resources/published/arraygrowth_tolerances.csv",
+        },
         tables=tables,
         engine=engine,
-        engine_repeat={"log_bytes": f"{FOLDER}/engine/repeats/rep{{rep}}/log_bytes.csv",
-                       "provenance": f"{FOLDER}/engine/repeats/rep{{rep}}/provenance.json",
-                       **{name: f"{FOLDER}/engine/repeats/rep{{rep}}/{name}.csv"
-                          for name in ("fallback", "elements") if name in engine}},
-        vs_mongod={"csv": f"{FOLDER}/engine_vs_mongod.csv", "png": f"{FOLDER}/figures/engine_vs_mongod.png",
-                   "svg": f"{FOLDER}/figures/engine_vs_mongod.svg"},
+        engine_repeat={
+            "log_bytes": f"{FOLDER}/engine/repeats/rep{{rep}}/log_bytes.csv",
+            "provenance": f"{FOLDER}/engine/repeats/rep{{rep}}/provenance.json",
+            **{
+                name: f"{FOLDER}/engine/repeats/rep{{rep}}/{name}.csv"
+                for name in ("fallback", "elements")
+                if name in engine
+            },
+        },
+        vs_mongod={
+            "csv": f"{FOLDER}/engine_vs_mongod.csv",
+            "png": f"{FOLDER}/figures/engine_vs_mongod.png",
+            "svg": f"{FOLDER}/figures/engine_vs_mongod.svg",
+        },
     )
 
 
@@ -83,11 +106,25 @@ def targets(config: dict) -> Targets:
     fallback_on = config["arraygrowth"]["fallback"]["enabled"]
     figures = ["log_bytes_vs_n", "bytes_per_op_vs_n"] + (["fallback_sweep"] if fallback_on else [])
     engine_on = config["engine"]["enabled"]
-    return Targets(groups=(
-        server_free(*([ag.model] if fallback_on else [])),
-        measured(*ag.tables.values(), *ag.provenance, *ag.element_input.get("element_provenance", []),
-                 *(ag.fallback_provenance if fallback_on else []), *files(figures, FIGURE_EXTS, f"{FOLDER}/figures")),
-        *((server_free(*ag.engine.values()),
-           server_free(*files(["engine_log_bytes"], FIGURE_EXTS, f"{FOLDER}/figures")),
-           measured(*ag.vs_mongod.values())) if engine_on else ()),
-    ), names=ag)
+    return Targets(
+        groups=(
+            server_free(*([ag.model] if fallback_on else [])),
+            measured(
+                *ag.tables.values(),
+                *ag.provenance,
+                *ag.element_input.get("element_provenance", []),
+                *(ag.fallback_provenance if fallback_on else []),
+                *files(figures, FIGURE_EXTS, f"{FOLDER}/figures"),
+            ),
+            *(
+                (
+                    server_free(*ag.engine.values()),
+                    server_free(*files(["engine_log_bytes"], FIGURE_EXTS, f"{FOLDER}/figures")),
+                    measured(*ag.vs_mongod.values()),
+                )
+                if engine_on
+                else ()
+            ),
+        ),
+        names=ag,
+    )

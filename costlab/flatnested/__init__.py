@@ -8,8 +8,8 @@ model (BSON sizes, server-free), run (load and measure), tables, figures.
 """
 from __future__ import annotations
 
-from costlab.repeats import repeats
 from costlab.flatnested.targets import targets
+from costlab.repeats import repeats
 from costlab.study import Ceiling, Overlay, RuleAsk, Study
 
 # Assumed throughput floors (chosen low so a cluster time limit is rarely hit; not measurements).

@@ -19,7 +19,8 @@ class UniqueIdxNames:
 
 
 NAMES = UniqueIdxNames(
-    tables={name: f"results/uniqueidx/tables/{name}.csv" for name in ("conformance", "published_vs_reproduced")},
+    tables={name: f"results/uniqueidx/tables/{name}.csv"
+            for name in ("conformance", "published_vs_reproduced")},
     provenance="results/uniqueidx/provenance/conformance.json",
 )
 
@@ -27,6 +28,7 @@ NAMES = UniqueIdxNames(
 def _targets(config: dict) -> Targets:
     """The conformance check's tables and provenance: the same under any config."""
     return Targets(groups=(measured(*NAMES.tables.values(), NAMES.provenance),), names=NAMES)
+
 
 STUDY = Study(
     name="uniqueidx",
