@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from costlab.config import ROOT
 
 # Half of the 262 lines issue 44 counted before the rule files read their names from Study.targets.
@@ -66,3 +68,48 @@ def test_no_rules_file_registers_targets_itself():
         assert not re.search(r"\b(add_targets|add_server_free_targets|ALL_TARGETS)\b", path.read_text()), (
             path.name
         )
+
+
+class _SocketWatch:
+    """A Unix socket where `auto` would find a Docker engine: it records each connection and answers none."""
+
+    def __init__(self, path: Path) -> None:
+        import socket
+        import threading
+
+        self.path, self.connections = path, 0
+        self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._server.bind(str(path))
+        self._server.listen()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            self.connections += 1
+            client.close()
+
+    def close(self) -> None:
+        self._server.close()
+
+
+@pytest.mark.workflow
+def test_the_server_is_probed_only_for_a_target_that_needs_to_know(tmp_path, monkeypatch):
+    """`auto` asks a Docker engine first: a model's target plans without asking; `all` asks, once."""
+    from workflow import run_workflow
+
+    watch = _SocketWatch(tmp_path / "docker.sock")
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{watch.path}")
+    try:
+        model = run_workflow(tmp_path, "{backend: auto}", ("-n", "results/docsize/model/collections.csv"),
+                             hide_local_servers=False)
+        assert model.returncode == 0, model.stderr[-3000:]
+        assert watch.connections == 0
+        everything = run_workflow(tmp_path, "{backend: auto}", ("-n", "all"), hide_local_servers=False)
+        assert everything.returncode == 0, everything.stderr[-3000:]
+        assert watch.connections == 1   # the probe saw the socket (else the first check proves nothing)
+    finally:
+        watch.close()
