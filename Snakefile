@@ -8,6 +8,7 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 from costlab.console import quiet_console
+from costlab.registry import REGISTRY as _STUDY_REGISTRY
 
 # One console line per job; Snakemake's detail stays in .snakemake/log/ (COSTLAB_CONSOLE=full: all of it).
 quiet_console(workflow)
@@ -23,8 +24,6 @@ include: "rules/servers.smk"
 
 
 # Each study's rules, in the registry's order (costlab/registry.py; a study's Study.rules_file).
-from costlab.registry import REGISTRY as _STUDY_REGISTRY
-
 for _study in _STUDY_REGISTRY.values():
 
     include: _study.rules_file
@@ -41,7 +40,9 @@ onsuccess:
     print_summary("results", config["studies"], log)
 
 
+# Every enabled study's targets (Study.targets: with no server, its not_run.json for the measured ones), the
+# run manifest and the report; asked only when `all` is the target.
 rule all:
     default_target: True
     input:
-        ALL_TARGETS,
+        lambda wildcards: PLAN.all_targets(),

@@ -40,7 +40,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
 
 _STATE: dict[str, Any] = {}
 
@@ -292,6 +292,22 @@ class JobParams:
     def declare(cls, config: Mapping[str, Any]) -> dict[str, Any]:
         """The rule's params: names are this class's fields, values come from the validated config."""
         raise NotImplementedError(f"{cls.__name__}.declare")
+
+    @classmethod
+    def declare_later(cls, declared: Callable[[], Mapping[str, Any]]) -> dict[str, Callable[[Any], Any]]:
+        """The rule's params when their values wait on what a job's planning decides (the server backend,
+        probed only when a job needs it): the same names, each a function Snakemake calls for the job,
+        giving what `declared()` (the rule's `declare(...)` call) gives it, a wildcards function applied."""
+        once: list[Mapping[str, Any]] = []   # declared() once per rule: its values do not vary by job
+
+        def param(name: str) -> Callable[[Any], Any]:
+            def value(wildcards: Any) -> Any:
+                if not once:
+                    once.append(declared())
+                given = once[0][name]
+                return given(wildcards) if callable(given) else given
+            return value
+        return {f.name: param(f.name) for f in dataclasses.fields(cls)}   # type: ignore[arg-type]
 
     @classmethod
     def from_params(cls: type[P], params: Any) -> P:

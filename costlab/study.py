@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+from costlab.targets import Targets
+
 # What a job asks a cluster for when its study says nothing more (costlab/cluster.py adds a measuring
 # job's own server): memory of a server-free job that holds no event table, and an engine-lab sweep
 # (WiredTiger in-process): not timed here, a generous guess.
@@ -143,6 +145,9 @@ class Study:
     engine_problem: Callable[[dict], str | None] = _none
     # Topology: its engine jobs model a replica set, so they read engine.replica_set (engine/job_keys.py).
     engine_replica_set: bool = False
+    # What `all` builds of it and the names its rules file reads, from the whole (validated) config: see
+    # targets() and costlab/targets.py. A study whose rules file registers nothing leaves it out.
+    targets_from: Callable[[dict], Targets] = field(default=lambda config: Targets())
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or not self.name.islower():
@@ -162,6 +167,11 @@ class Study:
         for path in self.job_selecting_keys:
             if not isinstance(path, tuple) or not path or not all(isinstance(key, str) for key in path):
                 raise ValueError(f"study {self.name}: job-selecting key {path!r} is not a path of key names")
+
+    def targets(self, config: dict) -> Targets:
+        """Its targets under `config` (its files, each group marked server-free or measured, in the order
+        `all` and the report take them) and the names its rules file derives: plain data, no Snakemake."""
+        return self.targets_from(config)
 
     def data_params(self, config: dict) -> dict:
         """The study's settings that change its loaded data, from the whole config."""

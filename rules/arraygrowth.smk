@@ -5,56 +5,22 @@
 # Each rule's params: costlab/arraygrowth/params.py (what reruns a job is what it reads).
 import costlab.arraygrowth.params as _ag_params
 
-AG = config["arraygrowth"]
-AG_FALLBACK = AG["fallback"]
-AG_FALLBACK_ON = AG_FALLBACK["enabled"]
-# your own elements (arraygrowth.elements, docs/variants.md): every one in the engine lab; one also listed in
-# arraygrowth.workloads on a server too, as a workload of its own (raw and provenance beside the article's)
-from costlab.arraygrowth.elements import element_files as _ag_element_files
-from costlab.arraygrowth.elements import server_elements as _ag_server_elements
-
-AG_ELEMENTS = AG.get("elements") or {}
-AG_ELEMENT_FILES = _ag_element_files(AG)
-AG_SERVER_ELEMENTS = _ag_server_elements(AG)
-AG_WORKLOADS = [w for w in AG["workloads"] if w not in AG_SERVER_ELEMENTS]
-AG_RAW = expand("results/arraygrowth/raw/{profile}_{workload}.parquet",
-                profile=AG["profiles"], workload=AG_WORKLOADS)
-AG_PROV = expand("results/arraygrowth/provenance/{profile}_{workload}.json",
-                 profile=AG["profiles"], workload=AG_WORKLOADS)
-AG_EL_RAW = expand("results/arraygrowth/raw/{profile}_{workload}.parquet",
-                   profile=AG["profiles"], workload=AG_SERVER_ELEMENTS)
-AG_EL_PROV = expand("results/arraygrowth/provenance/{profile}_{workload}.json",
-                    profile=AG["profiles"], workload=AG_SERVER_ELEMENTS)
-AG_EL_INPUT = {"element_raw": AG_EL_RAW, "element_provenance": AG_EL_PROV} if AG_SERVER_ELEMENTS else {}
-AG_FB_RAW = expand("results/arraygrowth/raw/fallback_{profile}.parquet", profile=AG["profiles"])
-AG_FB_PROV = expand("results/arraygrowth/provenance/fallback_{profile}.json", profile=AG["profiles"])
-AG_MODEL = "results/arraygrowth/model/fallback_conditions.csv"
-AG_PUBLISHED = {"published_log_bytes": "resources/published/arraygrowth_log_bytes.csv",
-                "published_cursor_calls": "resources/published/arraygrowth_cursor_calls.csv",
-                "tolerances": "resources/published/arraygrowth_tolerances.csv"}
-AG_TABLES = {name: f"results/arraygrowth/tables/{name}.csv"
-             for name in ("runs", "fit", "counts", "published_vs_reproduced")}
-if AG_FALLBACK_ON:
-    AG_TABLES["fallback"] = "results/arraygrowth/tables/fallback.csv"
-AG_FB_INPUT = {"fallback_raw": AG_FB_RAW, "fallback_provenance": AG_FB_PROV, "model": AG_MODEL} if AG_FALLBACK_ON else {}
-AG_FIGURES = ["log_bytes_vs_n", "bytes_per_op_vs_n"] + (["fallback_sweep"] if AG_FALLBACK_ON else [])
-AG_FIGURE_FILES = [f"results/arraygrowth/figures/{name}.{ext}"
-                   for name in AG_FIGURES for ext in ("png", "svg", "vl.json")]
-
-
-wildcard_constraints:
-    ag_profile="standalone|standalone-small-cache|replset-1",
-    ag_workload="|".join(["insert", "push", *AG_SERVER_ELEMENTS]),
+# The runs, tables and engine files, with the fallback sweep and your elements (arraygrowth.elements,
+# docs/variants.md) where the config has them (costlab/arraygrowth/targets.py).
+AG = PLAN.names("arraygrowth")
 
 
 rule arraygrowth_run:
     """One server per (profile, workload); every N on a fresh collection; serverStatus deltas."""
     input:
         server=server_json("{ag_profile}"),
-        element_file=lambda wc: by_content([AG_ELEMENT_FILES[wc.ag_workload]] if wc.ag_workload in AG_ELEMENT_FILES else []),
+        element_file=lambda wc: by_content([AG.element_files[wc.ag_workload]] if wc.ag_workload in AG.element_files else []),
     output:
         raw=kept("results/arraygrowth/raw/{ag_profile}_{ag_workload}.parquet"),
         provenance=kept("results/arraygrowth/provenance/{ag_profile}_{ag_workload}.json"),
+    wildcard_constraints:
+        ag_profile="standalone|standalone-small-cache|replset-1",
+        ag_workload=AG.workload_re,
     params:
         **_ag_params.RunParams.declare(config),
     threads: ask("arraygrowth_run").threads
@@ -73,7 +39,7 @@ rule arraygrowth_run:
 rule arraygrowth_fallback_model:
     """Server-free: which updates MongoDB's size/logging conditions leave eligible for a delta."""
     output:
-        AG_MODEL,
+        AG.model,
     params:
         **_ag_params.FallbackSweepParams.declare(config),
     log:
@@ -91,6 +57,8 @@ rule arraygrowth_fallback:
     output:
         raw=kept("results/arraygrowth/raw/fallback_{ag_profile}.parquet"),
         provenance=kept("results/arraygrowth/provenance/fallback_{ag_profile}.json"),
+    wildcard_constraints:
+        ag_profile="standalone|standalone-small-cache|replset-1",
     params:
         **_ag_params.FallbackSweepParams.declare(config),
     threads: ask("arraygrowth_fallback").threads
@@ -108,13 +76,13 @@ rule arraygrowth_fallback:
 
 rule arraygrowth_tables:
     input:
-        raw=AG_RAW,
-        provenance=AG_PROV,
-        **AG_PUBLISHED,
-        **AG_FB_INPUT,
-        **AG_EL_INPUT,
+        raw=AG.raw,
+        provenance=AG.provenance,
+        **AG.published,
+        **AG.fallback_input,
+        **AG.element_input,
     output:
-        **AG_TABLES,
+        **AG.tables,
     log:
         "results/logs/arraygrowth_tables.log",
     conda:
@@ -125,9 +93,9 @@ rule arraygrowth_tables:
 
 rule arraygrowth_figure_log_bytes:
     input:
-        raw=AG_RAW,
-        provenance=AG_PROV,
-        published=AG_PUBLISHED["published_log_bytes"],
+        raw=AG.raw,
+        provenance=AG.provenance,
+        published=AG.published["published_log_bytes"],
     output:
         png=report("results/arraygrowth/figures/log_bytes_vs_n.png",
                    caption="captions/arraygrowth_log_bytes_vs_n.rst", category="arraygrowth"),
@@ -145,9 +113,9 @@ rule arraygrowth_figure_log_bytes:
 
 rule arraygrowth_figure_bytes_per_op:
     input:
-        raw=AG_RAW,
-        provenance=AG_PROV,
-        published=AG_PUBLISHED["published_log_bytes"],
+        raw=AG.raw,
+        provenance=AG.provenance,
+        published=AG.published["published_log_bytes"],
     output:
         png=report("results/arraygrowth/figures/bytes_per_op_vs_n.png",
                    caption="captions/arraygrowth_bytes_per_op_vs_n.rst", category="arraygrowth"),
@@ -165,12 +133,12 @@ rule arraygrowth_figure_bytes_per_op:
 
 rule arraygrowth_figure_fallback:
     input:
-        raw=AG_RAW,
-        provenance=AG_PROV,
-        published=AG_PUBLISHED["published_log_bytes"],
-        fallback_raw=AG_FB_RAW,
-        fallback_provenance=AG_FB_PROV,
-        model=AG_MODEL,
+        raw=AG.raw,
+        provenance=AG.provenance,
+        published=AG.published["published_log_bytes"],
+        fallback_raw=AG.fallback_raw,
+        fallback_provenance=AG.fallback_provenance,
+        model=AG.model,
     output:
         png=report("results/arraygrowth/figures/fallback_sweep.png",
                    caption="captions/arraygrowth_fallback_sweep.rst", category="arraygrowth"),
@@ -186,39 +154,20 @@ rule arraygrowth_figure_fallback:
         "../scripts/arraygrowth_figures.py"
 
 
-add_server_free_targets("arraygrowth", *([AG_MODEL] if AG_FALLBACK_ON else []))
-add_targets("arraygrowth", *AG_TABLES.values(), *AG_PROV, *AG_EL_PROV, *(AG_FB_PROV if AG_FALLBACK_ON else []),
-            *AG_FIGURE_FILES)
-
-
 # ---- the engine lab: WiredTiger driven like mongod, no server (docs/engine-lab.md) ------------
-AG_ENGINE = {"log_bytes": "results/arraygrowth/engine/log_bytes.csv",
-             "fit": "results/arraygrowth/engine/fit.csv",
-             "verdicts": "results/arraygrowth/engine/published_vs_engine.csv",
-             "provenance": "results/arraygrowth/engine/provenance.json"}
-if AG_FALLBACK_ON and config["engine"]["arraygrowth"]["fallback"]:
-    AG_ENGINE["fallback"] = "results/arraygrowth/engine/fallback.csv"
-if AG_ELEMENTS:
-    AG_ENGINE["elements"] = "results/arraygrowth/engine/elements.csv"
-
-
 # one repeat's runs (engine.arraygrowth.repeats, each repeat its own job: docs/uncertainty.md); {rep} is the
 # repeat's folder, rep1, rep2, ... (costlab.repeats)
 from costlab.repeats import ENGINE_REPEATS as _ENGINE_REPEATS
 
-AG_ENGINE_REP = {"log_bytes": "results/arraygrowth/engine/repeats/{rep}/log_bytes.csv",
-                 "provenance": "results/arraygrowth/engine/repeats/{rep}/provenance.json"}
-AG_ENGINE_REP.update({name: f"results/arraygrowth/engine/repeats/{{rep}}/{name}.csv"
-                      for name in ("fallback", "elements") if name in AG_ENGINE})
 AG_REPS = _ENGINE_REPEATS.wildcards(config, "arraygrowth")
 
 
 rule arraygrowth_engine_repeat:
     """One repeat of the N sweep (and fallback sweep) on WiredTiger opened like mongod: needs no server."""
     input:
-        element_files=by_content(AG_ELEMENT_FILES.values()),
+        element_files=by_content(AG.element_files.values()),
     output:
-        **AG_ENGINE_REP,
+        **AG.engine_repeat,
     wildcard_constraints:
         rep=_ENGINE_REPEATS.constraint,
     params:
@@ -240,10 +189,10 @@ rule arraygrowth_engine:
     """The repeats merged: medians, each repeat's values, and verdicts judged by their interval over the
     repeats."""
     input:
-        **AG_PUBLISHED,
-        **{f"rep_{name}": expand(path, rep=AG_REPS) for name, path in AG_ENGINE_REP.items()},
+        **AG.published,
+        **{f"rep_{name}": expand(path, rep=AG_REPS) for name, path in AG.engine_repeat.items()},
     output:
-        **AG_ENGINE,
+        **AG.engine,
     params:
         **_ag_params.EngineMergeParams.declare(config),
     log:
@@ -254,16 +203,12 @@ rule arraygrowth_engine:
         "../scripts/arraygrowth_engine.py"
 
 
-if ENGINE_ON:
-    add_server_free_targets("arraygrowth", *AG_ENGINE.values())
-
-
 rule arraygrowth_engine_figure:
     """The engine lab's figure, labelled "WiredTiger engine lab — not a mongod run": needs no server."""
     input:
-        log_bytes=AG_ENGINE["log_bytes"],
-        fit=AG_ENGINE["fit"],
-        published=AG_PUBLISHED["published_log_bytes"],
+        log_bytes=AG.engine["log_bytes"],
+        fit=AG.engine["fit"],
+        published=AG.published["published_log_bytes"],
     output:
         png=report("results/arraygrowth/figures/engine_log_bytes.png", caption="captions/arraygrowth_engine_log_bytes.rst", category="arraygrowth"),
         svg="results/arraygrowth/figures/engine_log_bytes.svg",
@@ -276,25 +221,19 @@ rule arraygrowth_engine_figure:
         "../scripts/arraygrowth_engine_figure.py"
 
 
-if ENGINE_ON:
-    add_server_free_targets("arraygrowth", *[f"results/arraygrowth/figures/engine_log_bytes.{ext}" for ext in ("png", "svg", "vl.json")])
-
-
 # ---- the engine lab against mongod on the same work (docs/engine-lab.md#mongod-against-the-engine-lab) --
-AG_VS_MONGOD = {"csv": "results/arraygrowth/engine_vs_mongod.csv",
-                "png": report("results/arraygrowth/figures/engine_vs_mongod.png",
-                              caption="captions/arraygrowth_engine_vs_mongod.rst", category="arraygrowth"),
-                "svg": "results/arraygrowth/figures/engine_vs_mongod.svg"}
 
 
 rule arraygrowth_engine_vs_mongod:
     """Every server run again in the engine lab (same documents, namespace, order and N; the measured
     mongod's per-write rules): journal bytes and cursor calls per write, side by side, with their bands."""
     input:
-        raw=AG_RAW,
-        provenance=AG_PROV,
+        raw=AG.raw,
+        provenance=AG.provenance,
     output:
-        **AG_VS_MONGOD,
+        csv=AG.vs_mongod["csv"],
+        png=report(AG.vs_mongod["png"], caption="captions/arraygrowth_engine_vs_mongod.rst", category="arraygrowth"),
+        svg=AG.vs_mongod["svg"],
     params:
         **_ag_params.EngineVsMongodParams.declare(config),
     log:
@@ -304,6 +243,3 @@ rule arraygrowth_engine_vs_mongod:
     script:
         "../scripts/arraygrowth_engine_vs_mongod.py"
 
-
-if ENGINE_ON:
-    add_targets("arraygrowth", *AG_VS_MONGOD.values())

@@ -1,26 +1,15 @@
 # Study docsize: what a two-field projection still reads as orders grow from 1 to 64 KB.
 # model (no server) -> load one data dir per dataset -> three runs per dataset -> tables -> figures.
-from costlab.docsize.datasets import datasets as _docsize_datasets
 # Each rule's params: costlab/docsize/params.py (what reruns a job is what it reads).
 import costlab.docsize.params as _ds_params
-# Light modules only (stdlib): parsing the workflow must not import pymongo, polars or altair.
-from costlab.docsize.names import FIGURES as _DOCSIZE_FIGURES
-from costlab.docsize.names import RUNS as _DOCSIZE_RUNS
-from costlab.docsize.names import table_names as _docsize_table_names
+from costlab.docsize.documents import sample_path as _ds_sample_path
 from costlab.repeats import SERVER_REPEATS as _SERVER_REPEATS
 
-DS = config["docsize"]
-DS_DATASETS = [d.name for d in _docsize_datasets(DS)]
-DS_RUNS = list(_DOCSIZE_RUNS)
-DS_DATASET_RE = "orders_[1-9][0-9]*k(_tail|_split)?"
-DS_RUN_RE = "|".join(DS_RUNS)
-DS_TABLES = {name: f"results/docsize/tables/{name}.csv" for name in _docsize_table_names()}
-DS_FIGURES = [f"results/docsize/figures/{name}.{ext}" for name in _DOCSIZE_FIGURES for ext in ("png", "svg", "vl.json")]
+# The datasets, runs, tables and your documents (costlab/docsize/targets.py).
+DS = PLAN.names("docsize")
 # docsize.repeats: each measuring job once per repeat, its own job; {rep} is the repeat's mark (costlab.repeats:
 # repeat 1 keeps the paths a single run always had). The loads take no {rep}.
 DS_REPS = _SERVER_REPEATS.wildcards(config, "docsize")
-DS_MEASURE_PROVENANCE = expand("results/docsize/provenance/{run}__{dataset}{rep}.json", run=DS_RUNS, dataset=DS_DATASETS,
-                               rep=DS_REPS)
 
 
 rule docsize_model:
@@ -48,7 +37,7 @@ rule docsize_load:
         data=directory("results/docsize/data/{dataset}"),
         provenance="results/docsize/provenance/load_{dataset}.json",
     wildcard_constraints:
-        dataset=DS_DATASET_RE,
+        dataset="orders_[1-9][0-9]*k(_tail|_split)?",
     params:
         **_ds_params.LoadParams.declare(config),
     threads: ask("docsize_load").threads
@@ -70,14 +59,14 @@ rule docsize_measure:
         # The data dir's mtime moves whenever a server runs on it (hence ancient); the load's
         # provenance changes only when the data is (re)loaded, so a reload reruns the measurements.
         loaded="results/docsize/provenance/load_{dataset}.json",
-        server=lambda wildcards: server_json(_DOCSIZE_RUNS[wildcards.run].profile),
+        server=lambda wildcards: server_json(DS.run_profiles[wildcards.run]),
     output:
         raw=kept("results/docsize/raw/{run}__{dataset}{rep}.parquet"),
         collections=kept("results/docsize/raw/collstats_{run}__{dataset}{rep}.parquet"),
         provenance=kept("results/docsize/provenance/{run}__{dataset}{rep}.json"),
     wildcard_constraints:
-        dataset=DS_DATASET_RE,
-        run=DS_RUN_RE,
+        dataset="orders_[1-9][0-9]*k(_tail|_split)?",
+        run=DS.run_re,
         rep=_SERVER_REPEATS.constraint,
     params:
         **_ds_params.MeasureParams.declare(config),
@@ -95,8 +84,8 @@ rule docsize_measure:
 
 rule docsize_tables:
     input:
-        raw=expand("results/docsize/raw/{run}__{dataset}{rep}.parquet", run=DS_RUNS, dataset=DS_DATASETS, rep=DS_REPS),
-        collections=expand("results/docsize/raw/collstats_{run}__{dataset}{rep}.parquet", run=DS_RUNS, dataset=DS_DATASETS,
+        raw=expand("results/docsize/raw/{run}__{dataset}{rep}.parquet", run=DS.runs, dataset=DS.datasets, rep=DS_REPS),
+        collections=expand("results/docsize/raw/collstats_{run}__{dataset}{rep}.parquet", run=DS.runs, dataset=DS.datasets,
                            rep=DS_REPS),
         model="results/docsize/model/datasets.csv",
         published_collections="resources/published/docsize_collections.csv",
@@ -104,7 +93,7 @@ rule docsize_tables:
         tolerances="resources/published/docsize_tolerances.csv",
         facts="resources/published/docsize_facts.csv",
     output:
-        **DS_TABLES,
+        **DS.tables,
     params:
         **_ds_params.TablesParams.declare(config),
     log:
@@ -117,9 +106,9 @@ rule docsize_tables:
 
 rule docsize_figures:
     input:
-        summary=DS_TABLES["summary"],
+        summary=DS.tables["summary"],
         published_queries="resources/published/docsize_query_tables.csv",
-        provenance=DS_MEASURE_PROVENANCE,
+        provenance=DS.measure_provenance,
     params:
         **_ds_params.FiguresParams.declare(config),
     output:
@@ -140,17 +129,7 @@ rule docsize_figures:
         "../scripts/docsize_figures.py"
 
 
-add_server_free_targets("docsize", "results/docsize/model/collections.csv", "results/docsize/model/datasets.csv",
-                        "results/docsize/model/published_vs_model.csv")
-add_targets("docsize", *DS_TABLES.values(), *DS_FIGURES, *DS_MEASURE_PROVENANCE,
-            *expand("results/docsize/provenance/load_{dataset}.json", dataset=DS_DATASETS))
-
-
 # ---- the engine lab: the same protocol on WiredTiger opened like mongod, no server ------------
-DS_ENGINE = {"cache_reads": "results/docsize/engine/cache_reads.csv",
-             "queries": "results/docsize/engine/queries.csv",
-             "verdicts": "results/docsize/engine/published_vs_engine.csv",
-             "provenance": "results/docsize/engine/provenance.json"}
 
 
 rule docsize_engine:
@@ -159,7 +138,7 @@ rule docsize_engine:
         published_queries="resources/published/docsize_query_tables.csv",
         tolerances="resources/published/docsize_tolerances.csv",
     output:
-        **DS_ENGINE,
+        **DS.engine,
     params:
         **_ds_params.EngineParams.declare(config),
     threads: ask("docsize_engine").threads
@@ -176,14 +155,10 @@ rule docsize_engine:
         "../scripts/docsize_engine.py"
 
 
-if ENGINE_ON:
-    add_server_free_targets("docsize", *DS_ENGINE.values())
-
-
 rule docsize_engine_figure:
     """The engine lab's figure, labelled "WiredTiger engine lab — not a mongod run": needs no server."""
     input:
-        cache_reads=DS_ENGINE["cache_reads"],
+        cache_reads=DS.engine["cache_reads"],
         published_queries="resources/published/docsize_query_tables.csv",
     output:
         png=report("results/docsize/figures/engine_cache_reads.png", caption="captions/docsize_engine_cache_reads.rst", category="docsize"),
@@ -197,32 +172,20 @@ rule docsize_engine_figure:
         "../scripts/docsize_engine_figure.py"
 
 
-if ENGINE_ON:
-    add_server_free_targets("docsize", *[f"results/docsize/figures/engine_cache_reads.{ext}" for ext in ("png", "svg", "vl.json")])
-
-
 # ---- your own documents (docsize.documents, docs/variants.md): each its own engine-lab job ----------
 # `snakemake results/docsize/engine/documents/cache_reads_<name>.csv` builds that document alone.
-from costlab.docsize.documents import declared_names as _docsize_document_names
-from costlab.docsize.documents import sample_path as _docsize_sample_path
-from costlab.docsize.documents import server_datasets as _docsize_document_datasets
-
-DS_DOCUMENTS = _docsize_document_names(DS)
-DS_DOCUMENT_RE = "|".join(DS_DOCUMENTS) or "(?!x)x"   # names are letters, digits, _ and - (checked before)
-DS_DOCUMENT_TABLES = expand("results/docsize/engine/documents/cache_reads_{document}.csv", document=DS_DOCUMENTS)
-DS_DOCUMENT_FINDINGS = "results/docsize/engine/your_documents.csv"
 
 
 rule docsize_document_engine:
     """One declared document, grown to each size (or as it is), measured with the orders' engine protocol."""
     input:
-        sample=lambda wildcards: by_content(str(_docsize_sample_path(DS["documents"][wildcards.document]["sample"]))),
+        sample=lambda wildcards: by_content(str(_ds_sample_path(config["docsize"]["documents"][wildcards.document]["sample"]))),
     output:
         cache_reads="results/docsize/engine/documents/cache_reads_{document}.csv",
         queries="results/docsize/engine/documents/queries_{document}.csv",
         provenance="results/docsize/engine/documents/provenance_{document}.json",
     wildcard_constraints:
-        document=DS_DOCUMENT_RE,
+        document=DS.document_re,
     params:
         **_ds_params.DocumentEngineParams.declare(config),
     threads: ask("docsize_document_engine").threads
@@ -239,10 +202,10 @@ rule docsize_document_engine:
 rule docsize_documents_findings:
     """Each document's bytes read per query over its compare_to's (the orders'): rows of "Your variants"."""
     input:
-        orders=DS_ENGINE["cache_reads"],
-        documents=DS_DOCUMENT_TABLES,
+        orders=DS.engine["cache_reads"],
+        documents=DS.document_tables,
     output:
-        DS_DOCUMENT_FINDINGS,
+        DS.document_findings,
     params:
         **_ds_params.DocumentFindingsParams.declare(config),
     log:
@@ -253,28 +216,19 @@ rule docsize_documents_findings:
         "../scripts/docsize_documents_findings.py"
 
 
-if ENGINE_ON and DS_DOCUMENTS:
-    add_server_free_targets("docsize", DS_DOCUMENT_FINDINGS, *DS_DOCUMENT_TABLES,
-                            *expand("results/docsize/engine/documents/provenance_{document}.json",
-                                    document=DS_DOCUMENTS))
-
-
 # Your documents on a server: each document at each size its own dataset doc_<name>_<size>, loaded and
 # measured with the orders' protocol (costlab/docsize/document_runs.py), then their rows beside the orders'.
-DS_DOCUMENT_DATASETS = _docsize_document_datasets(DS)
-DS_DOCUMENT_RAW = expand("results/docsize/raw/{run}__{dataset}.parquet", run=DS_RUNS, dataset=DS_DOCUMENT_DATASETS)
-DS_DOCUMENT_SERVER_FINDINGS = "results/docsize/tables/your_documents.csv"
 
 
 rule docsize_document_load:
     input:
         server=server_json("standalone"),
-        sample=lambda wildcards: by_content(str(_docsize_sample_path(DS["documents"][wildcards.document]["sample"]))),
+        sample=lambda wildcards: by_content(str(_ds_sample_path(config["docsize"]["documents"][wildcards.document]["sample"]))),
     output:
         data=directory("results/docsize/data/doc_{document}_{size}"),
         provenance="results/docsize/provenance/load_doc_{document}_{size}.json",
     wildcard_constraints:
-        document=DS_DOCUMENT_RE,
+        document=DS.document_re,
         size="[1-9][0-9]*k|sample",
     params:
         **_ds_params.DocumentLoadParams.declare(config),
@@ -294,14 +248,14 @@ rule docsize_document_measure:
     input:
         data=ancient("results/docsize/data/doc_{document}_{size}"),
         loaded="results/docsize/provenance/load_doc_{document}_{size}.json",
-        server=lambda wildcards: server_json(_DOCSIZE_RUNS[wildcards.run].profile),
+        server=lambda wildcards: server_json(DS.run_profiles[wildcards.run]),
     output:
         raw=kept("results/docsize/raw/{run}__doc_{document}_{size}.parquet"),
         provenance=kept("results/docsize/provenance/{run}__doc_{document}_{size}.json"),
     wildcard_constraints:
-        document=DS_DOCUMENT_RE,
+        document=DS.document_re,
         size="[1-9][0-9]*k|sample",
-        run=DS_RUN_RE,
+        run=DS.run_re,
     params:
         **_ds_params.DocumentMeasureParams.declare(config),
     threads: ask("docsize_document_measure").threads
@@ -320,10 +274,10 @@ rule docsize_documents_tables:
     """Each document's client time, server time and bytes read per query over the orders' (same run, size and
     shape): rows of "Your variants"."""
     input:
-        orders=expand("results/docsize/raw/{run}__orders_{size}k.parquet", run=DS_RUNS, size=DS["sizes_kb"]),
-        documents=DS_DOCUMENT_RAW,
+        orders=expand("results/docsize/raw/{run}__orders_{size}k.parquet", run=DS.runs, size=DS.sizes_kb),
+        documents=DS.document_raw,
     output:
-        DS_DOCUMENT_SERVER_FINDINGS,
+        DS.document_server_findings,
     params:
         **_ds_params.DocumentFindingsParams.declare(config),
     log:
@@ -334,32 +288,23 @@ rule docsize_documents_tables:
         "../scripts/docsize_documents_tables.py"
 
 
-if DS_DOCUMENTS:
-    add_targets("docsize", DS_DOCUMENT_SERVER_FINDINGS,
-                *expand("results/docsize/provenance/{run}__{dataset}.json", run=DS_RUNS,
-                        dataset=DS_DOCUMENT_DATASETS))
-
-
 # ---- the engine lab against mongod on the same work (docs/engine-lab.md#mongod-against-the-engine-lab) --
-DS_BASE = [d.name for d in _docsize_datasets(DS) if d.variant == "base"]
-DS_VS_MONGOD = {"csv": "results/docsize/engine_vs_mongod.csv",
-                "png": report("results/docsize/figures/engine_vs_mongod.png",
-                              caption="captions/docsize_engine_vs_mongod.rst", category="docsize"),
-                "svg": "results/docsize/figures/engine_vs_mongod.svg"}
 
 
 rule docsize_engine_vs_mongod:
     """The server's small-cache run (each size and repeat) beside the engine lab's on the same documents,
     windows and cache: bytes read into the cache per query, per size, shape and repeat, with their band."""
     input:
-        raw=expand("results/docsize/raw/small_cache__{dataset}{rep}.parquet", dataset=DS_BASE, rep=DS_REPS),
-        collections=expand("results/docsize/raw/collstats_small_cache__{dataset}{rep}.parquet", dataset=DS_BASE,
+        raw=expand("results/docsize/raw/small_cache__{dataset}{rep}.parquet", dataset=DS.base_datasets, rep=DS_REPS),
+        collections=expand("results/docsize/raw/collstats_small_cache__{dataset}{rep}.parquet", dataset=DS.base_datasets,
                            rep=DS_REPS),
-        provenance=expand("results/docsize/provenance/small_cache__{dataset}{rep}.json", dataset=DS_BASE,
+        provenance=expand("results/docsize/provenance/small_cache__{dataset}{rep}.json", dataset=DS.base_datasets,
                           rep=DS_REPS),
-        engine_queries=DS_ENGINE["queries"],
+        engine_queries=DS.engine["queries"],
     output:
-        **DS_VS_MONGOD,
+        csv=DS.vs_mongod["csv"],
+        png=report(DS.vs_mongod["png"], caption="captions/docsize_engine_vs_mongod.rst", category="docsize"),
+        svg=DS.vs_mongod["svg"],
     params:
         **_ds_params.EngineVsMongodParams.declare(config),
     log:
@@ -369,6 +314,3 @@ rule docsize_engine_vs_mongod:
     script:
         "../scripts/docsize_engine_vs_mongod.py"
 
-
-if ENGINE_ON:
-    add_targets("docsize", *DS_VS_MONGOD.values())

@@ -1,22 +1,14 @@
 # Study flatnested: flat N fields vs structured N/5 x 5 sub-documents, same values; time a query
 # for a field no document has (every field of every document walked) and compare BSON sizes.
-# shapes is stdlib only: parsing the workflow must not import faker (generate.py).
-from costlab.flatnested.shapes import MAX_FIELDS as _FN_MAX_FIELDS
-from costlab.flatnested.shapes import shapes_for as _fn_shapes_for
-
 # Each rule's params: costlab/flatnested/params.py (what reruns a job is what it reads).
 import costlab.flatnested.params as _fn_params
 from costlab.repeats import SERVER_REPEATS as _SERVER_REPEATS
 
-FN = config["flatnested"]
-FN_SHAPES = [s.name for s in _fn_shapes_for(FN["flat_fields"], _FN_MAX_FIELDS)]
-FN_TABLES = {name: f"results/flatnested/tables/{name}.csv"
-             for name in ("timings", "comparison", "published_vs_reproduced")}
+# The shapes (flat and structured for each of flatnested.flat_fields), tables and figure (costlab/flatnested/targets.py).
+FN = PLAN.names("flatnested")
 # flatnested.repeats: each shape's measuring job once per repeat; {rep} is the repeat's mark (costlab.repeats:
 # repeat 1 keeps the paths a single run always had). The loads take no {rep}.
 FN_REPS = _SERVER_REPEATS.wildcards(config, "flatnested")
-FN_FIGURE = {ext: f"results/flatnested/figures/time_by_fields.{ext}" for ext in ("png", "svg", "vl.json")}
-
 
 
 rule flatnested_values:
@@ -103,14 +95,14 @@ rule flatnested_measure:
 
 rule flatnested_tables:
     input:
-        raw=expand("results/flatnested/raw/{shape}{rep}.parquet", shape=FN_SHAPES, rep=FN_REPS),
+        raw=expand("results/flatnested/raw/{shape}{rep}.parquet", shape=FN.shapes, rep=FN_REPS),
         sizes="results/flatnested/model/bson_sizes.csv",
         published_timings="resources/published/flatnested_timings.csv",
         published_sizes="resources/published/flatnested_sample_sizes.csv",
         tolerances="resources/published/flatnested_tolerances.csv",
-        provenance=expand("results/flatnested/provenance/measure_{shape}{rep}.json", shape=FN_SHAPES, rep=FN_REPS),
+        provenance=expand("results/flatnested/provenance/measure_{shape}{rep}.json", shape=FN.shapes, rep=FN_REPS),
     output:
-        **FN_TABLES,
+        **FN.tables,
     log:
         "results/logs/flatnested_tables.log",
     conda:
@@ -121,11 +113,11 @@ rule flatnested_tables:
 
 rule flatnested_figure:
     input:
-        comparison=FN_TABLES["comparison"],
+        comparison=FN.tables["comparison"],
     output:
-        png=report(FN_FIGURE["png"], caption="captions/flatnested_time_by_fields.rst", category="flatnested"),
-        svg=FN_FIGURE["svg"],
-        json=FN_FIGURE["vl.json"],
+        png=report(FN.figure["png"], caption="captions/flatnested_time_by_fields.rst", category="flatnested"),
+        svg=FN.figure["svg"],
+        json=FN.figure["vl.json"],
     log:
         "results/logs/flatnested_figure.log",
     conda:
@@ -133,13 +125,3 @@ rule flatnested_figure:
     script:
         "../scripts/flatnested_figure.py"
 
-
-add_server_free_targets("flatnested", "results/flatnested/model/bson_sizes.csv",
-                        "results/flatnested/model/published_vs_model.csv")
-add_targets(
-    "flatnested",
-    *FN_TABLES.values(),
-    *FN_FIGURE.values(),
-    *expand("results/flatnested/provenance/load_{shape}.json", shape=FN_SHAPES),
-    *expand("results/flatnested/provenance/measure_{shape}{rep}.json", shape=FN_SHAPES, rep=FN_REPS),
-)

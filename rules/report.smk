@@ -1,22 +1,21 @@
 # The report: results/report.html, one self-contained offline page with every study's header
 # (server, host, scale, config), figures, tables and published-vs-reproduced table.
-# Included LAST in the Snakefile: STUDY_TARGETS holds what every enabled study registered.
+# Its inputs and params are what every enabled study registered (PLAN.study_targets: Study.targets, with
+# not_run.json for the measured parts when there is no server), worked out when a job asks for them.
 from pathlib import Path
 
 import costlab.report.params as _report_params
-
-REPORT_INPUTS = list(dict.fromkeys(path for paths in STUDY_TARGETS.values() for path in paths))
-ALL_TARGETS.append("results/report.html")
 
 
 # Every verdict row of every enabled study, one table: what the page opens with and the console counts.
 rule findings:
     input:
-        REPORT_INPUTS,
+        lambda wildcards: PLAN.report_inputs(),
     output:
         "results/findings.csv",
     params:
-        **_report_params.FindingsParams.declare(config, STUDY_TARGETS),
+        **_report_params.FindingsParams.declare_later(
+            lambda: _report_params.FindingsParams.declare(config, PLAN.study_targets)),
     log:
         "results/logs/findings.log",
     conda:
@@ -27,16 +26,16 @@ rule findings:
 
 rule report:
     input:
-        REPORT_INPUTS,
+        lambda wildcards: PLAN.report_inputs(),
         findings="results/findings.csv",
-        run_manifest=RUN_MANIFEST,
+        run_manifest="results/run.json",
         compared=COMPARE_INPUTS,  # compare.with trees: a change there rebuilds the page
     output:
         "results/report.html",
     params:
-        **_report_params.ReportParams.declare(
-            config, STUDY_TARGETS, COMPARE_TREES, Path(workflow.basedir) / "rules" / "captions",
-            [s for s in STUDY_TARGETS if s not in NOT_RUN_STUDIES]),
+        **_report_params.ReportParams.declare_later(lambda: _report_params.ReportParams.declare(
+            config, PLAN.study_targets, COMPARE_TREES, Path(workflow.basedir) / "rules" / "captions",
+            PLAN.measured_studies())),
     log:
         "results/logs/report.log",
     conda:

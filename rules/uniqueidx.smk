@@ -3,16 +3,15 @@
 # The rule's params: costlab/uniqueidx/params.py (what reruns the job is what it reads).
 import costlab.uniqueidx.params as _ui_params
 
-UI_TABLES = {name: f"results/uniqueidx/tables/{name}.csv" for name in ("conformance", "published_vs_reproduced")}
-UI_PROVENANCE = "results/uniqueidx/provenance/conformance.json"
+UI = PLAN.names("uniqueidx")   # its tables and provenance (costlab/uniqueidx/__init__.py)
 
 
 rule uniqueidx_conformance:
     input:
         server=server_json("standalone"),  # costlab.uniqueidx.check.PROFILE
     output:
-        **UI_TABLES,
-        provenance=UI_PROVENANCE,
+        **UI.tables,
+        provenance=UI.provenance,
     params:
         **_ui_params.ConformanceParams.declare(config),
     threads: ask("uniqueidx_conformance").threads
@@ -26,5 +25,3 @@ rule uniqueidx_conformance:
     script:
         "../scripts/uniqueidx_conformance.py"
 
-
-add_targets("uniqueidx", *UI_TABLES.values(), UI_PROVENANCE)

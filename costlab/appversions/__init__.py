@@ -14,6 +14,7 @@ from costlab.appversions.ceilings import limit_problem as loadtest_limit_problem
 from costlab.appversions.names import tested_versions
 from costlab.appversions.phases import empty_phase_problem
 from costlab.appversions.registry import config_problem as versions_problem
+from costlab.appversions.targets import targets
 from costlab.appversions.variants import declared_names, register_variants
 from costlab.appversions.variants import problem as variants_problem
 from costlab.jobs import snakemake_job
@@ -174,6 +175,7 @@ STUDY = Study(
     limit_problem=loadtest_limit_problem,
     engine_cache_keys=(("engine", "appversions", "cache_mb"),),
     engine_replica_set=True,
+    targets_from=targets,
     overlay=Overlay(
         "collection_stats",
         "version",

@@ -8,6 +8,7 @@ tables and figures (what the report shows), published (the article's numbers).
 from __future__ import annotations
 
 from costlab.arraygrowth.ceilings import CEILINGS
+from costlab.arraygrowth.targets import targets
 from costlab.study import ENGINE_S, EngineOverlay, Overlay, RuleAsk, Study
 
 WRITE_OPS_PER_S = 100          # assumed single-document updates per second (arrays grow large)
@@ -54,6 +55,7 @@ STUDY = Study(
     ceilings=CEILINGS,
     engine_replica_set=True,
     config_problem=_config_problem,
+    targets_from=targets,
     overlay=Overlay(
         "runs",
         "n",

@@ -9,6 +9,7 @@ from costlab.docsize.ceilings import CEILINGS, ENGINE_CACHE_KEYS, engine_problem
 from costlab.docsize.datasets import datasets, relation_problem
 from costlab.docsize.documents import server_datasets
 from costlab.docsize.names import RUNS
+from costlab.docsize.targets import targets
 from costlab.repeats import COUNT_KEY, SERVER_REPEATS
 from costlab.study import ENGINE_S, SERVER_FREE_MB, EngineOverlay, Overlay, RuleAsk, Study
 
@@ -104,6 +105,7 @@ STUDY = Study(
     ceilings=CEILINGS,
     engine_cache_keys=ENGINE_CACHE_KEYS,
     engine_problem=engine_problem,
+    targets_from=targets,
     colors={"shape": SHAPE_COLORS},
     overlay=Overlay(
         "summary",

@@ -8,6 +8,7 @@ model (BSON sizes, server-free), run (load and measure), tables, figures.
 """
 from __future__ import annotations
 
+from costlab.flatnested.targets import targets
 from costlab.repeats import COUNT_KEY, SERVER_REPEATS
 from costlab.study import Ceiling, Overlay, RuleAsk, Study
 
@@ -69,6 +70,7 @@ STUDY = Study(
         ),
     },
     colors={"layout": LAYOUT_COLORS},
+    targets_from=targets,
     overlay=Overlay(
         "comparison",
         "fields",

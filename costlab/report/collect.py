@@ -237,7 +237,7 @@ def _tables(paths: list[Path], what: str, study: str, captions_dir: Path | None,
 
 def collect_study(study: str, results_dir: Path, config: dict, registered: list[str] | None,
                   captions_dir: Path | None) -> StudySection:
-    """Read what one study produced. `registered` = its add_targets paths (None: scan its folders)."""
+    """Read what one study produced. `registered` = its Study.targets paths (None: scan its folders)."""
     info = STUDIES[study]
     study_dir = Path(results_dir) / study
     section = StudySection(info, enabled=study in config.get("studies", []), has_rules=True)

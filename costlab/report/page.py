@@ -38,7 +38,7 @@ def build_report(results_dir: str | Path, out_path: str | Path, config: dict,
                  findings_path: str | Path | None = None) -> ReportSummary:
     """Write the report page for every known study and return what it showed.
 
-    study_targets: the paths each study registered with add_targets (Snakemake's STUDY_TARGETS);
+    study_targets: the paths each study registered (its Study.targets; the workflow's PLAN.study_targets);
     None scans results/<study>/{tables,figures,provenance}/ instead (building outside Snakemake).
     A study enabled in config but absent from study_targets has no rules yet.
     compare_with: other results trees (config compare.with) shown beside this run.

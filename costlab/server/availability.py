@@ -1,8 +1,9 @@
 """Which backend a config gets on this machine, decided when the workflow is planned.
 
 Standard library only (the docker SDK is imported only when a Docker socket could answer):
-rules/common.smk calls available_backend() on every Snakemake invocation, and parsing the
-workflow must stay cheap (tests/test_rule_imports.py).
+the workflow's plan (costlab.targets.RunPlan) calls available_backend() once in a Snakemake invocation
+whose targets need to know (`all`, the report, a server setup), and planning must stay cheap
+(tests/test_rule_imports.py).
 
 `auto` finding neither a Docker engine nor a mongod, and an explicit `none`, mean "no server":
 the workflow then builds only what needs none and marks each study's mongod part not run.

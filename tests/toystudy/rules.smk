@@ -1,11 +1,10 @@
 # The toy study's rules (tests/toystudy): a server-free model check, and a measurement that needs a server.
-TOY_MODEL = "results/toystudy/model/published_vs_model.csv"
-TOY_MEASURED = "results/toystudy/tables/measured.csv"
+TOY = PLAN.names("toystudy")   # its two files (tests/toystudy/__init__.py: Study.targets)
 
 
 rule toystudy_model:
     output:
-        TOY_MODEL,
+        TOY.model,
     params:
         value=config["toystudy"]["value"],
     run:
@@ -23,13 +22,10 @@ rule toystudy_measure:
     input:
         server=server_json("standalone"),
     output:
-        TOY_MEASURED,
+        TOY.measured,
     resources:
         mongod=MONGOD,
         **ask("toystudy_measure").resources,
     run:
         Path(output[0]).write_text("value\n1\n")
 
-
-add_server_free_targets("toystudy", TOY_MODEL)
-add_targets("toystudy", TOY_MEASURED)
