@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import bson
+
 MAX_BSON_BYTES = 16 * 1024 * 1024
 MAX_NESTING = 100
 MAX_FILE_BYTES = 4 * MAX_BSON_BYTES     # JSON text a sample or element file may hold before it is read
@@ -48,8 +50,6 @@ def document_problem(document: Any, what: str, bson_bytes: int | None = None) ->
         shown = f"{depth}" if depth <= MAX_NESTING + 1 else f"more than {MAX_NESTING}"
         return (f"{what} nests {shown} levels of documents and arrays: MongoDB allows at most {MAX_NESTING}")
     if bson_bytes is None:
-        import bson
-
         try:
             bson.encode(document)
         except (bson.errors.InvalidDocument, OverflowError, ValueError) as err:

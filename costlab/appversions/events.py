@@ -26,11 +26,13 @@ from typing import Iterable, Iterator
 
 import numpy as np
 import polars as pl
+import pyarrow.parquet as pq
 
 from costlab.appversions.registry import STATUSES  # noqa: F401  re-exported: the registry declares them
 
 # event_days, span_in_years: re-exported (the window module holds how events are spread over a span).
 from costlab.appversions.window import MS_PER_DAY, event_days, event_window, span_in_years  # noqa: F401
+from costlab.io import atomic_path
 
 STATUS_DTYPE = pl.Enum(list(STATUSES))
 # Cumulative status shares: 80 % approved, 10 % noFunds, 7.5 % pending, 2.5 % rejected.
@@ -199,9 +201,6 @@ def write_events(chunks: Iterable[pl.DataFrame], path: str | Path) -> int:
 
     The file appears under `path` only when every chunk is written (costlab.io.atomic_path).
     """
-    import pyarrow.parquet as pq
-
-    from costlab.io import atomic_path
 
     rows = 0
     with atomic_path(path) as tmp:
@@ -245,7 +244,6 @@ def iter_event_file(path: str | Path, chunk_rows: int = DEFAULT_CHUNK_EVENTS) ->
 
 def event_file_rows(path: str | Path) -> int:
     """Number of events in an events.parquet (from its footer; nothing else is read)."""
-    import pyarrow.parquet as pq
 
     with pq.ParquetFile(path) as parquet:
         return parquet.metadata.num_rows

@@ -31,8 +31,12 @@ to check each variant against its layout (`Layout.check`): the one place that kn
 """
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +51,8 @@ from costlab.appversions.registry import (
     REPORTS,
     VersionDeclaration,
 )
+from costlab.paths import CHECKOUT, snakemake_path_problem, user_file_path
+from costlab.repeats import reserved_name_problem
 from costlab.suggest import did_you_mean
 
 KEY = "appversions.variants"
@@ -137,7 +143,6 @@ def _declaration(name: Any, fields: Any, known: set[str]) -> VersionDeclaration:
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise _fail(str(name), None, "a variant's name is letters, digits, _ and -, starting with a letter "
                                      "(at most 63 characters)")
-    from costlab.repeats import reserved_name_problem
 
     if reserved_name_problem(name):
         raise _fail(name, None, reserved_name_problem(name))
@@ -240,8 +245,6 @@ def trial_import_problem(path: Any, timeout_s: float | None = None) -> str | Non
     the import returns, else what it did instead, to follow "importing <file> " (raised, exited, ran past
     the limit).
     A file that calls sys.exit() or loops forever at import can then neither end nor hang the run."""
-    import subprocess
-    import sys
 
     limit = ceilings.LAYOUT_IMPORT_S if timeout_s is None else timeout_s
     try:
@@ -265,7 +268,6 @@ VETTED_DIR = Path(".snakemake") / "costlab" / "layout_files_vetted"
 
 def _vetted_import_problem(path: Path) -> str | None:
     """trial_import_problem, once per content of the file in this working directory."""
-    import hashlib
 
     marker = VETTED_DIR / hashlib.sha256(path.read_bytes()).hexdigest()
     if marker.is_file():
@@ -283,17 +285,12 @@ def _vetted_import_problem(path: Path) -> str | None:
 def load_layout_file(name: str, path: Any) -> list[str]:
     """Import a variant's layout file (relative to the working directory, where results/ is written) and
     register every Layout subclass with a `name` it defines; their names, or VariantError in one line."""
-    import importlib.util
-    import sys
-    from pathlib import Path
 
     if not isinstance(path, str) or not path.endswith(".py"):
         raise _fail(name, "layout_file", f"{path!r} is not a Python file's path (e.g. variants/{name}.py)")
-    from costlab.paths import snakemake_path_problem
 
     if snakemake_path_problem(path):
         raise _fail(name, "layout_file", snakemake_path_problem(path))
-    from costlab.paths import CHECKOUT, user_file_path
 
     resolved = user_file_path(path).resolve()
     if str(resolved) in _LAYOUT_FILES:
@@ -305,7 +302,7 @@ def load_layout_file(name: str, path: Any) -> list[str]:
     problem = _vetted_import_problem(resolved)   # first in a child process, with a time limit
     if problem:
         raise _fail(name, "layout_file", f"importing {path} {problem}")
-    from costlab.appversions.layouts import PUBLISHED_LAYOUTS, Layout, register_layout
+    from costlab.appversions.layouts import PUBLISHED_LAYOUTS, Layout, register_layout  # noqa: PLC0415  heavy: bson, numpy, polars, pymongo; the rule files import this module
 
     module_name = f"costlab_user_layout_{len(_LAYOUT_FILES)}_{resolved.stem}"
     spec = importlib.util.spec_from_file_location(module_name, resolved)
@@ -317,7 +314,7 @@ def load_layout_file(name: str, path: Any) -> list[str]:
         del sys.modules[module_name]
         text = str(err).splitlines()[0] if str(err) else ""
         raise _fail(name, "layout_file", f"importing {path} failed: {type(err).__name__}: {text}") from None
-    from costlab.appversions.buckets import BUILT_IN, Bucket, register_bucket
+    from costlab.appversions.buckets import BUILT_IN, Bucket, register_bucket  # noqa: PLC0415  heavy: numpy, polars; the rule files import this module
 
     declared = [obj for obj in vars(module).values()
                 if isinstance(obj, type) and obj.__module__ == module_name and getattr(obj, "name", "")]
@@ -351,8 +348,8 @@ def load_layout_file(name: str, path: Any) -> list[str]:
 
 def forget_layout_files() -> None:
     """Unregister the layouts imported from layout files (the next read imports them again)."""
-    from costlab.appversions.buckets import unregister_bucket
-    from costlab.appversions.layouts import unregister_layout
+    from costlab.appversions.buckets import unregister_bucket  # noqa: PLC0415  heavy: numpy, polars; the rule files import this module
+    from costlab.appversions.layouts import unregister_layout  # noqa: PLC0415  heavy: bson, numpy, polars, pymongo; the rule files import this module
 
     for names in _LAYOUT_FILES.values():
         for layout in names:
@@ -369,7 +366,6 @@ def layout_files(section: dict) -> dict[str, str]:
     variants = section.get("variants") or {}
     if not isinstance(variants, dict):
         return {}
-    from costlab.paths import user_file_path
 
     return {str(n): str(user_file_path(f["layout_file"])) for n, f in variants.items()
             if isinstance(f, dict) and isinstance(f.get("layout_file"), str)}
@@ -378,13 +374,13 @@ def layout_files(section: dict) -> dict[str, str]:
 def _check_layouts(declared: list[VersionDeclaration]) -> None:
     """Each variant's layout exists and holds its declaration (Layout.check: the layout's own rule). The
     workflow then rehearses it when the rules are read, before any job (costlab.appversions.rehearsal)."""
-    from costlab.appversions.layouts import layout_named
+    from costlab.appversions.layouts import layout_named  # noqa: PLC0415  heavy: bson, numpy, polars, pymongo; the rule files import this module
 
     for d in declared:
         try:
             layout = layout_named(d.layout_name)
         except ValueError as err:
-            from costlab.appversions.layouts import registered_layouts
+            from costlab.appversions.layouts import registered_layouts  # noqa: PLC0415  heavy: bson, numpy, polars, pymongo; the rule files import this module
 
             suggestion = did_you_mean(d.layout_name, registered_layouts())
             raise _fail(d.name, "layout", str(err) + suggestion) from None

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import polars as pl
 
+from costlab.appversions.events import users_for
+from costlab.appversions.variant_findings import per_event
+from costlab.engine.repeats import repeat_values
 from costlab.yourschema import EXACT, ONE_RUN, CostRow, Point, SchemaFigure, YourSchema, ratio_over_repeats
 
 ENGINE = "engine lab"
@@ -35,7 +38,6 @@ def compare_pairs(section: dict) -> dict[str, str]:
 def _rows_by_version(path: Path) -> dict[str, dict]:
     if not path.is_file():
         return {}
-    from costlab.appversions.variant_findings import per_event
 
     frame = per_event(pl.read_csv(path, infer_schema_length=10000))
     return {str(r["version"]): r for r in frame.iter_rows(named=True)} if "version" in frame.columns else {}
@@ -53,7 +55,6 @@ def _total(row: dict | None) -> float | None:
 
 def _engine_interval(mine: dict, theirs: dict, columns: tuple[str, ...]) -> str:
     """The ratio's interval over the engine lab's repeats (each repeat the same events seed for both)."""
-    from costlab.engine.repeats import repeat_values
 
     def per_event(row: dict) -> list[float]:
         parts = [repeat_values(row, c.replace("_per_event", "")) for c in columns]
@@ -71,7 +72,6 @@ def your_schema(study_dir: Path, config: dict) -> YourSchema | None:
     pairs = compare_pairs(section)
     if not pairs:
         return None
-    from costlab.appversions.events import users_for
 
     model = _rows_by_version(study_dir / "model" / "stats.csv")
     engine = _rows_by_version(study_dir / "engine" / "storage.csv")

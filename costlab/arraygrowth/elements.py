@@ -28,10 +28,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from costlab.arraygrowth.names import FALLBACK_VARIANTS, PUBLISHED_WORKLOADS
+from costlab.paths import snakemake_path_problem
+from costlab.repeats import reserved_name_problem
 
 KEY = "arraygrowth.elements"
 FIELDS = ("element", "update", "slice", "compare_to")
@@ -60,7 +63,7 @@ class ElementDeclaration:
 
     def describe(self) -> dict:
         """What a rerun depends on (a job parameter): the element as canonical Extended JSON."""
-        from bson import json_util
+        from bson import json_util  # noqa: PLC0415  heavy: bson; the rule files import this module
 
         return {"element": json_util.dumps(self.value, json_options=json_util.CANONICAL_JSON_OPTIONS),
                 "update": self.update, "slice": self.slice, "compare_to": self.compare_to}
@@ -74,9 +77,8 @@ def _fail(name: str, field: str | None, problem: str) -> ElementError:
 def advanced(value: Any, i: int) -> Any:
     """`value` with every integer advanced by i, keeping its BSON width (an int32 wraps within int32, an
     int64 stays int64), and every date by i seconds; other values as they are."""
-    from datetime import datetime, timedelta
 
-    from bson import Int64
+    from bson import Int64  # noqa: PLC0415  heavy: bson; the rule files import this module
 
     if isinstance(value, bool):
         return value
@@ -97,8 +99,8 @@ def advanced(value: Any, i: int) -> Any:
 
 def _read_element(name: str, spec: Any) -> tuple[Any, str | None]:
     """(the element as BSON values, its file or None), or ElementError naming the key."""
-    from bson import json_util
-    from bson.errors import InvalidBSON
+    from bson import json_util  # noqa: PLC0415  heavy: bson; the rule files import this module
+    from bson.errors import InvalidBSON  # noqa: PLC0415  heavy: bson; the rule files import this module
 
     source = None
     if isinstance(spec, str):
@@ -106,8 +108,7 @@ def _read_element(name: str, spec: Any) -> tuple[Any, str | None]:
         path = Path(spec)
         if not spec.endswith(".json"):
             raise _fail(name, "element", f"{spec!r} is neither a JSON object nor a .json file's path")
-        from costlab.documentlimits import MAX_BSON_BYTES, MAX_FILE_BYTES
-        from costlab.paths import snakemake_path_problem
+        from costlab.documentlimits import MAX_BSON_BYTES, MAX_FILE_BYTES  # noqa: PLC0415  heavy: bson; the rule files import this module
 
         if snakemake_path_problem(spec):
             raise _fail(name, "element", snakemake_path_problem(spec))
@@ -128,7 +129,7 @@ def _read_element(name: str, spec: Any) -> tuple[Any, str | None]:
     else:
         raise _fail(name, "element", f"expected a JSON object or a .json file's path, got "
                                      f"{type(spec).__name__} {spec!r}")
-    from costlab.documentlimits import MAX_NESTING, document_problem
+    from costlab.documentlimits import MAX_NESTING, document_problem  # noqa: PLC0415  heavy: bson; the rule files import this module
 
     try:
         raw = json.loads(text)
@@ -156,7 +157,6 @@ def _declaration(name: Any, fields: Any, names: list[str]) -> ElementDeclaration
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise _fail(str(name), None, "an element's name is letters, digits, _ and -, starting with a letter "
                                      "(at most 63 characters)")
-    from costlab.repeats import reserved_name_problem
 
     if reserved_name_problem(name):
         raise _fail(name, None, reserved_name_problem(name))

@@ -13,14 +13,19 @@ sample's value. A window of W orders is then W consecutive documents, as in the 
 (costlab.docsize.engine) measures them with the orders' protocol.
 
 This module imports bson only inside the functions that read a sample: a config without documents plans as
-lightly as before.
+lightly as before. What the jobs build from a declaration (templates, batches, sizes) is
+costlab.docsize.document_data.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from costlab.paths import snakemake_path_problem
+from costlab.repeats import reserved_name_problem
 
 KEY = "docsize.documents"
 FIELDS = ("sample", "projected", "grow", "compare_to")
@@ -61,7 +66,6 @@ CHECKOUT = Path(__file__).resolve().parent.parent.parent   # costlab's files (co
 
 def path_problem(path: str) -> str | None:
     """Why Snakemake cannot carry a file's path in a rule's input, or None (costlab.paths says which)."""
-    from costlab.paths import snakemake_path_problem
 
     return snakemake_path_problem(path)
 
@@ -78,14 +82,14 @@ def sample_path(path: str | Path) -> Path:
 
 def read_sample(path: str | Path, name: str = "?") -> dict:
     """The sample document (canonical or relaxed extended JSON, or plain JSON), or DocumentError."""
-    from bson import json_util
-    from bson.errors import InvalidBSON
+    from bson import json_util  # noqa: PLC0415  heavy: bson; the rule files import this module
+    from bson.errors import InvalidBSON  # noqa: PLC0415  heavy: bson; the rule files import this module
 
     resolved = sample_path(path)
     if not resolved.is_file():
         raise _fail(name, "sample", f"{path} is not a file (a relative path is read from the working "
                                     f"directory, {Path.cwd()}, else from costlab's checkout, {CHECKOUT})")
-    from costlab.documentlimits import MAX_BSON_BYTES, MAX_FILE_BYTES, MAX_NESTING, document_problem
+    from costlab.documentlimits import MAX_BSON_BYTES, MAX_FILE_BYTES, MAX_NESTING, document_problem  # noqa: PLC0415  heavy: bson; the rule files import this module
 
     try:
         if resolved.stat().st_size > MAX_FILE_BYTES:
@@ -113,9 +117,8 @@ def read_sample(path: str | Path, name: str = "?") -> dict:
 
 def _kind(value: Any) -> str:
     """The type of a projected value, in the words of the messages: date, number, string, objectId, other."""
-    from datetime import datetime
 
-    from bson import Int64, ObjectId
+    from bson import Int64, ObjectId  # noqa: PLC0415  heavy: bson; the rule files import this module
 
     if isinstance(value, bool):
         return "boolean"
@@ -138,7 +141,6 @@ def _declaration(name: Any, fields: Any, section_sizes: list[int]) -> DocumentDe
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise _fail(str(name), None, "a document's name is letters, digits, _ and -, starting with a letter "
                                      "(at most 40 characters)")
-    from costlab.repeats import reserved_name_problem
 
     if reserved_name_problem(name):
         raise _fail(name, None, reserved_name_problem(name))
@@ -178,7 +180,7 @@ def _declaration(name: Any, fields: Any, section_sizes: list[int]) -> DocumentDe
         raise _fail(name, "sample", problem)
     document = read_sample(sample, name)
     for field in projected:
-        from costlab.documentlimits import indexed_name_problem
+        from costlab.documentlimits import indexed_name_problem  # noqa: PLC0415  heavy: bson; the rule files import this module
 
         if indexed_name_problem(field):
             raise _fail(name, "projected", indexed_name_problem(field))
@@ -197,10 +199,10 @@ def _declaration(name: Any, fields: Any, section_sizes: list[int]) -> DocumentDe
             raise _fail(name, "projected", f"{field!r} is a {kind}: a projected field is {PROJECTED_TYPES} "
                                            "(an array's index is multikey and covers nothing)")
     if grow:
-        import bson
+        import bson  # noqa: PLC0415  heavy: bson; the rule files import this module
 
         own = len(bson.encode(document))
-        from costlab.docsize.generate import target_doc_bytes
+        from costlab.docsize.generate import target_doc_bytes  # noqa: PLC0415  heavy: numpy; the rule files import this module
 
         too_small = [s for s in section_sizes if target_doc_bytes(s) < own + 64]
         if too_small:
@@ -270,133 +272,6 @@ def size_labels(declaration: DocumentDeclaration, sizes_kb: list[int]) -> list[s
     return [f"{int(s)}k" for s in sizes_kb] if declaration.grow else ["sample"]
 
 
-def nearest_size_kb(document_bytes: int, sizes_kb: list[int]) -> int:
-    """The configured size whose order is closest in BSON bytes (what a document kept as it is is compared
-    with)."""
-    from costlab.docsize.generate import target_doc_bytes
-
-    return min((int(s) for s in sizes_kb), key=lambda s: (abs(target_doc_bytes(s) - document_bytes), s))
-
-
-def measured_size_kb(declaration: DocumentDeclaration, document: dict, label: str,
-                     sizes_kb: list[int]) -> int:
-    """The size a document's label stands beside: its own ('4k' -> 4), or the nearest order's ('sample')."""
-    import bson
-
-    if label != "sample":
-        return int(label[:-1])
-    return nearest_size_kb(len(bson.encode(document)), sizes_kb)
-
-
 def dataset_name(name: str, label: str) -> str:
     """The server dataset (and collection) of a declared document at one size: doc_<name>_<label>."""
     return f"doc_{name}_{label}"
-
-
-def _element_offsets(encoded: bytes) -> dict[str, int]:
-    """name -> offset of its value bytes, for a document's top-level elements."""
-    from costlab.engine.bsonbytes import _FIXED_SIZES, _value_size
-
-    offsets = {}
-    i, end = 4, len(encoded) - 1
-    while i < end:
-        kind = encoded[i]
-        name_end = encoded.index(b"\0", i + 1)
-        value = name_end + 1
-        offsets[encoded[i + 1:name_end].decode()] = value
-        size = _FIXED_SIZES.get(kind)
-        i = value + (size if size is not None else _value_size(encoded, kind, value))
-    return offsets
-
-
-def _key_slot(value: Any) -> tuple[str, Any]:
-    """(the template's slot for the window key, a placeholder of its BSON type)."""
-    from datetime import datetime, timezone
-
-    from bson import Int64
-
-    if isinstance(value, datetime):
-        return "createdAt", datetime(1970, 1, 1, tzinfo=timezone.utc)
-    if isinstance(value, Int64) or (isinstance(value, int) and not -(1 << 31) <= value < (1 << 31)):
-        return "position_int64", Int64(0)
-    if isinstance(value, int):
-        return "position_int32", 0
-    return "position_double", 0.0
-
-
-def document_template(declaration: DocumentDeclaration, document: dict, size_kb: int | None, seed: int):
-    """The template (costlab.docsize.generate.Template) of the declared document: `_id` first, the sample's
-    fields with the window key's slot, and, at `size_kb`, the orders' filler that makes it exactly
-    target_doc_bytes(size_kb) (None: the sample as it is)."""
-    import bson
-    import numpy as np
-    from bson import ObjectId
-
-    from costlab.docsize.generate import Template, _history_lengths, _write_history, _Writer, target_doc_bytes
-
-    key = declaration.projected[0]
-    slot, placeholder = _key_slot(document[key])
-    fields = {"_id": ObjectId(bytes(12)), **{k: v for k, v in document.items() if k != "_id"}}
-    fields[key] = placeholder
-    filler = filler_name(fields)
-    lengths: list[int] = []
-    if size_kb is not None:
-        empty = len(bson.encode({**fields, filler: []}))
-        lengths = _history_lengths(target_doc_bytes(size_kb) - empty, seed, size_kb)
-    prefix = bson.encode(fields)
-    offsets = _element_offsets(prefix)
-    writer = _Writer()
-    writer.buf = bytearray(prefix[:-1])
-    writer.slots = {"_id": offsets["_id"], slot: offsets[key]}
-    at_offsets: list[int] = []
-    note_offsets: list[int] = []
-    if size_kb is not None:
-        _write_history(writer, filler, lengths, at_offsets, note_offsets)
-    writer.buf += b"\0"
-    writer.buf[0:4] = len(writer.buf).to_bytes(4, "little")
-    note_lengths = np.array(lengths, dtype=np.int64)
-    gaps_rng = np.random.default_rng([seed, size_kb or 0, 3])
-    at_gaps_ms = np.cumsum(gaps_rng.integers(1, 240, size=len(lengths))) * 60_000
-    text_offsets = (np.concatenate([[0], np.cumsum(note_lengths)[:-1]]).astype(np.int64) if lengths
-                    else note_lengths)
-    return Template(np.frombuffer(bytes(writer.buf), dtype=np.uint8), dict(writer.slots),
-                    np.array(at_offsets, dtype=np.int64), np.array(note_offsets, dtype=np.int64),
-                    note_lengths, text_offsets, at_gaps_ms)
-
-
-def key_value(document: dict, key: str, position: int):
-    """The window key's value of the order at `position` (what the template's slot holds)."""
-    from datetime import timedelta
-
-    from bson import Int64
-
-    from costlab.docsize.generate import EPOCH_MS, MINUTE_MS
-    slot, placeholder = _key_slot(document[key])
-    if slot == "createdAt":
-        return placeholder + timedelta(milliseconds=EPOCH_MS + position * MINUTE_MS)
-    if slot == "position_int64":
-        return Int64(position)
-    return position if slot == "position_int32" else float(position)
-
-
-def batches(declaration: DocumentDeclaration, document: dict, size_kb: int | None, documents: int, seed: int,
-            customers: int | None = None, batch_docs: int = 1024):
-    """(index key dicts, encoded documents) per batch, in window-key order: what a load inserts."""
-    from bson import ObjectId
-
-    from costlab.docsize.generate import order_fields, template_batches
-
-    tpl = document_template(declaration, document, size_kb, seed)
-    ids = order_fields(documents, seed, customers).ids
-    key = declaration.projected[0]
-    constant = {f: document[f] for f in declaration.projected[1:]}
-    stream = sum(declaration.name.encode()) + 1000 * (size_kb or 0)
-    position = 0
-    for encoded in template_batches(tpl, documents, seed, stream=stream, customers=customers,
-                                    batch_docs=batch_docs):
-        keys = []
-        for k in range(len(encoded)):
-            keys.append({"_id": ObjectId(ids[position + k].tobytes()),
-                         key: key_value(document, key, position + k), **constant})
-        position += len(encoded)
-        yield keys, encoded

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from costlab.docsize.documents import ORDERS, DocumentDeclaration
 from costlab.engine.job_keys import engine_keys
 from costlab.jobs import JobParams
 from costlab.namespaces import data_params
@@ -120,8 +121,6 @@ class _DeclaredDocument:
     """A job of one declared document: its `name` and `document` fields as a DocumentDeclaration."""
 
     def declaration(self):
-        from costlab.docsize.documents import ORDERS, DocumentDeclaration
-
         return DocumentDeclaration(self.name, self.document["sample"], tuple(self.document["projected"]),
                                    bool(self.document.get("grow", True)),
                                    self.document.get("compare_to", ORDERS))
@@ -158,8 +157,6 @@ class DocumentFindingsParams(JobParams):
 
     @classmethod
     def declare(cls, config):
-        from costlab.docsize.documents import ORDERS
-
         declared = config["docsize"].get("documents") or {}
         return {"documents": {str(n): (f or {}).get("compare_to", ORDERS) for n, f in declared.items()}}
 

@@ -12,6 +12,11 @@ from pathlib import Path
 
 import polars as pl
 
+from costlab.docsize.document_findings import MEASURE, RUN
+from costlab.docsize.documents import ORDERS
+from costlab.docsize.generate import target_doc_bytes
+from costlab.docsize.protocol import SHAPES
+from costlab.finding import read_samples
 from costlab.yourschema import EXACT, CostRow, Point, SchemaFigure, YourSchema, ratio_over_queries
 
 ENGINE = "engine lab"
@@ -19,16 +24,12 @@ COMPARED_READ_NOTHING = "the compared read 0 B per query: no ratio"
 
 
 def compare_pairs(section: dict) -> dict[str, str]:
-    from costlab.docsize.documents import ORDERS
-
     documents = section.get("documents") or {}
     return {str(name): str((spec or {}).get("compare_to") or ORDERS)
             for name, spec in (documents.items() if isinstance(documents, dict) else ())}
 
 
 def _cells(path: Path) -> dict[tuple[int, str], dict]:
-    from costlab.docsize.document_findings import RUN
-
     if not path.is_file():
         return {}
     frame = pl.read_csv(path, infer_schema_length=10000)
@@ -41,8 +42,6 @@ def _cells(path: Path) -> dict[tuple[int, str], dict]:
 
 
 def _mean(row: dict | None) -> float | None:
-    from costlab.docsize.document_findings import MEASURE
-
     value = None if row is None else row.get(MEASURE)
     return None if value is None or value != value else float(value)
 
@@ -59,10 +58,6 @@ def your_schema(study_dir: Path, config: dict) -> YourSchema | None:
     pairs = compare_pairs(config.get("docsize") or {})
     if not pairs:
         return None
-    from costlab.docsize.documents import ORDERS
-    from costlab.docsize.generate import target_doc_bytes
-    from costlab.docsize.protocol import SHAPES
-    from costlab.finding import read_samples
 
     engine = study_dir / "engine"
     orders = _cells(engine / "cache_reads.csv")

@@ -35,7 +35,7 @@ def medians_over_repeats(per_repeat, keys: Sequence[str], repeated: Sequence[str
     other column the first repeat's; then `repeats` (how many), `<column>_repeats` for `repeated` and
     `lists` (column -> name, e.g. {"seed": "seeds"}): each repeat's value, REPEATS_SEPARATOR-joined, in
     repeat order. Rows without a `rep` column are repeat 1."""
-    import polars as pl
+    import polars as pl  # noqa: PLC0415  heavy: polars; the rule files import this module
 
     if "rep" not in per_repeat.columns:
         per_repeat = per_repeat.with_columns(pl.lit(1).alias("rep"))

@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from costlab.jobs import JobParams
+from costlab.report.runs import public_config
 
 
 def _public(config: Mapping[str, Any]) -> dict[str, Any]:
-    from costlab.report.runs import public_config
-
     return public_config(config)
 
 

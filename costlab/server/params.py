@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from costlab.credentials import public_server_config
 from costlab.jobs import JobParams
+from costlab.server.availability import server_identity
 
 
 @dataclass(frozen=True)
@@ -14,9 +16,6 @@ class SetupParams(JobParams):
 
     @classmethod
     def declare(cls, config, backend: str | None = None):
-        from costlab.credentials import public_server_config
-        from costlab.server.availability import server_identity
-
         public = public_server_config(config["server"])
         return {"backend": backend,
                 "identity": lambda wildcards: server_identity(public, backend, wildcards.server_profile)}
