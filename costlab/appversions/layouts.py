@@ -436,7 +436,6 @@ class Dynamic(BucketLayout):
             )
         # An item name must tell a document's days apart, and Get Reports compares names in the bucket a
         # window cuts: DD repeats every month, MMDD every year (costlab/appversions/buckets.py, `within`).
-
         within = bucket_named(version.bucket).within
         needs = {"DD": ("month",), "MMDD": ("month", "year")}.get(version.item_name_format)
         if needs is not None and within not in needs:

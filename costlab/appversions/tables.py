@@ -8,7 +8,6 @@ from typing import Iterable, Sequence
 
 import polars as pl
 
-from costlab.appversions.closedloop import closed_loop_bins
 from costlab.appversions.conformance import midday_findings
 from costlab.appversions.load import COLLECTION_STATS_COLUMNS
 from costlab.appversions.loadtest_plan import LoadTestPlan
@@ -142,6 +141,7 @@ def authors_loadtest_steps(raw_paths: Sequence[str | Path], provenance_paths: Se
                            plan: LoadTestPlan, tolerance: float) -> pl.DataFrame:
     """Per step (the published 5-minute step) of every version the authors' driver tested
     (closedloop.closed_loop_bins: rates by start time, latency percentiles), with server_kind and regime."""
+    from costlab.appversions.closedloop import closed_loop_bins  # noqa: PLC0415  heavy: the load test's workers: tables and figures read its plan and summaries without them
 
     steps = [closed_loop_bins(read_parquet(path), plan, None, tolerance) for path in raw_paths]
     return pl.concat(steps, how="vertical_relaxed").with_columns(

@@ -410,7 +410,6 @@ def get_version(name: str) -> AppVersion:
     """The registered version `name` with its layout; ValueError naming the allowed names otherwise."""
     if name not in registry.version_names():
         # a spawned worker of a job that registered the config's variants (appversions.variants)
-
         register_from_environment()
     declared = registry.declaration(name)
     cached = _BUILT.get(name)

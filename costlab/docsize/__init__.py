@@ -53,7 +53,6 @@ def _config_problem(config: dict) -> str | None:
     problem = relation_problem(section)
     if problem is None and section.get("documents"):
         # your own documents (docs/variants.md): reads each sample, so only a config that declares one pays
-
         problem = documents_problem(section)
     return problem
 

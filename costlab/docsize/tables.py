@@ -431,7 +431,6 @@ def _judged_rows(summary: pl.DataFrame, model: pl.DataFrame, published_queries: 
                    lambda: _value(summary, "same_window", large, "projection", "plan"), "FETCH"))
     # Every published cell of the small-cache bytes-read table, at every size this run measured (the same
     # rules as the engine lab's cells); a published size this run did not measure says so.
-
     scale = 1000 / window_minutes
     for cell in pub.filter((pl.col("run") == "small_cache") & (pl.col("metric") == "bytes_read_into_cache")) \
             .sort("size_kb", "shape").iter_rows(named=True):
