@@ -26,7 +26,6 @@ from typing import Iterable, Iterator
 
 import numpy as np
 import polars as pl
-import pyarrow.parquet as pq
 
 from costlab.appversions.registry import STATUSES  # noqa: F401  re-exported: the registry declares them
 
@@ -201,6 +200,7 @@ def write_events(chunks: Iterable[pl.DataFrame], path: str | Path) -> int:
 
     The file appears under `path` only when every chunk is written (costlab.io.atomic_path).
     """
+    import pyarrow.parquet as pq  # noqa: PLC0415  heavy: pyarrow (40 MiB): only where a job reads or writes a Parquet file; a parse that rehearses variants imports the events module
 
     rows = 0
     with atomic_path(path) as tmp:
@@ -244,6 +244,7 @@ def iter_event_file(path: str | Path, chunk_rows: int = DEFAULT_CHUNK_EVENTS) ->
 
 def event_file_rows(path: str | Path) -> int:
     """Number of events in an events.parquet (from its footer; nothing else is read)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415  heavy: pyarrow (40 MiB): only where a job reads or writes a Parquet file; a parse that rehearses variants imports the events module
 
     with pq.ParquetFile(path) as parquet:
         return parquet.metadata.num_rows

@@ -34,7 +34,7 @@ def rehearse_config(config: dict[str, Any]) -> None:
     names = declared_names(section)
     if not names:
         return
-    from costlab.appversions.layout_rehearsal import rehearse_variants  # noqa: PLC0415  heavy: bson, numpy, polars, pyarrow, ...; the rule files import this module
+    from costlab.appversions.layout_rehearsal import rehearse_variants  # noqa: PLC0415  heavy: bson, numpy, polars, pymongo; the rule files import this module
 
     rehearse_variants(section, names)
 
