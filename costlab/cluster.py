@@ -22,6 +22,7 @@ Stdlib only (plus the studies' light declarations): every Snakemake invocation i
 """
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -30,6 +31,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from costlab.config import load_config
 from costlab.registry import MEASURING_RULES as MEASURING_ASKS
 from costlab.registry import OTHER_RULES as OTHER_ASKS
 from costlab.registry import REGISTRY
@@ -213,10 +215,6 @@ def check_submit_host_visible(workdir: str | Path = ".", token: str | None = Non
 
 
 def _main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    from costlab.config import load_config
-
     parser = argparse.ArgumentParser(
         description="What the measuring jobs ask a cluster for, and the node-hours."
     )

@@ -10,14 +10,29 @@ import copy
 import hashlib
 import json
 import math
+import os
 import re
+import shlex
+import sys
 from pathlib import Path
 from typing import Any, Mapping
 
 import yaml
 
+from costlab.credentials import (
+    ENV_PASSWORD,
+    ENV_URI,
+    public_server_config,
+    redact_uri,
+    redact_uri_passwords,
+    uri_has_password,
+    uri_problem,
+)
+from costlab.engine.limits import engine_problem
 from costlab.jobs import RunFacts
+from costlab.plan import plan_problem
 from costlab.registry import REGISTRY, STUDY_NAMES
+from costlab.suggest import did_you_mean
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = ROOT / "config" / "schema.yaml"
@@ -54,7 +69,7 @@ def schema() -> dict:
 def _defaulting_validator() -> type:
     """A validator that fills in each property's default before it checks it (what Snakemake's
     validate(set_default=True) does: https://python-jsonschema.readthedocs.io/en/latest/faq/)."""
-    import jsonschema  # only when validating: light modules import costlab.config for ROOT
+    import jsonschema  # noqa: PLC0415  only when validating: light modules import costlab.config for ROOT
 
     check_properties = jsonschema.Draft202012Validator.VALIDATORS["properties"]
 
@@ -177,7 +192,7 @@ def _short(text: str) -> str:
 
 def validate(config: dict) -> dict:
     """Validate in place against the schema (schema()), fill defaults, raise ConfigError naming the key."""
-    from jsonschema import ValidationError
+    from jsonschema import ValidationError  # noqa: PLC0415  heavy: jsonschema; the rule files import this module
 
     check_size(config)
     check_finite(config)
@@ -209,7 +224,6 @@ def explain_validation_error(err: Exception) -> str:
 
 def _did_you_mean(error: Any) -> str:
     """'; did you mean ...?' for a misspelt key or enum value (costlab.suggest), else ''."""
-    from costlab.suggest import did_you_mean
 
     schema = getattr(error, "schema", {}) or {}
     if getattr(error, "validator", None) == "additionalProperties" and schema.get("properties"):
@@ -238,20 +252,14 @@ def _allowed(error: Any) -> str:
 
 def check_semantics(config: dict) -> None:
     """Rules a JSON schema cannot say cleanly."""
-    import os
-    import sys
-
-    from costlab.credentials import ENV_PASSWORD, ENV_URI, redact_uri, uri_has_password, uri_problem
 
     for name in config.get("studies", ()):
         problem = REGISTRY[name].config_problem(config) if name in REGISTRY else None
         if problem:
             raise ConfigError(problem)
-    from costlab.engine.limits import engine_problem
     problem = engine_problem(config)
     if problem:
         raise ConfigError(problem)
-    from costlab.plan import plan_problem
     problem = plan_problem(config)
     if problem:
         raise ConfigError(problem)
@@ -390,9 +398,6 @@ RUN_ARGS_ENV = "COSTLAB_RUN_ARGS"   # set by rules/common.smk for its jobs: this
 def run_arguments(configfiles: Any, command_line: Mapping[str, Any] | None) -> str:
     """The config arguments of a run as a command line gives them (`--configfile a.yaml --config k=v`),
     without the defaults file and with any URI's password removed: for the commands messages print."""
-    import shlex
-
-    from costlab.credentials import redact_uri_passwords
 
     files = [Path(f) for f in configfiles or () if Path(f).resolve() != DEFAULT_CONFIG_PATH]
     parts = ["--configfile", *(shlex.quote(str(f)) for f in files)] if files else []
@@ -454,7 +459,6 @@ def config_hash(config: dict) -> str:
     """Stable short hash of a config (key order does not matter); credentials are not part of it."""
     scrubbed = copy.deepcopy(config)
     if isinstance(scrubbed.get("server"), dict) and scrubbed["server"].get("uri"):
-        from costlab.credentials import redact_uri
         scrubbed["server"]["uri"] = redact_uri(scrubbed["server"]["uri"])
     canonical = json.dumps(scrubbed, sort_keys=True, default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
@@ -464,7 +468,6 @@ def study_settings(config: Mapping[str, Any], study: str) -> dict[str, Any]:
     """The config keys that concern one study, as its jobs' provenance records them (`study_config`): its own
     section, the server's (the URI without credentials), and the engine lab's shared keys with the study's
     own engine section (never another study's). compare.with reads them to name what two runs differ in."""
-    from costlab.credentials import public_server_config
 
     engine = config.get("engine") or {}
     shared = {k: v for k, v in engine.items() if k not in STUDY_NAMES} if isinstance(engine, dict) else {}

@@ -25,6 +25,7 @@ import time
 from typing import Any, Callable, TextIO
 
 from costlab.server.errors import NoServerForTarget
+from costlab.summary import print_summary
 
 CONSOLE_ENV = "COSTLAB_CONSOLE"
 SNAKEMAKE_LOGGER = "snakemake.logging"
@@ -185,8 +186,6 @@ def duration_text(seconds: float) -> str:
 
 
 def _print_summary(workflow: Any) -> None:
-    from costlab.summary import print_summary
-
     print_summary("results", workflow.config.get("studies"))
 
 

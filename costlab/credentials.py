@@ -60,7 +60,7 @@ def _options_problem(query: str) -> str | None:
     """pymongo's own check of the URI's ?options (no DNS, no connection), or None."""
     if not query:
         return None
-    from pymongo.uri_parser import split_options
+    from pymongo.uri_parser import split_options  # noqa: PLC0415  heavy: bson, pymongo; the rule files import this module
 
     try:
         split_options(query, validate=True, warn=False)

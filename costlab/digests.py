@@ -19,6 +19,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from costlab.config import RUN_ARGS_ENV
+
 DIGEST_DIR = ".digests"
 FORMAT = 1
 OK, UNRECORDED, EDITED = "ok", "unrecorded", "edited"
@@ -120,12 +122,10 @@ def edited_reason(path: str | Path) -> str | None:
 def rebuild_command(path: str | Path) -> str:
     """How to get `path` back: files in resources/ come from git, results from their rule, with the
     config arguments of the run that is building (it used to leave them out: another config's plan)."""
-    import os
 
     text = Path(path).as_posix()
     if text.startswith("resources/") or "/resources/" in text:
         return f"git checkout -- {text}"
-    from costlab.config import RUN_ARGS_ENV
 
     args = os.environ.get(RUN_ARGS_ENV, "").strip()
     return f"snakemake --force {text}" + (f" {args}" if args else "")
@@ -137,7 +137,7 @@ def without_edited_verdicts(frame, path: str | Path):
     reason = edited_reason(path)
     if reason is None:
         return frame, None
-    import polars as pl
+    import polars as pl  # noqa: PLC0415  heavy: polars; the rule files import this module
 
     if "verdict" in frame.columns:
         frame = frame.with_columns(pl.lit(EDITED_TEXT, pl.Utf8).alias("verdict"))

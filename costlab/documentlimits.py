@@ -48,7 +48,7 @@ def document_problem(document: Any, what: str, bson_bytes: int | None = None) ->
         shown = f"{depth}" if depth <= MAX_NESTING + 1 else f"more than {MAX_NESTING}"
         return (f"{what} nests {shown} levels of documents and arrays: MongoDB allows at most {MAX_NESTING}")
     if bson_bytes is None:
-        import bson
+        import bson  # noqa: PLC0415  heavy: bson; the rule files import this module (through costlab.declarations)
 
         try:
             bson.encode(document)

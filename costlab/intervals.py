@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, Sequence
@@ -129,6 +130,13 @@ class Interval:
                 f"{self._count()}, {method})")
 
 
+def _scipy_stats():
+    """scipy.stats, imported where an interval or a test needs it, not by each module that imports this."""
+    from scipy import stats  # noqa: PLC0415  scipy.stats: the slowest import costlab has; only its users pay
+
+    return stats
+
+
 def _g(value: float | None) -> str:
     if value is None:
         return "—"
@@ -169,7 +177,7 @@ def median_rank(n: int, confidence: float = DEFAULT_CONFIDENCE) -> int:
     """The 1-based rank r of the median's distribution-free interval (x(r), x(n+1-r)) over n repeats at
     `confidence`: the ranks scipy.stats.quantile_test's interval takes (on 0..n-1 its ends are ranks); 1
     ([min, max]) where so few repeats cannot reach the confidence."""
-    from scipy import stats
+    stats = _scipy_stats()
 
     if n < 2:
         return 1
@@ -181,7 +189,7 @@ def median_rank(n: int, confidence: float = DEFAULT_CONFIDENCE) -> int:
 def rank_coverage(n: int, r: int) -> float:
     """P(x(r) <= median <= x(n+1-r)) for n draws of any continuous distribution:
     1 - 2 P(Binomial(n, 1/2) <= r - 1)."""
-    from scipy import stats
+    stats = _scipy_stats()
 
     return float(1.0 - 2.0 * stats.binom.cdf(r - 1, n, 0.5))
 
@@ -224,9 +232,8 @@ def _bootstrap(samples: tuple[np.ndarray, ...], statistic, confidence: float,
                seed: int) -> tuple[float, float, str]:
     """A seeded BCa bootstrap interval of `statistic(*samples, axis=)` (each sample resampled on its own);
     the percentile interval where BCa fails (very skewed data); (nan, nan) where both fail; and the method."""
-    import warnings
 
-    from scipy import stats
+    stats = _scipy_stats()
 
     for method in ("BCa", "percentile"):
         # BCa on degenerate data (a bimodal median) warns and gives nan: the percentile interval follows
@@ -355,7 +362,7 @@ def robust_spread(values: Sequence[float]) -> float:
     """The values' spread, robust to an outlier: the median absolute deviation scaled to a normal's standard
     deviation (scipy.stats.median_abs_deviation); where more than half are equal (MAD 0), the interquartile
     range scaled likewise; 0 where that is 0 too."""
-    from scipy import stats
+    stats = _scipy_stats()
 
     data = np.asarray(values, dtype=float)
     mad = float(stats.median_abs_deviation(data, scale="normal"))
@@ -367,7 +374,7 @@ def robust_spread(values: Sequence[float]) -> float:
 def _decide_chance_repeats(k: int, p: float, confidence: float) -> float:
     """The chance that k repeats' median interval lies wholly on one side of an edge when each repeat lands
     on that side with probability p: at least k + 1 - r of them do (r = median_rank(k))."""
-    from scipy import stats
+    stats = _scipy_stats()
 
     r = median_rank(k, confidence)
     return float(stats.binom.sf(k - r, k, p))
@@ -385,7 +392,7 @@ def repeats_to_decide(interval: Interval, band_low: float, band_high: float,
     `power`, each repeat landing on the estimate's side with p = Phi(distance / spread). Samples (a mean):
     k = ((z(1 - (1 - c) / 2) + z(power)) * sd / distance)**2.
     """
-    from scipy import stats
+    stats = _scipy_stats()
 
     est, n = interval.estimate, interval.samples
     values = np.asarray(interval.values, dtype=float)
@@ -462,7 +469,7 @@ class Comparison:
 def _mann_whitney_cdf(m: int, n: int) -> np.ndarray:
     """P(U <= u) for u = 0..m*n of the Mann-Whitney U of m against n values with no ties, from
     scipy.stats.mannwhitneyu's exact distribution (one row of m values per u, built to give that U)."""
-    from scipy import stats
+    stats = _scipy_stats()
 
     y = np.arange(n, dtype=float)
     rows = []
@@ -478,7 +485,7 @@ def _moses_rank(m: int, n: int, confidence: float) -> tuple[int, float]:
     """The 1-based rank k of the Moses interval [D(k), D(mn+1-k)] of the m*n pairwise differences (or
     ratios) at `confidence`, and the coverage it has: 1 - 2 P(U <= k - 1); k = 1 with its coverage where so
     few values cannot reach the confidence. Exact up to EXACT_UP_TO values a run, else the normal one."""
-    from scipy import stats
+    stats = _scipy_stats()
 
     alpha = (1 - confidence) / 2
     if max(m, n) <= EXACT_UP_TO:
@@ -495,7 +502,7 @@ def tie_exact_pvalue(a: np.ndarray, b: np.ndarray, seed: int = 0) -> float:
     """The two-sided p-value of any difference between two runs' values: a permutation test of their mean
     midranks (scipy.stats.permutation_test; every split enumerated up to PERMUTATIONS_EXACT_UP_TO, ties
     handled exactly), or the tie-corrected normal Mann-Whitney test beyond EXACT_UP_TO values a run."""
-    from scipy import stats
+    stats = _scipy_stats()
 
     if max(a.size, b.size) > EXACT_UP_TO:
         return float(stats.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic").pvalue)
@@ -557,7 +564,7 @@ def compare_runs(this: Sequence[float], other: Sequence[float], band: tuple[floa
 def adjusted_pvalues(pvalues: Sequence[float | None]) -> list[float | None]:
     """Benjamini-Hochberg adjusted p-values (scipy.stats.false_discovery_control) of the rows that have one,
     together; None stays None."""
-    from scipy import stats
+    stats = _scipy_stats()
 
     present = [i for i, p in enumerate(pvalues) if p is not None]
     out: list[float | None] = [None] * len(pvalues)
@@ -600,7 +607,7 @@ def difference(a: Sequence[float], b: Sequence[float], alpha: float = 1 - DEFAUL
                unit: str = "repeats") -> Difference:
     """The exact two-sided Mann-Whitney test of two runs' values (scipy.stats.mannwhitneyu) at error rate
     alpha; not tested (differ None) where either run has a single value."""
-    from scipy import stats
+    stats = _scipy_stats()
 
     xa, xb = _finite(a, "runs_differ a"), _finite(b, "runs_differ b")
     if xa.size < 2 or xb.size < 2:
@@ -615,7 +622,7 @@ def difference(a: Sequence[float], b: Sequence[float], alpha: float = 1 - DEFAUL
 
 def runs_differ_many(a: np.ndarray, b: np.ndarray, alpha: float = 1 - DEFAULT_CONFIDENCE) -> np.ndarray:
     """runs_differ for many pairs at once: rows of `a` against rows of `b` (the A/A benchmark's trials)."""
-    from scipy import stats
+    stats = _scipy_stats()
 
     xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     pvalue = stats.mannwhitneyu(xa, xb, alternative="two-sided", method="exact", axis=-1).pvalue

@@ -1,6 +1,7 @@
 """Writing results so that a partial file never looks complete: temp file in the same folder, then rename."""
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -55,7 +56,6 @@ def is_disk_full(err: BaseException, directory: Path) -> bool:
     Writers wrap the errno in their own words (polars: "Invalid thrift: transport error"), so
     the free space of the target's file system decides when the error itself does not say.
     """
-    import errno
 
     if isinstance(err, DiskFull):
         return False

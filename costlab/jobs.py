@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import errno
+import json
 import os
 import signal
 import sys
@@ -41,6 +43,8 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, TypeVar
+
+from costlab.credentials import redact_text
 
 _STATE: dict[str, Any] = {}
 
@@ -104,7 +108,6 @@ def _record_failure(what: str) -> None:
     job, marker = _STATE.get("job"), _STATE.get("marker")
     if marker is None or not _STATE.get("kept"):
         return
-    import json
 
     try:
         marker.parent.mkdir(parents=True, exist_ok=True)
@@ -126,8 +129,6 @@ def _record_failure(what: str) -> None:
 
 def _excepthook(kind: type[BaseException], error: BaseException, tb: Any) -> None:
     if os.getpid() == _STATE.get("pid") and _STATE.get("log") and not issubclass(kind, KeyboardInterrupt):
-        from costlab.credentials import redact_text
-
         server = _STATE["server"]
         line = redact_text(
             f"{kind.__name__}: {error}".splitlines()[0] if str(error) else kind.__name__, server
@@ -151,7 +152,6 @@ def _excepthook(kind: type[BaseException], error: BaseException, tb: Any) -> Non
 
 def fix_for(error: BaseException) -> str:
     """What to do about a job's failure, in a few words (the failure's own line says what happened)."""
-    import errno
 
     message = str(error)
     if "not implemented in the engine lab" in message:
@@ -224,7 +224,6 @@ def install_if_job(kept_rules: frozenset[str] = frozenset()) -> None:
 
 def failed_reruns(study_dir: str | Path) -> list[dict[str, Any]]:
     """The failed reruns recorded under results/<study>/ whose previous outputs are back in place."""
-    import json
 
     found = []
     for marker in sorted(Path(study_dir, RERUN_FAILED_DIR).glob("*.json")):
@@ -240,7 +239,6 @@ def failed_reruns(study_dir: str | Path) -> list[dict[str, Any]]:
 
 def run_of(record: dict[str, Any]) -> str:
     """When the kept outputs were measured: their provenance's started_at, else the file's time."""
-    import json
 
     for output in record.get("outputs") or []:
         if "/provenance/" in output:

@@ -10,6 +10,8 @@ provenance records.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 import shlex
 import subprocess
@@ -18,6 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from costlab.config import ROOT, ConfigError
+from costlab.report.page import build_report
+from costlab.server.check import snakemake_config
+from costlab.server.docker_backend import container_spec
+from costlab.server.profiles import get_profile
 
 WORKFLOW_FILES = ("Snakefile", "rules", "scripts", "config", "resources", "profiles", "environment.yml")
 
@@ -49,7 +55,6 @@ def server_override(image: str) -> str:
 
     Snakemake reads --config values as strings: only string keys go here.
     """
-    import json
 
     return f"server={{backend: docker, image: {json.dumps(image)}}}"
 
@@ -104,10 +109,6 @@ def plan(config: dict, argv: list[str], root: str | Path = "matrix") -> list[Mat
 
 def container_specs(run: MatrixRun, profiles: list[str]) -> dict[str, dict]:
     """The docker containers.run arguments each profile of this run gets (the backend's own spec)."""
-    import os
-
-    from costlab.server.docker_backend import container_spec
-    from costlab.server.profiles import get_profile
 
     return {p: container_spec(get_profile(p), run.image, run.results / "data", os.getuid(), os.getgid(),
                               "matrix", os.getpid()) for p in profiles}
@@ -123,7 +124,6 @@ def link_workflow(workdir: Path) -> None:
 
 def comparison_report(runs: list[MatrixRun], config: dict, out: str | Path) -> Path:
     """matrix/report.html: the first image's run with every other image's beside it."""
-    from costlab.report.page import build_report
 
     first = runs[0]
     run_config = config | {"server": first.server}
@@ -136,7 +136,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", default="matrix", help="where the runs' directories go")
     parser.add_argument("--plan", action="store_true", help="print one command per image, run nothing")
     args, snakemake_args = parser.parse_known_args(argv)
-    from costlab.server.check import snakemake_config
 
     try:
         config = snakemake_config(["all", *snakemake_args])

@@ -8,6 +8,8 @@ import os
 import re
 from pathlib import Path
 
+from costlab.procs import pid_alive, start_time
+
 # .<name>.<owner pid>.<owner start time>.<random>.tmp: whose temporary file it is, in its name. An older
 # costlab's .<name>.<random>.tmp carries no owner; digests' .<name>.<pid>.tmp carries the pid only.
 _PARTIAL = (re.compile(r"^\.(?P<name>.+?)\.(?:(?P<pid>\d+)\.(?P<started>\d+)\.)?[a-z0-9_]{8}\.tmp$"),
@@ -15,14 +17,10 @@ _PARTIAL = (re.compile(r"^\.(?P<name>.+?)\.(?:(?P<pid>\d+)\.(?P<started>\d+)\.)?
 
 
 def owner() -> str:
-    from costlab.procs import start_time
-
     return f"{os.getpid()}.{start_time(os.getpid()) or 0}"
 
 
 def _owner_gone(pid: str | None, started: str | None) -> bool:
-    from costlab.procs import pid_alive, start_time
-
     if pid is None:
         return True     # an older costlab's, by a job that is not running (Snakemake locks the directory)
     if started and start_time(os.getpid()) is not None:

@@ -186,7 +186,7 @@ def medians_over_repeats(per_repeat: pl.DataFrame, keys: Sequence[str], repeated
     other column the first repeat's; then `repeats` (how many), `<column>_repeats` for `repeated` and
     `lists` (column -> name, e.g. {"seed": "seeds"}): each repeat's value, REPEATS_SEPARATOR-joined, in
     repeat order. Rows without a `rep` column are repeat 1."""
-    import polars as pl  # here, not at the top: the rule files import this module while parsing
+    import polars as pl  # noqa: PLC0415  here, not at the top: the rule files import this module while parsing
 
     if "rep" not in per_repeat.columns:
         per_repeat = per_repeat.with_columns(pl.lit(1).alias("rep"))
@@ -230,9 +230,9 @@ def over_repeat_findings(per_repeat: Sequence[Sequence[Finding]]) -> list[Findin
     not run (in the first repeat with a value) keeps that verdict and its reason, with the median and the
     interval in words; a row with no rule keeps that repeat's row."""
     # here, not at the top: the rule files import this module while parsing (these import numpy and polars)
-    from costlab.finding import interval_verdict, samples_text
-    from costlab.intervals import over_repeats
-    from costlab.verdicts import Verdict, is_missing, judge
+    from costlab.finding import interval_verdict, samples_text  # noqa: PLC0415  heavy: bson, numpy, polars; the rule files import this module
+    from costlab.intervals import over_repeats  # noqa: PLC0415  heavy: bson, numpy; the rule files import this module
+    from costlab.verdicts import Verdict, is_missing, judge  # noqa: PLC0415  heavy: bson; the rule files import this module
 
     if not per_repeat:
         return []

@@ -22,6 +22,7 @@ from costlab.config import (
     run_arguments,
     validate,
 )
+from costlab.partials import sweep_results
 from costlab.paths import shell_safe_python, workdir_problem
 from costlab.registry import REGISTRY
 from costlab.server.availability import available_backend
@@ -69,8 +70,7 @@ def on_start(workflow: Any, config: dict) -> None:
     hard (kill -9, the OOM killer, a lost node) left: temporary files of results (costlab/io.py) and
     engine scratch homes (costlab/engine/runs.py) whose owner process is gone."""
     # imported when a run starts, not on every parse (a dry run never needs them)
-    from costlab.engine.runs import sweep_orphan_homes
-    from costlab.partials import sweep_results
+    from costlab.engine.runs import sweep_orphan_homes  # noqa: PLC0415  heavy: polars, psutil; the rule files import this module
 
     if workflow.non_local_exec:
         mark_submit_host()

@@ -13,6 +13,7 @@ get a line of their own and are never counted among the published findings.
 """
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import sys
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from costlab import STUDIES
+from costlab.digests import EDITED, EDITED_TEXT, check
 from costlab.verdicts import OTHER, VERDICT_CLASSES, Kind, counted, verdict_class
 
 PUBLISHED_TABLE = Path("tables") / "published_vs_reproduced.csv"
@@ -77,8 +79,7 @@ def _counts_text(counts: Counter) -> str:
 def _table_text(table: Path) -> str:
     """A verdict table's counts in one line (the stand-in named), or why it could not be read or
     counted (changed after its step wrote it: costlab/digests.py)."""
-    from costlab.digests import EDITED, EDITED_TEXT, check
-    from costlab.inputs import rebuild_command
+    from costlab.inputs import rebuild_command  # noqa: PLC0415  heavy: polars; the rule files import this module
 
     if check(table) == EDITED:
         return (f"{table.name} {EDITED_TEXT}: its verdicts are not counted; rebuild it: "
@@ -114,7 +115,6 @@ def vs_mongod_text(path: Path) -> str:
 def read_findings_rows(path: Path) -> list[dict[str, str]]:
     """findings.csv's rows; if it was changed after its step wrote it, every verdict reads
     "edited after the run" (counted as that, never as the verdict it shows)."""
-    from costlab.digests import EDITED, EDITED_TEXT, check
 
     with path.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -238,8 +238,6 @@ def print_summary(results_dir: str | Path = "results", studies: Iterable[str] | 
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
     parser = argparse.ArgumentParser(description="Print the end-of-run summary for a results folder.")
     parser.add_argument("results", nargs="?", default="results")
     args = parser.parse_args(argv)

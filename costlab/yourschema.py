@@ -10,10 +10,13 @@ Shared (no study imported here); standard library only at import.
 """
 from __future__ import annotations
 
+import importlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
+
+from costlab.intervals import MIN_BOOTSTRAP_SAMPLES, over_repeats, ratio_over_samples
 
 EXACT = "exact: counted, no sampling"
 ONE_RUN = "one run: no interval"
@@ -81,7 +84,6 @@ def interval_text(interval) -> str:
 def ratio_over_repeats(mine: Sequence[float], theirs: Sequence[float], what: str = "repeats") -> str:
     """The interval of variant / compared over paired repeats (the same events seed in repeat r of both),
     in words; one repeat has none."""
-    from costlab.intervals import over_repeats
 
     if len(mine) <= 1 and len(theirs) <= 1:
         return ONE_RUN
@@ -93,7 +95,6 @@ def ratio_over_repeats(mine: Sequence[float], theirs: Sequence[float], what: str
 def ratio_over_queries(mine: Sequence[float], theirs: Sequence[float]) -> str:
     """The interval of mean(mine) / mean(theirs) over two runs' queries (a seeded BCa bootstrap resampling
     each on its own: costlab.intervals.ratio_over_samples), in words."""
-    from costlab.intervals import MIN_BOOTSTRAP_SAMPLES, ratio_over_samples
 
     if not mine or not theirs:
         return "no per-query values kept: no interval"
@@ -118,7 +119,6 @@ def bytes_text(value: float | None) -> str:
 
 def load(spec: str) -> Callable[[Path, dict], YourSchema | None]:
     """A study's `your_schema` ("module:function", Study.your_schema) as the function it names."""
-    import importlib
 
     module, _, name = spec.partition(":")
     return getattr(importlib.import_module(module), name)

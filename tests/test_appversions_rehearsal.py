@@ -1,4 +1,5 @@
-"""A layout rehearsed before any job (costlab/appversions/rehearsal.py, run by the config check): its
+"""A layout rehearsed before any job (costlab/appversions/rehearsal.py, run by the config check; the rehearsal
+itself in layout_rehearsal.py): its
 statements through the engine lab's update compiler, its size formula against bson.encode of the
 documents they build; and a layout of the user's with $set, $setOnInsert and a pipeline with $literal
 through the engine lab."""
@@ -100,7 +101,7 @@ def _refusal(path) -> str:
     return message
 
 def test_the_published_layouts_pass_their_rehearsal():
-    from costlab.appversions.rehearsal import rehearsal_events, rehearse
+    from costlab.appversions.layout_rehearsal import rehearsal_events, rehearse
     from costlab.appversions.versions import get_version
 
     events = rehearsal_events()
@@ -141,7 +142,7 @@ def test_the_statements_documents_are_mongods(tmp_path, cleanup, test_db, real_m
         pytest.skip("the reference is mongod 6.0.5")
     from bson.raw_bson import RawBSONDocument
 
-    from costlab.appversions.rehearsal import _applied, rehearsal_events
+    from costlab.appversions.layout_rehearsal import _applied, rehearsal_events
     from costlab.appversions.versions import get_version
 
     section = _section(_write(tmp_path))

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from costlab.config import ConfigError, load_config
-from costlab.docsize import documents
+from costlab.docsize import document_data, documents
 from costlab.docsize.document_findings import COMPARED_READ_NOTHING, document_rows
 from costlab.docsize.engine import QUERY_COLUMNS, document_subject, load_subject, measure_size, run_shape
 from costlab.engine.connection import Engine, EngineSettings
@@ -42,7 +42,8 @@ def test_an_order_shaped_document_grown_has_the_orders_sizes():
     declaration = _declaration()
     sample = documents.read_sample(ORDER_LIKE)
     for size_kb, published_mean in ((1, 1037), (4, 4105), (16, 16403)):
-        encoded = [d for _, batch in documents.batches(declaration, sample, size_kb, 30, 42) for d in batch]
+        encoded = [d for _, batch in document_data.batches(declaration, sample, size_kb, 30, 42)
+                   for d in batch]
         assert {len(d) for d in encoded} == {published_mean}
         decoded = [bson.decode(d) for d in encoded]
         assert all(len(bson.encode(d)) == published_mean for d in decoded)
@@ -52,7 +53,7 @@ def test_an_order_shaped_document_grown_has_the_orders_sizes():
         assert {d["total"] for d in decoded} == {54.6} and {d["status"] for d in decoded} == {"delivered"}
         assert len({d["_id"] for d in decoded}) == 30
         assert all(d["history"][0]["note"] for d in decoded)   # the filler: the orders' notes
-    kept = documents.batches(_declaration(grow=False), sample, None, 5, 42)
+    kept = document_data.batches(_declaration(grow=False), sample, None, 5, 42)
     as_it_is = [d for _, batch in kept for d in batch]
     assert {len(d) for d in as_it_is} == {len(bson.encode(sample))}   # 94 B: no filler
 

@@ -4,6 +4,8 @@ study importing another."""
 from __future__ import annotations
 
 import ast
+import re
+import tomllib
 from functools import lru_cache
 from pathlib import Path
 
@@ -138,3 +140,49 @@ def test_the_graph_covers_the_whole_package():
     assert len(graph) > 100
     # the registry's edges are the studies' faces
     assert STUDY_PACKAGES <= graph[REGISTRY_MODULE]
+
+
+# An import below module scope says why it is there (ruff's PLC0415 asks only for the noqa).
+NOQA_WITH_REASON = re.compile(
+    r"#\s*noqa:\s*(?:[A-Z]+[0-9]+\s*,\s*)*PLC0415(?:\s*,\s*[A-Z]+[0-9]+)*\s+(\S.{3,})$")
+
+
+def imports_below_module_scope(source: str) -> list[tuple[int, str]]:
+    """(line number, first line) of each import statement inside a function or a class."""
+    found = []
+    lines = source.splitlines()
+
+    def visit(node: ast.AST, nested: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)) and nested:
+                found.append((child.lineno, lines[child.lineno - 1]))
+            visit(child, nested or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+
+    visit(ast.parse(source), False)
+    return found
+
+
+def unexplained(source: str) -> list[str]:
+    return [f"{number}: {line.strip()}" for number, line in imports_below_module_scope(source)
+            if not NOQA_WITH_REASON.search(line)]
+
+
+def test_the_reason_check_tells_an_explained_import_from_a_bare_one():
+    source = ("import os\n\n\nclass A:\n    import json  # noqa: PLC0415\n\n\n"
+              "def f():\n    if os.sep:\n"
+              "        import polars  # noqa: PLC0415  heavy: polars; the rules import this\n"
+              "    import bson  # noqa: E501, PLC0415  heavy: bson, not otherwise loaded here\n"
+              "    import sys\n")
+    assert unexplained(source) == ["5: import json  # noqa: PLC0415", "12: import sys"]
+
+
+def test_every_import_inside_a_function_says_why():
+    wrong = []
+    for path in [*sorted(PACKAGE.rglob("*.py")), *sorted((ROOT / "scripts").glob("*.py"))]:
+        wrong += [f"{path.relative_to(ROOT)}:{line}" for line in unexplained(path.read_text())]
+    assert wrong == [], "imports below module scope without `# noqa: PLC0415  <why>`:\n" + "\n".join(wrong)
+
+
+def test_ruff_checks_imports_outside_the_top():
+    lint = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]
+    assert "PLC0415" in lint["select"]

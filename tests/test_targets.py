@@ -164,10 +164,11 @@ def test_arraygrowth_at_the_defaults(defaults):
         "results/arraygrowth/raw/replset-1_push.parquet",
     ]
     assert names.element_input == {} and names.element_files == {}
+    # {rep} is the repeat's folder, rep1, rep2, ... (costlab.repeats.ENGINE_REPEATS)
     assert names.engine_repeat == {
-        "log_bytes": "results/arraygrowth/engine/repeats/rep{rep}/log_bytes.csv",
-        "provenance": "results/arraygrowth/engine/repeats/rep{rep}/provenance.json",
-        "fallback": "results/arraygrowth/engine/repeats/rep{rep}/fallback.csv",
+        "log_bytes": "results/arraygrowth/engine/repeats/{rep}/log_bytes.csv",
+        "provenance": "results/arraygrowth/engine/repeats/{rep}/provenance.json",
+        "fallback": "results/arraygrowth/engine/repeats/{rep}/fallback.csv",
     }
     assert targets.server_free == [
         "results/arraygrowth/model/fallback_conditions.csv",

@@ -109,7 +109,7 @@ def _config_problem(config: dict) -> str | None:
     if problem:
         return problem
     if study.get("events") is not None:   # your own events (appversions.events): read and checked now
-        from costlab.appversions.user_events import events_problem
+        from costlab.appversions.user_events import events_problem  # noqa: PLC0415  heavy: polars; the rule files import this module
 
         problem = events_problem(study)
         if problem:

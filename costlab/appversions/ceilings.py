@@ -9,6 +9,7 @@ against this machine's measured throughput (benchmarks/bench_plan_ceilings.py).
 """
 from __future__ import annotations
 
+from costlab.paths import user_file_path
 from costlab.study import Ceiling
 
 YEARS = 10  # the events span 2010-2020 (appversions/events.py); the authors' window is 0.08 % more
@@ -40,12 +41,11 @@ def own_event_rows(config: dict) -> int | None:
     path = (config.get("appversions") or {}).get("events")
     if not isinstance(path, str) or not path:
         return None
-    from costlab.paths import user_file_path
 
     resolved = user_file_path(path)
     try:
         if resolved.suffix.lower() == ".parquet":
-            import pyarrow.parquet as pq  # only where a config names a Parquet file of events
+            import pyarrow.parquet as pq  # noqa: PLC0415  only where a config names a Parquet file of events
 
             with pq.ParquetFile(resolved) as parquet:
                 return parquet.metadata.num_rows

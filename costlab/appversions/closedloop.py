@@ -23,21 +23,31 @@ server sustain the rate?", this one "what would the authors' driver have shown?"
 from __future__ import annotations
 
 import json
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import polars as pl
-from pymongo import monitoring
+from pymongo import MongoClient, WriteConcern, monitoring
+from pymongo.errors import ConnectionFailure
 
+from costlab.appversions.events import keys_for_users, users_for
+from costlab.appversions.load import worker_uri
 from costlab.appversions.loadtest import loadtest_server
-from costlab.appversions.loadtest_plan import LoadTestPlan, segments
+from costlab.appversions.loadtest_plan import LoadTestPlan, new_events_2020, schedule, segments
 from costlab.appversions.loadtest_summary import in_bins, step_bins
 from costlab.appversions.loadtest_workers import error_text, mark_lost, run_worker_processes, sleep_until
 from costlab.appversions.params import AuthorsLoadtestParams
+from costlab.appversions.statements import send_update_statements, update_statements
+from costlab.appversions.versions import get_version
+from costlab.io import write_parquet
 from costlab.jobs import RunFacts
+from costlab.procs import die_with_parent
+from costlab.server.connection import PoolWatch
 
 AUTHORS_WRITE_CONCERN = {"w": "majority", "j": True}
 PUBLISHED_BIN_SECONDS = 300.0       # rates and latencies per 5-minute step / bin
@@ -129,19 +139,9 @@ def _closed_loop_main(
     spec: ClosedLoopSpec, ready_queue, go_event, t0_value, parent_pid: int | None = None
 ) -> None:
     """One closed-loop worker process (see the module doc)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from costlab.procs import die_with_parent
 
     if parent_pid is not None:
         die_with_parent(parent_pid)
-
-    from pymongo import MongoClient, WriteConcern
-    from pymongo.errors import ConnectionFailure
-
-    from costlab.appversions.statements import send_update_statements, update_statements
-    from costlab.appversions.versions import get_version
-    from costlab.server.connection import PoolWatch
 
     version = get_version(spec.version)
     watch, concerns = PoolWatch(), _WriteConcerns()
@@ -256,9 +256,6 @@ def run_closed_loop(
     start_timeout_s: float = 180.0,
 ) -> tuple[pl.DataFrame, dict]:
     """The closed-loop test of one version from worker processes; (raw rows, run facts)."""
-    import tempfile
-
-    from costlab.appversions.versions import get_version
 
     concurrent = len(get_version(version).get_reports_pipelines("0" * 64, REPORT_YEAR[0])) > 1
     with tempfile.TemporaryDirectory(prefix="costlab-closedloop-") as tmp:
@@ -359,11 +356,6 @@ def closed_loop_job(params: AuthorsLoadtestParams, run: RunFacts, version_name: 
     """The authors'-way load test of one version on its loaded data directory; raw rows to raw_path,
     the server's metrics over the test (the idle period included) to metrics_path. `params` are the
     rule's (costlab.appversions.params.AuthorsLoadtestParams), `run` the run's facts."""
-    from costlab.appversions.events import keys_for_users, users_for
-    from costlab.appversions.load import worker_uri
-    from costlab.appversions.loadtest_plan import new_events_2020, schedule
-    from costlab.appversions.versions import get_version
-    from costlab.io import write_parquet
 
     data, lt = params.data, params.loadtest
     version = get_version(version_name)

@@ -24,9 +24,13 @@ from pymongo.database import Database
 from costlab.appversions.events import STATUSES, key_for, read_events
 from costlab.appversions.model import expected_reports
 from costlab.appversions.params import CorrectnessParams
+from costlab.appversions.statements import iter_statement_batches, send_update_statements
 from costlab.appversions.versions import AppVersion, as_report_end, get_version, report_windows
+from costlab.io import write_csv
 from costlab.jobs import RunFacts
 from costlab.progress import progress
+from costlab.server import measuring_job
+from costlab.server.provenance import read_provenance
 
 # Always checked first: the end of the data (every window full), leap days, a quarter start.
 FIXED_END_DATES = (date(2020, 1, 1), date(2016, 2, 29), date(2013, 4, 1), date(2011, 1, 1))
@@ -215,7 +219,6 @@ def load_events(
 ) -> None:
     """Load `events` with the version's own Bulk Upsert as the loader sends it: unordered `update`
     commands of `batch_size` pre-encoded statements (statements.py), every reply checked."""
-    from costlab.appversions.statements import iter_statement_batches, send_update_statements
 
     for statements in iter_statement_batches(version, events, batch_size):
         send_update_statements(collection, statements, version.name)
@@ -237,10 +240,7 @@ def correctness_job(
     checked reports with the server kind, and (midday_path) its Get Reports at end times with a time
     of day (`params.midday_samples` of them).
     """
-    from costlab.appversions.load import read_marker
-    from costlab.io import write_csv
-    from costlab.server import measuring_job
-    from costlab.server.provenance import read_provenance
+    from costlab.appversions.load import read_marker  # noqa: PLC0415  heavy: multiprocessing (the load test's workers): a module that starts none stays without it
 
     version = get_version(version_name)
     read_marker(data_dir)  # a half-loaded directory must not be checked

@@ -30,26 +30,41 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import bson
+import numpy as np
 import polars as pl
 
-from costlab.appversions.events import DEFAULT_START, users_for
-from costlab.appversions.load import PUBLISHED_BATCH_SIZE
+from costlab.appversions.events import (
+    DEFAULT_START,
+    event_file_rows,
+    iter_event_chunks,
+    read_events,
+    users_for,
+    write_events,
+)
+from costlab.appversions.load import PUBLISHED_BATCH_SIZE, load_batches
 from costlab.appversions.params import EngineParams, EngineVersionParams
 from costlab.appversions.registry import PUBLISHED_NAMES
+from costlab.appversions.user_events import OWN_EVENTS_REASON
 from costlab.appversions.variant_findings import engine_variant_rows
 from costlab.appversions.versions import AppVersion, get_version, prepared_columns
 from costlab.appversions.window import AUTHORS_EVENTS_PER_YEAR, AUTHORS_WORKERS
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
-from costlab.engine.provenance import SERVER_KIND
+from costlab.engine.provenance import SERVER_KIND, engine_provenance
 from costlab.engine.replset import ReplicaSetSettings, replica_set_settings, timestamp_of
-from costlab.engine.wt import compressor_or_nearest
+from costlab.engine.runs import engine_home
+from costlab.engine.spread import read_spreads, scale_key, undecided_reason
+from costlab.engine.update import ObjectIds, apply_statement
+from costlab.engine.wt import compressor_or_nearest, wiredtiger_version
 from costlab.finding import interval_verdict, judged, verdict_table
-from costlab.inputs import read_csv
+from costlab.inputs import read_csv, read_json
+from costlab.intervals import over_repeats
+from costlab.io import write_csv
 from costlab.jobs import RunFacts
 from costlab.progress import progress
 from costlab.published import Tolerances, read_tolerances, tolerances_or_published
 from costlab.repeats import ENGINE_REPEATS, medians_over_repeats, repeat_values
+from costlab.server.provenance import write_json_atomic
 from costlab.verdicts import Rule, Verdict
 
 NEAREST = {"snappy": ("lz4", "zlib", "none"), "zstd": ("zlib", "lz4", "none")}
@@ -103,8 +118,6 @@ def _grow_by_upserts(
     applies an unordered bulk write's statements (costlab.engine.update: find through the index,
     upsert or update through mongod's update rule). A checkpoint every `checkpoint_every` statements
     stands for mongod's 60-second one. Returns (documents, final data bytes, checkpoints taken)."""
-    from costlab.appversions.load import load_batches
-    from costlab.engine.update import ObjectIds, apply_statement
 
     new_id, seen, checkpoints, inserted = ObjectIds(), 0, 0, 0
     for worker, statements in load_batches(version, events_path, workers, batch_size, chunk_rows):
@@ -164,7 +177,6 @@ def measure_version(version_name: str, events_path: str | Path, home: Path, cach
     the modelled load rate, the oldest timestamp trailing stable by the history window, checkpoints
     at stable: costlab.engine.replset; the oplog and the other tables mongod writes per write are
     not written, their files are not the collection's); None = a standalone (no timestamps)."""
-    from costlab.appversions.events import event_file_rows, read_events
 
     if grown_by not in GROWN_BY:
         raise ValueError(f"engine.appversions.grown_by {grown_by!r}; allowed: {', '.join(GROWN_BY)}")
@@ -233,7 +245,6 @@ def _time_windows_kept(deployment: Deployment) -> str:
 
 def write_engine_events(events_per_year: int, seed: int, window: str, path: Path) -> int:
     """The engine lab's events.parquet (integer-coded, chunk by chunk, as the model step writes it)."""
-    from costlab.appversions.events import iter_event_chunks, write_events
 
     return write_events(
         iter_event_chunks(events_per_year, seed, window=window, chunk_events=CHUNK_ROWS), path
@@ -272,7 +283,6 @@ def over_repeats_table(per_repeat: pl.DataFrame) -> pl.DataFrame:
     `<column>_repeats` for REPEATED), with the median's interval over the repeats of storage_over_data
     (`storage_over_data_low`, `_high`, `interval_confidence`: costlab.intervals.over_repeats; empty for one
     repeat, which has none)."""
-    from costlab.intervals import over_repeats
 
     table = medians_over_repeats(per_repeat, ["version"], REPEATED, {"seed": "seeds"})
     intervals = [over_repeats(repeat_values(row, "storage_over_data")) for row in table.iter_rows(named=True)]
@@ -294,7 +304,6 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None,
     about its verdict (`spreads`: costlab.engine.spread) is inconclusive, "this scale is too small to
     decide". On your own events (`own_events`, appversions.events) no published number judges them: each
     row is `not comparable`, its value kept."""
-    from costlab.intervals import over_repeats
 
     tol = tolerances_or_published(tolerances, "appversions")
     zstd_rule = tol["engine_zstd_over_snappy"].holds()
@@ -359,8 +368,6 @@ def verdicts(table: pl.DataFrame, tolerances: Tolerances | None = None,
             )
         rows.append(row)
     if own_events:
-        from costlab.appversions.user_events import OWN_EVENTS_REASON
-
         rows = [row.but(Verdict.NOT_COMPARABLE, OWN_EVENTS_REASON) for row in rows]
     return verdict_table(rows + engine_variant_rows(table), rounded=True)
 
@@ -370,7 +377,6 @@ ZSTD_PAIR = "appV6R4/appV6R3"   # the spread file's name of the zstd-over-snappy
 
 def _unsupported(row, spreads: dict | None, measured: dict, version: str, column: str, rule):
     """`row` (judged on one run) as inconclusive where the kept runs at its scale disagree under `rule`."""
-    from costlab.engine.spread import scale_key, undecided_reason
 
     if not spreads or row.verdict not in (Verdict.REPRODUCED, Verdict.NOT_REPRODUCED):
         return row
@@ -464,7 +470,6 @@ def day_slice_days(version: AppVersion, settings: dict) -> int:
 
 def write_slice_events(days: int, seed: int, path: Path, events_per_year: int = SLICE_EVENTS_PER_YEAR) -> int:
     """The first `days` days of the article's events (its rate, so its users) as an events.parquet."""
-    from costlab.appversions.events import iter_event_chunks, write_events
 
     return write_events(iter_event_chunks(events_per_year, seed, start=SLICE_START,
                                           end=SLICE_START + timedelta(days=days), chunk_events=CHUNK_ROWS),
@@ -512,7 +517,6 @@ def repeat_seed(seed: int, rep: int) -> int:
     `appversions.seed`, so `engine.appversions.repeats: 1` measures exactly what one run always did;
     every later repeat gets its own, drawn from (seed, rep) by numpy's SeedSequence (independent
     streams, the same on every machine)."""
-    import numpy as np
 
     if int(rep) < 1:
         raise ValueError(f"repeat {rep!r}: repeats count from 1")
@@ -528,9 +532,6 @@ def run_version_job(params: EngineVersionParams, run: RunFacts, name: str, row_p
     one JSON file, written last. `params` are the rule's (costlab.appversions.params.EngineVersionParams),
     `run` the run's facts. With your own events (`params.events_file`, appversions.events) every version and
     repeat grows `own_events` (the events job's events.parquet of them) instead: no day slice, no seed."""
-    from costlab.engine.provenance import engine_provenance
-    from costlab.engine.runs import engine_home
-    from costlab.server.provenance import write_json_atomic
 
     engine_config = params.engine
     settings = engine_config["appversions"]
@@ -546,8 +547,6 @@ def run_version_job(params: EngineVersionParams, run: RunFacts, name: str, row_p
     with engine_home(engine_config.get("workdir"), home_name) as home:
         events_path = home / "events.parquet"
         if mine:
-            from costlab.appversions.events import event_file_rows
-
             events_path = Path(own_events)   # read as the load step reads it; nothing is written to it
             events = event_file_rows(events_path)
             cache_mb = engine_cache_mb(events, settings.get("cache_mb"))
@@ -623,11 +622,6 @@ def merge_engine_job(
     storage table, verdicts and one provenance holding each version job's own. The engine and load
     settings it records are its version jobs' (every one ran with the same: they are each one's params),
     so this job reads no config key its rule does not declare."""
-    from costlab.engine.provenance import engine_provenance
-    from costlab.engine.wt import wiredtiger_version
-    from costlab.inputs import read_json
-    from costlab.io import write_csv
-    from costlab.server.provenance import write_json_atomic
 
     records = {}
     for path in version_paths:
@@ -651,7 +645,6 @@ def merge_engine_job(
     table = over_repeats_table(storage_table(
         [{**records[key]["row"], "rep": key[1]} for key in expected], read_csv(published_path),
         wiredtiger_version()))
-    from costlab.engine.spread import read_spreads
 
     write_csv(verdicts(table, read_tolerances(tolerances_path) if tolerances_path else None,
                        read_spreads(spread_path) if spread_path else None,

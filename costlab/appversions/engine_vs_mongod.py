@@ -18,7 +18,12 @@ from typing import Iterable
 
 import polars as pl
 
+from costlab.engine.replset import replica_set_settings
+from costlab.engine.runs import engine_home
 from costlab.engine.vs_mongod import Band, comparison, write_table
+from costlab.inputs import read_json, read_parquet
+from costlab.server.profiles import get_profile
+from costlab.server.provenance import read_provenance, write_json_atomic
 
 STUDY = "appversions"
 CHECKPOINT_SECONDS = 60  # mongod's storage.syncPeriodSecs default: a checkpoint a minute while loading
@@ -63,7 +68,6 @@ def server_cache_mb(record: dict) -> int:
     asked = (record.get("applied_options") or {}).get("wiredTigerCacheSizeGB")
     if isinstance(asked, (int, float)) and not isinstance(asked, bool):
         return max(1, round(float(asked) * 1024))
-    from costlab.server.profiles import get_profile
 
     try:
         profile = get_profile(record.get("profile") or "")
@@ -112,9 +116,7 @@ def lab_run(
     workdir=None,
 ) -> dict:
     """The engine lab's growth of `version` from the server's events, as the server grew it."""
-    from costlab.appversions.engine import measure_version
-    from costlab.engine.replset import replica_set_settings
-    from costlab.engine.runs import engine_home
+    from costlab.appversions.engine import measure_version  # noqa: PLC0415  heavy: multiprocessing (the load test's workers): a module that starts none stays without it
 
     topology = (
         replica_set_settings(
@@ -150,8 +152,6 @@ def version_row(
 ) -> dict:
     """One loaded version: the server's load (its collStats row and provenance) and the lab's growth of the
     same version from the same events, as the server grew it: {"load", "record", "lab"}."""
-    from costlab.inputs import read_parquet
-    from costlab.server.provenance import read_provenance
 
     load = read_parquet(collstats_path).row(0, named=True)
     record = read_provenance(provenance_path)
@@ -209,7 +209,6 @@ def write_version(
     out_json: str | Path,
 ) -> dict:
     """The per-version job's work: version_row written as JSON (whole, or not at all)."""
-    from costlab.server.provenance import write_json_atomic
 
     row = version_row(collstats_path, provenance_path, events_path, engine_config)
     write_json_atomic(Path(out_json), row)
@@ -220,7 +219,6 @@ def write_comparison(
     version_paths: Iterable[str | Path], out_csv: str | Path, figure_paths: Iterable[str | Path] = ()
 ) -> pl.DataFrame:
     """The merge: every version's rows as results/appversions/engine_vs_mongod.csv and its figure."""
-    from costlab.inputs import read_json
 
     rows = [row for path in version_paths for row in comparison_rows(read_json(path))]
     frame = comparison(rows).sort("workload", "quantity") if rows else comparison(rows)

@@ -31,6 +31,7 @@ from costlab.appversions.registry import STATUSES  # noqa: F401  re-exported: th
 
 # event_days, span_in_years: re-exported (the window module holds how events are spread over a span).
 from costlab.appversions.window import MS_PER_DAY, event_days, event_window, span_in_years  # noqa: F401
+from costlab.io import atomic_path
 
 STATUS_DTYPE = pl.Enum(list(STATUSES))
 # Cumulative status shares: 80 % approved, 10 % noFunds, 7.5 % pending, 2.5 % rejected.
@@ -199,9 +200,7 @@ def write_events(chunks: Iterable[pl.DataFrame], path: str | Path) -> int:
 
     The file appears under `path` only when every chunk is written (costlab.io.atomic_path).
     """
-    import pyarrow.parquet as pq
-
-    from costlab.io import atomic_path
+    import pyarrow.parquet as pq  # noqa: PLC0415  heavy: pyarrow (40 MiB): only where a job reads or writes a Parquet file; a parse that rehearses variants imports the events module
 
     rows = 0
     with atomic_path(path) as tmp:
@@ -245,7 +244,7 @@ def iter_event_file(path: str | Path, chunk_rows: int = DEFAULT_CHUNK_EVENTS) ->
 
 def event_file_rows(path: str | Path) -> int:
     """Number of events in an events.parquet (from its footer; nothing else is read)."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # noqa: PLC0415  heavy: pyarrow (40 MiB): only where a job reads or writes a Parquet file; a parse that rehearses variants imports the events module
 
     with pq.ParquetFile(path) as parquet:
         return parquet.metadata.num_rows

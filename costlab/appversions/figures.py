@@ -18,7 +18,8 @@ from costlab.appversions.names import (
     loadtest_figures,
 )
 from costlab.appversions.registry import in_order
-from costlab.inputs import read_csv
+from costlab.inputs import read_csv, read_parquet
+from costlab.repeats import repeat_values
 from costlab.report.charts import (
     ENGINE_LABEL,
     PUBLISHED_COLOR,
@@ -197,7 +198,6 @@ NOT_REPORTED = "not reported"
 
 def read_server_metrics(paths: list[str | Path]) -> pl.DataFrame:
     """The load tests' server metrics (raw/server_metrics_<version>.parquet), with a version column."""
-    from costlab.inputs import read_parquet
 
     frames = [
         read_parquet(path).with_columns(
@@ -575,7 +575,6 @@ def storage_repeats(storage: pl.DataFrame) -> pl.DataFrame:
     (storage_bytes_repeats and index_bytes_repeats over the version's events; without the index's: its median)
     for the versions measured more than once, where the bar's top is; empty for one repeat (and a table
     from before repeats)."""
-    from costlab.repeats import repeat_values
 
     rows = []
     for r in storage.iter_rows(named=True):

@@ -38,6 +38,7 @@ from costlab.appversions.bsonsize import (
     element,
     string_value,
 )
+from costlab.appversions.buckets import bucket_named
 from costlab.appversions.ids import ITEM_NAME_STRFTIME, bucket_code_expr, build_id
 from costlab.appversions.registry import STATUSES, VersionDeclaration
 
@@ -435,8 +436,6 @@ class Dynamic(BucketLayout):
             )
         # An item name must tell a document's days apart, and Get Reports compares names in the bucket a
         # window cuts: DD repeats every month, MMDD every year (costlab/appversions/buckets.py, `within`).
-        from costlab.appversions.buckets import bucket_named
-
         within = bucket_named(version.bucket).within
         needs = {"DD": ("month",), "MMDD": ("month", "year")}.get(version.item_name_format)
         if needs is not None and within not in needs:

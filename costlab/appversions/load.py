@@ -18,17 +18,25 @@ import multiprocessing as mp
 import os
 import time
 from dataclasses import dataclass
+from itertools import zip_longest
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import polars as pl
+from pymongo import MongoClient
 
+from costlab.appversions.events import event_file_rows, iter_event_file, with_keys
 from costlab.appversions.params import LoadParams
+from costlab.appversions.statements import UpsertCounts, iter_statement_batches, send_update_statements
+from costlab.appversions.versions import get_version
+from costlab.credentials import connection_uri
+from costlab.io import write_parquet
 from costlab.jobs import RunFacts
+from costlab.measure.storage import checkpointed_coll_stats
+from costlab.procs import die_with_parent
 from costlab.progress import progress
-
-if TYPE_CHECKING:  # statements.py imports pymongo; tables.py imports this module for column names only
-    from costlab.appversions.statements import UpsertCounts
+from costlab.server import measuring_job
+from costlab.server.connection import measurement_uri
+from costlab.server.provenance import write_json_atomic
 
 DATABASE = "costlab_appversions"
 PUBLISHED_BATCH_SIZE = 250
@@ -104,8 +112,6 @@ class WorkerRows:
 def statement_batches(version, rows: pl.DataFrame | None, batch_size: int):
     """The update statements of `rows` (integer-coded events), `batch_size` to an update command:
     built by statements.py, vectorised for many rows at once, as the loader sends them."""
-    from costlab.appversions.events import with_keys
-    from costlab.appversions.statements import iter_statement_batches
 
     if rows is None or rows.is_empty():
         return iter(())
@@ -117,7 +123,6 @@ def worker_batches(version, events_path: str | Path, worker: int, workers: int, 
     """Every statement batch load worker `worker` of `workers` sends, in its order. Integer-coded
     chunks of the events file (a 500-million-event file never sits in memory whole); keys become the
     article's strings only for the rows this worker sends, where the statements are built."""
-    from costlab.appversions.events import iter_event_file
 
     owner = WorkerRows(worker, workers, batch_size)
     for chunk in iter_event_file(events_path, chunk_rows):
@@ -131,9 +136,6 @@ def load_batches(
     """(worker, statements) of every batch the load step's `workers` send, the file read once: per
     chunk, the workers' batches taken in turn (the load's workers run at once; this is one order of
     the same batches). What the engine lab applies (costlab.appversions.engine)."""
-    from itertools import zip_longest
-
-    from costlab.appversions.events import iter_event_file
 
     owners = [WorkerRows(w, workers, batch_size) for w in range(workers)]
 
@@ -150,15 +152,8 @@ def load_batches(
 
 
 def _load_worker(job: _LoadJob, counters, parent_pid: int | None = None) -> None:
-    from pymongo import MongoClient
-
-    from costlab.procs import die_with_parent
-
     if parent_pid is not None:
         die_with_parent(parent_pid)   # a load killed with -9 must not leave workers writing
-
-    from costlab.appversions.statements import send_update_statements
-    from costlab.appversions.versions import get_version
 
     version = get_version(job.version)
     client = MongoClient(job.uri, maxPoolSize=1)
@@ -187,11 +182,9 @@ def load_events(uri: str, database: str, collection: str, version: str, events_p
     fails, e.g. on a write error in a reply (the partial collection is then not marked complete:
     the caller writes dataset.json only after this returns).
     """
-    from costlab.appversions.statements import UpsertCounts
 
     if workers < 1:
         raise ValueError(f"load workers must be >= 1, got {workers!r}")
-    from costlab.appversions.events import event_file_rows
 
     total = event_file_rows(events_path)
     ctx = mp.get_context("spawn")   # fresh interpreters: no client state inherited across fork
@@ -251,7 +244,6 @@ def collection_stats(db, collection: str) -> dict:
     Also `block_compressor` (from the WiredTiger creation string, or "not reported") and
     `checkpoint` (whether the server took the checkpoint; see costlab.measure.storage).
     """
-    from costlab.measure.storage import checkpointed_coll_stats
 
     raw, compressor, checkpoint = checkpointed_coll_stats(db, collection)
     return {**{ours: raw.get(theirs) for theirs, ours in COLLSTATS_FIELDS.items()},
@@ -290,7 +282,6 @@ def stats_row(version: str, collection: str, events: int, stats: dict) -> dict:
 
 def write_marker(data_dir: str | Path, record: dict) -> None:
     """dataset.json: written last, so a half-loaded data directory never looks complete."""
-    from costlab.server.provenance import write_json_atomic
 
     write_json_atomic(Path(data_dir) / "dataset.json", record)
 
@@ -309,10 +300,8 @@ def worker_uri(server, server_config: dict) -> str:
     RunningServer.uri has its password removed (it is for provenance); an external deployment's
     workers need the configured URI itself. Local docker/binary servers have no credentials.
     """
-    from costlab.server.connection import measurement_uri
 
     if server.backend == "external":
-        from costlab.credentials import connection_uri
         return measurement_uri(connection_uri(server_config), server_config)
     return measurement_uri(server.uri, server_config)
 
@@ -320,9 +309,6 @@ def worker_uri(server, server_config: dict) -> str:
 def load_job(params: LoadParams, run: RunFacts, version_name: str, events_path: str | Path,
              data_dir: str | Path, collstats_path: str | Path, provenance_path: str | Path) -> dict:
     """The load step of one version: prepare, bulk upsert all events, collStats, marker last."""
-    from costlab.appversions.versions import get_version
-    from costlab.io import write_parquet
-    from costlab.server import measuring_job
 
     version = get_version(version_name)
     batch_size = params.data["batch_size"]

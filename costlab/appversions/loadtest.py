@@ -13,18 +13,25 @@ from typing import Iterator
 
 import polars as pl
 
+from costlab.appversions.events import keys_for_users, users_for
+from costlab.appversions.load import read_marker, worker_uri
 from costlab.appversions.loadtest_plan import LoadTestPlan, loadtest_requests, new_events_2020, schedule
 from costlab.appversions.loadtest_summary import describe_operations
 from costlab.appversions.loadtest_workers import run_loadtest
 from costlab.appversions.params import AuthorsLoadtestParams, LoadtestParams
+from costlab.appversions.regime import measure_regime
+from costlab.appversions.versions import get_version
+from costlab.io import write_parquet
 from costlab.jobs import RunFacts
+from costlab.measure.sampler import ServerSampler, docker_stats_source
+from costlab.measure.storage import checkpointed_coll_stats
+from costlab.server import measuring_job
 
 STORAGE_FIELDS = ("count", "size", "storageSize", "totalIndexSize")
 
 
 def _storage(db, collection: str) -> dict:
     """collStats sizes after a checkpoint (the bytes on disk), and whether the checkpoint was taken."""
-    from costlab.measure.storage import checkpointed_coll_stats
 
     stats, compressor, status = checkpointed_coll_stats(db, collection)
     return {**{f: stats.get(f) for f in STORAGE_FIELDS}, "block_compressor": compressor, "checkpoint": status,
@@ -44,11 +51,6 @@ def loadtest_server(params: LoadtestParams | AuthorsLoadtestParams, run: RunFact
     written there (`t_s` from extra["started_at"], the test's start); extra["storage"] holds the
     collection's collStats sizes at the start and the end.
     """
-    from costlab.appversions.load import read_marker, worker_uri
-    from costlab.appversions.regime import measure_regime
-    from costlab.appversions.versions import get_version
-    from costlab.measure.sampler import ServerSampler, docker_stats_source
-    from costlab.server import measuring_job
 
     version = get_version(version_name)
     marker = read_marker(data_dir)
@@ -90,7 +92,6 @@ def loadtest_server(params: LoadtestParams | AuthorsLoadtestParams, run: RunFact
 
 def write_server_metrics(samples: pl.DataFrame, started_at: str | None, path: str | Path) -> pl.DataFrame:
     """The samples with t_s, seconds from the load test's start (negative before it), written to path."""
-    from costlab.io import write_parquet
 
     start = (
         datetime.fromisoformat(started_at)
@@ -124,10 +125,6 @@ def loadtest_job(
     started. Whether each step met its target is the tables' judgement (appversions_tables, at
     appversions.loadtest.tolerance and bin_seconds, which are its params, not this job's: another tolerance
     must not rerun a load test), and its log says it per version."""
-    from costlab.appversions.events import keys_for_users, users_for
-    from costlab.appversions.load import worker_uri
-    from costlab.appversions.versions import get_version
-    from costlab.io import write_parquet
 
     data, lt = params.data, params.loadtest
     version = get_version(version_name)

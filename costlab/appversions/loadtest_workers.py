@@ -26,9 +26,15 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from pymongo import MongoClient
+from pymongo.errors import ConnectionFailure
 
 from costlab.appversions.loadtest_plan import KINDS, RAW_COLUMNS, LoadTestPlan, assign_workers
+from costlab.appversions.statements import send_update_statements, update_statements
+from costlab.appversions.versions import get_version
+from costlab.procs import die_with_parent
 from costlab.progress import progress
+from costlab.server.connection import ConnectionLost, PoolWatch, display_uri, lost_message
 
 
 def lateness(intended_s: np.ndarray, start_s: np.ndarray, previous_end_s: np.ndarray
@@ -81,17 +87,9 @@ def error_text(exc: Exception) -> str:
 
 def worker_main(spec: WorkerSpec, ready_queue, go_event, t0_value, parent_pid: int | None = None) -> None:
     """One worker process: connect, prepare, wait for the common start, run its operations."""
-    from costlab.procs import die_with_parent
 
     if parent_pid is not None:
         die_with_parent(parent_pid)  # a job killed with -9 must not leave workers sending
-
-    from pymongo import MongoClient
-    from pymongo.errors import ConnectionFailure
-
-    from costlab.appversions.statements import send_update_statements, update_statements
-    from costlab.appversions.versions import get_version
-    from costlab.server.connection import PoolWatch
 
     version = get_version(spec.version)
     watch = PoolWatch()  # a cleared pool: the driver lost the server (and may have reconnected)
@@ -336,8 +334,6 @@ def run_worker_processes(
             process.join()
         reason = lost_reason(specs)
         if reason:
-            from costlab.server.connection import ConnectionLost, display_uri, lost_message
-
             raise ConnectionLost(lost_message(display_uri(uri), f"the load test of {version}", reason))
         failed = [p.name for p in processes if p.exitcode != 0]
         if failed:

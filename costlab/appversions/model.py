@@ -17,7 +17,7 @@ import polars as pl
 
 from costlab.appversions.bsonsize import INT32_BYTES, document, element
 from costlab.appversions.buckets import bucket_named
-from costlab.appversions.events import STATUS_DTYPE, STATUSES
+from costlab.appversions.events import STATUS_DTYPE, STATUSES, iter_event_chunks
 from costlab.appversions.versions import VERSIONS, AppVersion, Bucket, get_version, report_windows
 
 STATS_COLUMNS = ["version", "events", "documents", "avg_doc_bytes", "data_bytes"]
@@ -316,7 +316,6 @@ def reference_stats(events_per_year: int, seed: int, versions: list[str] | None 
     stats_here (the model at events_per_year, same window) is reused when this scale is already the larger
     one.
     """
-    from costlab.appversions.events import iter_event_chunks
 
     rate = max(int(events_per_year), REFERENCE_EVENTS_PER_YEAR)
     if rate == events_per_year and stats_here is not None:

@@ -12,6 +12,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from costlab.appversions.events import DEFAULT_CHUNK_EVENTS, STATUSES, write_events
@@ -42,7 +43,6 @@ SAMPLE_MIX = (0.9, 0.03, 0.05, 0.02)   # approved, noFunds, pending, rejected: n
 def sample_events() -> pl.DataFrame:
     """The shipped sample: 4,000 card payments of 120 terminals (a few busy, most quiet: a Zipf-like share)
     over 2023-2024, at random instants, with amounts; seeded, so the file is the same on every machine."""
-    import numpy as np
 
     rng = np.random.default_rng(SAMPLE_SEED)
     weights = 1.0 / np.arange(1, SAMPLE_TERMINALS + 1) ** 1.1

@@ -5,10 +5,10 @@ Light imports only (no polars, pymongo, WiredTiger): the rule files import it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, TypedDict
 
 from costlab.appversions import names
-from costlab.engine.job_keys import engine_keys, engine_repeat_keys
+from costlab.engine.job_keys import EngineKeys, engine_keys, engine_repeat_keys
 from costlab.jobs import JobParams
 from costlab.namespaces import data_params
 from costlab.repeats import ENGINE_REPEATS
@@ -16,6 +16,49 @@ from costlab.repeats import ENGINE_REPEATS
 # Load-test keys that change only the tables (binning, tolerance) or which versions and drivers run
 # (those choose the jobs, not what one job does): another value must not rerun a load test.
 LOADTEST_TABLE_KEYS = ("versions", "bin_seconds", "tolerance", "authors_driver", "idle_seconds")
+
+
+class _DataSometimes(TypedDict, total=False):
+    # total=False, not NotRequired: this module's annotations are strings, which TypedDict takes as required
+    events: str   # your own events file (appversions.events)
+
+
+class Data(_DataSometimes):
+    """The loaded data's keys (costlab.namespaces.data_params): they name the database."""
+    events_per_year: int
+    seed: int
+    event_window: str
+    batch_size: int
+
+
+class LoadtestSchedule(TypedDict):
+    """loadtest_schedule(config): what changes a load test."""
+    profile: str
+    phase_seconds: float
+    warmup_seconds: float
+    upsert_rates: list[float]
+    report_rates: list[float]
+    rate_scale: float
+    batch_size: int
+    upsert_workers: int
+    report_workers: int
+    metrics_seconds: float
+
+
+class AuthorsLoadtestSchedule(LoadtestSchedule):
+    idle_seconds: float
+
+
+class LoadtestSection(AuthorsLoadtestSchedule):
+    """The whole appversions.loadtest section."""
+    versions: list[str] | None
+    bin_seconds: float | None
+    tolerance: float
+    authors_driver: bool
+
+
+class VersionEngineKeys(EngineKeys):
+    appversions: dict[str, Any]   # engine.appversions (but its repeats, for a repeat's job)
 
 
 def loadtest_schedule(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -57,7 +100,7 @@ class EventsParams(JobParams):
 @dataclass(frozen=True)
 class ModelParams(JobParams):
     versions: list[str]
-    variants: dict    # your own versions' declarations: a changed one is modelled again
+    variants: dict[str, dict[str, Any]]   # your own versions' declarations: a changed one is modelled again
     tolerance: float | None
     events_per_year: int
     seed: int
@@ -81,7 +124,7 @@ class CorrectnessParams(JobParams):
     midday_samples: int
     seed: int
     profile: str      # the load test's server profile, on which the check runs
-    data: dict        # the loaded data's keys: they name the database the check reads (costlab.namespaces)
+    data: Data        # the loaded data's keys: they name the database the check reads (costlab.namespaces)
 
     @classmethod
     def declare(cls, config):
@@ -97,8 +140,8 @@ class CorrectnessParams(JobParams):
 
 @dataclass(frozen=True)
 class LoadParams(JobParams):
-    data: dict        # events_per_year, seed, event_window, batch_size (costlab.namespaces.STUDY_DATA_KEYS)
-    declaration: dict | None   # a variant's declaration (None for a published version)
+    data: Data
+    declaration: dict[str, Any] | None   # a variant's declaration (None for a published version)
     load_workers: int
     profile: str
 
@@ -115,8 +158,8 @@ class LoadParams(JobParams):
 
 @dataclass(frozen=True)
 class LoadtestParams(JobParams):
-    data: dict
-    loadtest: dict    # loadtest_schedule(config): never the tables' tolerance and binning
+    data: Data
+    loadtest: LoadtestSchedule   # never the tables' tolerance and binning
 
     @classmethod
     def declare(cls, config):
@@ -125,8 +168,8 @@ class LoadtestParams(JobParams):
 
 @dataclass(frozen=True)
 class AuthorsLoadtestParams(JobParams):
-    data: dict
-    loadtest: dict    # loadtest_schedule(config) and the authors' idle_seconds
+    data: Data
+    loadtest: AuthorsLoadtestSchedule   # loadtest_schedule(config) and the authors' idle_seconds
 
     @classmethod
     def declare(cls, config):
@@ -141,9 +184,9 @@ class AuthorsLoadtestParams(JobParams):
 
 @dataclass(frozen=True)
 class TablesParams(JobParams):
-    loadtest: dict    # the whole loadtest section: binning and tolerance are the tables' own
+    loadtest: LoadtestSection   # binning and tolerance are the tables' own
     model_tolerance: float | None
-    variants: dict    # which version each variant is compared to
+    variants: dict[str, dict[str, Any]]   # which version each variant is compared to
     events_file: str | None   # your own events: sizes per event are not the article's, not judged by them
 
     @classmethod
@@ -160,7 +203,7 @@ class TablesParams(JobParams):
 @dataclass(frozen=True)
 class FiguresParams(JobParams):
     loadtest_versions: list[str]
-    loadtest: dict
+    loadtest: LoadtestSection
 
     @classmethod
     def declare(cls, config):
@@ -169,8 +212,8 @@ class FiguresParams(JobParams):
 
 @dataclass(frozen=True)
 class EngineVersionParams(JobParams):
-    engine: dict      # the shared engine keys, engine.appversions (but its repeats) and engine.replica_set
-    declaration: dict | None
+    engine: VersionEngineKeys   # the shared engine keys, engine.appversions and engine.replica_set
+    declaration: dict[str, Any] | None
     batch_size: int   # the load step's batches, applied as it sends them
     load_workers: int
     seed: int         # appversions.seed: repeat 1's events seed; repeat r's derives from (seed, r)
@@ -195,7 +238,7 @@ class EngineVersionParams(JobParams):
 class EngineVsMongodParams(JobParams):
     """The engine lab against mongod (appversions_engine_vs_mongod): the shared engine keys (compressors,
     scratch directory, replica set); the work itself (events, batches, workers, cache) is the loads'."""
-    engine: dict
+    engine: EngineKeys
 
     @classmethod
     def declare(cls, config):
@@ -206,7 +249,7 @@ class EngineVsMongodParams(JobParams):
 @dataclass(frozen=True)
 class EngineParams(JobParams):
     versions: list[str]
-    variants: dict    # which version each variant is compared to
+    variants: dict[str, dict[str, Any]]   # which version each variant is compared to
     repeats: int      # engine.appversions.repeats: the version jobs merged per version
     events_file: str | None   # your own events: storage per event is not the article's, not judged by it
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal
 
 from costlab.declarations import NAME_RE
+from costlab.suggest import did_you_mean
 
 # The built-in buckets; a layout file may declare more (costlab/appversions/buckets.py): any registered name.
 Bucket = str
@@ -203,8 +204,6 @@ def config_problem(study_config: dict, declared: Iterable[str] = ()) -> str | No
     ):
         unknown = [n for n in names or () if n not in known]
         if unknown:
-            from costlab.suggest import did_you_mean
-
             return (
                 f"invalid config key {key}: {', '.join(map(repr, unknown))} "
                 f"{'is not an app version' if len(unknown) == 1 else 'are not app versions'} "

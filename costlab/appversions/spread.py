@@ -15,13 +15,14 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+from costlab.appversions.params import EngineVersionParams
+from costlab.appversions.registry import PUBLISHED_NAMES
+from costlab.config import load_config, run_facts
 from costlab.engine.spread import SEPARATOR, scale_key, spread_path, write_spreads
 
 
 def measure(config: dict, runs: int, versions: list[str], command: str) -> list[dict]:
-    from costlab.appversions.engine import ZSTD_PAIR, run_version_job
-    from costlab.appversions.params import EngineVersionParams
-    from costlab.config import run_facts
+    from costlab.appversions.engine import ZSTD_PAIR, run_version_job  # noqa: PLC0415  heavy: multiprocessing (the load test's workers): a module that starts none stays without it
 
     params, facts = EngineVersionParams.from_config(config), run_facts(config, "appversions")
     rows: dict[str, list[dict]] = {v: [] for v in versions}
@@ -54,9 +55,6 @@ def measure(config: dict, runs: int, versions: list[str], command: str) -> list[
 
 
 def main(argv: list[str] | None = None) -> int:
-    from costlab.appversions.registry import PUBLISHED_NAMES
-    from costlab.config import load_config
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configfile", nargs="*", default=[])
     parser.add_argument("--runs", type=int, default=5)

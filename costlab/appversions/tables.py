@@ -8,12 +8,14 @@ from typing import Iterable, Sequence
 
 import polars as pl
 
+from costlab.appversions.conformance import midday_findings
 from costlab.appversions.load import COLLECTION_STATS_COLUMNS
 from costlab.appversions.loadtest_plan import LoadTestPlan
 from costlab.appversions.loadtest_summary import describe_shortfalls, summarize_bins, summarize_phases
 from costlab.appversions.regime import FITS
 from costlab.appversions.regime import UNKNOWN as UNKNOWN_REGIME
 from costlab.appversions.registry import PUBLISHED_NAMES, in_order
+from costlab.appversions.user_events import OWN_EVENTS_REASON
 from costlab.appversions.variant_findings import model_variant_rows, server_variant_rows
 from costlab.finding import (
     AT_THIS_SCALE,
@@ -24,7 +26,8 @@ from costlab.finding import (
     verdict_table,
 )
 from costlab.inputs import read_csv, read_parquet, require_values
-from costlab.published import Tolerances, read_tolerances, tolerances_or_published
+from costlab.io import write_csv
+from costlab.published import ToleranceError, Tolerances, read_tolerances, tolerances_or_published
 from costlab.repeats import SERVER_REPEATS, over_repeat_findings
 from costlab.server.provenance import read_provenance
 from costlab.verdicts import Kind, Verdict, relative_within
@@ -138,7 +141,7 @@ def authors_loadtest_steps(raw_paths: Sequence[str | Path], provenance_paths: Se
                            plan: LoadTestPlan, tolerance: float) -> pl.DataFrame:
     """Per step (the published 5-minute step) of every version the authors' driver tested
     (closedloop.closed_loop_bins: rates by start time, latency percentiles), with server_kind and regime."""
-    from costlab.appversions.closedloop import closed_loop_bins
+    from costlab.appversions.closedloop import closed_loop_bins  # noqa: PLC0415  heavy: the load test's workers: tables and figures read its plan and summaries without them
 
     steps = [closed_loop_bins(read_parquet(path), plan, None, tolerance) for path in raw_paths]
     return pl.concat(steps, how="vertical_relaxed").with_columns(
@@ -179,7 +182,6 @@ def stand_in_or(row: Finding, stand_in: bool) -> Finding:
 
 def relative_fraction(tolerances: Tolerances | None, finding_id: str) -> float:
     """A relative tolerance's fraction (|this run / published - 1| <= it) from appversions_tolerances.csv."""
-    from costlab.published import ToleranceError
 
     tolerance = tolerances_or_published(tolerances, STUDY)[finding_id]
     if tolerance.rule != "relative":
@@ -408,7 +410,6 @@ def collection_findings(stats: pl.DataFrame, model_here: pl.DataFrame | None = N
 
 def _not_the_articles(rows: list[Finding]) -> list[Finding]:
     """Rows measured on your own events (appversions.events): kept, `not comparable` to a published number."""
-    from costlab.appversions.user_events import OWN_EVENTS_REASON
 
     return [row.but(Verdict.NOT_COMPARABLE, OWN_EVENTS_REASON) for row in rows]
 
@@ -593,7 +594,6 @@ def published_vs_reproduced(collection_stats: pl.DataFrame, steps: pl.DataFrame,
     load-test findings over them (loadtest_findings_over_repeats).
     tolerances: appversions_tolerances.csv's rows (read from resources/published when None);
     model_tolerance: the appversions.model_tolerance override of its `model` row (None: the published one)."""
-    from costlab.appversions.conformance import midday_findings
 
     tol = tolerances_or_published(tolerances, STUDY)
     explained = scale_explained(
@@ -632,7 +632,6 @@ def write_tables(
 
     Returns the count of findings per verdict and server kind, and which load-test steps missed their
     target per version at appversions.loadtest.tolerance and bin_seconds (loadtest_shortfalls): the log."""
-    from costlab.io import write_csv
 
     plan = LoadTestPlan.from_config(loadtest_settings)
     stats = collection_stats_table(inputs.collstats, inputs.load_provenance, inputs.published_collection,

@@ -26,6 +26,7 @@ from typing import Any
 import polars as pl
 
 from costlab.appversions.registry import STATUSES
+from costlab.paths import CHECKOUT, snakemake_path_problem, user_file_path
 from costlab.suggest import did_you_mean
 
 KEY = "appversions.events"
@@ -59,7 +60,6 @@ def _fail(path: Any, problem: str) -> EventsFileError:
 def events_path(path: str | Path) -> Path:
     """Where a configured events file is: a relative path from the working directory (where results/ is
     written), else from costlab's checkout (the sample it ships): costlab.paths.user_file_path."""
-    from costlab.paths import user_file_path
 
     return user_file_path(path)
 
@@ -142,7 +142,6 @@ def validated_events(path: str) -> pl.DataFrame:
     if not isinstance(path, str) or not path:
         raise EventsFileError(f"invalid config key {KEY}: {path!r} is not a file's path "
                               "(e.g. examples/events/terminals.csv)")
-    from costlab.paths import CHECKOUT, snakemake_path_problem
 
     if snakemake_path_problem(path):
         raise _fail(path, snakemake_path_problem(path))

@@ -31,9 +31,11 @@ to check each variant against its layout (`Layout.check`): the one place that kn
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Mapping
@@ -251,8 +253,6 @@ def trial_import_problem(path: Any, timeout_s: float | None = None) -> str | Non
     the import returns, else what it did instead, to follow "importing <file> " (raised, exited, ran past
     the limit).
     A file that calls sys.exit() or loops forever at import can then neither end nor hang the run."""
-    import subprocess
-    import sys
 
     limit = ceilings.LAYOUT_IMPORT_S if timeout_s is None else timeout_s
     try:
@@ -276,7 +276,6 @@ VETTED_DIR = Path(".snakemake") / "costlab" / "layout_files_vetted"
 
 def _vetted_import_problem(path: Path) -> str | None:
     """trial_import_problem, once per content of the file in this working directory."""
-    import hashlib
 
     marker = VETTED_DIR / hashlib.sha256(path.read_bytes()).hexdigest()
     if marker.is_file():
@@ -310,7 +309,7 @@ def import_layout_file(path: Any) -> list[str]:
     problem = _vetted_import_problem(resolved)   # first in a child process, with a time limit
     if problem:
         raise FieldProblem(f"importing {path} {problem}")
-    from costlab.appversions.layouts import PUBLISHED_LAYOUTS, Layout, register_layout
+    from costlab.appversions.layouts import PUBLISHED_LAYOUTS, Layout, register_layout  # noqa: PLC0415  heavy: numpy, polars, pymongo; the rule files import this module
 
     module_name = f"costlab_user_layout_{len(_LAYOUT_FILES)}_{resolved.stem}"
     spec = importlib.util.spec_from_file_location(module_name, resolved)
@@ -322,7 +321,7 @@ def import_layout_file(path: Any) -> list[str]:
         del sys.modules[module_name]
         said = str(err).splitlines()[0] if str(err) else ""
         raise FieldProblem(f"importing {path} failed: {type(err).__name__}: {said}") from None
-    from costlab.appversions.buckets import BUILT_IN, Bucket, register_bucket
+    from costlab.appversions.buckets import BUILT_IN, Bucket, register_bucket  # noqa: PLC0415  heavy: numpy, polars; the rule files import this module
 
     declared = [obj for obj in vars(module).values()
                 if isinstance(obj, type) and obj.__module__ == module_name and getattr(obj, "name", "")]
@@ -356,8 +355,8 @@ def import_layout_file(path: Any) -> list[str]:
 
 def forget_layout_files() -> None:
     """Unregister the layouts imported from layout files (the next read imports them again)."""
-    from costlab.appversions.buckets import unregister_bucket
-    from costlab.appversions.layouts import unregister_layout
+    from costlab.appversions.buckets import unregister_bucket  # noqa: PLC0415  heavy: numpy, polars; the rule files import this module
+    from costlab.appversions.layouts import unregister_layout  # noqa: PLC0415  heavy: numpy, polars, pymongo; the rule files import this module
 
     for names in _LAYOUT_FILES.values():
         for layout in names:
@@ -377,13 +376,13 @@ def layout_files(section: dict) -> dict[str, str]:
 def _check_layouts(declared: list[VersionDeclaration]) -> None:
     """Each variant's layout exists and holds its declaration (Layout.check: the layout's own rule). The
     workflow then rehearses it when the rules are read, before any job (costlab.appversions.rehearsal)."""
-    from costlab.appversions.layouts import layout_named
+    from costlab.appversions.layouts import layout_named  # noqa: PLC0415  heavy: numpy, polars, pymongo; the rule files import this module
 
     for d in declared:
         try:
             layout = layout_named(d.layout_name)
         except ValueError as err:
-            from costlab.appversions.layouts import registered_layouts
+            from costlab.appversions.layouts import registered_layouts  # noqa: PLC0415  heavy: numpy, polars, pymongo; the rule files import this module
 
             suggestion = did_you_mean(d.layout_name, registered_layouts())
             raise DECLARED.fail(d.name, "layout", str(err) + suggestion) from None

@@ -59,6 +59,7 @@ from costlab.appversions.ids import (  # noqa: F401
 )
 from costlab.appversions.layouts import DayRule, Layout, array_daily_update, layout_named  # noqa: F401
 from costlab.appversions.registry import SHORT_NAMES, Bucket, Report, VersionDeclaration  # noqa: F401
+from costlab.appversions.variants import register_from_environment
 
 WINDOW_NAMES: dict[int, str] = {
     1: "oneYear",
@@ -410,8 +411,6 @@ def get_version(name: str) -> AppVersion:
     """The registered version `name` with its layout; ValueError naming the allowed names otherwise."""
     if name not in registry.version_names():
         # a spawned worker of a job that registered the config's variants (appversions.variants)
-        from costlab.appversions.variants import register_from_environment
-
         register_from_environment()
     declared = registry.declaration(name)
     cached = _BUILT.get(name)

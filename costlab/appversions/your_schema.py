@@ -13,6 +13,10 @@ from pathlib import Path
 
 import polars as pl
 
+from costlab.appversions.events import users_for
+from costlab.appversions.variant_findings import per_event
+from costlab.appversions.variants import DECLARED
+from costlab.repeats import repeat_values
 from costlab.yourschema import EXACT, ONE_RUN, CostRow, Point, SchemaFigure, YourSchema, ratio_over_repeats
 
 ENGINE = "engine lab"
@@ -22,7 +26,6 @@ MODEL = "model"
 def compare_pairs(section: dict) -> dict[str, str]:
     """{variant: its compare_to} of the variants `section` declares and lists in its versions (a variant
     without a base or compare_to is compared with nothing and left out)."""
-    from costlab.appversions.variants import DECLARED
 
     listed = set(section.get("versions") or ())
     return {name: other for name, other in DECLARED.compare_pairs(section).items() if name in listed}
@@ -31,7 +34,6 @@ def compare_pairs(section: dict) -> dict[str, str]:
 def _rows_by_version(path: Path) -> dict[str, dict]:
     if not path.is_file():
         return {}
-    from costlab.appversions.variant_findings import per_event
 
     frame = per_event(pl.read_csv(path, infer_schema_length=10000))
     return {str(r["version"]): r for r in frame.iter_rows(named=True)} if "version" in frame.columns else {}
@@ -49,7 +51,6 @@ def _total(row: dict | None) -> float | None:
 
 def _engine_interval(mine: dict, theirs: dict, columns: tuple[str, ...]) -> str:
     """The ratio's interval over the engine lab's repeats (each repeat the same events seed for both)."""
-    from costlab.repeats import repeat_values
 
     def per_event(row: dict) -> list[float]:
         parts = [repeat_values(row, c.replace("_per_event", "")) for c in columns]
@@ -67,7 +68,6 @@ def your_schema(study_dir: Path, config: dict) -> YourSchema | None:
     pairs = compare_pairs(section)
     if not pairs:
         return None
-    from costlab.appversions.events import users_for
 
     model = _rows_by_version(study_dir / "model" / "stats.csv")
     engine = _rows_by_version(study_dir / "engine" / "storage.csv")

@@ -8,6 +8,7 @@ tables and figures (what the report shows), published (the article's numbers).
 from __future__ import annotations
 
 from costlab.arraygrowth.ceilings import CEILINGS
+from costlab.arraygrowth.elements import problem
 from costlab.arraygrowth.targets import targets
 from costlab.study import ENGINE_S, EngineOverlay, Overlay, RuleAsk, Study
 
@@ -16,7 +17,6 @@ WRITE_OPS_PER_S = 100          # assumed single-document updates per second (arr
 
 def _config_problem(config: dict) -> str | None:
     """A user's elements (arraygrowth.elements) and the workloads naming them: one line naming the key."""
-    from costlab.arraygrowth.elements import problem
 
     return problem(config.get("arraygrowth") or {})
 

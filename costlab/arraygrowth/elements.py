@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from costlab.arraygrowth.names import FALLBACK_VARIANTS, PUBLISHED_WORKLOADS
@@ -65,7 +66,7 @@ class ElementDeclaration:
 
     def describe(self) -> dict:
         """What a rerun depends on (a job parameter): the element as canonical Extended JSON."""
-        from bson import json_util
+        from bson import json_util  # noqa: PLC0415  heavy: bson; the rule files import this module (the registry loads arraygrowth)
 
         return {"element": json_util.dumps(self.value, json_options=json_util.CANONICAL_JSON_OPTIONS),
                 "update": self.update, "slice": self.slice, "compare_to": self.compare_to}
@@ -74,9 +75,7 @@ class ElementDeclaration:
 def advanced(value: Any, i: int) -> Any:
     """`value` with every integer advanced by i, keeping its BSON width (an int32 wraps within int32, an
     int64 stays int64), and every date by i seconds; other values as they are."""
-    from datetime import datetime, timedelta
-
-    from bson import Int64
+    from bson import Int64  # noqa: PLC0415  heavy: bson; the rule files import this module (the registry loads arraygrowth)
 
     if isinstance(value, bool):
         return value
@@ -97,8 +96,8 @@ def advanced(value: Any, i: int) -> Any:
 
 def _read_element(spec: Any) -> tuple[Any, str | None]:
     """(the element as BSON values, its file or None): the reader of an element's `element`."""
-    from bson import json_util
-    from bson.errors import InvalidBSON
+    from bson import json_util  # noqa: PLC0415  heavy: bson; the rule files import this module (the registry loads arraygrowth)
+    from bson.errors import InvalidBSON  # noqa: PLC0415  heavy: bson; the rule files import this module (the registry loads arraygrowth)
 
     source = None
     if isinstance(spec, str):

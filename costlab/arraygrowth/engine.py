@@ -12,13 +12,18 @@ same way and records which record-store path each update took.
 from __future__ import annotations
 
 import time
+from datetime import datetime, timezone
 from typing import Callable, Iterator, Sequence
 
 import bson
 import polars as pl
 from bson import ObjectId
 
+from costlab.arraygrowth.element_findings import engine_element_rows
+from costlab.arraygrowth.elements import declarations
+from costlab.arraygrowth.engine_verdicts import arraygrowth_findings
 from costlab.arraygrowth.fit import FitError, fit_power_law
+from costlab.arraygrowth.model import fallback_conditions
 from costlab.arraygrowth.names import PUBLISHED_WORKLOADS
 from costlab.arraygrowth.params import EngineParams
 from costlab.arraygrowth.workloads import (
@@ -32,6 +37,7 @@ from costlab.arraygrowth.workloads import (
     big_element,
     collection_name,
     element_params,
+    fallback_settings,
     inserted_document,
     job_name,
     timestamp,
@@ -41,12 +47,17 @@ from costlab.engine.bsonbytes import append_int64_to_last_field, append_to_last_
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import PROFILES, Deployment, check_profile
 from costlab.engine.oplog import push_diff
-from costlab.engine.provenance import SERVER_KIND
+from costlab.engine.provenance import SERVER_KIND, engine_provenance
 from costlab.engine.replset import ReplicaSetSettings, replica_set_settings
 from costlab.engine.runs import engine_home, engine_settings
-from costlab.inputs import read_csv
+from costlab.engine.verdicts import engine_frame
+from costlab.inputs import read_csv, read_json
+from costlab.io import write_csv
 from costlab.jobs import RunFacts
 from costlab.progress import progress
+from costlab.published import read_tolerances
+from costlab.repeats import medians_over_repeats, over_repeat_findings
+from costlab.server.provenance import write_json_atomic
 
 NAMESPACE = "costlab_arraygrowth.timestamps"   # the fallback sweep's; a growth run's is the server's
 
@@ -283,8 +294,6 @@ def run_fallback_variant(profile: str, variant: str, params: FallbackParams, set
 def fallback_sweep(profiles: Sequence[str], variants: Sequence[str], params: FallbackParams,
                    settings: EngineSettings, workdir=None, retryable_writes: bool = True,
                    replica_set: ReplicaSetSettings | None = None) -> pl.DataFrame:
-    from costlab.arraygrowth.model import fallback_conditions
-
     described = settings.describe()
     rows = [run_fallback_variant(p, v, params, settings, workdir, retryable_writes, replica_set) | {
                 "wt_version": described["wt_version"], "journal_compressor": settings.journal_compressor,
@@ -386,13 +395,6 @@ def run_engine_repeat(params: EngineParams, run: RunFacts, rep: int, log_bytes_p
     row with its `rep`, and the repeat's provenance; `params` are the rule's
     (costlab.arraygrowth.params.EngineParams, without the repeats), `run` the run's facts. The runs are
     deterministic writes (no seed): a repeat runs the same writes again on a fresh engine."""
-    from datetime import datetime, timezone
-
-    from costlab.arraygrowth.elements import declarations
-    from costlab.arraygrowth.workloads import fallback_settings
-    from costlab.engine.provenance import engine_provenance
-    from costlab.io import write_csv
-    from costlab.server.provenance import write_json_atomic
 
     engine_config = params.engine
     ns = engine_config["arraygrowth"].get("ns") or params.ns
@@ -458,10 +460,6 @@ def merge_repeats(per_repeat: Sequence[pl.DataFrame], workloads: Sequence[str], 
     (costlab.repeats.over_repeat_findings: a value the same in every repeat is [x, x], "the same in all N
     repeats")). `workloads`: arraygrowth.workloads (the article's ones kept in log_bytes.csv); `elements`
     and `pairs`: the user's elements' runs per repeat and what each is compared to."""
-    from costlab.arraygrowth.element_findings import engine_element_rows
-    from costlab.arraygrowth.engine_verdicts import arraygrowth_findings
-    from costlab.engine.verdicts import engine_frame
-    from costlab.repeats import medians_over_repeats, over_repeat_findings
 
     asked = [frame.filter(pl.col("workload").is_in(list(workloads))) for frame in per_repeat]
     findings = []
@@ -486,15 +484,6 @@ def merge_engine_repeats(params, run: RunFacts, log_bytes_paths: Sequence, prove
     exponents of the medians), the verdicts (merge_repeats), fallback.csv and elements.csv (medians with
     each repeat's values) and one provenance holding each repeat's; `params`: the merge rule's
     (costlab.arraygrowth.params.EngineMergeParams)."""
-    from datetime import datetime
-
-    from costlab.arraygrowth.elements import declarations
-    from costlab.engine.provenance import engine_provenance
-    from costlab.inputs import read_json
-    from costlab.io import write_csv
-    from costlab.published import read_tolerances
-    from costlab.repeats import medians_over_repeats
-    from costlab.server.provenance import write_json_atomic
 
     repeats = int(params.repeats)
     per_repeat = _repeats_in_order([read_csv(p) for p in log_bytes_paths], "log_bytes", repeats)

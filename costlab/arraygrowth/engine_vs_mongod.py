@@ -13,7 +13,10 @@ from typing import Iterable
 
 import polars as pl
 
+from costlab.arraygrowth.engine import run_workload
 from costlab.arraygrowth.tables import per_op, read_raw
+from costlab.engine.replset import mongod_rules, replica_set_settings
+from costlab.engine.runs import engine_settings
 from costlab.engine.vs_mongod import (
     Band,
     comparison,
@@ -45,9 +48,6 @@ QUANTITIES: dict[str, tuple[str, str, str, Band]] = {
 def engine_run(profile: str, workload: str, n: int, rules: str, engine_config: dict,
                writes_per_second: int, workdir=None) -> dict:
     """The engine lab's run of the same work under `rules` (MONGOD_RULES' key)."""
-    from costlab.arraygrowth.engine import run_workload
-    from costlab.engine.replset import mongod_rules, replica_set_settings
-    from costlab.engine.runs import engine_settings
 
     settings, _ = engine_settings(engine_config)
     replica_set = replica_set_settings(engine_config, writes_per_second, **mongod_rules(rules))

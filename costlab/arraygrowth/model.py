@@ -26,7 +26,15 @@ import numpy as np
 import polars as pl
 from bson import ObjectId
 
-from costlab.arraygrowth.workloads import ARRAY_FIELD, FALLBACK_VARIANTS, JOB_FIELDS, FallbackParams, job_name
+from costlab.arraygrowth.workloads import (
+    ARRAY_FIELD,
+    FALLBACK_VARIANTS,
+    JOB_FIELDS,
+    FallbackParams,
+    fallback_settings,
+    job_name,
+)
+from costlab.io import write_csv
 
 MIN_LENGTH_FOR_DIFF = 1024
 MAX_GROWTH_FRACTION_DIVISOR = 10
@@ -128,8 +136,6 @@ def fallback_conditions(params: FallbackParams, variants=FALLBACK_VARIANTS) -> p
 
 def write_fallback_model(section: dict, path) -> pl.DataFrame:
     """Server-free step: the model table for config arraygrowth.fallback to model/fallback_conditions.csv."""
-    from costlab.arraygrowth.workloads import fallback_settings
-    from costlab.io import write_csv
 
     params, variants = fallback_settings(section)
     frame = fallback_conditions(params, variants)

@@ -5,10 +5,26 @@ Light imports only (no polars, pymongo, WiredTiger): the rule files import it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, TypedDict
 
-from costlab.engine.job_keys import engine_repeat_keys
+from costlab.engine.job_keys import EngineKeys, engine_repeat_keys
 from costlab.jobs import JobParams
 from costlab.repeats import ENGINE_REPEATS
+
+
+class Fallback(TypedDict):
+    """arraygrowth.fallback: the sweep's variants and sizes."""
+    enabled: bool
+    updates: int
+    elements_per_update: int
+    big_element_bytes: int
+    small_doc_elements: int
+    slice_elements: int
+    variants: list[Any]
+
+
+class ArraygrowthEngineKeys(EngineKeys):
+    arraygrowth: dict[str, Any]   # engine.arraygrowth but its repeats
 
 
 def _element(config):
@@ -20,7 +36,7 @@ def _element(config):
 @dataclass(frozen=True)
 class RunParams(JobParams):
     ns: list[int]
-    element: dict | None = None   # the workload's declaration when it is your element (arraygrowth.elements)
+    element: dict[str, Any] | None = None   # the workload's declaration when it is your element
 
     @classmethod
     def declare(cls, config):
@@ -29,7 +45,7 @@ class RunParams(JobParams):
 
 @dataclass(frozen=True)
 class FallbackSweepParams(JobParams):
-    fallback: dict    # arraygrowth.fallback: the sweep's variants and sizes (the model's too)
+    fallback: Fallback   # the sweep's variants and sizes (the model's too)
 
     @classmethod
     def declare(cls, config):
@@ -49,12 +65,12 @@ class FigureParams(JobParams):
 class EngineParams(JobParams):
     """One repeat's engine job (arraygrowth_engine_repeat): not the repeats, so another count reruns no
     measured repeat."""
-    engine: dict      # the shared engine keys and engine.arraygrowth but its repeats (engine_repeat_keys)
+    engine: ArraygrowthEngineKeys   # the shared engine keys and engine.arraygrowth (engine_repeat_keys)
     ns: list[int]
     profiles: list[str]
     workloads: list[str]
-    fallback: dict
-    elements: dict    # your own elements (arraygrowth.elements), every one measured in the engine lab
+    fallback: Fallback
+    elements: dict[str, dict[str, Any]]   # your own elements, every one measured in the engine lab
 
     @classmethod
     def declare(cls, config):
@@ -70,7 +86,7 @@ class EngineMergeParams(JobParams):
     """The merge of the repeats (arraygrowth_engine): which workloads its log_bytes.csv keeps, what each of
     your elements is compared to, and how many repeats it expects."""
     workloads: list[str]
-    elements: dict
+    elements: dict[str, dict[str, Any]]
     repeats: int      # engine.arraygrowth.repeats
 
     @classmethod
@@ -84,7 +100,7 @@ class EngineMergeParams(JobParams):
 class EngineVsMongodParams(JobParams):
     """The engine lab against mongod (arraygrowth_engine_vs_mongod): the lab's keys, and the rate that dates
     the replica set's commits."""
-    engine: dict
+    engine: ArraygrowthEngineKeys
     writes_per_second: int
 
     @classmethod

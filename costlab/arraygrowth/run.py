@@ -19,6 +19,7 @@ from bson.raw_bson import RawBSONDocument
 from pymongo import MongoClient
 from pymongo.collection import Collection
 
+from costlab.arraygrowth.elements import one_declaration
 from costlab.arraygrowth.params import FallbackSweepParams, RunParams
 from costlab.arraygrowth.workloads import (
     ARRAY_FIELD,
@@ -187,7 +188,6 @@ def run_growth_job(params: RunParams, run: RunFacts, profile: str, workload: str
     extra = {"study": "arraygrowth", "workload": workload, "ns": list(ns)}
     elements = None
     if params.element is not None:   # a user's element (arraygrowth.elements): what was measured, as declared
-        from costlab.arraygrowth.elements import one_declaration
 
         elements = {workload: params.element}
         extra["element"] = one_declaration(workload, params.element).describe()

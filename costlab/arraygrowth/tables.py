@@ -10,11 +10,14 @@ from typing import Iterable, Sequence
 
 import polars as pl
 
+from costlab.arraygrowth.element_findings import server_element_rows
 from costlab.arraygrowth.fit import FitError, PowerLawFit, fit_power_law
+from costlab.arraygrowth.published import read_published_cursor_calls, read_published_log_bytes
 from costlab.arraygrowth.run import NOT_REPORTED
 from costlab.finding import AT_THIS_SCALE, NOT_JUDGED, STAND_IN, Finding, judged, verdict_table
 from costlab.inputs import read_csv, read_parquet
-from costlab.published import Tolerances, tolerances_or_published
+from costlab.io import write_csv
+from costlab.published import Tolerances, read_tolerances, tolerances_or_published
 from costlab.server.provenance import read_provenance
 from costlab.verdicts import NOT_MEASURED, Verdict
 
@@ -366,7 +369,6 @@ def element_table(raw: pl.DataFrame, element_raw_paths: Sequence[str | Path],
                   element_provenance_paths: Sequence[str | Path]) -> pl.DataFrame:
     """The rows of a user's elements measured on the server, beside what each is compared to (its
     declaration, from the job's provenance: what the server ran)."""
-    from costlab.arraygrowth.element_findings import server_element_rows
 
     elements = with_provenance_kind(read_raw(element_raw_paths), element_provenance_paths)
     pairs = {}
@@ -394,9 +396,6 @@ def build_tables(
     """Write runs, fit, counts, published_vs_reproduced (and fallback when given) CSVs atomically. The runs
     of a user's elements (element_raw_paths: arraygrowth.elements listed in arraygrowth.workloads) add their
     rows of kind user variant to published_vs_reproduced, beside what each is compared to."""
-    from costlab.arraygrowth.published import read_published_cursor_calls, read_published_log_bytes
-    from costlab.io import write_csv
-    from costlab.published import read_tolerances
 
     raw = with_provenance_kind(read_raw(raw_paths), provenance_paths)
     published = read_published_log_bytes(*([published_log_bytes] if published_log_bytes else []))

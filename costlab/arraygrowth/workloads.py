@@ -13,6 +13,7 @@ from typing import Callable
 from bson import Int64
 from pymongo.collection import Collection
 
+from costlab.arraygrowth.elements import one_declaration
 from costlab.arraygrowth.names import FALLBACK_VARIANTS
 from costlab.progress import progress
 
@@ -105,8 +106,6 @@ def get_workload(name: str, elements: dict | None = None) -> tuple[Callable, Cal
     if name in WORKLOADS:
         return WORKLOADS[name]
     if elements and name in elements:
-        from costlab.arraygrowth.elements import one_declaration
-
         return element_workload(one_declaration(name, elements[name]))
     allowed = [*WORKLOADS, *(elements or {})]
     raise ValueError(f"unknown arraygrowth workload {name!r}; allowed: {', '.join(allowed)}")

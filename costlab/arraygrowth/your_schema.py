@@ -11,14 +11,15 @@ from pathlib import Path
 
 import polars as pl
 
+from costlab.arraygrowth.elements import DECLARED
+from costlab.arraygrowth.fit import FitError, fit_power_law
+from costlab.repeats import repeat_values
 from costlab.yourschema import EXACT, ONE_RUN, CostRow, Point, SchemaFigure, YourSchema, ratio_over_repeats
 
 ENGINE = "engine lab"
 
 
 def compare_pairs(section: dict) -> dict[str, str]:
-    from costlab.arraygrowth.elements import DECLARED
-
     return DECLARED.compare_pairs(section)
 
 
@@ -43,8 +44,6 @@ def _runs(study_dir: Path) -> pl.DataFrame | None:
 
 
 def _exponent(runs: pl.DataFrame) -> float | None:
-    from costlab.arraygrowth.fit import FitError, fit_power_law
-
     try:
         return fit_power_law(runs["n"].to_list(), runs["log_bytes"].to_list(), "log bytes").exponent
     except FitError:
@@ -56,7 +55,6 @@ def your_schema(study_dir: Path, config: dict) -> YourSchema | None:
     runs = _runs(study_dir)
     if not pairs or runs is None:
         return None if not pairs else YourSchema("arraygrowth", "engine lab: not run yet", ())
-    from costlab.repeats import repeat_values
 
     rows: list[CostRow] = []
     for name, other in pairs.items():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from costlab.docsize.ceilings import CEILINGS, ENGINE_CACHE_KEYS, engine_problem, large_cache_mb
 from costlab.docsize.datasets import datasets, relation_problem
+from costlab.docsize.documents import problem as documents_problem
 from costlab.docsize.documents import server_datasets
 from costlab.docsize.names import RUNS
 from costlab.docsize.targets import targets
@@ -53,8 +54,6 @@ def _config_problem(config: dict) -> str | None:
     problem = relation_problem(section)
     if problem is None and section.get("documents"):
         # your own documents (docs/variants.md): reads each sample, so only a config that declares one pays
-        from costlab.docsize.documents import problem as documents_problem
-
         problem = documents_problem(section)
     return problem
 

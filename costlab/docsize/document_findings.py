@@ -21,6 +21,8 @@ from costlab.docsize.documents import ORDERS
 from costlab.docsize.generate import target_doc_bytes
 from costlab.docsize.protocol import SHAPES
 from costlab.finding import Finding, verdict_table
+from costlab.inputs import read_csv
+from costlab.io import write_csv
 from costlab.verdicts import is_missing
 
 RUN = "small_cache"      # the article's bytes-read table
@@ -88,8 +90,6 @@ def document_rows(orders: pl.DataFrame, documents: dict[str, pl.DataFrame], comp
 def write_document_findings(params, orders_path, document_paths: list, out_path) -> pl.DataFrame:
     """results/docsize/engine/your_documents.csv from the orders' and each document's cache_reads.csv.
     `params`: costlab.docsize.params.DocumentFindingsParams (each document's compare_to)."""
-    from costlab.inputs import read_csv
-    from costlab.io import write_csv
 
     tables = {}
     for path in document_paths:

@@ -14,13 +14,20 @@ import json
 from pathlib import Path
 
 import polars as pl
+from bson.raw_bson import RawBSONDocument
 
+from costlab.docsize import document_data
 from costlab.docsize import documents as user_documents
 from costlab.docsize.datasets import DATABASE, Dataset
 from costlab.docsize.document_findings import compared_cells
 from costlab.docsize.documents import ORDERS, DocumentDeclaration
+from costlab.docsize.load import collection_stats
+from costlab.docsize.names import RUNS
 from costlab.docsize.protocol import SHAPES
+from costlab.docsize.run import QuerySpec, cold_cache, get_run, measure_dataset
 from costlab.finding import NOT_JUDGED, STAND_IN, USER_VARIANT_REASON, Finding, verdict_table
+from costlab.io import atomic_path, write_csv
+from costlab.server import measuring_job
 from costlab.verdicts import NOT_MEASURED, Kind, Verdict, is_missing
 
 MARKER = "dataset.json"
@@ -32,24 +39,18 @@ MEASURES = {"client_ms": ("client time", "ms"), "server_ms": ("server time", "ms
 def document_dataset(declaration: DocumentDeclaration, document: dict, label: str,
                      sizes_kb: list[int]) -> Dataset:
     return Dataset(user_documents.dataset_name(declaration.name, label),
-                   user_documents.measured_size_kb(declaration, document, label, sizes_kb), "document")
+                   document_data.measured_size_kb(declaration, document, label, sizes_kb), "document")
 
 
 def query_spec(declaration: DocumentDeclaration, document: dict):
-    from costlab.docsize.run import QuerySpec
-
     key = declaration.projected[0]
     return QuerySpec(declaration.projected,
-                     lambda position: user_documents.key_value(document, key, position))
+                     lambda position: document_data.key_value(document, key, position))
 
 
 def load_document(client, declaration: DocumentDeclaration, document: dict, label: str, study_config: dict,
                   data_dir: str | Path, database: str = DATABASE, load_id: str | None = None) -> dict:
     """(Re)create the document's collection and its index on the projected fields; write the marker last."""
-    from bson.raw_bson import RawBSONDocument
-
-    from costlab.docsize.load import collection_stats
-    from costlab.io import atomic_path
 
     data_dir = Path(data_dir)
     marker = data_dir / MARKER
@@ -59,7 +60,7 @@ def load_document(client, declaration: DocumentDeclaration, document: dict, labe
     db.drop_collection(dataset.collection)
     grown = None if label == "sample" else dataset.size_kb
     documents = int(study_config["docs_per_collection"])
-    for _, batch in user_documents.batches(declaration, document, grown, documents, int(study_config["seed"]),
+    for _, batch in document_data.batches(declaration, document, grown, documents, int(study_config["seed"]),
                                            int(study_config["customers"]), batch_docs=512):
         db[dataset.collection].insert_many([RawBSONDocument(d) for d in batch], ordered=True)
     db[dataset.collection].create_index([(f, 1) for f in declaration.projected], name=declaration.index_name)
@@ -76,7 +77,6 @@ def load_document(client, declaration: DocumentDeclaration, document: dict, labe
 
 def load_job(params, run, label: str, data_dir, provenance_path) -> dict:
     """The load step of one document at one size (params: costlab.docsize.params.DocumentServerParams)."""
-    from costlab.server import measuring_job
 
     declaration = params.declaration()
     document = user_documents.read_sample(declaration.sample, declaration.name)
@@ -91,8 +91,6 @@ def load_job(params, run, label: str, data_dir, provenance_path) -> dict:
 
 def measure_job(params, run, run_name: str, label: str, data_dir, provenance_path) -> pl.DataFrame:
     """One run on one document's dataset, with the orders' protocol; its raw rows (costlab.docsize.run)."""
-    from costlab.docsize.run import cold_cache, get_run, measure_dataset
-    from costlab.server import measuring_job
 
     declaration = params.declaration()
     document = user_documents.read_sample(declaration.sample, declaration.name)
@@ -125,7 +123,6 @@ def _medians(raw: pl.DataFrame) -> dict[tuple, dict]:
 def server_rows(orders: pl.DataFrame, documents: dict[str, pl.DataFrame], compare_to: dict[str, str]
                 ) -> list[Finding]:
     """Per document, run, size, shape and measure: the document's median over its compare_to's."""
-    from costlab.docsize.names import RUNS
 
     rows = []
     for name, other, raw, mine_cells, theirs_cells in compared_cells(orders, documents, compare_to,
@@ -168,7 +165,6 @@ def server_rows(orders: pl.DataFrame, documents: dict[str, pl.DataFrame], compar
 
 def write_server_findings(params, order_paths: list, document_paths: list, out_path) -> pl.DataFrame:
     """results/docsize/tables/your_documents.csv (params: DocumentFindingsParams, each one's compare_to)."""
-    from costlab.io import write_csv
 
     orders = pl.concat([pl.read_parquet(p) for p in order_paths], how="diagonal_relaxed")
     tables: dict[str, pl.DataFrame] = {}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,8 @@ class DocumentDeclaration:
 def _sample(path: Any) -> dict:
     """The sample document a `sample` names (canonical or relaxed extended JSON, or plain JSON), or
     FieldProblem."""
-    from bson import json_util
-    from bson.errors import InvalidBSON
+    from bson import json_util  # noqa: PLC0415  heavy: bson; the rule files import this module (the registry loads docsize)
+    from bson.errors import InvalidBSON  # noqa: PLC0415  heavy: bson; the rule files import this module (the registry loads docsize)
 
     content = read_text(path, user_file(path, "a file's path (e.g. documents/mine.json)"))
     document = parsed_json(content, path, json_util.loads, "not valid JSON or extended JSON",
@@ -88,9 +89,7 @@ def read_sample(path: str | Path, name: str = "?") -> dict:
 
 def _kind(value: Any) -> str:
     """The type of a projected value, in the words of the messages: date, number, string, objectId, other."""
-    from datetime import datetime
-
-    from bson import Int64, ObjectId
+    from bson import Int64, ObjectId  # noqa: PLC0415  heavy: bson; the rule files import this module (the registry loads docsize)
 
     # bool first: a bool is an int
     kinds = ((bool, "boolean"), (datetime, "date"), ((int, float, Int64), "number"), (str, "string"),
@@ -148,9 +147,9 @@ def _build(entry: Entry) -> DocumentDeclaration:
             raise entry.fail("projected", f"{field!r} is a {kind}: a projected field is {PROJECTED_TYPES} "
                                           "(an array's index is multikey and covers nothing)")
     if grow:
-        import bson
+        import bson  # noqa: PLC0415  heavy: bson; the rule files import this module (the registry loads docsize)
 
-        from costlab.docsize.generate import target_doc_bytes
+        from costlab.docsize.generate import target_doc_bytes  # noqa: PLC0415  heavy: numpy; the rule files import this module
 
         own = len(bson.encode(document))
         sizes = [int(s) for s in entry.section.get("sizes_kb") or ()]
@@ -207,133 +206,8 @@ def size_labels(declaration: DocumentDeclaration, sizes_kb: list[int]) -> list[s
     return [f"{int(s)}k" for s in sizes_kb] if declaration.grow else ["sample"]
 
 
-def nearest_size_kb(document_bytes: int, sizes_kb: list[int]) -> int:
-    """The configured size whose order is closest in BSON bytes (what a document kept as it is is compared
-    with)."""
-    from costlab.docsize.generate import target_doc_bytes
-
-    return min((int(s) for s in sizes_kb), key=lambda s: (abs(target_doc_bytes(s) - document_bytes), s))
-
-
-def measured_size_kb(declaration: DocumentDeclaration, document: dict, label: str,
-                     sizes_kb: list[int]) -> int:
-    """The size a document's label stands beside: its own ('4k' -> 4), or the nearest order's ('sample')."""
-    import bson
-
-    if label != "sample":
-        return int(label[:-1])
-    return nearest_size_kb(len(bson.encode(document)), sizes_kb)
-
-
 def dataset_name(name: str, label: str) -> str:
     """The server dataset (and collection) of a declared document at one size: doc_<name>_<label>."""
     return f"doc_{name}_{label}"
 
 
-def _element_offsets(encoded: bytes) -> dict[str, int]:
-    """name -> offset of its value bytes, for a document's top-level elements."""
-    from costlab.engine.bsonbytes import _FIXED_SIZES, _value_size
-
-    offsets = {}
-    i, end = 4, len(encoded) - 1
-    while i < end:
-        kind = encoded[i]
-        name_end = encoded.index(b"\0", i + 1)
-        value = name_end + 1
-        offsets[encoded[i + 1:name_end].decode()] = value
-        size = _FIXED_SIZES.get(kind)
-        i = value + (size if size is not None else _value_size(encoded, kind, value))
-    return offsets
-
-
-def _key_slot(value: Any) -> tuple[str, Any]:
-    """(the template's slot for the window key, a placeholder of its BSON type)."""
-    from datetime import datetime, timezone
-
-    from bson import Int64
-
-    if isinstance(value, datetime):
-        return "createdAt", datetime(1970, 1, 1, tzinfo=timezone.utc)
-    if isinstance(value, Int64) or (isinstance(value, int) and not -(1 << 31) <= value < (1 << 31)):
-        return "position_int64", Int64(0)
-    if isinstance(value, int):
-        return "position_int32", 0
-    return "position_double", 0.0
-
-
-def document_template(declaration: DocumentDeclaration, document: dict, size_kb: int | None, seed: int):
-    """The template (costlab.docsize.generate.Template) of the declared document: `_id` first, the sample's
-    fields with the window key's slot, and, at `size_kb`, the orders' filler that makes it exactly
-    target_doc_bytes(size_kb) (None: the sample as it is)."""
-    import bson
-    import numpy as np
-    from bson import ObjectId
-
-    from costlab.docsize.generate import Template, _history_lengths, _write_history, _Writer, target_doc_bytes
-
-    key = declaration.projected[0]
-    slot, placeholder = _key_slot(document[key])
-    fields = {"_id": ObjectId(bytes(12)), **{k: v for k, v in document.items() if k != "_id"}}
-    fields[key] = placeholder
-    filler = filler_name(fields)
-    lengths: list[int] = []
-    if size_kb is not None:
-        empty = len(bson.encode({**fields, filler: []}))
-        lengths = _history_lengths(target_doc_bytes(size_kb) - empty, seed, size_kb)
-    prefix = bson.encode(fields)
-    offsets = _element_offsets(prefix)
-    writer = _Writer()
-    writer.buf = bytearray(prefix[:-1])
-    writer.slots = {"_id": offsets["_id"], slot: offsets[key]}
-    at_offsets: list[int] = []
-    note_offsets: list[int] = []
-    if size_kb is not None:
-        _write_history(writer, filler, lengths, at_offsets, note_offsets)
-    writer.buf += b"\0"
-    writer.buf[0:4] = len(writer.buf).to_bytes(4, "little")
-    note_lengths = np.array(lengths, dtype=np.int64)
-    gaps_rng = np.random.default_rng([seed, size_kb or 0, 3])
-    at_gaps_ms = np.cumsum(gaps_rng.integers(1, 240, size=len(lengths))) * 60_000
-    text_offsets = (np.concatenate([[0], np.cumsum(note_lengths)[:-1]]).astype(np.int64) if lengths
-                    else note_lengths)
-    return Template(np.frombuffer(bytes(writer.buf), dtype=np.uint8), dict(writer.slots),
-                    np.array(at_offsets, dtype=np.int64), np.array(note_offsets, dtype=np.int64),
-                    note_lengths, text_offsets, at_gaps_ms)
-
-
-def key_value(document: dict, key: str, position: int):
-    """The window key's value of the order at `position` (what the template's slot holds)."""
-    from datetime import timedelta
-
-    from bson import Int64
-
-    from costlab.docsize.generate import EPOCH_MS, MINUTE_MS
-    slot, placeholder = _key_slot(document[key])
-    if slot == "createdAt":
-        return placeholder + timedelta(milliseconds=EPOCH_MS + position * MINUTE_MS)
-    if slot == "position_int64":
-        return Int64(position)
-    return position if slot == "position_int32" else float(position)
-
-
-def batches(declaration: DocumentDeclaration, document: dict, size_kb: int | None, documents: int, seed: int,
-            customers: int | None = None, batch_docs: int = 1024):
-    """(index key dicts, encoded documents) per batch, in window-key order: what a load inserts."""
-    from bson import ObjectId
-
-    from costlab.docsize.generate import order_fields, template_batches
-
-    tpl = document_template(declaration, document, size_kb, seed)
-    ids = order_fields(documents, seed, customers).ids
-    key = declaration.projected[0]
-    constant = {f: document[f] for f in declaration.projected[1:]}
-    stream = sum(declaration.name.encode()) + 1000 * (size_kb or 0)
-    position = 0
-    for encoded in template_batches(tpl, documents, seed, stream=stream, customers=customers,
-                                    batch_docs=batch_docs):
-        keys = []
-        for k in range(len(encoded)):
-            keys.append({"_id": ObjectId(ids[position + k].tobytes()),
-                         key: key_value(document, key, position + k), **constant})
-        position += len(encoded)
-        yield keys, encoded

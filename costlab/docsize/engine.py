@@ -34,10 +34,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable, Iterator
 
+import bson
 import polars as pl
 from bson import ObjectId
 
+from costlab.docsize import document_data
+from costlab.docsize import documents as user_documents
 from costlab.docsize.ceilings import large_cache_mb
+from costlab.docsize.engine_verdicts import docsize_verdicts
 from costlab.docsize.generate import EPOCH_MS, generate_bson_batches, order_fields
 from costlab.docsize.params import EngineParams
 from costlab.docsize.protocol import SHAPES, plan_blocks
@@ -45,13 +49,18 @@ from costlab.engine import stats
 from costlab.engine.bsonbytes import pick_fields
 from costlab.engine.connection import Engine, EngineSettings
 from costlab.engine.deployment import Deployment
-from costlab.engine.provenance import SERVER_KIND
+from costlab.engine.provenance import SERVER_KIND, engine_provenance
+from costlab.engine.runs import engine_home, engine_settings
+from costlab.engine.wt import wiredtiger_version
 from costlab.finding import samples_text
 from costlab.inputs import read_csv
-from costlab.intervals import over_samples
+from costlab.intervals import over_repeats, over_samples
+from costlab.io import write_csv
 from costlab.jobs import RunFacts
 from costlab.progress import progress
+from costlab.published import read_tolerances
 from costlab.repeats import ENGINE_REPEATS
+from costlab.server.provenance import write_json_atomic
 
 PUBLISHED_DOCS = 50_000
 PUBLISHED_SMALL_CACHE_MB = 256
@@ -331,7 +340,6 @@ def mean_intervals(measured: pl.DataFrame) -> pl.DataFrame:
     costlab.intervals). Several (engine.docsize.repeats, each the whole protocol from a cold start): the
     median of the repeats' means with its order-statistic interval, the repeat the sampling unit (the queries
     of one repeat share its cache's history)."""
-    from costlab.intervals import over_repeats
 
     rows = []
     for keys, group in measured.group_by(CELL_KEYS, maintain_order=True):
@@ -394,11 +402,6 @@ def run_engine_job(params: EngineParams, run: RunFacts, cache_reads_path, querie
                    tolerances_path=None) -> pl.DataFrame:
     """The docsize engine lab: every size's collection in WiredTiger, its queries' cache reads; `params` are
     the rule's (costlab.docsize.params.EngineParams), `run` the run's facts for the provenance."""
-    from costlab.engine.provenance import engine_provenance
-    from costlab.engine.runs import engine_home, engine_settings
-    from costlab.engine.wt import wiredtiger_version
-    from costlab.io import write_csv
-    from costlab.server.provenance import write_json_atomic
 
     engine_config, study = params.engine, params.section()
     engine_docsize = engine_config["docsize"]
@@ -422,8 +425,6 @@ def run_engine_job(params: EngineParams, run: RunFacts, cache_reads_path, querie
                       resolved["block_compressor_wanted"])
     write_csv(queries, queries_path)
     if verdicts_path is not None:
-        from costlab.docsize.engine_verdicts import docsize_verdicts
-        from costlab.published import read_tolerances
         tolerances = read_tolerances(tolerances_path) if tolerances_path else None
         write_csv(
             docsize_verdicts(
@@ -460,11 +461,10 @@ def run_engine_job(params: EngineParams, run: RunFacts, cache_reads_path, querie
 def document_subject(declaration, document: dict, size_kb: int | None, documents: int, seed: int,
                      customers: int | None, label: str) -> Subject:
     """A user's declared document (costlab.docsize.documents) at `size_kb` (None: as the sample is)."""
-    from costlab.docsize import documents as user_documents
 
     return Subject(declaration.collection(label), declaration.projected,
-                   lambda: user_documents.batches(declaration, document, size_kb, documents, seed, customers),
-                   lambda position: user_documents.key_value(document, declaration.projected[0], position))
+                   lambda: document_data.batches(declaration, document, size_kb, documents, seed, customers),
+                   lambda position: document_data.key_value(document, declaration.projected[0], position))
 
 
 def run_document_engine_job(params, run: RunFacts, cache_reads_path, queries_path, provenance_path,
@@ -472,14 +472,6 @@ def run_document_engine_job(params, run: RunFacts, cache_reads_path, queries_pat
     """One declared document (docsize.documents) on the engine lab, with the orders' protocol and settings
     (engine.docsize): per size (each configured size when it grows, else the sample as it is) whole /
     projection / covered in every run. `params`: costlab.docsize.params.DocumentEngineParams."""
-    import bson
-
-    from costlab.docsize import documents as user_documents
-    from costlab.engine.provenance import engine_provenance
-    from costlab.engine.runs import engine_home, engine_settings
-    from costlab.engine.wt import wiredtiger_version
-    from costlab.io import write_csv
-    from costlab.server.provenance import write_json_atomic
 
     engine_config, study = params.engine, params.section()
     engine_docsize = engine_config["docsize"]
@@ -496,7 +488,7 @@ def run_document_engine_job(params, run: RunFacts, cache_reads_path, queries_pat
         for label in labels:
             bar.set_postfix_str(label)
             grown = int(label[:-1]) if declaration.grow else None
-            size_kb = grown or user_documents.nearest_size_kb(len(bson.encode(document)), study["sizes_kb"])
+            size_kb = grown or document_data.nearest_size_kb(len(bson.encode(document)), study["sizes_kb"])
             subject = document_subject(declaration, document, grown, documents, int(study["seed"]), customers,
                                        label)
             with engine_home(workdir or engine_config.get("workdir"),

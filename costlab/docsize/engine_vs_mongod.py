@@ -17,7 +17,11 @@ from typing import Iterable
 
 import polars as pl
 
+from costlab.docsize.engine import measure_size
+from costlab.docsize.names import RUNS
+from costlab.engine.runs import engine_home, engine_settings
 from costlab.engine.vs_mongod import Band, comparison, server_versions, write_table
+from costlab.inputs import read_csv, read_parquet
 
 STUDY = "docsize"
 RUN = "small_cache"  # the run the engine finding is about (costlab.docsize.names.RUNS)
@@ -108,8 +112,6 @@ def lab_on_server_work(
     """The engine lab's small-cache run on the server's work: its documents (docs_per_collection, seed,
     customers), windows (window_minutes, the small-cache run's warm-ups and queries, `repeats` repeats) and
     cache (`cache_mb`, what mongod reported). Returns per-query rows as engine/queries.csv has them."""
-    from costlab.docsize.engine import measure_size
-    from costlab.engine.runs import engine_home, engine_settings
 
     settings, _ = engine_settings(engine_config)
     engine_docsize = {
@@ -169,8 +171,6 @@ def write_comparison(
 ) -> tuple[pl.DataFrame, list[str]]:
     """The rule's work: the server's small-cache runs beside the engine lab's (its own run when that was the
     same work, else the lab again on the server's); returns (the table, what made the lab run again)."""
-    from costlab.docsize.names import RUNS
-    from costlab.inputs import read_csv, read_parquet
 
     raw = pl.concat([read_parquet(p) for p in raw_paths], how="diagonal_relaxed")
     collstats = pl.concat([read_parquet(p) for p in collstats_paths], how="diagonal_relaxed")

@@ -14,6 +14,7 @@ import altair as alt
 import polars as pl
 
 from costlab.docsize import SHAPE_COLORS
+from costlab.docsize.engine import COLD_PER_SHAPE
 from costlab.docsize.names import (
     FIGURES,  # noqa: F401 (re-exported: one source, tests/test_rule_imports.py)
     RUNS,
@@ -237,7 +238,6 @@ def engine_run_labels(cache_reads: pl.DataFrame) -> dict[str, str]:
     """Each run's panel name from what the engine ran with ('51 MB cache, random windows'), in RUNS order,
     then the engine's own runs (the small_cache_cold_per_shape variant: '…, cold start per shape
     (variant)'); a table without cache_mb/windows keeps the run's own label."""
-    from costlab.docsize.engine import COLD_PER_SHAPE
 
     present = list(dict.fromkeys(cache_reads["run"].to_list()))
     labels = {}
@@ -293,7 +293,6 @@ def engine_bytes_read_frame(cache_reads: pl.DataFrame, published: pl.DataFrame) 
     engine = cache_reads.select("run", pl.col("size_kb").cast(pl.Int64), "shape",
                                 pl.col("bytes_read_into_cache_median").cast(pl.Float64).alias("value"),
                                 pl.lit(ENGINE_SOURCE).alias("source"), *interval)
-    from costlab.docsize.engine import COLD_PER_SHAPE
 
     theirs = published.filter(pl.col("metric") == "bytes_read_into_cache").select(
         "run", pl.col("size_kb").cast(pl.Int64), "shape", pl.col("value").cast(pl.Float64),

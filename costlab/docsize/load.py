@@ -12,13 +12,14 @@ from pathlib import Path
 from bson.raw_bson import RawBSONDocument
 from pymongo.database import Database
 
-from costlab.docsize.datasets import DATABASE, Dataset
+from costlab.docsize.datasets import DATABASE, Dataset, parse_dataset
 from costlab.docsize.generate import default_batch_docs, generate_bson_batches
 from costlab.docsize.params import LoadParams
 from costlab.io import atomic_path
 from costlab.jobs import RunFacts
 from costlab.measure.storage import checkpointed_coll_stats
 from costlab.progress import progress
+from costlab.server import measuring_job
 
 WINDOW_INDEX = [("createdAt", 1), ("total", 1)]
 WINDOW_INDEX_NAME = "createdAt_1_total_1"
@@ -107,8 +108,6 @@ def read_marker(data_dir: str | Path, dataset: Dataset, study_config: dict) -> d
 def load_job(params: LoadParams, run: RunFacts, dataset_name: str, data_dir: str | Path,
              provenance_path: str | Path) -> dict:
     """The load step: a standalone server on data_dir, the dataset loaded, provenance written."""
-    from costlab.docsize.datasets import parse_dataset
-    from costlab.server import measuring_job
 
     study_config = params.section()
     dataset = parse_dataset(dataset_name)

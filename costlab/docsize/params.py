@@ -5,15 +5,50 @@ Light imports only (no polars, pymongo, WiredTiger): the rule files import it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
-from costlab.engine.job_keys import engine_keys
+from costlab.docsize.documents import DECLARED, ORDERS, DocumentDeclaration
+from costlab.engine.job_keys import EngineKeys, engine_keys
 from costlab.jobs import JobParams
 from costlab.namespaces import data_params
 from costlab.repeats import COUNT_KEY
 
 
-def _data_section(data: dict) -> dict[str, Any]:
+class Data(TypedDict):
+    """The loaded data's keys (costlab.namespaces.data_params): they name the database."""
+    docs_per_collection: int
+    seed: int
+    customers: int
+    spread_customer: bool
+
+
+class Runs(TypedDict):
+    """docsize.runs: each run's warm-ups and timed queries."""
+    same_window: dict[str, Any]
+    random_windows: dict[str, Any]
+    small_cache: dict[str, Any]
+
+
+class Protocol(TypedDict):
+    """The docsize keys of the server's work: the loaded orders, the window, the runs."""
+    docs_per_collection: int
+    window_minutes: int
+    seed: int
+    customers: int
+    runs: Runs
+
+
+class ModelStudy(Protocol):
+    """The docsize section the model reads: every size, variant and count (not your documents)."""
+    sizes_kb: list[int]
+    variants: dict[str, Any]
+
+
+class DocsizeEngineKeys(EngineKeys):
+    docsize: dict[str, Any]   # engine.docsize
+
+
+def _data_section(data: Data) -> dict[str, Any]:
     """The loaded data's keys (namespaces.data_params) in the docsize section's own shape."""
     return {
         "docs_per_collection": data["docs_per_collection"],
@@ -25,7 +60,7 @@ def _data_section(data: dict) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class ModelParams(JobParams):
-    study: dict       # the docsize section: every size, variant and count is the model's (not your documents)
+    study: ModelStudy   # every size, variant and count is the model's (not your documents)
 
     @classmethod
     def declare(cls, config):
@@ -35,7 +70,7 @@ class ModelParams(JobParams):
 
 @dataclass(frozen=True)
 class LoadParams(JobParams):
-    data: dict        # docs_per_collection, seed, customers, spread_customer (costlab.namespaces)
+    data: Data
 
     @classmethod
     def declare(cls, config):
@@ -53,9 +88,9 @@ QUERY_ORDER = "interleaved (RMIT); cold-start runs in blocks, the article's orde
 
 @dataclass(frozen=True)
 class MeasureParams(JobParams):
-    data: dict
+    data: Data
     window_minutes: int
-    runs: dict        # warm-ups and timed queries per run
+    runs: Runs
     order: str        # QUERY_ORDER (the repeat is the job's {rep} wildcard, not a param: docsize.repeats)
 
     @classmethod
@@ -87,7 +122,7 @@ FiguresParams = TablesParams   # the figures read the same one key
 
 @dataclass(frozen=True)
 class EngineParams(JobParams):
-    engine: dict      # the shared engine keys and engine.docsize (engine_keys)
+    engine: DocsizeEngineKeys   # the shared engine keys and engine.docsize (engine_keys)
     sizes_kb: list[int]
     seed: int
     customers: int
@@ -106,8 +141,8 @@ class EngineParams(JobParams):
 class EngineVsMongodParams(JobParams):
     """The engine lab against mongod (docsize_engine_vs_mongod): the server's work (the loaded orders, the
     window, the runs' warm-ups and queries) and the lab's keys, should the lab run that work again."""
-    engine: dict
-    study: dict
+    engine: DocsizeEngineKeys
+    study: Protocol
 
     @classmethod
     def declare(cls, config):
@@ -121,8 +156,6 @@ class _DeclaredDocument:
     """A job of one declared document: its `name` and `document` fields as a DocumentDeclaration."""
 
     def declaration(self):
-        from costlab.docsize.documents import ORDERS, DocumentDeclaration
-
         return DocumentDeclaration(self.name, self.document["sample"], tuple(self.document["projected"]),
                                    bool(self.document.get("grow", True)),
                                    self.document.get("compare_to", ORDERS))
@@ -132,12 +165,12 @@ class _DeclaredDocument:
 class DocumentEngineParams(_DeclaredDocument, JobParams):
     """One declared document's engine-lab job (docsize.documents.<name>): the orders' engine settings, so its
     numbers stand beside the orders' at the same scale."""
-    engine: dict
+    engine: DocsizeEngineKeys
     sizes_kb: list[int]
     seed: int
     customers: int
     name: str
-    document: dict    # its declaration: sample, projected, grow, compare_to
+    document: dict[str, Any]   # its declaration: sample, projected, grow, compare_to
 
     @classmethod
     def declare(cls, config):
@@ -155,12 +188,10 @@ class DocumentEngineParams(_DeclaredDocument, JobParams):
 @dataclass(frozen=True)
 class DocumentFindingsParams(JobParams):
     """The rows of "Your variants" for the declared documents: each one's compare_to."""
-    documents: dict   # name -> compare_to
+    documents: dict[str, str]   # name -> compare_to
 
     @classmethod
     def declare(cls, config):
-        from costlab.docsize.documents import DECLARED
-
         return {"documents": DECLARED.compare_pairs(config["docsize"])}
 
 
@@ -174,10 +205,10 @@ def _document_fields(config) -> dict:
 @dataclass(frozen=True)
 class DocumentLoadParams(_DeclaredDocument, JobParams):
     """One declared document's load at one size (the orders' data keys: its count, seed and customers)."""
-    data: dict
+    data: Data
     sizes_kb: list[int]   # a document kept as it is stands beside the nearest size
     name: str
-    document: dict
+    document: dict[str, Any]
 
     @classmethod
     def declare(cls, config):
@@ -191,12 +222,12 @@ class DocumentLoadParams(_DeclaredDocument, JobParams):
 @dataclass(frozen=True)
 class DocumentMeasureParams(_DeclaredDocument, JobParams):
     """One run on one declared document's dataset, with the orders' protocol keys."""
-    data: dict
+    data: Data
     window_minutes: int
-    runs: dict
+    runs: Runs
     sizes_kb: list[int]
     name: str
-    document: dict
+    document: dict[str, Any]
     order: str        # QUERY_ORDER
 
     @classmethod

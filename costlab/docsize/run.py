@@ -31,9 +31,9 @@ import polars as pl
 from pymongo import ASCENDING
 from pymongo.collection import Collection
 
-from costlab.docsize.datasets import DATABASE, Dataset
+from costlab.docsize.datasets import DATABASE, Dataset, check_study_config, parse_dataset
 from costlab.docsize.generate import EPOCH_MS, MINUTE_MS, order_fields
-from costlab.docsize.load import CUSTOMER_INDEX_NAME, WINDOW_INDEX_NAME, collection_stats
+from costlab.docsize.load import CUSTOMER_INDEX_NAME, WINDOW_INDEX_NAME, collection_stats, read_marker
 from costlab.docsize.names import RUNS, RunSpec
 from costlab.docsize.params import MeasureParams
 from costlab.docsize.protocol import (
@@ -49,6 +49,7 @@ from costlab.jobs import RunFacts
 from costlab.measure import counter_delta, get_path, plan_summary, snapshot
 from costlab.progress import progress
 from costlab.repeats import SERVER_REPEATS
+from costlab.server import measuring_job
 from costlab.server.provenance import server_kind as kind_of_server
 
 SHAPES = ("whole", "projection", "covered")
@@ -495,9 +496,6 @@ def measure_job(params: MeasureParams, run_facts: RunFacts, run_name: str, datas
                 provenance_path: str, rep: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
     """One measuring job, repeat `rep`: a server of the run's profile on the loaded data dir, all queries in
     job_order's order, provenance (with that order: `extra.order`)."""
-    from costlab.docsize.datasets import check_study_config, parse_dataset
-    from costlab.docsize.load import read_marker
-    from costlab.server import measuring_job
 
     study_config = params.section()
     check_study_config(study_config)

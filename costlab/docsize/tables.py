@@ -10,6 +10,7 @@ from typing import Iterable, Sequence
 
 import polars as pl
 
+from costlab.docsize.engine_verdicts import bytes_read_rule
 from costlab.docsize.names import QUERY_TABLES, RUNS, table_names
 from costlab.docsize.run import SHAPES
 from costlab.finding import (
@@ -22,8 +23,9 @@ from costlab.finding import (
     verdict_table,
 )
 from costlab.inputs import read_csv, read_parquet
+from costlab.intervals import over_repeats
 from costlab.measure import summarize
-from costlab.published import Tolerances, tolerances_or_published
+from costlab.published import PUBLISHED_DIR, Tolerances, read_tolerances, tolerances_or_published
 from costlab.verdicts import Rule, Verdict, at_least, relative_within
 
 MEASURES = (
@@ -228,7 +230,6 @@ NOT_REPORTED = "counter not reported by the server"  # the reason (not run) of a
 
 def _collection_tolerances(published_collections: str | Path | None) -> dict[int, float]:
     """{size_kb: tolerance_pct} beside each published mean size (docsize_collections.csv)."""
-    from costlab.published import PUBLISHED_DIR
 
     published_collections = published_collections or PUBLISHED_DIR / "docsize_collections.csv"
     frame = read_csv(
@@ -239,7 +240,6 @@ def _collection_tolerances(published_collections: str | Path | None) -> dict[int
 
 def _facts(published_facts: str | Path | None) -> dict[str, float]:
     """{fact: value} of docsize_facts.csv."""
-    from costlab.published import PUBLISHED_DIR
 
     frame = read_csv(published_facts or PUBLISHED_DIR / "docsize_facts.csv", columns=("fact", "value"),
                      numeric=("value",))
@@ -266,7 +266,6 @@ def published_vs_reproduced(summary: pl.DataFrame, model: pl.DataFrame, publishe
     (costlab.finding.interval_verdict: reproduced, not reproduced or inconclusive); a row the stand-in or the
     scale makes not comparable stays so, with the median and its interval. One repeat (or None): each server
     row as one run gives it, "one run: no interval"."""
-    from costlab.intervals import over_repeats
 
     args = (model, published_queries, window_minutes, small_cache, published_collections, tolerances,
             published_facts)
@@ -432,8 +431,6 @@ def _judged_rows(summary: pl.DataFrame, model: pl.DataFrame, published_queries: 
                    lambda: _value(summary, "same_window", large, "projection", "plan"), "FETCH"))
     # Every published cell of the small-cache bytes-read table, at every size this run measured (the same
     # rules as the engine lab's cells); a published size this run did not measure says so.
-    from costlab.docsize.engine_verdicts import bytes_read_rule
-
     scale = 1000 / window_minutes
     for cell in pub.filter((pl.col("run") == "small_cache") & (pl.col("metric") == "bytes_read_into_cache")) \
             .sort("size_kb", "shape").iter_rows(named=True):
@@ -518,8 +515,6 @@ def build_tables(
     tolerances_path: str | Path | None = None,
     published_facts: str | Path | None = None,
 ) -> dict[str, pl.DataFrame]:
-    from costlab.published import read_tolerances
-
     raw = read_frames(raw_paths)
     summary = summary_table(raw)
     repeats = repeat_summaries(raw)

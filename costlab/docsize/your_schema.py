@@ -12,6 +12,11 @@ from pathlib import Path
 
 import polars as pl
 
+from costlab.docsize.document_findings import MEASURE, RUN
+from costlab.docsize.documents import DECLARED, ORDERS
+from costlab.docsize.generate import target_doc_bytes
+from costlab.docsize.protocol import SHAPES
+from costlab.finding import read_samples
 from costlab.yourschema import EXACT, CostRow, Point, SchemaFigure, YourSchema, ratio_over_queries
 
 ENGINE = "engine lab"
@@ -19,14 +24,10 @@ COMPARED_READ_NOTHING = "the compared read 0 B per query: no ratio"
 
 
 def compare_pairs(section: dict) -> dict[str, str]:
-    from costlab.docsize.documents import DECLARED
-
     return DECLARED.compare_pairs(section)
 
 
 def _cells(path: Path) -> dict[tuple[int, str], dict]:
-    from costlab.docsize.document_findings import RUN
-
     if not path.is_file():
         return {}
     frame = pl.read_csv(path, infer_schema_length=10000)
@@ -39,8 +40,6 @@ def _cells(path: Path) -> dict[tuple[int, str], dict]:
 
 
 def _mean(row: dict | None) -> float | None:
-    from costlab.docsize.document_findings import MEASURE
-
     value = None if row is None else row.get(MEASURE)
     return None if value is None or value != value else float(value)
 
@@ -57,10 +56,6 @@ def your_schema(study_dir: Path, config: dict) -> YourSchema | None:
     pairs = compare_pairs(config.get("docsize") or {})
     if not pairs:
         return None
-    from costlab.docsize.documents import ORDERS
-    from costlab.docsize.generate import target_doc_bytes
-    from costlab.docsize.protocol import SHAPES
-    from costlab.finding import read_samples
 
     engine = study_dir / "engine"
     orders = _cells(engine / "cache_reads.csv")

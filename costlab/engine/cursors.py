@@ -13,13 +13,13 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Callable
 
+from costlab.engine.wt import wiredtiger_module
+
 
 @lru_cache(maxsize=1)
 def _pack_int() -> Callable[[int], bytes]:
-    from costlab.engine.wt import wiredtiger_module
-
     wiredtiger_module()   # the module's import path, with its one clear error where it is missing
-    from wiredtiger.intpacking import pack_int
+    from wiredtiger.intpacking import pack_int  # noqa: PLC0415  heavy: wiredtiger: the engine lab's module; without it EngineUnavailable says what to install
     return pack_int
 
 

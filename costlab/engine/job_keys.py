@@ -2,11 +2,26 @@
 (costlab/<study>/params.py)."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, TypedDict
 
 from costlab.engine.extensions import compressors_loaded
 from costlab.registry import REGISTRY, STUDY_NAMES
 from costlab.repeats import ENGINE_REPEATS
+
+
+class _EngineKeysSometimes(TypedDict, total=False):
+    # total=False, not NotRequired: this module's annotations are strings, which TypedDict takes as required
+    replica_set: dict[str, Any]   # the studies whose engine jobs read it (Study.engine_replica_set)
+
+
+class EngineKeys(_EngineKeysSometimes):
+    """engine_keys(config, study): the shared engine keys an engine job reads (engine.<study> aside)."""
+    enabled: bool
+    journal_compressor: str
+    block_compressor: str
+    retryable_writes: bool
+    workdir: str | None
+    compressors_loaded: dict[str, Any]   # what the engine lab loads (costlab.engine.extensions)
 
 
 def engine_keys(config: Mapping[str, Any], study: str) -> dict[str, Any]:

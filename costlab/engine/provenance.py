@@ -4,9 +4,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from costlab.config import run_facts
 from costlab.engine.extensions import extension_status
 from costlab.engine.wt import available_compressors, compressor_or_nearest, wiredtiger_version
 from costlab.jobs import RunFacts
+from costlab.server.provenance import with_run_facts
 
 SERVER_KIND = "engine"
 LABEL = "WiredTiger engine lab: mongod's storage calls reproduced; not a mongod run"
@@ -25,8 +27,6 @@ def resolved_compressors(engine_config: dict) -> dict[str, Any]:
 def engine_provenance(job: str, run: RunFacts | dict, started_at: datetime, ended_at: datetime,
                       extra: dict | None = None, engine_config: dict | None = None) -> dict[str, Any]:
     """`run`: the run's facts (costlab.jobs), `engine_config` the job's engine params; or a whole config."""
-    from costlab.config import run_facts
-    from costlab.server.provenance import with_run_facts
 
     if not isinstance(run, RunFacts):
         engine_config = run.get("engine", {}) if engine_config is None else engine_config

@@ -9,7 +9,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from costlab.engine.connection import EngineSettings
+from costlab.engine.connection import OPEN_ENGINES, EngineSettings
+from costlab.engine.provenance import resolved_compressors
+from costlab.io import DiskFull, is_disk_full
+from costlab.procs import sigterm_raises, start_time
 
 HOME_PREFIX = "costlab-engine-"
 # costlab-engine-<label>-<owner pid>.<owner start time>-<random>: whose home it is, in its name
@@ -19,7 +22,6 @@ _OWNER = re.compile(r"-(\d+)\.(\d+)-[^-]+$")
 def sweep_orphan_homes(base: Path) -> list[Path]:
     """Remove the scratch homes under `base` whose owner process is gone (killed with -9, the OOM
     killer, a lost node): a pid that no longer runs, or runs with another start time (reused)."""
-    from costlab.procs import start_time
 
     removed: list[Path] = []
     if start_time(os.getpid()) is None:   # no /proc: owners cannot be told apart, sweep nothing
@@ -37,7 +39,6 @@ def sweep_orphan_homes(base: Path) -> list[Path]:
 
 def close_engines_under(home: Path) -> None:
     """Close every WiredTiger connection of this process whose home is `home` or inside it."""
-    from costlab.engine.connection import OPEN_ENGINES
 
     for engine in list(OPEN_ENGINES):
         if engine.home == home or home in engine.home.parents:
@@ -51,7 +52,6 @@ def close_engines_under(home: Path) -> None:
 def engine_home(workdir: str | Path | None, label: str) -> Iterator[Path]:
     """A scratch WiredTiger home under `workdir` (the system's temp dir if None), removed afterwards
     (the journal of a big $push run is GBs), on SIGTERM too; homes of dead owners are swept first."""
-    from costlab.procs import sigterm_raises, start_time
 
     base = Path(workdir) if workdir else Path(tempfile.gettempdir())
     base.mkdir(parents=True, exist_ok=True)
@@ -62,8 +62,6 @@ def engine_home(workdir: str | Path | None, label: str) -> Iterator[Path]:
         try:
             yield home
         except Exception as err:
-            from costlab.io import DiskFull, is_disk_full
-
             if is_disk_full(err, base):
                 # WiredTiger panics on a full disk (WT_PANIC, "No space left on device", dozens of lines):
                 # say it in one line, naming where it was writing
@@ -79,7 +77,6 @@ def engine_home(workdir: str | Path | None, label: str) -> Iterator[Path]:
 def engine_settings(engine_config: dict, cache_mb: int = 1024) -> tuple[EngineSettings, dict[str, Any]]:
     """Settings with the compressors `engine.*` wants where this WiredTiger has them (a substitute
     otherwise, recorded), and that resolution (wanted, used, note) for the rows and provenance."""
-    from costlab.engine.provenance import resolved_compressors
 
     resolved = resolved_compressors(engine_config)
     settings = EngineSettings(cache_mb=cache_mb, journal_compressor=resolved["journal_compressor"],

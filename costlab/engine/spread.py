@@ -16,6 +16,7 @@ measured keeps the point verdict.
 from __future__ import annotations
 
 import csv
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
@@ -91,7 +92,6 @@ def read_spreads(path: str | Path) -> dict[tuple[str, str, str], Spread]:
 def write_spreads(rows: Iterable[dict], path: str | Path) -> None:
     """Keep `rows` (COLUMNS) in `path`, replacing the rows of the same (scale, version, column). A file of
     resources/ (its history is git's), written whole or not at all."""
-    import os
 
     path = Path(path)
     kept = {}

@@ -14,6 +14,7 @@ import polars as pl
 
 from costlab.engine.provenance import SERVER_KIND
 from costlab.finding import Finding, judged, verdict_table
+from costlab.io import write_csv
 from costlab.verdicts import Kind
 
 
@@ -31,5 +32,4 @@ def engine_frame(rows: list[Finding]) -> pl.DataFrame:
 
 
 def write(frame: pl.DataFrame, path: str | Path) -> None:
-    from costlab.io import write_csv
     write_csv(frame, path)

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+import altair as alt
 import polars as pl
+
+from costlab.engine.replset import MONGOD_RULES
+from costlab.inputs import read_csv
+from costlab.io import write_csv
+from costlab.report.charts import save_chart
+from costlab.server.provenance import read_provenance
 
 COLUMNS = ["study", "quantity", "profile", "workload", "n", "unit", "engine", "mongod", "ratio",
            "tolerance_low", "tolerance_high", "within", "mongod_version", "engine_rules", "why"]
@@ -46,7 +53,6 @@ class Band:
 def engine_rules_for(version: str | None) -> str:
     """The lab's rules (MONGOD_RULES' key) for a mongod version string: 6.x -> "6.0", 8.x and later -> "8.x".
     Other versions are refused: the lab knows no rule set for them."""
-    from costlab.engine.replset import MONGOD_RULES
 
     match = re.match(r"(\d+)\.", version or "")
     major = int(match.group(1)) if match else None
@@ -59,7 +65,6 @@ def engine_rules_for(version: str | None) -> str:
 
 def servers(provenance_paths: Iterable[str | Path]) -> dict[str, dict]:
     """job -> the server record its provenance holds (version, replica_set, ...)."""
-    from costlab.server.provenance import read_provenance
 
     found = {}
     for path in provenance_paths:
@@ -115,16 +120,11 @@ def summary_line(frame: pl.DataFrame) -> str:
 
 
 def read_comparison(path: str | Path) -> pl.DataFrame:
-    from costlab.inputs import read_csv
-
     return read_csv(path, schema_overrides=SCHEMA)
 
 
 def figure(frame: pl.DataFrame, *paths: str | Path) -> None:
     """Engine lab against mongod, one dot a quantity (log-log), the identity line and each band's edges."""
-    import altair as alt
-
-    from costlab.report.charts import save_chart
 
     study = frame["study"][0] if frame.height else "?"
     points = frame.filter(pl.col("mongod") > 0, pl.col("engine") > 0).with_columns(
@@ -161,7 +161,6 @@ def figure(frame: pl.DataFrame, *paths: str | Path) -> None:
 def write_table(frame: pl.DataFrame, out_csv: str | Path,
                 figure_paths: Iterable[str | Path] = ()) -> pl.DataFrame:
     """The comparison written (results/<study>/engine_vs_mongod.csv) and its figure drawn."""
-    from costlab.io import write_csv
 
     write_csv(frame, out_csv)
     figure_paths = list(figure_paths)

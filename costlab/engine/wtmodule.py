@@ -14,7 +14,7 @@ class EngineUnavailable(RuntimeError):
 
 def wiredtiger_module() -> ModuleType:
     try:
-        import wiredtiger  # shipped by secantusdb (see requirements.txt)
+        import wiredtiger  # noqa: PLC0415  shipped by secantusdb (see requirements.txt)
     except ImportError as err:
         raise EngineUnavailable(
             "the engine lab needs the `wiredtiger` Python module; install it with "

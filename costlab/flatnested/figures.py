@@ -5,6 +5,7 @@ import altair as alt
 import polars as pl
 
 from costlab.flatnested import LAYOUT_COLORS
+from costlab.flatnested.tables import scale_note
 from costlab.report.charts import (
     coincidence_note,
     coincident_series,
@@ -45,7 +46,6 @@ def time_chart(comparison: pl.DataFrame, stand_in: bool) -> alt.LayerChart:
     ).properties(width=420, height=300)
     subtitle = f"lines: reproduced on {engine}, cache warmed; diamonds: published, in-memory engine"
     if "documents" in comparison.columns and comparison.height:
-        from costlab.flatnested.tables import scale_note
         # Times scale with the documents walked: say so when the count is not the published one.
         subtitle += scale_note(comparison["documents"][0], comparison["published_documents"][0])
     for source in ("reproduced", PUBLISHED_SOURCE):

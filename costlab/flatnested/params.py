@@ -5,10 +5,18 @@ Light imports only (no polars, pymongo, WiredTiger): the rule files import it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 from costlab.flatnested.shapes import MAX_FIELDS, shapes_for
 from costlab.jobs import JobParams
 from costlab.namespaces import data_params
+
+
+class Data(TypedDict):
+    """The loaded data's keys (costlab.namespaces.data_params): they name the database."""
+    documents: int
+    seed: int
+    groups: int       # sub-documents of the widest structured shape
 
 
 @dataclass(frozen=True)
@@ -34,7 +42,7 @@ class ModelParams(JobParams):
 
 @dataclass(frozen=True)
 class LoadParams(JobParams):
-    data: dict        # documents, seed, groups: they name the database (costlab.namespaces)
+    data: Data
 
     @classmethod
     def declare(cls, config):
@@ -43,7 +51,7 @@ class LoadParams(JobParams):
 
 @dataclass(frozen=True)
 class MeasureParams(JobParams):
-    data: dict
+    data: Data
     runs: int
     warmup_runs: int
 

@@ -13,6 +13,7 @@ import polars as pl
 from costlab.finding import AT_THIS_SCALE, STAND_IN, Finding, interval_verdict, judged, verdict_table
 from costlab.flatnested.model import example_document_row
 from costlab.inputs import read_csv, read_parquet
+from costlab.intervals import over_repeats
 from costlab.measure import summarize
 from costlab.published import Tolerances, read_tolerances, study_tolerances, tolerances_or_published
 from costlab.server.provenance import is_stand_in, read_provenance
@@ -149,7 +150,6 @@ ONE_RUN = "one run: no interval"   # costlab.intervals.Interval.describe() of on
 def _over_repeats(pair: dict, repeats: Sequence[pl.DataFrame] | None) -> tuple[dict, dict]:
     """The pair's REPEATED values, each the median over the repeats' comparison rows (its value for one
     repeat), and the interval of each over the repeats (None where a repeat lacks the value)."""
-    from costlab.intervals import over_repeats
 
     rows = [r.filter(pl.col("fields") == pair["fields"]).row(0, named=True) for r in repeats or ()] or [pair]
     values = {column: [row[column] for row in rows] for column in REPEATED}

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from typing import Callable
 
 import polars as pl
+from pymongo import MongoClient
 
 from costlab.measure.counters import snapshot
 
@@ -90,8 +91,6 @@ class ServerSampler:
             ]
 
     def _run(self) -> None:
-        from pymongo import MongoClient
-
         client = MongoClient(self.uri, serverSelectionTimeoutMS=5000)
         try:
             next_at = time.monotonic()
@@ -121,7 +120,7 @@ class ServerSampler:
 def docker_stats_source(container_name: str) -> Callable[[], dict] | None:
     """A callable returning the container's one-shot Docker stats, or None without a reachable engine."""
     try:
-        from costlab.server.docker_backend import engine_client
+        from costlab.server.docker_backend import engine_client  # noqa: PLC0415  read at call time: tests replace costlab.server.docker_backend.engine_client
 
         container = engine_client().containers.get(container_name)
     except Exception:

@@ -5,15 +5,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from costlab.jobs import after_failed_run
+
 
 def rebuild_after_failed_rerun(results: str | Path, config: dict, study_targets: dict | None) -> None:
     """Date the kept outputs of failed reruns before their inputs and rebuild the page to mark them."""
-    from costlab.jobs import after_failed_run
 
     page = Path(results) / "report.html"
     if not after_failed_run(results) or not page.exists():
         return
-    from costlab.report.page import build_report  # heavy (altair): only after a failed rerun
+    from costlab.report.page import build_report  # noqa: PLC0415  heavy (altair): only after a failed rerun
 
     try:
         build_report(results, page, config, study_targets)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import altair as alt
 import polars as pl
+import vl_convert
 
 from costlab.io import atomic_path
 
@@ -98,8 +99,6 @@ def titled(chart: alt.TopLevelMixin, title: str, stand_in: bool = False, subtitl
 
 
 def _svg_width(spec: dict) -> float:
-    import vl_convert
-
     svg = vl_convert.vegalite_to_svg(spec)
     return float(re.search(r'<svg[^>]*\swidth="([0-9.]+)"', svg).group(1))
 

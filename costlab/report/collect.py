@@ -16,6 +16,7 @@ import polars as pl
 
 from costlab.digests import edited_reason, without_edited_verdicts
 from costlab.inputs import InputError, rebuild_command
+from costlab.jobs import rerun_failed_notes
 from costlab.report.charts import STAND_IN_LABEL
 from costlab.report.compare import (
     VERDICT_TABLES,
@@ -27,6 +28,8 @@ from costlab.report.compare import (
 )
 from costlab.report.studies import STUDIES, StudyInfo
 from costlab.server.provenance import is_stand_in, read_provenance
+from costlab.server.setup import not_run_record
+from costlab.yourschema import load
 
 PUBLISHED_TABLE = "published_vs_reproduced"
 ENGINE_PUBLISHED_TABLE = "published_vs_engine"
@@ -207,7 +210,6 @@ def read_not_run(path: Path) -> dict:
             return record
     except (OSError, ValueError):
         pass
-    from costlab.server.setup import not_run_record
     return not_run_record()
 
 
@@ -243,7 +245,6 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
     section = StudySection(info, enabled=study in config.get("studies", []), has_rules=True)
     if not section.enabled:
         return section
-    from costlab.jobs import rerun_failed_notes
 
     section.problems.extend(rerun_failed_notes(study_dir))   # "last rerun failed; showing the run of <time>"
     if registered is None:
@@ -300,8 +301,6 @@ def collect_study(study: str, results_dir: Path, config: dict, registered: list[
 
     if info.your_schema is not None:
         try:
-            from costlab.yourschema import load
-
             section.your_schema = load(info.your_schema)(study_dir, config)
         except Exception as err:  # shown as a problem; the rest of the page still renders
             section.problems.append(f"your variants' costs unreadable: {type(err).__name__}: {err}")

@@ -19,12 +19,13 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from costlab.config import SERVER_HASH_KEYS
+from costlab.config import SERVER_HASH_KEYS, config_hash, study_config_hash
 from costlab.digests import EDITED_TEXT, edited_reason
 from costlab.finding import read_samples
 from costlab.intervals import adjusted_pvalues, compare_runs
+from costlab.published import PUBLISHED_DIR
 from costlab.registry import REGISTRY
-from costlab.report.charts import coincidence_note, coincident_series, titled
+from costlab.report.charts import ENGINE_LABEL, coincidence_note, coincident_series, titled
 from costlab.report.runs import check_tree, read_manifest, results_dir
 from costlab.report.settings import concerns, flatten
 from costlab.server.provenance import is_stand_in
@@ -132,7 +133,6 @@ def _manifest_matches(record: dict, manifest_config: dict, study: str, engine: b
     """Whether the run manifest's config is the one a record without `study_config` (an older costlab's)
     was made with: its hash of the study's keys says so; a record with no hash at all, when the manifest's
     run had the study."""
-    from costlab.config import config_hash, study_config_hash
 
     if not manifest_config:
         return False
@@ -525,8 +525,6 @@ def engine_overlay_spec(study: str, runs: list[Run], published_dir: Path | None 
     per run, the published values as black diamonds; the subtitle names the settings that differ between
     the runs (another N, cache or compressor answers the same question on other data). None: nothing to
     overlay."""
-    from costlab.published import PUBLISHED_DIR
-    from costlab.report.charts import ENGINE_LABEL
 
     overlay = ENGINE_OVERLAYS.get(study)
     if overlay is None:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import polars as pl
 
+from costlab.digests import without_edited_verdicts
+from costlab.io import write_csv
 from costlab.report.collect import (
     ENGINE_PUBLISHED_TABLE,
     MODEL_PUBLISHED_TABLE,
@@ -187,12 +189,9 @@ def read_findings(path: str | Path) -> pl.DataFrame:
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"{path} lacks column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}")
-    from costlab.digests import without_edited_verdicts
 
     return without_edited_verdicts(frame.select(COLUMNS), path)[0]   # edited after its step: never a verdict
 
 
 def write_findings(findings: pl.DataFrame, path: str | Path) -> None:
-    from costlab.io import write_csv
-
     write_csv(findings.select(COLUMNS), path)

@@ -9,17 +9,16 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from costlab.jobs import JobParams
+from costlab.report.runs import public_config
 
 
 def _public(config: Mapping[str, Any]) -> dict[str, Any]:
-    from costlab.report.runs import public_config
-
     return public_config(config)
 
 
 @dataclass(frozen=True)
 class FindingsParams(JobParams):
-    study_targets: dict   # study -> the files it registered for `all`
+    study_targets: dict[str, list[str]]   # study -> the files it registered for `all`
     studies: list[str]    # the enabled studies
 
     @classmethod
@@ -30,8 +29,8 @@ class FindingsParams(JobParams):
 
 @dataclass(frozen=True)
 class ReportParams(JobParams):
-    study_targets: dict   # what each study registered decides what its section shows
-    config: dict          # the run's config without credentials: the page shows it (a change rebuilds it)
+    study_targets: dict[str, list[str]]   # what each study registered decides what its section shows
+    config: dict[str, Any]   # the run's config without credentials: the page shows it (a change rebuilds it)
     compare_with: list[str]
     captions_dir: str
     measured_studies: list[
@@ -48,7 +47,7 @@ class ReportParams(JobParams):
 
 @dataclass(frozen=True)
 class ManifestParams(JobParams):
-    config: dict          # the run's config without credentials
+    config: dict[str, Any]   # the run's config without credentials
     server_backend: str | None
 
     @classmethod

@@ -10,6 +10,11 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+import costlab
+from costlab import STUDIES
+from costlab.config import config_hash
+from costlab.credentials import public_server_config
+
 MANIFEST = "run.json"
 MANIFEST_FORMAT = 1
 # What a results tree of this costlab version holds that an older one lacks.
@@ -22,7 +27,6 @@ class CompareError(ValueError):
 
 def public_config(config: dict) -> dict:
     """The config as it may be stored: the server URI with credentials removed."""
-    from costlab.credentials import public_server_config
 
     public = copy.deepcopy(dict(config))
     public["server"] = public_server_config(public.get("server") or {})
@@ -31,8 +35,6 @@ def public_config(config: dict) -> dict:
 
 def manifest(config: dict, server_backend: str | None) -> dict:
     """results/run.json: what this run was (config without credentials, backend) for a later comparison."""
-    import costlab
-    from costlab.config import config_hash
 
     return {
         "format": MANIFEST_FORMAT,
@@ -89,8 +91,6 @@ def check_tree(path: str | Path, this_results: str | Path = "results") -> Path:
         )
     missing = [name for name in REQUIRED if not (folder / name).exists()]
     if missing:
-        from costlab import STUDIES
-
         has_studies = any((folder / s).is_dir() for s in STUDIES)
         what = "a results tree from an older costlab version" if has_studies else "not a costlab results tree"
         raise CompareError(
@@ -109,7 +109,6 @@ def check_tree(path: str | Path, this_results: str | Path = "results") -> Path:
             "rerun the workflow there with this costlab version"
         )
     config = record["config"]
-    from costlab import STUDIES
 
     bad = ["config"] if not isinstance(config, dict) else [
         f"config.{key}" for key in ("server", "compare", *STUDIES)

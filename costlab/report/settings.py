@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from costlab import STUDIES
+from costlab.config import load_config
 from costlab.server.provenance import redact_uri
 
 
@@ -36,7 +38,6 @@ def config_differences(config: dict, defaults: dict) -> list[tuple[str, Any, Any
 
 def default_config() -> dict:
     """config/config.yaml with the schema's defaults filled in, as a run without --configfile sees it."""
-    from costlab.config import load_config
 
     return load_config()
 
@@ -44,7 +45,6 @@ def default_config() -> dict:
 def concerns(key: str, study: str) -> bool:
     """Whether a dotted config key can change the study's results: its own keys, the server's, and the engine
     lab's shared keys and its own engine section (never another study's)."""
-    from costlab import STUDIES
 
     parts = key.split(".")
     if parts[0] in (study, "server"):

@@ -16,11 +16,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
+import altair as alt
 import polars as pl
+import vl_convert as vlc
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from costlab.config import config_hash, study_config_hash
+from costlab.engine.provenance import LABEL
 from costlab.io import atomic_path
 from costlab.report.charts import STAND_IN_LABEL
 from costlab.report.collect import (
@@ -34,9 +37,12 @@ from costlab.report.collect import (
     TableItem,
 )
 from costlab.report.findings import published_rows, verdict_counts
+from costlab.report.headlines import beyond_articles, did_not_hold, judge_claims
 from costlab.report.settings import concerns, config_differences, flatten
 from costlab.report.studies import STUDIES
+from costlab.report.yours import figure_spec, study_view
 from costlab.server.provenance import is_stand_in, server_label
+from costlab.summary import vs_mongod_text
 from costlab.verdicts import OTHER, Kind, Verdict, verdict_class, verdict_text
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
@@ -327,7 +333,6 @@ def engine_view(section: StudySection, out_dir: Path) -> dict[str, Any] | None:
     """The engine lab's block: its label, WiredTiger build and compressors, verdicts and tables."""
     if not section.engine:
         return None
-    from costlab.engine.provenance import LABEL
 
     records = section.engine_provenance
     compressors = [r.get("compressors") or {} for r in records]
@@ -368,7 +373,6 @@ def vs_mongod_view(section: StudySection, out_dir: Path) -> dict[str, Any] | Non
     outside it) and the table."""
     if section.vs_mongod is None:
         return None
-    from costlab.summary import vs_mongod_text
 
     return {"line": vs_mongod_text(section.vs_mongod.path),
             "table": table_block_view(section.vs_mongod, out_dir)}
@@ -491,7 +495,6 @@ CLAIM_VERDICT_CSS = {"not in this run": "v-na"}
 def headlines_view(findings: pl.DataFrame) -> dict[str, Any]:
     """The articles' headline claims with their verdicts, per study, and every published finding that did
     not hold."""
-    from costlab.report.headlines import did_not_hold, judge_claims
 
     studies: dict[str, dict[str, Any]] = {}
     shown = set(findings["study"].to_list())
@@ -526,7 +529,6 @@ def beyond_view(findings: pl.DataFrame) -> dict[str, list[dict[str, Any]]]:
     """costlab's own variants ("costlab") and a user's ("user": appversions.variants, arraygrowth.elements,
     docsize.documents; docs/variants.md): each in a section of its own, never counted as the articles'
     findings."""
-    from costlab.report.headlines import beyond_articles
 
     block: dict[str, list[dict[str, Any]]] = {"costlab": [], "user": []}
     for row in beyond_articles(findings).iter_rows(named=True):
@@ -739,8 +741,6 @@ def vega_bundle() -> str:
     $XDG_CACHE_HOME/costlab/ under a name holding both versions, so reports after the first take well under
     one.
     """
-    import altair as alt
-    import vl_convert as vlc
 
     wanted = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
     version = wanted if wanted in vlc.get_vegalite_versions() else None
@@ -760,7 +760,6 @@ def vega_bundle() -> str:
 
 def your_schema_view(sections: list[StudySection], out_dir: Path) -> list[dict[str, Any]]:
     """Per study with variants of the user's (Study.your_schema): its cost table and its figure."""
-    from costlab.report.yours import figure_spec, study_view
 
     blocks = []
     for section in sections:

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import asdict
 from pathlib import Path
 from typing import Iterable
 
+from costlab.credentials import ENV_URI, redact_uri
+from costlab.namespaces import run_id
 from costlab.server.errors import NO_SERVER_FIX, NO_SERVER_REASON, NoServerForTarget, ServerUnavailable
+from costlab.server.profiles import get_profile
 from costlab.server.wheel import wheel_mongod
 
 DEFAULT_DOCKER_SOCKET = Path("/var/run/docker.sock")
@@ -51,8 +55,8 @@ def docker_engine_answers(timeout_s: float = 3) -> bool:
     if not os.environ.get("DOCKER_HOST") and not DEFAULT_DOCKER_SOCKET.exists():
         return False
     try:
-        import docker
-        from docker.errors import DockerException
+        import docker  # noqa: PLC0415  optional: the error of a missing module is handled here
+        from docker.errors import DockerException  # noqa: PLC0415  optional: the error of a missing module is handled here
     except ImportError:
         return False
     try:
@@ -129,7 +133,6 @@ def check_configured(server_config: dict, backend: str) -> None:
 
 def server_uri(server_config: dict) -> str | None:
     """The URI the external backend connects to: COSTLAB_MONGODB_URI, else server.uri (no password added)."""
-    from costlab.credentials import ENV_URI
 
     return os.environ.get(ENV_URI) or server_config.get("uri")
 
@@ -138,7 +141,6 @@ def public_uri(uri: str | None) -> str | None:
     """`uri` with credentials removed (costlab.credentials: the one place that redacts)."""
     if not uri:
         return uri
-    from costlab.credentials import redact_uri
 
     return redact_uri(uri)
 
@@ -151,10 +153,6 @@ def server_identity(server_config: dict, backend: str, profile_name: str) -> dic
     the setup and every measurement after it, and an unrelated key (server.image while on
     external) does not. Snakemake stores params under .snakemake/: nothing secret may be here.
     """
-    from dataclasses import asdict
-
-    from costlab.namespaces import run_id
-    from costlab.server.profiles import get_profile
 
     identity: dict = {"backend": backend, "profile": asdict(get_profile(profile_name)),
                       # which databases this run measures in (server.namespace, or host + directory):

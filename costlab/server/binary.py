@@ -17,6 +17,8 @@ from costlab.server.limits import ProcessLimits, process_limits
 from costlab.server.profiles import Profile
 from costlab.server.provenance import mongod_source
 from costlab.server.readiness import ensure_primary, reconnect_as_primary, wait_until_ready
+from costlab.server.shutdown import checkpoint_before_stop, data_dir_bytes, stop_grace_seconds
+from costlab.server.startlog import read_log, start_log_excerpt
 
 STOP_GRACE_S = 30
 
@@ -60,7 +62,6 @@ def _child_setup(limits: ProcessLimits) -> Callable[[], None]:
 
 def start_log(log_path: Path, console_path: Path) -> str:
     """mongod's log (errors with context, then the end) and what it printed before its logger started."""
-    from costlab.server.startlog import read_log, start_log_excerpt
 
     text = f"{log_path}:\n{start_log_excerpt(read_log(log_path))}"
     console = read_log(console_path).strip()
@@ -113,8 +114,6 @@ def run_binary(
         applied = applied_options(profile, limits, mongod) | {"pid": proc.pid, "command": cmd}
         yield client, uri, applied
     finally:
-        from costlab.server.shutdown import checkpoint_before_stop, data_dir_bytes, stop_grace_seconds
-
         if client is not None:
             if ready and proc.poll() is None:
                 checkpoint_before_stop(client)   # little left for the shutdown checkpoint to write

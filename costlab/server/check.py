@@ -15,7 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pymongo import MongoClient
+from pymongo.errors import PyMongoError
+
 from costlab.config import ROOT, ConfigError, load_config
+from costlab.credentials import connection_uri, redact_text, redact_uri, redact_uri_passwords
 from costlab.paths import PathProblem, shell_safe_python, workdir_problem
 from costlab.server import resolve_backend
 from costlab.server.availability import available_backend, check_configured
@@ -39,9 +43,7 @@ def snakemake_config(argv: list[str], check_workdir: bool = True) -> dict[str, A
     if _flag_count(argv, SINGLE_FLAGS["--config"]) > 1:
         raise ConfigError("--config is given more than once and Snakemake would keep only the last; "
                           "give every key after one flag: --config a=1 b=2 (make all SET=\"a=1 b=2\")")
-    from snakemake.cli import parse_args, parse_config
-
-    from costlab.credentials import redact_uri_passwords
+    from snakemake.cli import parse_args, parse_config  # noqa: PLC0415  heavy: snakemake's CLI: costlab's own commands start without it
 
     said = io.StringIO()  # Snakemake announces the profiles it uses; the check keeps to one line
     try:
@@ -64,10 +66,6 @@ PING_TIMEOUT_S = 5.0
 
 def ping_external(server_config: dict, timeout_s: float = PING_TIMEOUT_S) -> None:
     """Ping the external deployment once, or ServerUnavailable naming it (never its password)."""
-    from pymongo import MongoClient
-    from pymongo.errors import PyMongoError
-
-    from costlab.credentials import connection_uri, redact_text, redact_uri
 
     try:
         uri = connection_uri(server_config)

@@ -11,8 +11,15 @@ from __future__ import annotations
 
 import sys
 
+from pymongo import MongoClient
+from pymongo.errors import PyMongoError
+
 from costlab.config import ConfigError
+from costlab.credentials import connection_uri, redact_text, redact_uri, redact_uri_passwords
 from costlab.namespaces import run_databases, run_id
+from costlab.paths import PathProblem
+from costlab.server.check import snakemake_config
+from costlab.server.errors import external_failure
 
 
 def drop_run_databases(client, rid: str, dry_run: bool = False) -> list[str]:
@@ -30,13 +37,6 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__)
         return 0
     dry_run = any(arg in ("--dry-run", "-n") for arg in argv)
-    from pymongo import MongoClient
-    from pymongo.errors import PyMongoError
-
-    from costlab.credentials import connection_uri, redact_text, redact_uri, redact_uri_passwords
-    from costlab.paths import PathProblem
-    from costlab.server.check import snakemake_config
-    from costlab.server.errors import external_failure
 
     server: dict = {}
     try:

@@ -15,6 +15,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pymongo import monitoring
 
+from costlab.credentials import redact_uri
+
 DEFAULT_OPERATION_TIMEOUT_S = 15.0
 
 
@@ -46,7 +48,6 @@ MEASUREMENT_OPTIONS = ("serverSelectionTimeoutMS", "connectTimeoutMS", "retryWri
 
 def display_uri(uri: str) -> str:
     """The URI as messages show it: no password, none of the options measurement_uri added."""
-    from costlab.credentials import redact_uri
 
     parts = urlsplit(redact_uri(uri))
     query = [

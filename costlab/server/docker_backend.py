@@ -8,19 +8,27 @@ container_spec (the containers.create arguments), start_report (why a container 
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Mapping
 
+import docker
+import portpicker
+from docker.errors import APIError, DockerException, ImageNotFound
 from pymongo import MongoClient
+from requests.exceptions import ConnectionError as RequestsConnectionError
+from requests.exceptions import RequestException, Timeout
 
 from costlab.procs import pid_alive, start_watchdog
 from costlab.server.errors import ServerStartError, ServerUnavailable
 from costlab.server.images import ensure_image
 from costlab.server.profiles import Profile
 from costlab.server.readiness import ensure_primary, reconnect_as_primary, wait_until_ready
+from costlab.server.shutdown import checkpoint_before_stop, data_dir_bytes, stop_grace_seconds
+from costlab.server.startlog import start_log_excerpt
 
 LABEL = "costlab"
 CONTAINER_PORT = "27017/tcp"
@@ -42,9 +50,6 @@ def _no_engine(err: Exception) -> ServerUnavailable:
 def engine_client(timeout_s: float = PING_TIMEOUT_S, call_timeout_s: float = CALL_TIMEOUT_S):
     """A docker SDK client for the job's calls (call_timeout_s each), once the engine answered ping
     within timeout_s; else ServerUnavailable saying why."""
-    import docker
-    from docker.errors import DockerException
-    from requests.exceptions import RequestException
 
     try:
         probe = docker.from_env(timeout=timeout_s)
@@ -66,8 +71,6 @@ def engine_client(timeout_s: float = PING_TIMEOUT_S, call_timeout_s: float = CAL
 def engine_call(call: str, container: str, timeout_s: float | None = None) -> Iterator[None]:
     """An engine call that times out, or loses the engine, fails in one line naming the call and the
     container."""
-    from requests.exceptions import ConnectionError as RequestsConnectionError
-    from requests.exceptions import Timeout
 
     timeout_s = CALL_TIMEOUT_S if timeout_s is None else timeout_s
     try:
@@ -323,7 +326,6 @@ def start_report(container, engine: EngineFacts, spec: Mapping, data_dir: Path |
 
     Reads the logs while the container still exists (cleanup removes it, and its logs with it).
     """
-    from costlab.server.startlog import start_log_excerpt
 
     attrs = getattr(container, "attrs", {}) or {}
     state = attrs.get("State") if isinstance(attrs.get("State"), Mapping) else {}
@@ -377,7 +379,6 @@ def _create_and_start(engine_client_, spec: dict, engine: EngineFacts, data_dir:
 
     Unlike containers.run, a container whose start fails is kept long enough to report why, then removed.
     """
-    from docker.errors import APIError, ImageNotFound
 
     name, timeout_s = spec["name"], call_timeout(engine_client_)
     try:
@@ -428,7 +429,6 @@ def stop_and_remove(engine_client_, container, name: str, grace_s: float) -> Non
 
 def removal_command(container_name: str) -> list[str]:
     """The command that force-removes a container (run by the watchdog after a hard kill)."""
-    import sys
     code = ("import docker, sys\n"
             "try:\n    docker.from_env().containers.get(sys.argv[1]).remove(force=True, v=True)\n"
             "except docker.errors.NotFound:\n    pass\n")
@@ -444,8 +444,6 @@ def applied_options_line(spec: Mapping) -> str:
 @contextmanager
 def run_container(profile: Profile, data_dir: Path | None, image: str, timeout_s: float,
                   pull: str = "missing", network: str = "bridge") -> Iterator[tuple[MongoClient, str, dict]]:
-    from costlab.server.shutdown import checkpoint_before_stop, data_dir_bytes, stop_grace_seconds
-
     engine_client_ = engine_client()
     try:
         engine = engine_facts(engine_client_.info())
@@ -453,7 +451,6 @@ def run_container(profile: Profile, data_dir: Path | None, image: str, timeout_s
         if data_dir is not None:
             Path(data_dir).mkdir(parents=True, exist_ok=True)
             check_data_dir_access(Path(data_dir))
-        import portpicker
 
         spec = container_spec(
             profile,

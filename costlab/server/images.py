@@ -5,6 +5,9 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable
 
+from docker.errors import DockerException, ImageNotFound
+from requests.exceptions import RequestException
+
 from costlab.server.errors import ServerUnavailable
 
 Log = Callable[[str], None]
@@ -72,7 +75,6 @@ def engine_reason(err: BaseException) -> str:
 
 def _local_image(engine, image: str):
     """The engine's image of that name, or None."""
-    from docker.errors import ImageNotFound
 
     try:
         return engine.images.get(image)
@@ -95,8 +97,6 @@ def ensure_image(engine, image: str, policy: str = "missing", log: Log = _stderr
     cannot be reached a local image is used with one line saying so; never: a local image or an
     error. Every failure is one ServerUnavailable line naming the image, what was tried and the fix.
     """
-    from docker.errors import DockerException
-    from requests.exceptions import RequestException
 
     if policy not in PULL_POLICIES:
         raise ServerUnavailable(f"server.pull is {policy!r}; allowed: {', '.join(PULL_POLICIES)}")

@@ -12,15 +12,25 @@ A job that cannot take the lease fails at once with a message naming the holder.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import socket
+import sys
+import tempfile
 import threading
+import time
 import uuid
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator
+
+import pymongo
+from pymongo.errors import DuplicateKeyError, OperationFailure
+
+from costlab.procs import pid_alive, start_time
+from costlab.server.availability import public_uri, server_uri
 
 LEASE_TTL_S = 60.0
 LEASE_COLLECTION = "costlab_leases"
@@ -32,8 +42,6 @@ class LeaseHeld(RuntimeError):
 
 
 def holder_record(job: str) -> dict:
-    from costlab.procs import start_time
-
     return {"job": job, "host": socket.gethostname(), "pid": os.getpid(),
             "pid_started": start_time(os.getpid()),
             "cwd": str(Path.cwd()), "since": datetime.now(timezone.utc).isoformat(timespec="seconds")}
@@ -42,7 +50,6 @@ def holder_record(job: str) -> dict:
 def holder_gone(holder: dict | None) -> bool:
     """Whether a lease's holder was a process on this host that no longer runs (its pid is gone, or runs
     another process: the start time differs). A holder on another host cannot be told: False."""
-    from costlab.procs import pid_alive, start_time
 
     if not isinstance(holder, dict) or holder.get("host") != socket.gethostname():
         return False
@@ -122,7 +129,6 @@ class _Renewer(threading.Thread):
     def run(self) -> None:
         while not self.stop.wait(self.ttl_s / 3):
             try:
-                import pymongo
                 with pymongo.timeout(RELEASE_TIMEOUT_S):   # never hold up a job that is ending
                     result = self.collection.update_one(
                         {"_id": self.key, "token": self.token},
@@ -138,8 +144,6 @@ class _Renewer(threading.Thread):
 @contextmanager
 def document_lease(db, key: str, job: str, ttl_s: float = LEASE_TTL_S) -> Iterator[dict]:
     """Hold the lease document `key` in db.costlab_leases for the block, or LeaseHeld naming the holder."""
-    import pymongo
-    from pymongo.errors import DuplicateKeyError
 
     collection = db[LEASE_COLLECTION]
     token = uuid.uuid4().hex
@@ -197,28 +201,23 @@ POLL_S = 0.5
 
 def server_lease_key(server_config: dict, backend: str) -> str:
     """What 'the same server' is: the Docker engine, this host's mongod, the external deployment."""
-    import hashlib
 
     if backend == "docker":
         where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
     elif backend == "binary":
         where = socket.gethostname()
     else:
-        from costlab.server.availability import public_uri, server_uri
         where = public_uri(server_uri(server_config)) or ""
     return f"{backend}-{hashlib.sha256(where.encode()).hexdigest()[:12]}"
 
 
 def lease_dir() -> Path:
     """Machine-wide (all checkouts, all users): $COSTLAB_LEASE_DIR or <tmp>/costlab-leases."""
-    import tempfile
 
     return Path(os.environ.get(LEASE_DIR_ENV) or Path(tempfile.gettempdir()) / "costlab-leases")
 
 
 def _say_waiting(job: str, holder: dict | None, what: str) -> None:
-    import sys
-
     print(
         f"costlab: {job} waits for {describe_holder(holder)}, which is measuring on {what}",
         file=sys.stderr,
@@ -230,7 +229,6 @@ def _say_waiting(job: str, holder: dict | None, what: str) -> None:
 def host_server_lease(key: str, job: str, wait_s: float, note: dict) -> Iterator[dict]:
     """Hold the flock of `key` in lease_dir() for the block, waiting up to wait_s; `note` gets what
     happened (waited for whom, how long; or why no lease could be had, so the overlap is on record)."""
-    import time
 
     folder = lease_dir()
     try:
@@ -276,10 +274,6 @@ def host_server_lease(key: str, job: str, wait_s: float, note: dict) -> Iterator
 def deployment_lease(client, key: str, job: str, wait_s: float, note: dict,
                      ttl_s: float = LEASE_TTL_S) -> Iterator[dict]:
     """The external deployment's lease document (database costlab_deployment), waiting up to wait_s."""
-    import time
-    from contextlib import ExitStack
-
-    from pymongo.errors import OperationFailure
 
     started, said = time.monotonic(), False
     db = client[SERVER_LEASE_DB]

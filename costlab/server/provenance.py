@@ -12,11 +12,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import psutil
+
 import costlab
 from costlab.config import ROOT
 
 # Redaction lives in costlab.credentials (stdlib only, so the rule files can use it too).
 from costlab.credentials import SECRET_OPTION_WORDS, redact_uri  # noqa: F401
+from costlab.inputs import read_json
 from costlab.io import atomic_path
 from costlab.server.running import RunningServer
 from costlab.server.wheel import ARTICLES_RAN, SOURCE, is_wheel_binary
@@ -51,8 +54,6 @@ def server_label(version: str | None, source: str | None = None) -> str:
 
 
 def host_info() -> dict:
-    import psutil
-
     cpu_model = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -143,7 +144,6 @@ def write_json_atomic(path: Path, record: dict) -> None:
 
 def read_provenance(path: str | Path) -> dict:
     """A provenance record, or InputError naming the file (garbled, edited, not an object)."""
-    from costlab.inputs import read_json
 
     return read_json(path)
 

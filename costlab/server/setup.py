@@ -20,7 +20,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from docker.errors import DockerException
+from pymongo import MongoClient
+from pymongo.errors import PyMongoError
+from requests.exceptions import RequestException
+
 import costlab
+from costlab.credentials import ENV_URI, connection_uri, redact_text
 from costlab.server.availability import (
     configured_mongod,
     no_server_sentences,
@@ -28,12 +34,14 @@ from costlab.server.availability import (
     server_identity,
     server_uri,
 )
+from costlab.server.docker_backend import container_labels
 from costlab.server.errors import (
     NO_SERVER_FIX,
     NO_SERVER_MESSAGE,
     NO_SERVER_REASON,
     ServerStartError,
     ServerUnavailable,
+    external_failure,
 )
 from costlab.server.images import (  # noqa: F401 (PULL_POLICIES, PullProgress, pull_image, split_image: re-exported)
     PULL_POLICIES,
@@ -43,7 +51,7 @@ from costlab.server.images import (  # noqa: F401 (PULL_POLICIES, PullProgress, 
     pull_image,
     split_image,
 )
-from costlab.server.provenance import mongod_source
+from costlab.server.provenance import mongod_source, server_kind, write_json_atomic
 
 Log = Callable[[str], None]
 VERSION_RE = re.compile(r"db version v?(\S+)")
@@ -85,7 +93,6 @@ def version_container_spec(image: str) -> dict:
     Its labels say who owns it, as every costlab container's do: without an owner, a measuring job
     starting at the same moment took it for a killed run's leftover and removed it mid-run.
     """
-    from costlab.server.docker_backend import container_labels  # pymongo: only when it is docker
 
     return {
         "image": image,
@@ -121,8 +128,6 @@ STAND_IN_VERSION_WORD = "stand-in"   # what a test image's `mongod --version` sa
 def docker_record(engine, image: str, log: Log = _stderr, pull: str = "missing") -> dict:
     """The setup step's record of a docker image: id, digests (none for a local build), whether pulled,
     version."""
-    from docker.errors import DockerException
-    from requests.exceptions import RequestException
 
     found, pulled = ensure_image(engine, image, pull, log)
     try:
@@ -185,12 +190,6 @@ def topology(hello: dict) -> str:
 
 
 def external_record(server_config: dict) -> dict:
-    from pymongo import MongoClient
-    from pymongo.errors import PyMongoError
-
-    from costlab.credentials import ENV_URI, connection_uri, redact_text
-    from costlab.server.provenance import server_kind
-
     uri = server_uri(server_config)
     if not uri:
         raise ServerUnavailable(f"server.backend is external but neither server.uri nor {ENV_URI} is set")
@@ -204,7 +203,6 @@ def external_record(server_config: dict) -> dict:
             status = client.admin.command("serverStatus")
     except (PyMongoError, ValueError) as err:
         reason = redact_text(str(err).splitlines()[0] if str(err) else "", server_config)[:200]
-        from costlab.server.errors import external_failure
 
         raise ServerUnavailable(external_failure(public_uri(uri), err, timeout_ms / 1000, reason)) from None
     return {"uri": public_uri(uri), "version": build.get("version"), "git_version": build.get("gitVersion"),
@@ -221,7 +219,7 @@ def setup_record(server_config: dict, backend: str | None, profile_name: str, lo
         image = server_config.get("image") or "mongo:8.0"
         pull = server_config.get("pull") or "missing"
         if docker_engine is None:
-            from costlab.server.docker_backend import engine_client
+            from costlab.server.docker_backend import engine_client  # noqa: PLC0415  read at call time: tests replace costlab.server.docker_backend.engine_client
             # the client we open we close (#18: no client left holding the engine's socket)
             with closing(engine_client()) as opened:
                 found = docker_record(opened, image, log, pull=pull)
@@ -244,7 +242,6 @@ def setup_record(server_config: dict, backend: str | None, profile_name: str, lo
 def write_setup(path: str | Path, server_config: dict, backend: str | None, profile_name: str,
                 log: Log = _stderr) -> dict:
     """Resolve the server and write its record atomically (nothing is written when it fails)."""
-    from costlab.server.provenance import write_json_atomic
 
     record = setup_record(server_config, backend, profile_name, log)
     write_json_atomic(Path(path), record)
@@ -305,8 +302,6 @@ def remove_stale_not_run(results_dir: str | Path, measured_studies: list[str]) -
 
 
 def write_not_run(path: str | Path) -> dict:
-    from costlab.server.provenance import write_json_atomic
-
     record = not_run_record()
     write_json_atomic(Path(path), record)
     return record
