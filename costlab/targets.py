@@ -81,6 +81,22 @@ def files(names: Iterable[str], exts: Iterable[str], folder: str) -> list[str]:
 FIGURE_EXTS = ("png", "svg", "vl.json")
 
 
+def vs_mongod_paths(folder: str) -> dict[str, str]:
+    """A study's engine lab against mongod (costlab.engine.vs_mongod): its table and its figure."""
+    return {"csv": f"{folder}/engine_vs_mongod.csv", "png": f"{folder}/figures/engine_vs_mongod.png",
+            "svg": f"{folder}/figures/engine_vs_mongod.svg"}
+
+
+def engine_groups(config: Mapping[str, Any], folder: str, engine_files: Iterable[str], figure: str,
+                  *beside_mongod: str) -> tuple[TargetGroup, ...]:
+    """The engine lab's targets while engine.enabled: its files and its figure (server-free), then what it
+    compares with mongod (measured); none with the engine lab off."""
+    if not config["engine"]["enabled"]:
+        return ()
+    groups = (server_free(*engine_files), server_free(*files([figure], FIGURE_EXTS, f"{folder}/figures")))
+    return groups + ((measured(*beside_mongod),) if beside_mongod else ())
+
+
 class RunPlan:
     """What this Snakemake invocation builds, worked out once and only when asked.
 

@@ -170,24 +170,16 @@ def test_one_repeat_each_cannot_differ():
 
 
 def test_every_rule_says_its_band():
-    from costlab.verdicts import (
-        above,
-        absolute_within,
-        at_least,
-        at_most,
-        below,
-        between,
-        ratio_within,
-        relative_within,
-    )
-    assert between(0.75, 1.33).band == (0.75, 1.33)
-    assert at_least(2).band == (2, math.inf) and at_most(5).band == (-math.inf, 5)
-    assert above(1).band[0] > 1 and not above(1)(1.0) and below(1).band[1] < 1
-    assert relative_within(200.0, 0.1).band == pytest.approx((180.0, 220.0))     # 200 +- 10 %
-    assert relative_within(-200.0, 0.1).band == pytest.approx((-220.0, -180.0))  # sorted for a negative value
-    assert absolute_within(3.0, 2.0).band == (1.0, 5.0)
-    assert ratio_within(512.0, 0.9, 1.1).band == pytest.approx((460.8, 563.2))   # 512 x 0.9, 512 x 1.1
-    assert ratio_within(0, 0.9, 1.1).band is None and relative_within(None, 0.1).band is None
+    from costlab import verdicts as rule
+
+    assert rule.between(0.75, 1.33).band == (0.75, 1.33)
+    assert rule.at_least(2).band == (2, math.inf) and rule.at_most(5).band == (-math.inf, 5)
+    assert rule.above(1).band[0] > 1 and not rule.above(1)(1.0) and rule.below(1).band[1] < 1
+    assert rule.relative_within(200.0, 0.1).band == pytest.approx((180.0, 220.0))     # 200 +- 10 %
+    assert rule.relative_within(-200.0, 0.1).band == pytest.approx((-220.0, -180.0))  # sorted: negative
+    assert rule.absolute_within(3.0, 2.0).band == (1.0, 5.0)
+    assert rule.ratio_within(512.0, 0.9, 1.1).band == pytest.approx((460.8, 563.2))   # 512 x 0.9, 512 x 1.1
+    assert rule.ratio_within(0, 0.9, 1.1).band is None and rule.relative_within(None, 0.1).band is None
 
 
 def test_docsize_cells_carry_the_bootstrap_interval_of_their_query_mean():

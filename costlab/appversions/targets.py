@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from costlab import targets as plan
 from costlab.appversions.names import figure_names, tested_versions
 from costlab.appversions.registry import wildcard_pattern
 from costlab.appversions.variants import layout_files, register_variants
 from costlab.paths import user_file_path
 from costlab.repeats import SERVER_REPEATS
-from costlab.targets import FIGURE_EXTS, Targets, expand, files, measured, server_free
+from costlab.targets import Targets
 
 FOLDER = "results/appversions"
 AUTHORS_STEPS = f"{FOLDER}/tables/loadtest_authors_steps.csv"
@@ -65,16 +66,16 @@ def names(config: dict) -> AppVersionsNames:
         figures=figures,
         authors_figures=[f"authors_{name}" for name in figures if name.startswith("loadtest_")],
         authors_steps=AUTHORS_STEPS,
-        metrics=expand(f"{FOLDER}/raw/server_metrics_{{version}}.parquet", version=tested),
+        metrics=plan.expand(f"{FOLDER}/raw/server_metrics_{{version}}.parquet", version=tested),
         provenance=(
-            expand(f"{FOLDER}/provenance/load_{{version}}.json", version=loaded)
-            + expand(f"{FOLDER}/provenance/loadtest_{{version}}.json", version=tested)
+            plan.expand(f"{FOLDER}/provenance/load_{{version}}.json", version=loaded)
+            + plan.expand(f"{FOLDER}/provenance/loadtest_{{version}}.json", version=tested)
         ),
-        authors_raw=expand(f"{FOLDER}/raw/loadtest_authors_{{version}}.parquet", version=tested)
+        authors_raw=plan.expand(f"{FOLDER}/raw/loadtest_authors_{{version}}.parquet", version=tested)
         if authors
         else [],
         authors_provenance=(
-            expand(f"{FOLDER}/provenance/loadtest_authors_{{version}}.json", version=tested)
+            plan.expand(f"{FOLDER}/provenance/loadtest_authors_{{version}}.json", version=tested)
             if authors
             else []
         ),
@@ -83,11 +84,7 @@ def names(config: dict) -> AppVersionsNames:
             "verdicts": f"{FOLDER}/engine/published_vs_engine.csv",
             "provenance": f"{FOLDER}/engine/provenance.json",
         },
-        vs_mongod={
-            "csv": f"{FOLDER}/engine_vs_mongod.csv",
-            "png": f"{FOLDER}/figures/engine_vs_mongod.png",
-            "svg": f"{FOLDER}/figures/engine_vs_mongod.svg",
-        },
+        vs_mongod=plan.vs_mongod_paths(FOLDER),
     )
 
 
@@ -103,35 +100,27 @@ def targets(config: dict) -> Targets:
         for version in av.tested
         for job in ("load", "loadtest")
     ]
-    engine_on = config["engine"]["enabled"]
     return Targets(
         groups=(
-            server_free(
+            plan.server_free(
                 f"{FOLDER}/model/stats.csv",
                 f"{FOLDER}/model/vs_published.csv",
                 f"{FOLDER}/model/published_vs_model.csv",
             ),
-            measured(
-                *expand(f"{FOLDER}/tables/correctness_{{version}}.csv", version=av.loaded),
-                *expand(f"{FOLDER}/provenance/correctness_{{version}}.json", version=av.loaded),
+            plan.measured(
+                *plan.expand(f"{FOLDER}/tables/correctness_{{version}}.csv", version=av.loaded),
+                *plan.expand(f"{FOLDER}/provenance/correctness_{{version}}.json", version=av.loaded),
             ),
-            measured(
+            plan.measured(
                 *av.tables.values(),
                 *av.provenance,
                 *later_repeats,
                 *av.authors_provenance,
-                *files(av.authors_figures if av.authors else [], FIGURE_EXTS, f"{FOLDER}/figures"),
-                *files(av.figures, FIGURE_EXTS, f"{FOLDER}/figures"),
+                *plan.files(av.authors_figures if av.authors else [], plan.FIGURE_EXTS, f"{FOLDER}/figures"),
+                *plan.files(av.figures, plan.FIGURE_EXTS, f"{FOLDER}/figures"),
             ),
-            *(
-                (
-                    server_free(*av.engine.values()),
-                    server_free(*files(["engine_storage_per_event"], FIGURE_EXTS, f"{FOLDER}/figures")),
-                    measured(*av.vs_mongod.values()),
-                )
-                if engine_on
-                else ()
-            ),
+            *plan.engine_groups(config, FOLDER, av.engine.values(), "engine_storage_per_event",
+                           *av.vs_mongod.values()),
         ),
         names=av,
     )

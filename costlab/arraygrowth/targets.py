@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from costlab import targets as plan
 from costlab.arraygrowth.elements import element_files, server_elements
-from costlab.targets import FIGURE_EXTS, Targets, expand, files, measured, server_free
+from costlab.targets import Targets
 
 FOLDER = "results/arraygrowth"
 
@@ -38,8 +39,8 @@ def names(config: dict) -> ArrayGrowthNames:
     by_profile = {"profile": section["profiles"]}
     workloads = [w for w in section["workloads"] if w not in on_server]
     model = f"{FOLDER}/model/fallback_conditions.csv"
-    fallback_raw = expand(f"{FOLDER}/raw/fallback_{{profile}}.parquet", **by_profile)
-    fallback_provenance = expand(f"{FOLDER}/provenance/fallback_{{profile}}.json", **by_profile)
+    fallback_raw = plan.expand(f"{FOLDER}/raw/fallback_{{profile}}.parquet", **by_profile)
+    fallback_provenance = plan.expand(f"{FOLDER}/provenance/fallback_{{profile}}.json", **by_profile)
     tables = {
         name: f"{FOLDER}/tables/{name}.csv" for name in ("runs", "fit", "counts", "published_vs_reproduced")
     }
@@ -55,15 +56,16 @@ def names(config: dict) -> ArrayGrowthNames:
             engine["fallback"] = f"{FOLDER}/engine/fallback.csv"
     if section.get("elements"):
         engine["elements"] = f"{FOLDER}/engine/elements.csv"
-    element_raw = expand(f"{FOLDER}/raw/{{profile}}_{{workload}}.parquet", **by_profile, workload=on_server)
-    element_provenance = expand(
+    element_raw = plan.expand(f"{FOLDER}/raw/{{profile}}_{{workload}}.parquet", **by_profile,
+                              workload=on_server)
+    element_provenance = plan.expand(
         f"{FOLDER}/provenance/{{profile}}_{{workload}}.json", **by_profile, workload=on_server
     )
     return ArrayGrowthNames(
         workload_re="|".join(["insert", "push", *on_server]),
         element_files=element_files(section),
-        raw=expand(f"{FOLDER}/raw/{{profile}}_{{workload}}.parquet", **by_profile, workload=workloads),
-        provenance=expand(
+        raw=plan.expand(f"{FOLDER}/raw/{{profile}}_{{workload}}.parquet", **by_profile, workload=workloads),
+        provenance=plan.expand(
             f"{FOLDER}/provenance/{{profile}}_{{workload}}.json", **by_profile, workload=workloads
         ),
         element_input=(
@@ -93,11 +95,7 @@ def names(config: dict) -> ArrayGrowthNames:
                 if name in engine
             },
         },
-        vs_mongod={
-            "csv": f"{FOLDER}/engine_vs_mongod.csv",
-            "png": f"{FOLDER}/figures/engine_vs_mongod.png",
-            "svg": f"{FOLDER}/figures/engine_vs_mongod.svg",
-        },
+        vs_mongod=plan.vs_mongod_paths(FOLDER),
     )
 
 
@@ -105,26 +103,18 @@ def targets(config: dict) -> Targets:
     ag = names(config)
     fallback_on = config["arraygrowth"]["fallback"]["enabled"]
     figures = ["log_bytes_vs_n", "bytes_per_op_vs_n"] + (["fallback_sweep"] if fallback_on else [])
-    engine_on = config["engine"]["enabled"]
     return Targets(
         groups=(
-            server_free(*([ag.model] if fallback_on else [])),
-            measured(
+            plan.server_free(*([ag.model] if fallback_on else [])),
+            plan.measured(
                 *ag.tables.values(),
                 *ag.provenance,
                 *ag.element_input.get("element_provenance", []),
                 *(ag.fallback_provenance if fallback_on else []),
-                *files(figures, FIGURE_EXTS, f"{FOLDER}/figures"),
+                *plan.files(figures, plan.FIGURE_EXTS, f"{FOLDER}/figures"),
             ),
-            *(
-                (
-                    server_free(*ag.engine.values()),
-                    server_free(*files(["engine_log_bytes"], FIGURE_EXTS, f"{FOLDER}/figures")),
-                    measured(*ag.vs_mongod.values()),
-                )
-                if engine_on
-                else ()
-            ),
+            *plan.engine_groups(config, FOLDER, ag.engine.values(), "engine_log_bytes",
+                                *ag.vs_mongod.values()),
         ),
         names=ag,
     )

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from costlab import targets as plan
 from costlab.docsize.datasets import datasets
 from costlab.docsize.documents import declared_names, server_datasets
 from costlab.docsize.names import FIGURES, RUNS, table_names
 from costlab.repeats import SERVER_REPEATS
-from costlab.targets import FIGURE_EXTS, Targets, expand, files, measured, server_free
+from costlab.targets import Targets
 
 FOLDER = "results/docsize"
 
@@ -48,7 +49,7 @@ def names(config: dict) -> DocsizeNames:
         run_re="|".join(RUNS),
         sizes_kb=list(section["sizes_kb"]),
         tables={name: f"{FOLDER}/tables/{name}.csv" for name in table_names()},
-        measure_provenance=expand(
+        measure_provenance=plan.expand(
             f"{FOLDER}/provenance/{{run}}__{{dataset}}{{rep}}.json",
             run=list(RUNS),
             dataset=[d.name for d in found],
@@ -62,17 +63,14 @@ def names(config: dict) -> DocsizeNames:
         },
         documents=documents,
         document_re="|".join(documents) or "(?!x)x",  # names are letters, digits, _ and - (checked before)
-        document_tables=expand(f"{FOLDER}/engine/documents/cache_reads_{{document}}.csv", document=documents),
+        document_tables=plan.expand(f"{FOLDER}/engine/documents/cache_reads_{{document}}.csv",
+                                    document=documents),
         document_findings=f"{FOLDER}/engine/your_documents.csv",
-        document_raw=expand(
+        document_raw=plan.expand(
             f"{FOLDER}/raw/{{run}}__{{dataset}}.parquet", run=list(RUNS), dataset=server_datasets(section)
         ),
         document_server_findings=f"{FOLDER}/tables/your_documents.csv",
-        vs_mongod={
-            "csv": f"{FOLDER}/engine_vs_mongod.csv",
-            "png": f"{FOLDER}/figures/engine_vs_mongod.png",
-            "svg": f"{FOLDER}/figures/engine_vs_mongod.svg",
-        },
+        vs_mongod=plan.vs_mongod_paths(FOLDER),
     )
 
 
@@ -81,31 +79,24 @@ def targets(config: dict) -> Targets:
     engine_on = config["engine"]["enabled"]
     return Targets(
         groups=(
-            server_free(
+            plan.server_free(
                 f"{FOLDER}/model/collections.csv",
                 f"{FOLDER}/model/datasets.csv",
                 f"{FOLDER}/model/published_vs_model.csv",
             ),
-            measured(
+            plan.measured(
                 *ds.tables.values(),
-                *files(FIGURES, FIGURE_EXTS, f"{FOLDER}/figures"),
+                *plan.files(FIGURES, plan.FIGURE_EXTS, f"{FOLDER}/figures"),
                 *ds.measure_provenance,
-                *expand(f"{FOLDER}/provenance/load_{{dataset}}.json", dataset=ds.datasets),
+                *plan.expand(f"{FOLDER}/provenance/load_{{dataset}}.json", dataset=ds.datasets),
             ),
+            *plan.engine_groups(config, FOLDER, ds.engine.values(), "engine_cache_reads"),
             *(
                 (
-                    server_free(*ds.engine.values()),
-                    server_free(*files(["engine_cache_reads"], FIGURE_EXTS, f"{FOLDER}/figures")),
-                )
-                if engine_on
-                else ()
-            ),
-            *(
-                (
-                    server_free(
+                    plan.server_free(
                         ds.document_findings,
                         *ds.document_tables,
-                        *expand(
+                        *plan.expand(
                             f"{FOLDER}/engine/documents/provenance_{{document}}.json", document=ds.documents
                         ),
                     ),
@@ -115,9 +106,9 @@ def targets(config: dict) -> Targets:
             ),
             *(
                 (
-                    measured(
+                    plan.measured(
                         ds.document_server_findings,
-                        *expand(
+                        *plan.expand(
                             f"{FOLDER}/provenance/{{run}}__{{dataset}}.json",
                             run=ds.runs,
                             dataset=server_datasets(config["docsize"]),
@@ -127,7 +118,7 @@ def targets(config: dict) -> Targets:
                 if ds.documents
                 else ()
             ),
-            *((measured(*ds.vs_mongod.values()),) if engine_on else ()),
+            *((plan.measured(*ds.vs_mongod.values()),) if engine_on else ()),
         ),
         names=ds,
     )
