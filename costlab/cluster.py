@@ -100,19 +100,12 @@ def job_ask(rule: str, config: dict, local_cores: int | None = None) -> JobAsk:
     """Threads, memory and time limit of one job of `rule` at this config's scale (its study's RuleAsk).
 
     `local_cores`: the cores of a run on this machine (None on a cluster, where a measuring job has a
-    node of its own): a timed rule asks for all of them, so no other job runs beside its timing; an untimed
-    server job (a load, a counter) asks for one core whatever its client's processes, so it starts beside a
-    one-core engine-lab job: asking for two, it waited until both cores were free at once, which the
-    engine lab's queue of one-core jobs never left them (the first run's loads waited 147 s so:
-    benchmarks/README.md). Its processes still run; only the job's wall time is shared, and nothing it
-    measures is a time."""
+    node of its own): a timed rule asks for all of them, so no other job runs beside its timing."""
     ask = _rule_ask(rule)
     measuring = rule in MEASURING_RULES
     threads = int(ask.threads(config))
     if local_cores and ask.timed:
         threads = max(threads, int(local_cores))
-    elif local_cores and measuring:
-        threads = 1
     cpus = threads + (SERVER_THREADS if measuring else 0)
     mem_mb = _client_mb(ask, config) + (SERVER_MB if measuring else 0)
     expected = float(ask.work_s(config)) + (JOB_OVERHEAD_S if measuring else SERVER_FREE_OVERHEAD_S)

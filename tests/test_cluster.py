@@ -256,8 +256,3 @@ def test_a_timed_job_has_this_machine_to_itself_and_an_untimed_one_shares_it(smo
     assert job_ask("docsize_measure", smoke).threads == 1         # a cluster: the node is its own anyway
     for rule in ("docsize_load", "arraygrowth_run", "flatnested_load"):
         assert job_ask(rule, smoke, local_cores=2).threads == 1, rule
-    # a load of 4 client processes still asks for one core here (it would otherwise wait for both cores
-    # to be free at once behind the engine lab's one-core jobs); on a cluster, its 4 processes
-    four_workers = {**smoke, "appversions": {**smoke["appversions"], "load_workers": 4}}
-    assert job_ask("appversions_load", four_workers, local_cores=2).threads == 1
-    assert job_ask("appversions_load", four_workers).threads == 4
