@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costlab import targets as plan
+import costlab.targets as plan
 from costlab.appversions.names import figure_names, tested_versions
 from costlab.appversions.registry import wildcard_pattern
 from costlab.appversions.variants import layout_files, register_variants

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costlab import targets as plan
+import costlab.targets as plan
 from costlab.arraygrowth.elements import element_files, server_elements
 from costlab.targets import Targets
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costlab import targets as plan
+import costlab.targets as plan
 from costlab.docsize.datasets import datasets
 from costlab.docsize.documents import declared_names, server_datasets
 from costlab.docsize.names import FIGURES, RUNS, table_names
