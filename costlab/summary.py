@@ -23,6 +23,7 @@ from typing import Any, Iterable
 
 from costlab import STUDIES
 from costlab.digests import EDITED, EDITED_TEXT, check
+from costlab.targets import VS_MONGOD_FILE
 from costlab.verdicts import OTHER, VERDICT_CLASSES, Kind, counted, verdict_class
 
 PUBLISHED_TABLE = Path("tables") / "published_vs_reproduced.csv"
@@ -30,7 +31,6 @@ ENGINE_TABLE = Path("engine") / "published_vs_engine.csv"
 ENGINE_LABEL = "engine lab (WiredTiger, not a mongod run)"
 NOT_RUN_FILE = "not_run.json"
 OUTSIDE_SHOWN = 3   # quantities outside tolerance named on the summary's line; the rest are in the file
-VS_MONGOD_FILE = "engine_vs_mongod.csv"   # costlab.engine.vs_mongod.FILE_NAME (that module imports polars)
 REPORT = "report.html"
 FINDINGS = "findings.csv"
 NOT_RUN_EVIDENCE = (

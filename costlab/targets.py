@@ -81,10 +81,16 @@ def files(names: Iterable[str], exts: Iterable[str], folder: str) -> list[str]:
 FIGURE_EXTS = ("png", "svg", "vl.json")
 
 
+# A study's engine lab against mongod (costlab.engine.vs_mongod): its table in results/<study>/, its figure
+# in results/<study>/figures/; the summary and the report find it by this name
+VS_MONGOD = "engine_vs_mongod"
+VS_MONGOD_FILE = f"{VS_MONGOD}.csv"
+
+
 def vs_mongod_paths(folder: str) -> dict[str, str]:
     """A study's engine lab against mongod (costlab.engine.vs_mongod): its table and its figure."""
-    return {"csv": f"{folder}/engine_vs_mongod.csv", "png": f"{folder}/figures/engine_vs_mongod.png",
-            "svg": f"{folder}/figures/engine_vs_mongod.svg"}
+    return {"csv": f"{folder}/{VS_MONGOD_FILE}", "png": f"{folder}/figures/{VS_MONGOD}.png",
+            "svg": f"{folder}/figures/{VS_MONGOD}.svg"}
 
 
 def engine_groups(config: Mapping[str, Any], folder: str, engine_files: Iterable[str], figure: str,

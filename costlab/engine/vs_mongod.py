@@ -21,6 +21,7 @@ from costlab.inputs import read_csv
 from costlab.io import write_csv
 from costlab.report.charts import save_chart
 from costlab.server.provenance import read_provenance
+from costlab.targets import VS_MONGOD_FILE
 
 COLUMNS = ["study", "quantity", "profile", "workload", "n", "unit", "engine", "mongod", "ratio",
            "tolerance_low", "tolerance_high", "within", "mongod_version", "engine_rules", "why"]
@@ -28,7 +29,7 @@ SCHEMA = {"study": pl.Utf8, "quantity": pl.Utf8, "profile": pl.Utf8, "workload":
           "unit": pl.Utf8, "engine": pl.Float64, "mongod": pl.Float64, "ratio": pl.Float64,
           "tolerance_low": pl.Float64, "tolerance_high": pl.Float64, "within": pl.Boolean,
           "mongod_version": pl.Utf8, "engine_rules": pl.Utf8, "why": pl.Utf8}
-FILE_NAME = "engine_vs_mongod.csv"
+FILE_NAME = VS_MONGOD_FILE
 
 
 @dataclass(frozen=True)

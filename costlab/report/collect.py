@@ -29,6 +29,7 @@ from costlab.report.compare import (
 from costlab.report.studies import STUDIES, StudyInfo
 from costlab.server.provenance import is_stand_in, read_provenance
 from costlab.server.setup import not_run_record
+from costlab.targets import VS_MONGOD_FILE
 from costlab.yourschema import load
 
 PUBLISHED_TABLE = "published_vs_reproduced"
@@ -40,7 +41,6 @@ MODEL_PUBLISHED_TABLE = "published_vs_model"   # results/<study>/model/: the ser
 USER_VARIANTS_PREFIX = "your_"
 ENGINE_RAW_TABLES = ("queries",)   # per-query rows: linked from the CSVs, not shown
 NOT_RUN_FILE = "not_run.json"
-VS_MONGOD_FILE = "engine_vs_mongod.csv"   # costlab.engine.vs_mongod.FILE_NAME
 PUBLISHED_COLUMNS = ("finding", "metric", "unit", "published", "reproduced", "ratio", "verdict",
                      "server_kind")
 MAX_TABLE_ROWS = 200
